@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * fdr-abi.h - the shared-memory layout of an fdr session.
+ *
+ * A session is a directory holding two kinds of files:
+ *
+ *   control            one struct fdr_abi_control: options, instances, the event
+ *                      registry, pid->comm names, error logs, the control lock
+ *   ring.<inst>.<gen>  one per instance: struct fdr_abi_ring, then per CPU a
+ *                      struct fdr_abi_cpu and its sub-buffers
+ *
+ * Every process that uses the session maps these files MAP_SHARED. Rules (see
+ * docs/design/abi.md): fixed-width types only, every struct starts with its size,
+ * fields are only ever added at the end, and readers treat every byte as hostile:
+ * each offset and length is checked before use.
+ *
+ * Only writers in this ABI version may write records; readers may run any version
+ * whose major matches.
+ */
+#ifndef FDR_ABI_H
+#define FDR_ABI_H
+
+#include <stdint.h>
+
+#define FDR_ABI_MAGIC_CONTROL 0x4644524355ULL /* "FDRCU" */
+#define FDR_ABI_MAGIC_RING 0x4644525249ULL /* "FDRRI" */
+#define FDR_ABI_VERSION 1
+
+#define FDR_MAX_INSTANCES 128 /* instance 0 is the top instance */
+#define FDR_MAX_EVENTS 1024
+#define FDR_MAX_FIELDS 32
+#define FDR_MAX_CPUS 1024
+#define FDR_NAME_LEN 64 /* instance, system and event names, NUL included */
+#define FDR_FIELD_NAME_LEN 32
+#define FDR_FIELD_TYPE_LEN 32
+#define FDR_PRINT_FMT_LEN 256
+#define FDR_PRINT_ARGS_MAX 16
+#define FDR_CMDLINE_SLOTS 8192
+#define FDR_COMM_LEN 16
+#define FDR_ERROR_LOG_ENTRIES 8
+#define FDR_ERROR_TEXT_LEN 480
+#define FDR_PENDING_RULES 64
+#define FDR_RULE_LEN 128
+
+/* Event ids: the kernel's ftrace:print is 5; ours keep it, user events start at 1000. */
+#define FDR_EVENT_ID_PRINT 5
+#define FDR_EVENT_ID_FIRST_USER 1000
+
+/* struct fdr_abi_field.kind */
+enum fdr_abi_kind {
+	FDR_KIND_INT = 1, /* signed or unsigned integer, 1, 2, 4 or 8 bytes */
+	FDR_KIND_BOOL = 2, /* 1 byte */
+	FDR_KIND_CHARS = 3, /* fixed char array, NUL-padded */
+	FDR_KIND_STRING = 4, /* __data_loc char[]: u32 (len << 16 | offset) */
+	FDR_KIND_BYTES = 5, /* __data_loc unsigned char[] */
+	FDR_KIND_ULONG_IP = 6, /* ftrace:print ip */
+	FDR_KIND_TAIL_CHARS = 7, /* ftrace:print char buf[], runs to the record's end */
+};
+
+struct fdr_abi_field {
+	char name[FDR_FIELD_NAME_LEN];
+	char type[FDR_FIELD_TYPE_LEN]; /* C type as shown in the format file */
+	uint16_t offset; /* from the start of the payload (common header included) */
+	uint16_t size;
+	uint8_t is_signed;
+	uint8_t kind; /* enum fdr_abi_kind */
+	uint8_t reserved[2];
+};
+_Static_assert(sizeof(struct fdr_abi_field) == 72, "fdr_abi_field layout");
+
+/* struct fdr_abi_event.state */
+enum fdr_abi_event_state {
+	FDR_EVENT_FREE = 0,
+	FDR_EVENT_READY = 2,
+};
+
+/*
+ * One registered event. Written once under the control lock, then only the
+ * enable masks change (atomically, one bit per instance).
+ */
+struct fdr_abi_event {
+	uint32_t state; /* enum fdr_abi_event_state */
+	uint32_t id; /* common_type */
+	char system[FDR_NAME_LEN];
+	char name[FDR_NAME_LEN];
+	uint64_t layout_hash; /* processes must agree on the layout to share the id */
+	uint64_t enabled[FDR_MAX_INSTANCES / 64]; /* bit i: enabled in instance i */
+	uint32_t nr_fields; /* user fields, after the 4 common ones */
+	uint32_t payload_size; /* fixed part, common header included */
+	char print_fmt[FDR_PRINT_FMT_LEN]; /* "" = default name=value print */
+	uint8_t nr_print_args;
+	uint8_t print_args[FDR_PRINT_ARGS_MAX]; /* field indexes for print_fmt's % */
+	uint8_t reserved[7];
+	struct fdr_abi_field fields[FDR_MAX_FIELDS];
+};
+
+struct fdr_abi_cmdline {
+	uint32_t pid; /* 0 = empty; written last (release) */
+	char comm[FDR_COMM_LEN];
+	uint32_t tgid;
+};
+
+struct fdr_abi_error {
+	uint64_t ts_ns; /* CLOCK_MONOTONIC */
+	uint32_t len; /* of text */
+	uint32_t seq; /* 0 = empty slot */
+	char text[FDR_ERROR_TEXT_LEN]; /* "location: error: msg\n  Command: ...\n   ^\n" */
+};
+
+/* Option bits in struct fdr_abi_instance.options */
+enum fdr_abi_option {
+	FDR_OPT_OVERWRITE = 1u << 0,
+	FDR_OPT_RECORD_TGID = 1u << 1,
+	FDR_OPT_IRQ_INFO = 1u << 2,
+	FDR_OPT_CONTEXT_INFO = 1u << 3,
+	FDR_OPT_MARKERS = 1u << 4,
+	FDR_OPT_RECORD_CMD = 1u << 5,
+	FDR_OPT_ANNOTATE = 1u << 6,
+	FDR_OPT_PRINT_PARENT = 1u << 7,
+	FDR_OPT_RAW = 1u << 8,
+	FDR_OPT_HEX = 1u << 9,
+	FDR_OPT_BIN = 1u << 10,
+	FDR_OPT_EVENT_FORK = 1u << 11,
+	FDR_OPT_DISABLE_ON_FREE = 1u << 12,
+	FDR_OPT_PAUSE_ON_TRACE = 1u << 13,
+	FDR_OPT_LATENCY_FORMAT = 1u << 14,
+	FDR_OPT_STACKTRACE = 1u << 15,
+};
+
+enum fdr_abi_clock {
+	FDR_CLOCK_LOCAL = 0,
+	FDR_CLOCK_GLOBAL = 1,
+	FDR_CLOCK_MONO = 2,
+	FDR_CLOCK_MONO_RAW = 3,
+	FDR_CLOCK_BOOT = 4,
+	FDR_CLOCK_X86_TSC = 5,
+	FDR_CLOCK_COUNTER = 6,
+	FDR_CLOCK_UPTIME = 7,
+	FDR_CLOCK_PERF = 8,
+	FDR_CLOCK_TAI = 9,
+	FDR_CLOCK_NR
+};
+
+enum fdr_abi_instance_state {
+	FDR_INST_FREE = 0,
+	FDR_INST_LIVE = 1,
+};
+
+struct fdr_abi_instance {
+	uint32_t state; /* enum fdr_abi_instance_state */
+	uint32_t tracing_on; /* writers test this before reserving */
+	char name[FDR_NAME_LEN]; /* "" for the top instance */
+	uint32_t options; /* enum fdr_abi_option bits */
+	uint32_t clock; /* enum fdr_abi_clock, used by readers only */
+	uint32_t ring_gen; /* current file is ring.<index>.<ring_gen> */
+	uint32_t subbuf_size; /* bytes, power of two >= 4096 */
+	uint32_t buffer_percent;
+	uint32_t open_files; /* handles held open on this instance (rmdir EBUSY) */
+	uint64_t cpumask[FDR_MAX_CPUS / 64]; /* tracing_cpumask */
+	uint32_t nr_pending; /* rules applied to events registered later */
+	uint32_t error_seq;
+	char pending[FDR_PENDING_RULES][FDR_RULE_LEN];
+	struct fdr_abi_error errors[FDR_ERROR_LOG_ENTRIES];
+	uint8_t reserved[256];
+};
+
+/* struct fdr_abi_control.ts_source */
+enum fdr_abi_ts_source {
+	FDR_TS_TSC = 1, /* record timestamps are raw rdtsc values */
+	FDR_TS_MONO = 2, /* record timestamps are CLOCK_MONOTONIC ns */
+};
+
+/* control.state */
+enum fdr_abi_session_state {
+	FDR_SESSION_LIVE = 1,
+	FDR_SESSION_DESTROYED = 2,
+};
+
+struct fdr_abi_control {
+	uint32_t struct_size;
+	uint32_t version;
+	uint64_t magic;
+	uint32_t state; /* enum fdr_abi_session_state */
+	uint32_t nr_cpus; /* rings have this many CPUs; cpu ids above are dropped */
+	uint32_t gen; /* bumped (and futex-woken) after every control change */
+	uint32_t ts_source; /* enum fdr_abi_ts_source */
+	uint64_t session_id; /* random; tells a recreated session from the old one */
+	uint64_t created_mono_ns;
+	/* calibration point taken at creation: the same instant on each clock */
+	uint64_t cal_tsc;
+	uint64_t cal_mono_ns;
+	uint64_t cal_boot_ns;
+	uint64_t cal_real_ns;
+	uint64_t tsc_khz; /* measured at creation; readers refine it */
+	uint32_t next_event_id;
+	uint32_t creator_pid;
+	uint8_t lock[64]; /* pthread_mutex_t, robust + process-shared */
+	uint32_t nr_events;
+	uint32_t cmdline_size; /* saved_cmdlines_size */
+	uint64_t dropped_no_slot; /* events dropped: cpu id beyond nr_cpus etc. */
+	uint8_t reserved0[3904];
+	struct fdr_abi_instance instances[FDR_MAX_INSTANCES];
+	struct fdr_abi_event events[FDR_MAX_EVENTS];
+	struct fdr_abi_cmdline cmdlines[FDR_CMDLINE_SLOTS];
+};
+
+/*
+ * Ring files.
+ *
+ * Per CPU: a struct fdr_abi_cpu (control words, each on its own cache line), then
+ * nr_subbufs sub-buffers of subbuf_size bytes. Each sub-buffer starts with a
+ * struct fdr_abi_subbuf header, then records. A record is a struct fdr_abi_rec
+ * header, then the event payload (the kernel's 8-byte common header + fields),
+ * padded to 8 bytes. A FDR_REC_PAD record fills the unused end of a sub-buffer.
+ *
+ * head = (switch_gen << 32) | data_off: data_off is the byte offset in the CPU's
+ * data area where the next record goes. See lib/core/ring.c for the protocol.
+ */
+#define FDR_REC_DATA 1u
+#define FDR_REC_PAD 2u
+#define FDR_REC_LEN_MASK 0x00ffffffu
+#define FDR_REC_TYPE_SHIFT 24
+
+struct fdr_abi_rec {
+	uint32_t len_type; /* len (bytes, header included, multiple of 8) | type << 24 */
+	uint32_t reserved;
+	uint64_t ts; /* raw timestamp, see control.ts_source */
+};
+_Static_assert(sizeof(struct fdr_abi_rec) == 16, "fdr_abi_rec layout");
+
+struct fdr_abi_subbuf {
+	uint64_t pos; /* linear position of this sub-buffer's first byte on its CPU */
+	uint64_t cum; /* records written on this CPU before this sub-buffer */
+	uint64_t cal_tsc; /* calibration point taken when the sub-buffer began */
+	uint64_t cal_mono_ns;
+	uint64_t cal_boot_ns;
+	uint64_t reserved;
+};
+#define FDR_SUBBUF_HDR 48
+_Static_assert(sizeof(struct fdr_abi_subbuf) == FDR_SUBBUF_HDR, "fdr_abi_subbuf layout");
+
+struct fdr_abi_cpu {
+	/* writer line: changed only inside rseq critical sections on this CPU */
+	uint64_t head;
+	uint8_t pad0[56];
+	/* reader line */
+	uint64_t consumed; /* linear position up to which a consuming reader read */
+	uint64_t consumed_cum; /* records consumed or overrun up to 'consumed' */
+	uint64_t read_events; /* records delivered by consuming reads */
+	uint64_t overrun; /* records lost to overwrite before a consuming read */
+	uint64_t base_cum; /* record count at the last clear */
+	uint32_t reader_pid; /* holder of the consuming-reader slot, 0 = none */
+	uint32_t reserved1;
+	uint64_t lost_pending; /* overrun not yet reported as a LOST line */
+	uint8_t pad1[8];
+	/* counters, any thread, atomic adds */
+	uint64_t dropped; /* refused: buffer full in discard mode */
+	uint64_t too_big; /* refused: record larger than a sub-buffer */
+	uint64_t nested; /* refused: nesting deeper than FDR_MAX_NESTING */
+	uint64_t commit_overrun; /* always 0: kept for the stats file layout */
+	uint8_t pad2[32];
+	/* layout: written once at creation */
+	uint32_t nr_subbufs;
+	uint32_t subbuf_size;
+	uint64_t data_off; /* from the start of the ring file */
+	uint8_t pad3[48];
+};
+_Static_assert(sizeof(struct fdr_abi_cpu) == 256, "fdr_abi_cpu layout");
+
+struct fdr_abi_ring {
+	uint32_t struct_size;
+	uint32_t version;
+	uint64_t magic;
+	uint64_t file_size;
+	uint32_t nr_cpus;
+	uint32_t instance;
+	uint32_t gen;
+	uint32_t subbuf_size;
+	uint64_t cpu_off; /* offset of the fdr_abi_cpu array */
+	uint8_t reserved[16];
+};
+_Static_assert(sizeof(struct fdr_abi_ring) == 64, "fdr_abi_ring layout");
+
+#endif /* FDR_ABI_H */

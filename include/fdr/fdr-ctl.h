@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * fdr-ctl.h - sessions and the control tree, for the fdr CLI, the FUSE server and
+ * third-party tools. Applications need only <fdr/fdr.h>.
+ *
+ * All functions return 0 or a negative errno unless said otherwise.
+ */
+#ifndef FDR_CTL_H
+#define FDR_CTL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "fdr/fdr.h"
+#include "fdr/fdr-abi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct fdr_session;
+
+/* Options for fdr_session_create(); zero means "the default". */
+struct fdr_session_opts {
+	uint32_t buffer_size_kb; /* per CPU, default 1408 (the kernel's) */
+	uint32_t subbuf_size; /* bytes, default 4096 */
+	int overwrite; /* -1 default (1), 0 discard, 1 overwrite */
+};
+
+/* Sessions live in FDR_ROOT (default /dev/shm/fdr-<uid>) under their name. */
+FDR_API int fdr_session_root(char *buf, size_t len);
+FDR_API int fdr_session_dir(const char *name, char *buf, size_t len);
+FDR_API const char *fdr_session_default_name(void);
+FDR_API int fdr_session_create(const char *dir, const struct fdr_session_opts *o,
+			       struct fdr_session **out);
+FDR_API int fdr_session_open(const char *dir, struct fdr_session **out);
+FDR_API void fdr_session_close(struct fdr_session *s);
+FDR_API int fdr_session_destroy(struct fdr_session *s);
+FDR_API struct fdr_abi_control *fdr_session_control(struct fdr_session *s);
+FDR_API const char *fdr_session_path(struct fdr_session *s);
+FDR_API int fdr_session_lock(struct fdr_session *s);
+FDR_API void fdr_session_unlock(struct fdr_session *s);
+FDR_API void fdr_session_changed(struct fdr_session *s);
+FDR_API int fdr_session_ring(struct fdr_session *s, uint32_t inst, void **base, size_t *size);
+FDR_API int fdr_session_resize(struct fdr_session *s, uint32_t inst, int cpu, uint32_t size_kb,
+			       uint32_t subbuf_size);
+FDR_API int fdr_session_instance_new(struct fdr_session *s, const char *name, uint32_t *out);
+FDR_API int fdr_session_instance_free(struct fdr_session *s, uint32_t inst);
+FDR_API int fdr_session_write(struct fdr_session *s, uint32_t inst, const void *payload,
+			      size_t len);
+FDR_API int fdr_session_error(struct fdr_session *s, uint32_t inst, const char *location,
+			      const char *msg, const char *cmd, int pos);
+FDR_API uint32_t fdr_session_subbufs_for_kb(uint32_t size_kb, uint32_t subbuf_size);
+FDR_API int fdr_session_register_event(struct fdr_session *s, const struct fdr_abi_event *tmpl,
+				       uint32_t *slot_out);
+FDR_API void fdr_session_apply_pending(struct fdr_session *s, uint32_t slot);
+FDR_API int fdr_event_rule_match(const char *rule, const char *system, const char *event);
+FDR_API int fdr_event_def_to_abi(const struct fdr_event_def *def, struct fdr_abi_event *out);
+
+/* Timestamp conversion: raw record timestamps to the instance's trace clock. */
+struct fdr_clock_conv {
+	uint32_t clock; /* enum fdr_abi_clock */
+	uint32_t ts_source; /* enum fdr_abi_ts_source */
+	long double ns_per_tick; /* TSC: nanoseconds per tick */
+	uint64_t ref_tsc, ref_mono_ns, ref_boot_ns;
+};
+FDR_API void fdr_clock_conv_init(struct fdr_clock_conv *c, const struct fdr_abi_control *ctl,
+				 uint32_t clock);
+FDR_API uint64_t fdr_clock_conv(const struct fdr_clock_conv *c, uint64_t raw,
+				const struct fdr_abi_subbuf *cal);
+FDR_API uint64_t fdr_clock_now(const struct fdr_clock_conv *c);
+FDR_API int fdr_clock_is_ns(uint32_t clock);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FDR_CTL_H */

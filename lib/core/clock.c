@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * clock.c - timestamps and trace clocks.
+ *
+ * Writers store raw timestamps: rdtsc where the TSC is invariant (constant_tsc and
+ * nonstop_tsc), CLOCK_MONOTONIC nanoseconds otherwise (control.ts_source says
+ * which). Readers convert to the instance's trace_clock. For TSC stamps every
+ * sub-buffer header carries a calibration point (tsc, mono, boot) taken when the
+ * sub-buffer began; a record is converted from the nearest point with a rate
+ * measured between the session's creation point and "now", so the error is the
+ * rate error times the age of the sub-buffer, well under a microsecond for
+ * sub-buffers younger than a second. Clocks:
+ *   local, global, perf, mono  CLOCK_MONOTONIC ns
+ *   mono_raw                   CLOCK_MONOTONIC_RAW ns (approximated by mono)
+ *   boot                       CLOCK_BOOTTIME ns
+ *   tai                        CLOCK_REALTIME ns (close enough for ordering)
+ *   x86-tsc, counter           the raw stamp, printed as a number
+ *   uptime                     jiffies-like 10 ms ticks of mono
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core-local.h"
+
+static uint64_t ck_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+uint64_t fdr_clock_mono_ns(void)
+{
+	return ck_ns(CLOCK_MONOTONIC);
+}
+
+uint64_t fdr_clock_boot_ns(void)
+{
+	return ck_ns(CLOCK_BOOTTIME);
+}
+
+uint64_t fdr_clock_real_ns(void)
+{
+	return ck_ns(CLOCK_REALTIME);
+}
+
+/* Nonzero if rdtsc gives a constant-rate counter that keeps running (x86 only). */
+int fdr_clock_tsc_usable(void)
+{
+#if defined(__x86_64__)
+	char line[4096];
+	FILE *f;
+	int constant = 0, nonstop = 0;
+	const char *env = getenv("FDR_CLOCK_SOURCE");
+
+	if (env && strcmp(env, "mono") == 0)
+		return 0;
+	f = fopen("/proc/cpuinfo", "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "flags", 5) != 0)
+			continue;
+		constant = strstr(line, " constant_tsc") != NULL;
+		nonstop = strstr(line, " nonstop_tsc") != NULL;
+		break;
+	}
+	fclose(f);
+	return constant && nonstop;
+#else
+	return 0;
+#endif
+}
+
+/* Measure the TSC rate against CLOCK_MONOTONIC over about 20 ms. */
+uint64_t fdr_clock_calibrate_khz(void)
+{
+	uint64_t t0 = fdr_clock_mono_ns(), c0 = fdr_rdtsc(), t1, c1;
+	struct timespec d = { 0, 20 * 1000 * 1000 };
+
+	nanosleep(&d, NULL);
+	t1 = fdr_clock_mono_ns();
+	c1 = fdr_rdtsc();
+	if (t1 <= t0 || c1 <= c0)
+		return 0;
+	return (uint64_t)((long double)(c1 - c0) * 1000000.0L / (long double)(t1 - t0));
+}
+
+/**
+ * fdr_clock_conv_init - prepare conversion of raw stamps to a trace clock
+ * @c: converter to fill
+ * @ctl: the session's control block (its creation calibration point)
+ * @clock: enum fdr_abi_clock
+ *
+ * Samples "now" on the TSC and CLOCK_MONOTONIC to measure the TSC rate over the
+ * session's lifetime. Cheap enough to call once per read.
+ */
+void fdr_clock_conv_init(struct fdr_clock_conv *c, const struct fdr_abi_control *ctl, uint32_t clock)
+{
+	uint64_t tsc_now = fdr_rdtsc(), mono_now = fdr_clock_mono_ns();
+
+	memset(c, 0, sizeof(*c));
+	c->clock = clock < FDR_CLOCK_NR ? clock : FDR_CLOCK_LOCAL;
+	c->ts_source = ctl->ts_source;
+	c->ref_tsc = ctl->cal_tsc;
+	c->ref_mono_ns = ctl->cal_mono_ns;
+	c->ref_boot_ns = ctl->cal_boot_ns;
+	if (ctl->tsc_khz)
+		c->ns_per_tick = 1000000.0L / (long double)ctl->tsc_khz;
+	else
+		c->ns_per_tick = 1.0L;
+	/* Over more than 50 ms the lifetime rate beats the 20 ms creation estimate. */
+	if (c->ts_source == FDR_TS_TSC && tsc_now > ctl->cal_tsc &&
+	    mono_now > ctl->cal_mono_ns + 50000000ull)
+		c->ns_per_tick = (long double)(mono_now - ctl->cal_mono_ns) /
+				 (long double)(tsc_now - ctl->cal_tsc);
+}
+
+/**
+ * fdr_clock_conv - convert a raw record stamp
+ * @c: converter
+ * @raw: the record's timestamp
+ * @cal: the calibration point of the record's sub-buffer, or NULL for the session's
+ *
+ * Returns the stamp in the clock's unit (ns, or raw ticks for x86-tsc/counter).
+ */
+uint64_t fdr_clock_conv(const struct fdr_clock_conv *c, uint64_t raw, const struct fdr_abi_subbuf *cal)
+{
+	uint64_t mono, boot_off, ref_tsc, ref_mono;
+	long double d;
+
+	if (c->clock == FDR_CLOCK_X86_TSC || c->clock == FDR_CLOCK_COUNTER)
+		return raw;
+	if (c->ts_source == FDR_TS_MONO) {
+		mono = raw;
+		boot_off = c->ref_boot_ns - c->ref_mono_ns;
+		if (cal && cal->cal_boot_ns >= cal->cal_mono_ns)
+			boot_off = cal->cal_boot_ns - cal->cal_mono_ns;
+	} else {
+		ref_tsc = c->ref_tsc;
+		ref_mono = c->ref_mono_ns;
+		boot_off = c->ref_boot_ns - c->ref_mono_ns;
+		/* a calibration point is used only if it looks sane (hostile memory) */
+		if (cal && cal->cal_tsc && cal->cal_mono_ns >= c->ref_mono_ns &&
+		    cal->cal_boot_ns >= cal->cal_mono_ns) {
+			ref_tsc = cal->cal_tsc;
+			ref_mono = cal->cal_mono_ns;
+			boot_off = cal->cal_boot_ns - cal->cal_mono_ns;
+		}
+		d = ((long double)raw - (long double)ref_tsc) * c->ns_per_tick;
+		if (d < -(long double)ref_mono)
+			mono = 0;
+		else
+			mono = (uint64_t)((long double)ref_mono + d + 0.5L);
+	}
+	switch (c->clock) {
+	case FDR_CLOCK_BOOT:
+		return mono + boot_off;
+	case FDR_CLOCK_UPTIME:
+		return mono / 10000000ull;
+	default:
+		return mono;
+	}
+}
+
+/** fdr_clock_now - the current time on the converter's clock */
+uint64_t fdr_clock_now(const struct fdr_clock_conv *c)
+{
+	if (c->ts_source == FDR_TS_TSC)
+		return fdr_clock_conv(c, fdr_rdtsc(), NULL);
+	return fdr_clock_conv(c, fdr_clock_mono_ns(), NULL);
+}
+
+/** fdr_clock_is_ns - whether a clock prints as seconds.microseconds */
+int fdr_clock_is_ns(uint32_t clock)
+{
+	return !(clock == FDR_CLOCK_X86_TSC || clock == FDR_CLOCK_COUNTER ||
+		 clock == FDR_CLOCK_UPTIME);
+}

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* core-local.h - libfdr internals shared by the files of lib/core. */
+#ifndef FDR_CORE_LOCAL_H
+#define FDR_CORE_LOCAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fdr/fdr.h"
+#include "fdr/fdr-abi.h"
+#include "fdr/fdr-ctl.h"
+
+#define FDR_HIDDEN __attribute__((visibility("hidden")))
+
+/* Per-CPU view of one ring mapping, validated when it was mapped. */
+struct fdr_pcpu {
+	uint64_t *head; /* &cpu->head: first word, the rseq asm reads it at offset 0 */
+	unsigned char *data; /* offset 8: start of this CPU's sub-buffers */
+	uint64_t ss_mask; /* offset 16: subbuf_size - 1 */
+	struct fdr_abi_cpu *cpu;
+	uint64_t ring_bytes; /* nr_subbufs * subbuf_size */
+	uint32_t nr_subbufs;
+	uint32_t subbuf_size;
+	uint32_t ss_shift;
+	uint32_t pad;
+};
+
+/* One mapped ring file (one instance, one generation). */
+struct fdr_ring_map {
+	void *base;
+	size_t size;
+	uint32_t instance;
+	uint32_t gen;
+	uint32_t nr_cpus;
+	struct fdr_abi_ring *hdr;
+	struct fdr_pcpu *pcpu; /* nr_cpus entries */
+};
+
+/* A process's attachment to a session (mapped control file + rings). */
+struct fdr_session {
+	struct fdr_abi_control *ctl;
+	size_t ctl_size;
+	int dir_fd;
+	char dir[4096];
+	uint64_t session_id;
+	_Atomic(struct fdr_ring_map *) rings[FDR_MAX_INSTANCES];
+};
+
+/* ring.c */
+FDR_HIDDEN int fdr_ring_map_open(struct fdr_session *s, uint32_t inst, uint32_t gen,
+				 struct fdr_ring_map **out);
+FDR_HIDDEN void fdr_ring_map_retire(struct fdr_ring_map *m);
+FDR_HIDDEN int fdr_ring_write(struct fdr_session *s, uint32_t inst, struct fdr_ring_map *m,
+			      unsigned char *rec, size_t len);
+FDR_HIDDEN int fdr_ring_file_create(int dir_fd, uint32_t inst, uint32_t gen, uint32_t nr_cpus,
+				    uint32_t subbuf_size, const uint32_t *nr_subbufs);
+
+/* clock.c */
+FDR_HIDDEN uint64_t fdr_clock_mono_ns(void);
+FDR_HIDDEN uint64_t fdr_clock_boot_ns(void);
+FDR_HIDDEN uint64_t fdr_clock_real_ns(void);
+FDR_HIDDEN int fdr_clock_tsc_usable(void);
+FDR_HIDDEN uint64_t fdr_clock_calibrate_khz(void);
+
+static inline uint64_t fdr_rdtsc(void)
+{
+#if defined(__x86_64__)
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+#else
+	return 0;
+#endif
+}
+
+/* event.c: the process's current session (NULL when detached) */
+FDR_HIDDEN extern _Atomic(struct fdr_session *) fdr_proc_session;
+FDR_HIDDEN void fdr_agent_kick(void);
+
+/* session.c */
+FDR_HIDDEN void fdr_session_lock_init(struct fdr_abi_control *ctl);
+FDR_HIDDEN struct fdr_ring_map *fdr_session_ring_map(struct fdr_session *s, uint32_t inst, int *err);
+
+#endif /* FDR_CORE_LOCAL_H */

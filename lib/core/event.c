@@ -1,0 +1,621 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * event.c - event registration, the commit path, markers and the agent thread.
+ *
+ * A process keeps a list of the event definitions it contains (registered by
+ * constructors). While it is attached to a session, each definition has a slot
+ * in the session's registry, and def->enabled mirrors "enabled in some instance".
+ *
+ * The agent is one thread per process, started with the first registration. It
+ * attaches to $FDR_SESSION when that session appears (polled every 200 ms), then
+ * sleeps on a futex on control.gen, which every control change bumps and wakes,
+ * and on each wake resynchronises: registers new definitions, updates enabled
+ * flags, maps resized rings. When the session is destroyed or replaced, it
+ * detaches: flags go to 0 and the old mappings are replaced by anonymous memory,
+ * so a writer in flight never faults. The host never waits for the agent: the
+ * event path reads only flags and mappings, and the control lock is taken with a
+ * short timeout.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core-local.h"
+
+_Atomic(struct fdr_session *) fdr_proc_session;
+
+static pthread_mutex_t ev_lock = PTHREAD_MUTEX_INITIALIZER; /* defs list, attach */
+static struct fdr_event_def *ev_defs; /* protected by ev_lock */
+static int ev_agent_running; /* protected by ev_lock */
+static uint32_t ev_seen_gen;
+static ino_t ev_ctl_ino;
+
+static __thread int ev_nest;
+static __thread int32_t ev_tid;
+static __thread uint64_t ev_cmd_sid; /* session whose saved_cmdlines has our comm */
+
+/* ---- definitions to registry format ---------------------------------------------- */
+
+static void ev_type_name(const struct fdr_field_desc *f, char *buf, size_t len)
+{
+	static const char *const s[] = { "s8", "s16", "int", "s64" };
+	static const char *const u[] = { "u8", "u16", "unsigned int", "u64" };
+	int i = f->size == 1 ? 0 : f->size == 2 ? 1 : f->size == 4 ? 2 : 3;
+
+	switch (f->kind) {
+	case FDR_FIELD_KIND_INT:
+		snprintf(buf, len, "%s", f->is_signed ? s[i] : u[i]);
+		break;
+	case FDR_FIELD_KIND_BOOL:
+		snprintf(buf, len, "bool");
+		break;
+	case FDR_FIELD_KIND_CHARS:
+		snprintf(buf, len, "char");
+		break;
+	case FDR_FIELD_KIND_STRING:
+		snprintf(buf, len, "__data_loc char[]");
+		break;
+	default:
+		snprintf(buf, len, "__data_loc unsigned char[]");
+		break;
+	}
+}
+
+static uint64_t ev_hash(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *c = p;
+
+	while (n--)
+		h = (h ^ *c++) * 0x100000001b3ull;
+	return h;
+}
+
+/**
+ * fdr_event_def_to_abi - describe a definition the way the registry stores it
+ * Returns 0, or -EINVAL if the definition does not fit the ABI's limits.
+ */
+int fdr_event_def_to_abi(const struct fdr_event_def *def, struct fdr_abi_event *e)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	uint32_t i;
+
+	memset(e, 0, sizeof(*e));
+	if (!def->system || !def->name || strlen(def->system) >= FDR_NAME_LEN ||
+	    strlen(def->name) >= FDR_NAME_LEN || def->nr_fields > FDR_MAX_FIELDS ||
+	    (def->nr_fields && !def->fields) || def->fixed_size > FDR_MAX_RECORD)
+		return -EINVAL;
+	snprintf(e->system, sizeof(e->system), "%s", def->system);
+	snprintf(e->name, sizeof(e->name), "%s", def->name);
+	e->nr_fields = def->nr_fields;
+	e->payload_size = def->fixed_size;
+	for (i = 0; i < def->nr_fields; i++) {
+		const struct fdr_field_desc *f = &def->fields[i];
+		struct fdr_abi_field *a = &e->fields[i];
+
+		if (!f->name || strlen(f->name) >= FDR_FIELD_NAME_LEN)
+			return -EINVAL;
+		snprintf(a->name, sizeof(a->name), "%s", f->name);
+		ev_type_name(f, a->type, sizeof(a->type));
+		a->offset = f->offset;
+		a->size = f->size;
+		a->is_signed = f->is_signed;
+		a->kind = f->kind;
+	}
+	if (def->print_fmt && strlen(def->print_fmt) < FDR_PRINT_FMT_LEN && def->print_args) {
+		const char *p = def->print_args;
+		int ok = 1;
+
+		while (*p && ok) {
+			char name[FDR_FIELD_NAME_LEN];
+			size_t n;
+
+			p += strspn(p, " \t,");
+			n = strcspn(p, " \t,");
+			if (!n)
+				break;
+			ok = n < sizeof(name) && e->nr_print_args < FDR_PRINT_ARGS_MAX;
+			if (!ok)
+				break;
+			memcpy(name, p, n);
+			name[n] = 0;
+			p += n;
+			for (i = 0; i < e->nr_fields; i++)
+				if (strcmp(e->fields[i].name, name) == 0)
+					break;
+			ok = i < e->nr_fields;
+			if (ok)
+				e->print_args[e->nr_print_args++] = (uint8_t)i;
+		}
+		if (ok)
+			snprintf(e->print_fmt, sizeof(e->print_fmt), "%s", def->print_fmt);
+		else
+			e->nr_print_args = 0;
+	}
+	h = ev_hash(h, &e->nr_fields, sizeof(e->nr_fields));
+	h = ev_hash(h, &e->payload_size, sizeof(e->payload_size));
+	h = ev_hash(h, e->fields, sizeof(e->fields[0]) * e->nr_fields);
+	h = ev_hash(h, e->print_fmt, sizeof(e->print_fmt));
+	h = ev_hash(h, e->print_args, sizeof(e->print_args));
+	e->layout_hash = h;
+	return 0;
+}
+
+/* ---- attaching and resynchronising ------------------------------------------------ */
+
+static int ev_lock_session(struct fdr_session *s, int timeout_ms)
+{
+	pthread_mutex_t *m = (pthread_mutex_t *)(void *)s->ctl->lock;
+	struct timespec ts;
+	int ret;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += (long)timeout_ms * 1000000L;
+	ts.tv_sec += ts.tv_nsec / 1000000000L;
+	ts.tv_nsec %= 1000000000L;
+	ret = pthread_mutex_timedlock(m, &ts);
+	if (ret == EOWNERDEAD) {
+		pthread_mutex_consistent(m);
+		ret = 0;
+	}
+	return -ret;
+}
+
+static int ev_mask_any(const struct fdr_abi_event *e)
+{
+	uint32_t w;
+
+	for (w = 0; w < FDR_MAX_INSTANCES / 64; w++)
+		if (__atomic_load_n(&e->enabled[w], __ATOMIC_ACQUIRE))
+			return 1;
+	return 0;
+}
+
+/* Register one definition in the session (ev_lock held). */
+static void ev_sync_def(struct fdr_session *s, struct fdr_event_def *def, int *locked)
+{
+	struct fdr_abi_event tmpl;
+	const struct fdr_abi_event *e;
+	uint32_t slot;
+
+	if (!def->slot) {
+		if (fdr_event_def_to_abi(def, &tmpl))
+			return;
+		if (!*locked) {
+			if (ev_lock_session(s, 100))
+				return; /* retried on the agent's next round */
+			*locked = 1;
+		}
+		if (fdr_session_register_event(s, &tmpl, &slot))
+			return;
+		def->id = s->ctl->events[slot].id;
+		def->slot = slot + 1;
+	}
+	e = &s->ctl->events[def->slot - 1];
+	def->enabled = e->state == FDR_EVENT_READY && e->id == def->id && ev_mask_any(e);
+}
+
+static void ev_sync_rings(struct fdr_session *s)
+{
+	uint32_t i;
+	int err;
+
+	for (i = 0; i < FDR_MAX_INSTANCES; i++) {
+		const struct fdr_abi_instance *in = &s->ctl->instances[i];
+
+		if (__atomic_load_n(&in->state, __ATOMIC_ACQUIRE) == FDR_INST_LIVE) {
+			fdr_session_ring_map(s, i, &err);
+		} else {
+			struct fdr_ring_map *m = atomic_exchange(&s->rings[i], NULL);
+
+			fdr_ring_map_retire(m);
+		}
+	}
+}
+
+/* Resynchronise everything with the session (ev_lock held). */
+static void ev_sync(struct fdr_session *s)
+{
+	struct fdr_event_def *d;
+	int locked = 0;
+
+	ev_seen_gen = __atomic_load_n(&s->ctl->gen, __ATOMIC_ACQUIRE);
+	ev_sync_rings(s);
+	for (d = ev_defs; d; d = d->next)
+		ev_sync_def(s, d, &locked);
+	if (locked)
+		fdr_session_unlock(s);
+}
+
+static ino_t ev_control_ino(const char *dir)
+{
+	char path[4200];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/control", dir);
+	return stat(path, &st) == 0 ? st.st_ino : 0;
+}
+
+/* Try to attach to $FDR_SESSION (ev_lock held). */
+static void ev_attach(void)
+{
+	char dir[4096];
+	struct fdr_session *s;
+
+	if (atomic_load(&fdr_proc_session))
+		return;
+	if (fdr_session_dir(fdr_session_default_name(), dir, sizeof(dir)))
+		return;
+	if (fdr_session_open(dir, &s))
+		return;
+	if (__atomic_load_n(&s->ctl->state, __ATOMIC_ACQUIRE) != FDR_SESSION_LIVE) {
+		fdr_session_close(s);
+		return;
+	}
+	ev_ctl_ino = ev_control_ino(dir);
+	ev_sync(s);
+	atomic_store(&fdr_proc_session, s);
+	ev_sync(s); /* flags set before the store above could miss a change */
+}
+
+/* Detach (ev_lock held): writers may still hold s; nothing of it is freed. */
+static void ev_detach(void)
+{
+	struct fdr_session *s = atomic_exchange(&fdr_proc_session, NULL);
+	struct fdr_event_def *d;
+	uint32_t i;
+
+	if (!s)
+		return;
+	for (d = ev_defs; d; d = d->next) {
+		d->enabled = 0;
+		d->slot = 0;
+		d->id = 0;
+	}
+	for (i = 0; i < FDR_MAX_INSTANCES; i++)
+		fdr_ring_map_retire(atomic_exchange(&s->rings[i], NULL));
+	/* the control block: keep the address valid, drop the file's pages */
+	mmap(s->ctl, s->ctl_size, PROT_READ | PROT_WRITE,
+	     MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+}
+
+static void ev_agent_round(void)
+{
+	struct fdr_session *s;
+
+	pthread_mutex_lock(&ev_lock);
+	s = atomic_load(&fdr_proc_session);
+	if (s && (__atomic_load_n(&s->ctl->state, __ATOMIC_ACQUIRE) != FDR_SESSION_LIVE ||
+		  ev_control_ino(s->dir) != ev_ctl_ino)) {
+		ev_detach();
+		s = NULL;
+	}
+	if (!s)
+		ev_attach();
+	else if (__atomic_load_n(&s->ctl->gen, __ATOMIC_ACQUIRE) != ev_seen_gen)
+		ev_sync(s);
+	pthread_mutex_unlock(&ev_lock);
+}
+
+static void *ev_agent(void *arg)
+{
+	(void)arg;
+	prctl(PR_SET_NAME, "fdr-agent");
+	for (;;) {
+		struct fdr_session *s;
+		struct timespec to = { 0, 200 * 1000 * 1000 };
+
+		ev_agent_round();
+		s = atomic_load(&fdr_proc_session);
+		if (s) {
+			uint32_t gen = __atomic_load_n(&s->ctl->gen, __ATOMIC_ACQUIRE);
+
+			if (gen == ev_seen_gen)
+				syscall(SYS_futex, &s->ctl->gen, FUTEX_WAIT, gen, &to, NULL, 0);
+		} else {
+			nanosleep(&to, NULL);
+		}
+	}
+	return NULL;
+}
+
+/* Start the agent (ev_lock held). */
+static void ev_agent_start(void)
+{
+	pthread_t t;
+	pthread_attr_t a;
+	sigset_t all, old;
+	const char *off = getenv("FDR_NO_AGENT");
+
+	if (ev_agent_running || (off && *off == '1'))
+		return;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old); /* the agent takes none of the host's signals */
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&a, 64 * 1024);
+	if (pthread_create(&t, &a, ev_agent, NULL) == 0)
+		ev_agent_running = 1;
+	pthread_attr_destroy(&a);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void ev_atfork_prepare(void)
+{
+	pthread_mutex_lock(&ev_lock);
+}
+
+static void ev_atfork_parent(void)
+{
+	pthread_mutex_unlock(&ev_lock);
+}
+
+static void ev_atfork_child(void)
+{
+	ev_tid = 0; /* the child records under its own pid */
+	ev_cmd_sid = 0;
+	ev_nest = 0;
+	ev_agent_running = 0;
+	if (ev_defs || atomic_load(&fdr_proc_session))
+		ev_agent_start();
+	pthread_mutex_unlock(&ev_lock);
+}
+
+static pthread_once_t ev_once = PTHREAD_ONCE_INIT;
+
+static void ev_init_once(void)
+{
+	pthread_atfork(ev_atfork_prepare, ev_atfork_parent, ev_atfork_child);
+}
+
+/**
+ * fdr_event_register - make an event definition known (called by constructors)
+ * @def: a static definition; it must stay valid until fdr_event_unregister()
+ *
+ * Attaches to the session if it exists, starts the agent thread. Returns 0 or
+ * -EINVAL for a definition beyond the ABI's limits (it then never records).
+ */
+int fdr_event_register(struct fdr_event_def *def)
+{
+	struct fdr_abi_event tmp;
+	struct fdr_session *s;
+	int saved = errno;
+
+	if (!def || fdr_event_def_to_abi(def, &tmp))
+		return -EINVAL;
+	pthread_once(&ev_once, ev_init_once);
+	pthread_mutex_lock(&ev_lock);
+	def->next = ev_defs;
+	ev_defs = def;
+	s = atomic_load(&fdr_proc_session);
+	if (s) {
+		int locked = 0;
+
+		ev_sync_def(s, def, &locked);
+		if (locked)
+			fdr_session_unlock(s);
+	} else {
+		ev_attach();
+	}
+	ev_agent_start();
+	pthread_mutex_unlock(&ev_lock);
+	errno = saved;
+	return 0;
+}
+
+/** fdr_event_unregister - forget a definition (called by destructors) */
+void fdr_event_unregister(struct fdr_event_def *def)
+{
+	struct fdr_event_def **p;
+
+	pthread_mutex_lock(&ev_lock);
+	for (p = &ev_defs; *p; p = &(*p)->next) {
+		if (*p == def) {
+			*p = def->next;
+			break;
+		}
+	}
+	def->enabled = 0;
+	pthread_mutex_unlock(&ev_lock);
+}
+
+/** fdr_sync - attach and resynchronise now instead of at the agent's next wake-up */
+int fdr_sync(void)
+{
+	pthread_once(&ev_once, ev_init_once);
+	ev_agent_round();
+	return atomic_load(&fdr_proc_session) ? 0 : -ENOENT;
+}
+
+/* ---- the event path ------------------------------------------------------------------- */
+
+static int32_t ev_gettid(void)
+{
+	if (!ev_tid)
+		ev_tid = (int32_t)syscall(SYS_gettid);
+	return ev_tid;
+}
+
+/* Record this thread's comm once per session, lock-free (last writer wins a slot). */
+static void ev_save_cmdline(struct fdr_session *s, int32_t tid)
+{
+	struct fdr_abi_cmdline *c;
+	char comm[FDR_COMM_LEN] = { 0 };
+
+	if (ev_cmd_sid == s->session_id)
+		return;
+	ev_cmd_sid = s->session_id;
+	prctl(PR_GET_NAME, comm);
+	c = &s->ctl->cmdlines[(uint32_t)tid % FDR_CMDLINE_SLOTS];
+	__atomic_store_n(&c->pid, 0, __ATOMIC_RELAXED);
+	memcpy(c->comm, comm, sizeof(c->comm));
+	c->tgid = (uint32_t)getpid();
+	/* release: readers check pid after reading comm (seqlock-like re-check) */
+	__atomic_store_n(&c->pid, (uint32_t)tid, __ATOMIC_RELEASE);
+}
+
+/* Write one record (payload with 16 bytes of headroom) into every instance in @mask. */
+static void ev_write_all(struct fdr_session *s, const uint64_t *mask, unsigned char *payload, size_t len)
+{
+	unsigned char *rec = payload - sizeof(struct fdr_abi_rec);
+	size_t total = (sizeof(struct fdr_abi_rec) + len + 7) & ~(size_t)7;
+	struct fdr_abi_rec *r = (void *)rec;
+	uint32_t w;
+
+	memset(payload + len, 0, total - sizeof(*r) - len);
+	r->len_type = (uint32_t)total | FDR_REC_DATA << FDR_REC_TYPE_SHIFT;
+	r->reserved = 0;
+	for (w = 0; w < FDR_MAX_INSTANCES / 64; w++) {
+		uint64_t bits = __atomic_load_n(&mask[w], __ATOMIC_RELAXED);
+
+		while (bits) {
+			uint32_t i = w * 64 + (uint32_t)__builtin_ctzll(bits);
+			struct fdr_ring_map *m;
+
+			bits &= bits - 1;
+			if (!s->ctl->instances[i].tracing_on)
+				continue;
+			m = atomic_load_explicit(&s->rings[i], memory_order_acquire);
+			if (m)
+				fdr_ring_write(s, i, m, rec, total);
+		}
+	}
+}
+
+/**
+ * fdr_event_commit - record an event into every instance where it is enabled
+ * @def: the definition
+ * @payload: common header + fields (+ dynamic data); see fdr.h for scratch space
+ * @len: bytes
+ *
+ * Async-signal-safe, never blocks, never allocates, keeps errno.
+ */
+void fdr_event_commit(struct fdr_event_def *def, void *payload, size_t len)
+{
+	struct fdr_session *s = atomic_load_explicit(&fdr_proc_session, memory_order_acquire);
+	struct fdr_common *c = payload;
+	const struct fdr_abi_event *e;
+	int saved = errno;
+
+	if (!s || !def->slot || len > FDR_MAX_RECORD)
+		return;
+	if (ev_nest >= FDR_MAX_NESTING) {
+		__atomic_fetch_add(&s->ctl->dropped_no_slot, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	ev_nest++;
+	e = &s->ctl->events[(def->slot - 1) % FDR_MAX_EVENTS];
+	if (e->id == def->id) {
+		c->type = (uint16_t)def->id;
+		c->flags = 0;
+		c->preempt_count = (uint8_t)(ev_nest > 1 ? ev_nest - 1 : 0);
+		c->pid = ev_gettid();
+		ev_save_cmdline(s, c->pid);
+		ev_write_all(s, e->enabled, payload, len);
+	}
+	ev_nest--;
+	errno = saved;
+}
+
+static pthread_once_t ev_marker_once = PTHREAD_ONCE_INIT;
+
+/* A process that only writes markers attaches (and starts the agent) on first use. */
+static void ev_marker_init(void)
+{
+	pthread_once(&ev_once, ev_init_once);
+	pthread_mutex_lock(&ev_lock);
+	ev_attach();
+	ev_agent_start();
+	pthread_mutex_unlock(&ev_lock);
+}
+
+/**
+ * fdr_marker_write - record @text as a trace_marker write (ftrace:print) in the
+ * top instance. Returns bytes recorded (the text may be cut to fit), -ENOENT
+ * (no session), -EBADF (tracing off), -EINVAL (option markers off).
+ */
+int fdr_marker_write(const char *text, size_t len)
+{
+	struct fdr_session *s = atomic_load_explicit(&fdr_proc_session, memory_order_acquire);
+	unsigned char raw[16 + FDR_MAX_RECORD + 8] __attribute__((aligned(8)));
+	unsigned char *p = raw + 16;
+	struct fdr_common *c = (void *)p;
+	uint64_t ip = 0, mask[FDR_MAX_INSTANCES / 64] = { 1 };
+	size_t room = FDR_MAX_RECORD - 16 - 2;
+	int saved = errno;
+
+	if (!s) {
+		pthread_once(&ev_marker_once, ev_marker_init);
+		s = atomic_load_explicit(&fdr_proc_session, memory_order_acquire);
+		if (!s)
+			return -ENOENT;
+	}
+	if (!s->ctl->instances[0].tracing_on)
+		return -EBADF;
+	if (!(s->ctl->instances[0].options & FDR_OPT_MARKERS))
+		return -EINVAL;
+	if (ev_nest >= FDR_MAX_NESTING)
+		return -EBUSY;
+	if (len > room)
+		len = room;
+	ev_nest++;
+	c->type = FDR_EVENT_ID_PRINT;
+	c->flags = 0;
+	c->preempt_count = 0;
+	c->pid = ev_gettid();
+	memcpy(p + 8, &ip, sizeof(ip));
+	memcpy(p + 16, text, len);
+	if (len == 0 || text[len - 1] != '\n')
+		p[16 + len++] = '\n';
+	p[16 + len] = 0;
+	ev_save_cmdline(s, c->pid);
+	ev_write_all(s, mask, p, 16 + len + 1);
+	ev_nest--;
+	errno = saved;
+	return (int)len;
+}
+
+/** fdr_vmarker - printf-style fdr_marker_write(); not async-signal-safe (vsnprintf) */
+int fdr_vmarker(const char *fmt, va_list ap)
+{
+	char buf[FDR_MAX_RECORD];
+	int n;
+
+	if (!atomic_load(&fdr_proc_session)) {
+		pthread_once(&ev_marker_once, ev_marker_init);
+		if (!atomic_load(&fdr_proc_session))
+			return -ENOENT;
+	}
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	if (n < 0)
+		return -EINVAL;
+	return fdr_marker_write(buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+}
+
+/** fdr_marker - record a formatted trace_marker line (see fdr_vmarker()) */
+int fdr_marker(const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = fdr_vmarker(fmt, ap);
+	va_end(ap);
+	return n;
+}
+
+/** fdr_version - the library version, "MAJOR.MINOR.PATCH" */
+const char *fdr_version(void)
+{
+	return FDR_VERSION_STRING;
+}

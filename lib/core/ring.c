@@ -1,0 +1,581 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * ring.c - the per-CPU ring buffer, writer side.
+ *
+ * Design
+ * ------
+ * Each instance has one ring per CPU. A ring is nr_subbufs sub-buffers of
+ * subbuf_size bytes (a power of two). A writer only ever appends to the ring of
+ * the CPU it is running on, and it does the whole append inside one restartable
+ * sequence (rseq, Linux >= 4.18): read head, check room, copy the record, store
+ * the new head. If the thread is preempted, migrated or signalled anywhere before
+ * that final store, the kernel moves it to the abort label and nothing was
+ * published; it simply retries. So, on one CPU, appends are serialised without a
+ * lock and without an atomic instruction, whichever processes the threads belong
+ * to, and a writer killed or stopped at any instruction leaves no reservation
+ * behind: there is nothing to recover, nobody ever waits for it.
+ *
+ *        data area of one CPU (nr_subbufs = 4)
+ *   +-----------+-----------+-----------+-----------+
+ *   |H rec rec P|H rec rec P|H rec re   |H rec rec P|
+ *   +-----------+-----------+-----^-----+-----------+
+ *    oldest ------------------->  head (writer)   next to be overwritten
+ *   H = struct fdr_abi_subbuf, P = padding record up to the sub-buffer's end
+ *
+ * head = (switch_gen << 32) | data_off. Three kinds of append, each one rseq
+ * critical section ending in the single store of head:
+ *  - fast path: the record fits after data_off in the current sub-buffer: copy it,
+ *    head += len. The timestamp (rdtsc) is taken inside the critical section, so
+ *    timestamps never go backwards on a CPU.
+ *  - step 1 (pad): it does not fit: write a padding record over the rest, move head
+ *    to offset 0 of the next sub-buffer and bump switch_gen. In discard mode this
+ *    is where a full ring refuses the record.
+ *  - step 2 (header): head sits at offset 0: write the sub-buffer header (its
+ *    linear position, the count of records before it, a clock calibration point),
+ *    head += sizeof(header).
+ * Steps 1 and 2 compare head with the value the slow path computed from, so a
+ * concurrent append on the same CPU makes them retry; switch_gen makes an ABA on
+ * head require four billion sub-buffer switches during one preemption.
+ *
+ * The writer never writes outside the sub-buffer that head points into. Readers
+ * (lib/ctl/reader.c) rely on that: they copy a sub-buffer, then re-read head; the
+ * copy is good if the writer has not since entered the same slot one lap later.
+ *
+ * Mappings are never unmapped while the process lives: a retired mapping (after a
+ * resize or when the session goes away) is replaced in place by anonymous memory,
+ * so a writer still holding the old pointer writes harmlessly into private pages.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/rseq.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core-local.h"
+
+#if !defined(__x86_64__)
+#error "fdr's ring writer is implemented for x86_64 only (rseq critical sections in asm)"
+#endif
+
+#define RSEQ_SIG_STR "0x53053053"
+
+/* Return codes of the critical sections. */
+enum { RB_OK = 0, RB_ABORT = 1, RB_SLOW = 2, RB_CMPFAIL = 3 };
+
+static inline struct rseq *rb_rseq_area(void)
+{
+	return (struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset);
+}
+
+/*
+ * Fast path. @pc's first three words are head pointer, data, ss_mask. Copies @len
+ * bytes (a multiple of 8) from @src to the head of this CPU's ring after putting
+ * rdtsc into src+8, if it fits in the current sub-buffer.
+ */
+static inline int rb_append_tsc(struct rseq *rs, uint32_t cpu, struct fdr_pcpu *pc,
+				unsigned char *src, uint64_t len, uint64_t limit)
+{
+	__asm__ goto(".pushsection __rseq_cs, \"aw\"\n\t"
+		     ".balign 32\n\t"
+		     "3:\n\t"
+		     ".long 0x0, 0x0\n\t"
+		     ".quad 1f, (2f - 1f), 4f\n\t"
+		     ".popsection\n\t"
+		     "leaq 3b(%%rip), %%rax\n\t"
+		     "movq %%rax, 8(%[rs])\n\t"
+		     "1:\n\t"
+		     "cmpl %[cpu], 4(%[rs])\n\t"
+		     "jnz 4f\n\t"
+		     "movq 0(%[pc]), %%rsi\n\t"
+		     "movq (%%rsi), %%r8\n\t"
+		     "movl %%r8d, %%ecx\n\t"
+		     "andq 16(%[pc]), %%rcx\n\t"
+		     "jz %l[slow]\n\t"
+		     "cmpq %[limit], %%rcx\n\t"
+		     "ja %l[slow]\n\t"
+		     "movl %%r8d, %%edi\n\t"
+		     "addq 8(%[pc]), %%rdi\n\t"
+		     "rdtsc\n\t"
+		     "shlq $32, %%rdx\n\t"
+		     "orq %%rdx, %%rax\n\t"
+		     "movq %%rax, 8(%[src])\n\t"
+		     "movq %[src], %%rsi\n\t"
+		     "movq %[len], %%rcx\n\t"
+		     "shrq $3, %%rcx\n\t"
+		     "5:\n\t"
+		     "movq (%%rsi), %%rax\n\t"
+		     "movq %%rax, (%%rdi)\n\t"
+		     "addq $8, %%rsi\n\t"
+		     "addq $8, %%rdi\n\t"
+		     "decq %%rcx\n\t"
+		     "jnz 5b\n\t"
+		     "addq %[len], %%r8\n\t"
+		     "movq 0(%[pc]), %%rsi\n\t"
+		     "movq %%r8, (%%rsi)\n\t"
+		     "2:\n\t"
+		     ".pushsection __rseq_failure, \"ax\"\n\t"
+		     ".byte 0x0f, 0xb9, 0x3d\n\t"
+		     ".long " RSEQ_SIG_STR "\n\t"
+		     "4:\n\t"
+		     "jmp %l[abort]\n\t"
+		     ".popsection\n\t"
+		     :
+		     : [rs] "r"(rs), [cpu] "r"(cpu), [pc] "r"(pc), [src] "r"(src), [len] "r"(len),
+		       [limit] "r"(limit)
+		     : "rax", "rcx", "rdx", "rsi", "rdi", "r8", "memory", "cc"
+		     : abort, slow);
+	return RB_OK;
+abort:
+	return RB_ABORT;
+slow:
+	return RB_SLOW;
+}
+
+/* The same without rdtsc: the caller stored the timestamp in src+8. */
+static inline int rb_append_nots(struct rseq *rs, uint32_t cpu, struct fdr_pcpu *pc,
+				 unsigned char *src, uint64_t len, uint64_t limit)
+{
+	__asm__ goto(".pushsection __rseq_cs, \"aw\"\n\t"
+		     ".balign 32\n\t"
+		     "3:\n\t"
+		     ".long 0x0, 0x0\n\t"
+		     ".quad 1f, (2f - 1f), 4f\n\t"
+		     ".popsection\n\t"
+		     "leaq 3b(%%rip), %%rax\n\t"
+		     "movq %%rax, 8(%[rs])\n\t"
+		     "1:\n\t"
+		     "cmpl %[cpu], 4(%[rs])\n\t"
+		     "jnz 4f\n\t"
+		     "movq 0(%[pc]), %%rsi\n\t"
+		     "movq (%%rsi), %%r8\n\t"
+		     "movl %%r8d, %%ecx\n\t"
+		     "andq 16(%[pc]), %%rcx\n\t"
+		     "jz %l[slow]\n\t"
+		     "cmpq %[limit], %%rcx\n\t"
+		     "ja %l[slow]\n\t"
+		     "movl %%r8d, %%edi\n\t"
+		     "addq 8(%[pc]), %%rdi\n\t"
+		     "movq %[src], %%rsi\n\t"
+		     "movq %[len], %%rcx\n\t"
+		     "shrq $3, %%rcx\n\t"
+		     "5:\n\t"
+		     "movq (%%rsi), %%rax\n\t"
+		     "movq %%rax, (%%rdi)\n\t"
+		     "addq $8, %%rsi\n\t"
+		     "addq $8, %%rdi\n\t"
+		     "decq %%rcx\n\t"
+		     "jnz 5b\n\t"
+		     "addq %[len], %%r8\n\t"
+		     "movq 0(%[pc]), %%rsi\n\t"
+		     "movq %%r8, (%%rsi)\n\t"
+		     "2:\n\t"
+		     ".pushsection __rseq_failure, \"ax\"\n\t"
+		     ".byte 0x0f, 0xb9, 0x3d\n\t"
+		     ".long " RSEQ_SIG_STR "\n\t"
+		     "4:\n\t"
+		     "jmp %l[abort]\n\t"
+		     ".popsection\n\t"
+		     :
+		     : [rs] "r"(rs), [cpu] "r"(cpu), [pc] "r"(pc), [src] "r"(src), [len] "r"(len),
+		       [limit] "r"(limit)
+		     : "rax", "rcx", "rdx", "rsi", "rdi", "r8", "memory", "cc"
+		     : abort, slow);
+	return RB_OK;
+abort:
+	return RB_ABORT;
+slow:
+	return RB_SLOW;
+}
+
+/*
+ * Slow-path step: if head still equals @expect on this CPU, copy @lenq quadwords
+ * from @src to @dst and store @newhead.
+ */
+static inline int rb_cmp_copy_store(struct rseq *rs, uint32_t cpu, struct fdr_pcpu *pc,
+				    uint64_t expect, uint64_t newhead, const void *src, void *dst,
+				    uint64_t lenq)
+{
+	__asm__ goto(".pushsection __rseq_cs, \"aw\"\n\t"
+		     ".balign 32\n\t"
+		     "3:\n\t"
+		     ".long 0x0, 0x0\n\t"
+		     ".quad 1f, (2f - 1f), 4f\n\t"
+		     ".popsection\n\t"
+		     "leaq 3b(%%rip), %%rax\n\t"
+		     "movq %%rax, 8(%[rs])\n\t"
+		     "1:\n\t"
+		     "cmpl %[cpu], 4(%[rs])\n\t"
+		     "jnz 4f\n\t"
+		     "movq 0(%[pc]), %%rax\n\t"
+		     "cmpq (%%rax), %[expect]\n\t"
+		     "jnz %l[cmpfail]\n\t"
+		     "movq %[src], %%rsi\n\t"
+		     "movq %[dst], %%rdi\n\t"
+		     "movq %[lenq], %%rcx\n\t"
+		     "5:\n\t"
+		     "movq (%%rsi), %%rax\n\t"
+		     "movq %%rax, (%%rdi)\n\t"
+		     "addq $8, %%rsi\n\t"
+		     "addq $8, %%rdi\n\t"
+		     "decq %%rcx\n\t"
+		     "jnz 5b\n\t"
+		     "movq 0(%[pc]), %%rax\n\t"
+		     "movq %[newhead], (%%rax)\n\t"
+		     "2:\n\t"
+		     ".pushsection __rseq_failure, \"ax\"\n\t"
+		     ".byte 0x0f, 0xb9, 0x3d\n\t"
+		     ".long " RSEQ_SIG_STR "\n\t"
+		     "4:\n\t"
+		     "jmp %l[abort]\n\t"
+		     ".popsection\n\t"
+		     :
+		     : [rs] "r"(rs), [cpu] "r"(cpu), [pc] "r"(pc), [expect] "r"(expect),
+		       [newhead] "r"(newhead), [src] "r"(src), [dst] "r"(dst), [lenq] "r"(lenq)
+		     : "rax", "rcx", "rsi", "rdi", "memory", "cc"
+		     : abort, cmpfail);
+	return RB_OK;
+abort:
+	return RB_ABORT;
+cmpfail:
+	return RB_CMPFAIL;
+}
+
+/* Count the records of a finished sub-buffer; it is ours, but check it anyway. */
+static uint64_t rb_count_records(const unsigned char *sb, uint32_t ss)
+{
+	uint32_t off = FDR_SUBBUF_HDR;
+	uint64_t n = 0;
+
+	while (off + sizeof(struct fdr_abi_rec) <= ss) {
+		const struct fdr_abi_rec *r = (const void *)(sb + off);
+		uint32_t len = r->len_type & FDR_REC_LEN_MASK;
+		uint32_t type = r->len_type >> FDR_REC_TYPE_SHIFT;
+
+		if (type != FDR_REC_DATA || len < sizeof(*r) || (len & 7) || len > ss - off)
+			break;
+		n++;
+		off += len;
+	}
+	return n;
+}
+
+/*
+ * rb_switch - move head past the current sub-buffer (step 1) or write the header
+ * of the sub-buffer head points at (step 2), on @cpu.
+ * Returns RB_OK/RB_ABORT/RB_CMPFAIL, or -ENOSPC when discard mode refuses.
+ */
+static int rb_switch(struct rseq *rs, uint32_t cpu, struct fdr_pcpu *pc, int overwrite)
+{
+	uint64_t head = __atomic_load_n(pc->head, __ATOMIC_RELAXED);
+	uint32_t data_off = (uint32_t)head;
+	uint32_t ss = pc->subbuf_size;
+	uint32_t off = data_off & (ss - 1);
+	uint32_t idx = data_off >> pc->ss_shift;
+
+	if (idx >= pc->nr_subbufs)
+		return -EIO; /* corrupted head: never write out of bounds */
+	if (off != 0) {
+		const struct fdr_abi_subbuf *cur = (const void *)(pc->data + (size_t)idx * ss);
+		struct fdr_abi_rec pad = {
+			.len_type = (ss - off) | FDR_REC_PAD << FDR_REC_TYPE_SHIFT,
+		};
+		uint32_t next = idx + 1 == pc->nr_subbufs ? 0 : (idx + 1) << pc->ss_shift;
+		uint64_t newhead = ((head >> 32) + 1) << 32 | next;
+
+		if (!overwrite) {
+			/* acquire: pairs with the release of consumed in the reader */
+			uint64_t consumed = __atomic_load_n(&pc->cpu->consumed, __ATOMIC_ACQUIRE);
+			uint64_t next_pos = cur->pos + ss;
+
+			if (next_pos + ss - consumed > pc->ring_bytes)
+				return -ENOSPC;
+		}
+		return rb_cmp_copy_store(rs, cpu, pc, head, newhead, &pad, pc->data + data_off, 1);
+	} else {
+		uint32_t pidx = idx == 0 ? pc->nr_subbufs - 1 : idx - 1;
+		const unsigned char *prev = pc->data + (size_t)pidx * ss;
+		const struct fdr_abi_subbuf *ph = (const void *)prev;
+		struct fdr_abi_subbuf h;
+
+		h.pos = ph->pos + ss;
+		h.cum = ph->cum + rb_count_records(prev, ss);
+		h.cal_tsc = fdr_rdtsc();
+		h.cal_mono_ns = fdr_clock_mono_ns();
+		h.cal_boot_ns = fdr_clock_boot_ns();
+		h.reserved = 0;
+		return rb_cmp_copy_store(rs, cpu, pc, head, head + FDR_SUBBUF_HDR, &h,
+					 pc->data + data_off, FDR_SUBBUF_HDR / 8);
+	}
+}
+
+/**
+ * fdr_ring_write - append one record to this CPU's ring of an instance
+ * @s: the session
+ * @inst: instance index
+ * @m: the instance's current ring mapping
+ * @rec: record: 16 bytes of struct fdr_abi_rec, then the payload; writable
+ * @len: total length, a multiple of 8
+ *
+ * Async-signal-safe, lock-free, never blocks. Returns 0, -ENOSPC (full, discard
+ * mode), -E2BIG (larger than a sub-buffer), -ENODEV (CPU beyond the ring's CPUs),
+ * -EAGAIN (gave up after repeated aborts). Every refusal is counted.
+ */
+int fdr_ring_write(struct fdr_session *s, uint32_t inst, struct fdr_ring_map *m,
+		   unsigned char *rec, size_t len)
+{
+	struct rseq *rs = rb_rseq_area();
+	int tsc = s->ctl->ts_source == FDR_TS_TSC;
+	int tries;
+
+	if (__rseq_size == 0) {
+		__atomic_fetch_add(&s->ctl->dropped_no_slot, 1, __ATOMIC_RELAXED);
+		return -ENOSYS;
+	}
+	for (tries = 0; tries < 64; tries++) {
+		uint32_t cpu = __atomic_load_n(&rs->cpu_id_start, __ATOMIC_RELAXED);
+		struct fdr_pcpu *pc;
+		int ret;
+
+		if (cpu >= m->nr_cpus) {
+			__atomic_fetch_add(&s->ctl->dropped_no_slot, 1, __ATOMIC_RELAXED);
+			return -ENODEV;
+		}
+		pc = &m->pcpu[cpu];
+		if (len > pc->subbuf_size - FDR_SUBBUF_HDR) {
+			__atomic_fetch_add(&pc->cpu->too_big, 1, __ATOMIC_RELAXED);
+			return -E2BIG;
+		}
+		if (tsc) {
+			ret = rb_append_tsc(rs, cpu, pc, rec, len, pc->subbuf_size - len);
+		} else {
+			uint64_t ts = fdr_clock_mono_ns();
+
+			memcpy(rec + 8, &ts, sizeof(ts));
+			ret = rb_append_nots(rs, cpu, pc, rec, len, pc->subbuf_size - len);
+		}
+		if (ret == RB_OK)
+			return 0;
+		if (ret == RB_SLOW) {
+			int overwrite = s->ctl->instances[inst].options & FDR_OPT_OVERWRITE;
+
+			ret = rb_switch(rs, cpu, pc, overwrite);
+			if (ret == -ENOSPC) {
+				__atomic_fetch_add(&pc->cpu->dropped, 1, __ATOMIC_RELAXED);
+				return -ENOSPC;
+			}
+			if (ret < 0) {
+				__atomic_fetch_add(&pc->cpu->dropped, 1, __ATOMIC_RELAXED);
+				return ret;
+			}
+		}
+	}
+	__atomic_fetch_add(&s->ctl->dropped_no_slot, 1, __ATOMIC_RELAXED);
+	return -EAGAIN;
+}
+
+static int rb_log2(uint32_t v)
+{
+	int n = 0;
+
+	while ((1u << n) < v)
+		n++;
+	return (1u << n) == v ? n : -1;
+}
+
+/**
+ * fdr_ring_map_open - map ring file ring.<inst>.<gen> of a session and validate it
+ * @s: session
+ * @inst: instance index
+ * @gen: generation
+ * @out: new mapping; release with fdr_ring_map_retire()
+ *
+ * Returns 0, -ENOENT, -ENOMEM, or -EUCLEAN if the file is malformed.
+ */
+int fdr_ring_map_open(struct fdr_session *s, uint32_t inst, uint32_t gen, struct fdr_ring_map **out)
+{
+	char name[64];
+	struct stat st;
+	struct fdr_ring_map *m = NULL;
+	void *base = MAP_FAILED;
+	int fd = -1, ret;
+	uint32_t cpu;
+	const struct fdr_abi_ring *h;
+
+	snprintf(name, sizeof(name), "ring.%u.%u", inst, gen);
+	fd = openat(s->dir_fd, name, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || (size_t)st.st_size < sizeof(struct fdr_abi_ring)) {
+		ret = -EUCLEAN;
+		goto err;
+	}
+	base = mmap(NULL, st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED) {
+		ret = -errno;
+		goto err;
+	}
+	h = base;
+	ret = -EUCLEAN;
+	if (h->magic != FDR_ABI_MAGIC_RING || h->version != FDR_ABI_VERSION ||
+	    h->nr_cpus == 0 || h->nr_cpus > FDR_MAX_CPUS || h->file_size != (uint64_t)st.st_size ||
+	    h->cpu_off + (uint64_t)h->nr_cpus * sizeof(struct fdr_abi_cpu) > h->file_size)
+		goto err;
+	m = calloc(1, sizeof(*m));
+	if (!m || !(m->pcpu = calloc(h->nr_cpus, sizeof(*m->pcpu)))) {
+		ret = -ENOMEM;
+		goto err;
+	}
+	for (cpu = 0; cpu < h->nr_cpus; cpu++) {
+		struct fdr_abi_cpu *c = (void *)((char *)base + h->cpu_off) + 0;
+		struct fdr_pcpu *pc = &m->pcpu[cpu];
+		int shift;
+
+		c += cpu;
+		shift = rb_log2(c->subbuf_size);
+		if (shift < 12 || shift > 20 || c->nr_subbufs < 3 ||
+		    c->data_off + (uint64_t)c->nr_subbufs * c->subbuf_size > h->file_size ||
+		    (c->data_off & 7))
+			goto err;
+		pc->head = &c->head;
+		pc->data = (unsigned char *)base + c->data_off;
+		pc->ss_mask = c->subbuf_size - 1;
+		pc->cpu = c;
+		pc->nr_subbufs = c->nr_subbufs;
+		pc->subbuf_size = c->subbuf_size;
+		pc->ss_shift = shift;
+		pc->ring_bytes = (uint64_t)c->nr_subbufs * c->subbuf_size;
+		if ((uint32_t)c->head >= pc->ring_bytes)
+			goto err;
+	}
+	m->base = base;
+	m->size = st.st_size;
+	m->instance = inst;
+	m->gen = gen;
+	m->nr_cpus = h->nr_cpus;
+	m->hdr = base;
+	close(fd);
+	*out = m;
+	return 0;
+err:
+	if (m)
+		free(m->pcpu);
+	free(m);
+	if (base != MAP_FAILED)
+		munmap(base, st.st_size);
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+/**
+ * fdr_ring_map_retire - drop a ring mapping that writers may still be using
+ * @m: the mapping, or NULL
+ *
+ * The pages are replaced by anonymous memory at the same address, so a writer
+ * that loaded the pointer before it was unpublished cannot fault; the file's
+ * memory is released. The small struct is leaked on purpose for the same reason.
+ */
+void fdr_ring_map_retire(struct fdr_ring_map *m)
+{
+	if (!m)
+		return;
+	mmap(m->base, m->size, PROT_READ | PROT_WRITE,
+	     MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+}
+
+/**
+ * fdr_ring_file_create - create ring.<inst>.<gen> in a session directory
+ * @dir_fd: the session directory
+ * @inst: instance index
+ * @gen: generation
+ * @nr_cpus: CPUs
+ * @subbuf_size: bytes, power of two, 4 KiB .. 1 MiB
+ * @nr_subbufs: per CPU, at least 3
+ *
+ * The file is written under a temporary name and renamed, so it is never seen half
+ * made. Returns 0, -EINVAL, -ENOMEM, -ENOSPC or another negative errno.
+ */
+int fdr_ring_file_create(int dir_fd, uint32_t inst, uint32_t gen, uint32_t nr_cpus,
+			 uint32_t subbuf_size, const uint32_t *nr_subbufs)
+{
+	char name[64], tmp[80];
+	uint64_t size, off;
+	struct fdr_abi_ring *h;
+	void *base;
+	uint32_t cpu;
+	int fd, ret = 0;
+
+	if (rb_log2(subbuf_size) < 12 || rb_log2(subbuf_size) > 20 || !nr_cpus ||
+	    nr_cpus > FDR_MAX_CPUS)
+		return -EINVAL;
+	off = (sizeof(*h) + (uint64_t)nr_cpus * sizeof(struct fdr_abi_cpu) + 4095) & ~4095ull;
+	size = off;
+	for (cpu = 0; cpu < nr_cpus; cpu++) {
+		if (nr_subbufs[cpu] < 3)
+			return -EINVAL;
+		size += (uint64_t)nr_subbufs[cpu] * subbuf_size;
+		if ((uint64_t)nr_subbufs[cpu] * subbuf_size > (1ull << 32) - subbuf_size)
+			return -EINVAL;
+	}
+	snprintf(name, sizeof(name), "ring.%u.%u", inst, gen);
+	snprintf(tmp, sizeof(tmp), ".tmp.%s.%d", name, (int)getpid());
+	fd = openat(dir_fd, tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, size) < 0 || (ret = -posix_fallocate(fd, 0, size)) < 0) {
+		ret = ret ? ret : -errno;
+		goto err;
+	}
+	base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED) {
+		ret = -errno;
+		goto err;
+	}
+	h = base;
+	h->struct_size = sizeof(*h);
+	h->version = FDR_ABI_VERSION;
+	h->file_size = size;
+	h->nr_cpus = nr_cpus;
+	h->instance = inst;
+	h->gen = gen;
+	h->subbuf_size = subbuf_size;
+	h->cpu_off = sizeof(*h);
+	{
+		uint64_t data = off;
+
+		for (cpu = 0; cpu < nr_cpus; cpu++) {
+			struct fdr_abi_cpu *c = (struct fdr_abi_cpu *)((char *)base + h->cpu_off) + cpu;
+			struct fdr_abi_subbuf *sb;
+
+			c->nr_subbufs = nr_subbufs[cpu];
+			c->subbuf_size = subbuf_size;
+			c->data_off = data;
+			sb = (void *)((char *)base + data);
+			sb->pos = 0;
+			sb->cum = 0;
+			sb->cal_tsc = fdr_rdtsc();
+			sb->cal_mono_ns = fdr_clock_mono_ns();
+			sb->cal_boot_ns = fdr_clock_boot_ns();
+			c->head = FDR_SUBBUF_HDR;
+			data += (uint64_t)nr_subbufs[cpu] * subbuf_size;
+		}
+	}
+	/* release: the magic is written last; readers check it first */
+	__atomic_store_n(&h->magic, FDR_ABI_MAGIC_RING, __ATOMIC_RELEASE);
+	munmap(base, size);
+	if (renameat(dir_fd, tmp, dir_fd, name) < 0) {
+		ret = -errno;
+		goto err;
+	}
+	close(fd);
+	return 0;
+err:
+	unlinkat(dir_fd, tmp, 0);
+	close(fd);
+	return ret;
+}
