@@ -25,7 +25,7 @@ struct fdr_session;
 struct fdr_session_opts {
 	uint32_t buffer_size_kb; /* per CPU, default 1408 (the kernel's) */
 	uint32_t subbuf_size; /* bytes, default 4096 */
-	int overwrite; /* -1 default (1), 0 discard, 1 overwrite */
+	int overwrite; /* 0 (default) or 1: overwrite the oldest; -1: discard the newest */
 };
 
 /* Sessions live in FDR_ROOT (default /dev/shm/fdr-<uid>) under their name. */

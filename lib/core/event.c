@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "core-local.h"
+#include "ring-fast.h"
 
 _Atomic(struct fdr_session *) fdr_proc_session;
 
@@ -41,9 +42,12 @@ static int ev_agent_running; /* protected by ev_lock */
 static uint32_t ev_seen_gen;
 static ino_t ev_ctl_ino;
 
-static __thread int ev_nest;
-static __thread int32_t ev_tid;
-static __thread uint64_t ev_cmd_sid; /* session whose saved_cmdlines has our comm */
+/* initial-exec: a plain %fs-relative access on the event path, no __tls_get_addr */
+#define EV_TLS __thread __attribute__((tls_model("initial-exec")))
+static EV_TLS int ev_nest;
+static EV_TLS int32_t ev_tid;
+static EV_TLS uint64_t ev_cmd_sid; /* session whose saved_cmdlines has our comm */
+int fdr_ring_tsc;
 
 /* ---- definitions to registry format ---------------------------------------------- */
 
@@ -263,6 +267,7 @@ static void ev_attach(void)
 		return;
 	}
 	ev_ctl_ino = ev_control_ino(dir);
+	fdr_ring_tsc = s->ctl->ts_source == FDR_TS_TSC;
 	ev_sync(s);
 	atomic_store(&fdr_proc_session, s);
 	ev_sync(s); /* flags set before the store above could miss a change */
@@ -464,15 +469,17 @@ static void ev_save_cmdline(struct fdr_session *s, int32_t tid)
 	__atomic_store_n(&c->pid, (uint32_t)tid, __ATOMIC_RELEASE);
 }
 
-/* Write one record (payload with 16 bytes of headroom) into every instance in @mask. */
-static void ev_write_all(struct fdr_session *s, const uint64_t *mask, unsigned char *payload, size_t len)
+/* Write one record (payload with 16 bytes of headroom, 8 bytes of tailroom). */
+static inline __attribute__((always_inline)) void ev_write_all(struct fdr_session *s, const uint64_t *mask, unsigned char *payload,
+				size_t len)
 {
 	unsigned char *rec = payload - sizeof(struct fdr_abi_rec);
 	size_t total = (sizeof(struct fdr_abi_rec) + len + 7) & ~(size_t)7;
 	struct fdr_abi_rec *r = (void *)rec;
+	const uint64_t zero = 0;
 	uint32_t w;
 
-	memset(payload + len, 0, total - sizeof(*r) - len);
+	memcpy(payload + len, &zero, sizeof(zero)); /* the padding bytes */
 	r->len_type = (uint32_t)total | FDR_REC_DATA << FDR_REC_TYPE_SHIFT;
 	r->reserved = 0;
 	for (w = 0; w < FDR_MAX_INSTANCES / 64; w++) {
@@ -487,7 +494,7 @@ static void ev_write_all(struct fdr_session *s, const uint64_t *mask, unsigned c
 				continue;
 			m = atomic_load_explicit(&s->rings[i], memory_order_acquire);
 			if (m)
-				fdr_ring_write(s, i, m, rec, total);
+				fdr_ring_write_fast(s, i, m, rec, total);
 		}
 	}
 }
@@ -498,33 +505,37 @@ static void ev_write_all(struct fdr_session *s, const uint64_t *mask, unsigned c
  * @payload: common header + fields (+ dynamic data); see fdr.h for scratch space
  * @len: bytes
  *
- * Async-signal-safe, never blocks, never allocates, keeps errno.
+ * Async-signal-safe, never blocks, never allocates, keeps errno (the fast path
+ * makes no call that could change it; the slow paths save and restore it).
  */
 void fdr_event_commit(struct fdr_event_def *def, void *payload, size_t len)
 {
 	struct fdr_session *s = atomic_load_explicit(&fdr_proc_session, memory_order_acquire);
 	struct fdr_common *c = payload;
 	const struct fdr_abi_event *e;
-	int saved = errno;
 
-	if (!s || !def->slot || len > FDR_MAX_RECORD)
+	if (__builtin_expect(!s || !def->slot || len > FDR_MAX_RECORD, 0))
 		return;
-	if (ev_nest >= FDR_MAX_NESTING) {
+	if (__builtin_expect(ev_nest >= FDR_MAX_NESTING, 0)) {
 		__atomic_fetch_add(&s->ctl->dropped_no_slot, 1, __ATOMIC_RELAXED);
 		return;
 	}
+	if (__builtin_expect(ev_cmd_sid != s->session_id, 0)) {
+		int saved = errno;
+
+		ev_save_cmdline(s, ev_gettid());
+		errno = saved;
+	}
 	ev_nest++;
 	e = &s->ctl->events[(def->slot - 1) % FDR_MAX_EVENTS];
-	if (e->id == def->id) {
+	if (__builtin_expect(e->id == def->id, 1)) {
 		c->type = (uint16_t)def->id;
 		c->flags = 0;
-		c->preempt_count = (uint8_t)(ev_nest > 1 ? ev_nest - 1 : 0);
-		c->pid = ev_gettid();
-		ev_save_cmdline(s, c->pid);
+		c->preempt_count = (uint8_t)(ev_nest - 1);
+		c->pid = ev_tid;
 		ev_write_all(s, e->enabled, payload, len);
 	}
 	ev_nest--;
-	errno = saved;
 }
 
 static pthread_once_t ev_marker_once = PTHREAD_ONCE_INIT;

@@ -58,139 +58,7 @@
 
 #include "core-local.h"
 
-#if !defined(__x86_64__)
-#error "fdr's ring writer is implemented for x86_64 only (rseq critical sections in asm)"
-#endif
-
-#define RSEQ_SIG_STR "0x53053053"
-
-/* Return codes of the critical sections. */
-enum { RB_OK = 0, RB_ABORT = 1, RB_SLOW = 2, RB_CMPFAIL = 3 };
-
-static inline struct rseq *rb_rseq_area(void)
-{
-	return (struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset);
-}
-
-/*
- * Fast path. @pc's first three words are head pointer, data, ss_mask. Copies @len
- * bytes (a multiple of 8) from @src to the head of this CPU's ring after putting
- * rdtsc into src+8, if it fits in the current sub-buffer.
- */
-static inline int rb_append_tsc(struct rseq *rs, uint32_t cpu, struct fdr_pcpu *pc,
-				unsigned char *src, uint64_t len, uint64_t limit)
-{
-	__asm__ goto(".pushsection __rseq_cs, \"aw\"\n\t"
-		     ".balign 32\n\t"
-		     "3:\n\t"
-		     ".long 0x0, 0x0\n\t"
-		     ".quad 1f, (2f - 1f), 4f\n\t"
-		     ".popsection\n\t"
-		     "leaq 3b(%%rip), %%rax\n\t"
-		     "movq %%rax, 8(%[rs])\n\t"
-		     "1:\n\t"
-		     "cmpl %[cpu], 4(%[rs])\n\t"
-		     "jnz 4f\n\t"
-		     "movq 0(%[pc]), %%rsi\n\t"
-		     "movq (%%rsi), %%r8\n\t"
-		     "movl %%r8d, %%ecx\n\t"
-		     "andq 16(%[pc]), %%rcx\n\t"
-		     "jz %l[slow]\n\t"
-		     "cmpq %[limit], %%rcx\n\t"
-		     "ja %l[slow]\n\t"
-		     "movl %%r8d, %%edi\n\t"
-		     "addq 8(%[pc]), %%rdi\n\t"
-		     "rdtsc\n\t"
-		     "shlq $32, %%rdx\n\t"
-		     "orq %%rdx, %%rax\n\t"
-		     "movq %%rax, 8(%[src])\n\t"
-		     "movq %[src], %%rsi\n\t"
-		     "movq %[len], %%rcx\n\t"
-		     "shrq $3, %%rcx\n\t"
-		     "5:\n\t"
-		     "movq (%%rsi), %%rax\n\t"
-		     "movq %%rax, (%%rdi)\n\t"
-		     "addq $8, %%rsi\n\t"
-		     "addq $8, %%rdi\n\t"
-		     "decq %%rcx\n\t"
-		     "jnz 5b\n\t"
-		     "addq %[len], %%r8\n\t"
-		     "movq 0(%[pc]), %%rsi\n\t"
-		     "movq %%r8, (%%rsi)\n\t"
-		     "2:\n\t"
-		     ".pushsection __rseq_failure, \"ax\"\n\t"
-		     ".byte 0x0f, 0xb9, 0x3d\n\t"
-		     ".long " RSEQ_SIG_STR "\n\t"
-		     "4:\n\t"
-		     "jmp %l[abort]\n\t"
-		     ".popsection\n\t"
-		     :
-		     : [rs] "r"(rs), [cpu] "r"(cpu), [pc] "r"(pc), [src] "r"(src), [len] "r"(len),
-		       [limit] "r"(limit)
-		     : "rax", "rcx", "rdx", "rsi", "rdi", "r8", "memory", "cc"
-		     : abort, slow);
-	return RB_OK;
-abort:
-	return RB_ABORT;
-slow:
-	return RB_SLOW;
-}
-
-/* The same without rdtsc: the caller stored the timestamp in src+8. */
-static inline int rb_append_nots(struct rseq *rs, uint32_t cpu, struct fdr_pcpu *pc,
-				 unsigned char *src, uint64_t len, uint64_t limit)
-{
-	__asm__ goto(".pushsection __rseq_cs, \"aw\"\n\t"
-		     ".balign 32\n\t"
-		     "3:\n\t"
-		     ".long 0x0, 0x0\n\t"
-		     ".quad 1f, (2f - 1f), 4f\n\t"
-		     ".popsection\n\t"
-		     "leaq 3b(%%rip), %%rax\n\t"
-		     "movq %%rax, 8(%[rs])\n\t"
-		     "1:\n\t"
-		     "cmpl %[cpu], 4(%[rs])\n\t"
-		     "jnz 4f\n\t"
-		     "movq 0(%[pc]), %%rsi\n\t"
-		     "movq (%%rsi), %%r8\n\t"
-		     "movl %%r8d, %%ecx\n\t"
-		     "andq 16(%[pc]), %%rcx\n\t"
-		     "jz %l[slow]\n\t"
-		     "cmpq %[limit], %%rcx\n\t"
-		     "ja %l[slow]\n\t"
-		     "movl %%r8d, %%edi\n\t"
-		     "addq 8(%[pc]), %%rdi\n\t"
-		     "movq %[src], %%rsi\n\t"
-		     "movq %[len], %%rcx\n\t"
-		     "shrq $3, %%rcx\n\t"
-		     "5:\n\t"
-		     "movq (%%rsi), %%rax\n\t"
-		     "movq %%rax, (%%rdi)\n\t"
-		     "addq $8, %%rsi\n\t"
-		     "addq $8, %%rdi\n\t"
-		     "decq %%rcx\n\t"
-		     "jnz 5b\n\t"
-		     "addq %[len], %%r8\n\t"
-		     "movq 0(%[pc]), %%rsi\n\t"
-		     "movq %%r8, (%%rsi)\n\t"
-		     "2:\n\t"
-		     ".pushsection __rseq_failure, \"ax\"\n\t"
-		     ".byte 0x0f, 0xb9, 0x3d\n\t"
-		     ".long " RSEQ_SIG_STR "\n\t"
-		     "4:\n\t"
-		     "jmp %l[abort]\n\t"
-		     ".popsection\n\t"
-		     :
-		     : [rs] "r"(rs), [cpu] "r"(cpu), [pc] "r"(pc), [src] "r"(src), [len] "r"(len),
-		       [limit] "r"(limit)
-		     : "rax", "rcx", "rdx", "rsi", "rdi", "r8", "memory", "cc"
-		     : abort, slow);
-	return RB_OK;
-abort:
-	return RB_ABORT;
-slow:
-	return RB_SLOW;
-}
+#include "ring-fast.h"
 
 /*
  * Slow-path step: if head still equals @expect on this CPU, copy @lenq quadwords
@@ -330,7 +198,7 @@ int fdr_ring_write(struct fdr_session *s, uint32_t inst, struct fdr_ring_map *m,
 {
 	struct rseq *rs = rb_rseq_area();
 	int tsc = s->ctl->ts_source == FDR_TS_TSC;
-	int tries;
+	int tries, ret = -EAGAIN, saved = errno;
 
 	if (__rseq_size == 0) {
 		__atomic_fetch_add(&s->ctl->dropped_no_slot, 1, __ATOMIC_RELAXED);
@@ -339,16 +207,17 @@ int fdr_ring_write(struct fdr_session *s, uint32_t inst, struct fdr_ring_map *m,
 	for (tries = 0; tries < 64; tries++) {
 		uint32_t cpu = __atomic_load_n(&rs->cpu_id_start, __ATOMIC_RELAXED);
 		struct fdr_pcpu *pc;
-		int ret;
 
 		if (cpu >= m->nr_cpus) {
 			__atomic_fetch_add(&s->ctl->dropped_no_slot, 1, __ATOMIC_RELAXED);
-			return -ENODEV;
+			ret = -ENODEV;
+			goto out;
 		}
 		pc = &m->pcpu[cpu];
 		if (len > pc->subbuf_size - FDR_SUBBUF_HDR) {
 			__atomic_fetch_add(&pc->cpu->too_big, 1, __ATOMIC_RELAXED);
-			return -E2BIG;
+			ret = -E2BIG;
+			goto out;
 		}
 		if (tsc) {
 			ret = rb_append_tsc(rs, cpu, pc, rec, len, pc->subbuf_size - len);
@@ -359,23 +228,23 @@ int fdr_ring_write(struct fdr_session *s, uint32_t inst, struct fdr_ring_map *m,
 			ret = rb_append_nots(rs, cpu, pc, rec, len, pc->subbuf_size - len);
 		}
 		if (ret == RB_OK)
-			return 0;
+			goto out;
 		if (ret == RB_SLOW) {
 			int overwrite = s->ctl->instances[inst].options & FDR_OPT_OVERWRITE;
 
 			ret = rb_switch(rs, cpu, pc, overwrite);
-			if (ret == -ENOSPC) {
-				__atomic_fetch_add(&pc->cpu->dropped, 1, __ATOMIC_RELAXED);
-				return -ENOSPC;
-			}
 			if (ret < 0) {
+				/* -ENOSPC: full in discard mode; others: a corrupted head */
 				__atomic_fetch_add(&pc->cpu->dropped, 1, __ATOMIC_RELAXED);
-				return ret;
+				goto out;
 			}
 		}
+		ret = -EAGAIN;
 	}
 	__atomic_fetch_add(&s->ctl->dropped_no_slot, 1, __ATOMIC_RELAXED);
-	return -EAGAIN;
+out:
+	errno = saved;
+	return ret;
 }
 
 static int rb_log2(uint32_t v)

@@ -273,7 +273,7 @@ int fdr_session_create(const char *dir, const struct fdr_session_opts *o, struct
 	struct fdr_abi_control *c = MAP_FAILED;
 	uint32_t kb = o && o->buffer_size_kb ? o->buffer_size_kb : DEFAULT_BUFFER_KB;
 	uint32_t ss = o && o->subbuf_size ? o->subbuf_size : DEFAULT_SUBBUF;
-	int overwrite = !o || o->overwrite != 0;
+	int overwrite = !o || o->overwrite >= 0;
 	int dir_fd = -1, fd = -1, ret;
 	char *slash;
 

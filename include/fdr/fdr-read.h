@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * fdr-read.h - reading an instance's rings: records in time order, statistics,
+ * the kernel's text format and page format.
+ *
+ * Readers treat the session's memory as hostile: every length and offset is
+ * checked, data is copied before it is parsed, and a sub-buffer the writer
+ * overwrote during the copy is counted as lost, never shown half-written.
+ */
+#ifndef FDR_READ_H
+#define FDR_READ_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "fdr/fdr-abi.h"
+#include "fdr/fdr-ctl.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct fdr_reader;
+
+/* fdr_reader_open() flags */
+#define FDR_READ_CONSUME 1u /* trace_pipe: take the CPU's reader slot, consume */
+
+struct fdr_record {
+	uint32_t cpu;
+	uint32_t len; /* payload bytes, common header included */
+	uint64_t ts; /* in the instance's trace clock */
+	uint64_t raw_ts;
+	const unsigned char *payload; /* valid until the next fdr_reader_next() */
+	uint64_t lost_before; /* consuming reads: records lost on this CPU just before */
+	const struct fdr_abi_subbuf *subbuf; /* header of the record's sub-buffer */
+};
+
+struct fdr_cpu_stats {
+	uint64_t entries; /* unread records in the ring */
+	uint64_t overrun; /* lost to overwrite */
+	uint64_t commit_overrun;
+	uint64_t bytes; /* of unread records, headers included */
+	uint64_t oldest_ts; /* trace clock, of the oldest unread record (0 if none) */
+	uint64_t now_ts;
+	uint64_t dropped; /* refused (discard mode, too big, nesting) */
+	uint64_t read; /* consumed by readers */
+	uint64_t written; /* entries + overrun */
+};
+
+FDR_API int fdr_reader_open(struct fdr_session *s, uint32_t inst, int cpu, unsigned flags,
+			    struct fdr_reader **out);
+FDR_API int fdr_reader_next(struct fdr_reader *r, struct fdr_record *rec);
+FDR_API int fdr_reader_wait(struct fdr_reader *r, int timeout_ms);
+FDR_API void fdr_reader_close(struct fdr_reader *r);
+FDR_API const struct fdr_clock_conv *fdr_reader_clock(struct fdr_reader *r);
+FDR_API int fdr_reader_raw_page(struct fdr_reader *r, void *page, size_t page_size);
+
+FDR_API int fdr_ring_stats(struct fdr_session *s, uint32_t inst, uint32_t cpu,
+			   struct fdr_cpu_stats *st);
+FDR_API int fdr_ring_clear(struct fdr_session *s, uint32_t inst, int cpu);
+FDR_API int fdr_ring_nr_cpus(struct fdr_session *s, uint32_t inst);
+FDR_API int fdr_ring_cpu_size_kb(struct fdr_session *s, uint32_t inst, uint32_t cpu);
+
+/* Text formatting (format.c). A strbuf-like growable buffer. */
+struct fdr_buf {
+	char *data;
+	size_t len;
+	size_t size;
+};
+FDR_API void fdr_buf_free(struct fdr_buf *b);
+FDR_API int fdr_buf_printf(struct fdr_buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+FDR_API int fdr_buf_add(struct fdr_buf *b, const void *p, size_t n);
+
+/* Look up the registry entry of an event id (NULL if none); borrowed. */
+FDR_API const struct fdr_abi_event *fdr_event_by_id(const struct fdr_abi_control *ctl,
+						     uint32_t id);
+FDR_API int fdr_format_event_file(const struct fdr_abi_event *e, struct fdr_buf *b);
+FDR_API int fdr_format_header_page(uint32_t subbuf_size, struct fdr_buf *b);
+FDR_API int fdr_format_header_event(struct fdr_buf *b);
+FDR_API int fdr_format_trace_header(struct fdr_session *s, uint32_t inst, struct fdr_buf *b);
+FDR_API int fdr_format_record(struct fdr_session *s, uint32_t inst, const struct fdr_record *rec,
+			      struct fdr_buf *b);
+FDR_API int fdr_format_body(const struct fdr_abi_event *e, const unsigned char *p, uint32_t len,
+			    struct fdr_buf *b);
+FDR_API int fdr_format_ts(uint32_t clock, uint64_t ts, struct fdr_buf *b);
+FDR_API const char *fdr_comm_lookup(const struct fdr_abi_control *ctl, int32_t pid, char *buf,
+				    size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FDR_READ_H */

@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * ring-fast.h - the rseq fast path of the ring writer, inlined into the event path.
+ * See ring.c for the protocol.
+ */
+#ifndef FDR_RING_FAST_H
+#define FDR_RING_FAST_H
+
+#include <sys/rseq.h>
+
+#include "core-local.h"
+
+#if !defined(__x86_64__)
+#error "fdr's ring writer is implemented for x86_64 only (rseq critical sections in asm)"
+#endif
+
+#define RSEQ_SIG_STR "0x53053053"
+
+/* Return codes of the critical sections. */
+enum { RB_OK = 0, RB_ABORT = 1, RB_SLOW = 2, RB_CMPFAIL = 3 };
+
+static inline struct rseq *rb_rseq_area(void)
+{
+	return (struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset);
+}
+
+/*
+ * Fast path. @pc's first three words are head pointer, data, ss_mask. Copies @len
+ * bytes (a multiple of 8) from @src to the head of this CPU's ring after putting
+ * rdtsc into src+8, if it fits in the current sub-buffer.
+ */
+static inline int rb_append_tsc(struct rseq *rs, uint32_t cpu, struct fdr_pcpu *pc,
+				unsigned char *src, uint64_t len, uint64_t limit)
+{
+	__asm__ goto(".pushsection __rseq_cs, \"aw\"\n\t"
+		     ".balign 32\n\t"
+		     "3:\n\t"
+		     ".long 0x0, 0x0\n\t"
+		     ".quad 1f, (2f - 1f), 4f\n\t"
+		     ".popsection\n\t"
+		     "leaq 3b(%%rip), %%rax\n\t"
+		     "movq %%rax, 8(%[rs])\n\t"
+		     "1:\n\t"
+		     "cmpl %[cpu], 4(%[rs])\n\t"
+		     "jnz 4f\n\t"
+		     "movq 0(%[pc]), %%rsi\n\t"
+		     "movq (%%rsi), %%r8\n\t"
+		     "movl %%r8d, %%ecx\n\t"
+		     "andq 16(%[pc]), %%rcx\n\t"
+		     "jz %l[slow]\n\t"
+		     "cmpq %[limit], %%rcx\n\t"
+		     "ja %l[slow]\n\t"
+		     "movl %%r8d, %%edi\n\t"
+		     "addq 8(%[pc]), %%rdi\n\t"
+		     "rdtsc\n\t"
+		     "shlq $32, %%rdx\n\t"
+		     "orq %%rdx, %%rax\n\t"
+		     "movq %%rax, 8(%[src])\n\t"
+		     "movq %[src], %%rsi\n\t"
+		     "movq %[len], %%rcx\n\t"
+		     "shrq $3, %%rcx\n\t"
+		     "5:\n\t"
+		     "movq (%%rsi), %%rax\n\t"
+		     "movq %%rax, (%%rdi)\n\t"
+		     "addq $8, %%rsi\n\t"
+		     "addq $8, %%rdi\n\t"
+		     "decq %%rcx\n\t"
+		     "jnz 5b\n\t"
+		     "addq %[len], %%r8\n\t"
+		     "movq 0(%[pc]), %%rsi\n\t"
+		     "movq %%r8, (%%rsi)\n\t"
+		     "2:\n\t"
+		     ".pushsection __rseq_failure, \"ax\"\n\t"
+		     ".byte 0x0f, 0xb9, 0x3d\n\t"
+		     ".long " RSEQ_SIG_STR "\n\t"
+		     "4:\n\t"
+		     "jmp %l[abort]\n\t"
+		     ".popsection\n\t"
+		     :
+		     : [rs] "r"(rs), [cpu] "r"(cpu), [pc] "r"(pc), [src] "r"(src), [len] "r"(len),
+		       [limit] "r"(limit)
+		     : "rax", "rcx", "rdx", "rsi", "rdi", "r8", "memory", "cc"
+		     : abort, slow);
+	return RB_OK;
+abort:
+	return RB_ABORT;
+slow:
+	return RB_SLOW;
+}
+
+/* The same without rdtsc: the caller stored the timestamp in src+8. */
+static inline int rb_append_nots(struct rseq *rs, uint32_t cpu, struct fdr_pcpu *pc,
+				 unsigned char *src, uint64_t len, uint64_t limit)
+{
+	__asm__ goto(".pushsection __rseq_cs, \"aw\"\n\t"
+		     ".balign 32\n\t"
+		     "3:\n\t"
+		     ".long 0x0, 0x0\n\t"
+		     ".quad 1f, (2f - 1f), 4f\n\t"
+		     ".popsection\n\t"
+		     "leaq 3b(%%rip), %%rax\n\t"
+		     "movq %%rax, 8(%[rs])\n\t"
+		     "1:\n\t"
+		     "cmpl %[cpu], 4(%[rs])\n\t"
+		     "jnz 4f\n\t"
+		     "movq 0(%[pc]), %%rsi\n\t"
+		     "movq (%%rsi), %%r8\n\t"
+		     "movl %%r8d, %%ecx\n\t"
+		     "andq 16(%[pc]), %%rcx\n\t"
+		     "jz %l[slow]\n\t"
+		     "cmpq %[limit], %%rcx\n\t"
+		     "ja %l[slow]\n\t"
+		     "movl %%r8d, %%edi\n\t"
+		     "addq 8(%[pc]), %%rdi\n\t"
+		     "movq %[src], %%rsi\n\t"
+		     "movq %[len], %%rcx\n\t"
+		     "shrq $3, %%rcx\n\t"
+		     "5:\n\t"
+		     "movq (%%rsi), %%rax\n\t"
+		     "movq %%rax, (%%rdi)\n\t"
+		     "addq $8, %%rsi\n\t"
+		     "addq $8, %%rdi\n\t"
+		     "decq %%rcx\n\t"
+		     "jnz 5b\n\t"
+		     "addq %[len], %%r8\n\t"
+		     "movq 0(%[pc]), %%rsi\n\t"
+		     "movq %%r8, (%%rsi)\n\t"
+		     "2:\n\t"
+		     ".pushsection __rseq_failure, \"ax\"\n\t"
+		     ".byte 0x0f, 0xb9, 0x3d\n\t"
+		     ".long " RSEQ_SIG_STR "\n\t"
+		     "4:\n\t"
+		     "jmp %l[abort]\n\t"
+		     ".popsection\n\t"
+		     :
+		     : [rs] "r"(rs), [cpu] "r"(cpu), [pc] "r"(pc), [src] "r"(src), [len] "r"(len),
+		       [limit] "r"(limit)
+		     : "rax", "rcx", "rdx", "rsi", "rdi", "r8", "memory", "cc"
+		     : abort, slow);
+	return RB_OK;
+abort:
+	return RB_ABORT;
+slow:
+	return RB_SLOW;
+}
+
+/* Set at attach: record timestamps are rdtsc (1) or CLOCK_MONOTONIC (0). */
+FDR_HIDDEN extern int fdr_ring_tsc;
+
+/*
+ * fdr_ring_write_fast - the common case inline: rdtsc mode, the record fits in the
+ * current sub-buffer and no preemption hits the critical section. Everything else
+ * goes to fdr_ring_write().
+ */
+static inline __attribute__((always_inline)) int fdr_ring_write_fast(struct fdr_session *s, uint32_t inst, struct fdr_ring_map *m,
+				      unsigned char *rec, size_t len)
+{
+	struct rseq *rs = rb_rseq_area();
+	uint32_t cpu = __atomic_load_n(&rs->cpu_id_start, __ATOMIC_RELAXED);
+
+	if (__builtin_expect(cpu < m->nr_cpus && fdr_ring_tsc, 1)) {
+		struct fdr_pcpu *pc = &m->pcpu[cpu];
+
+		if (__builtin_expect(len <= pc->subbuf_size - FDR_SUBBUF_HDR, 1) &&
+		    rb_append_tsc(rs, cpu, pc, rec, len, pc->subbuf_size - len) == RB_OK)
+			return 0;
+	}
+	return fdr_ring_write(s, inst, m, rec, len);
+}
+
+#endif /* FDR_RING_FAST_H */

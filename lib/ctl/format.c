@@ -1,0 +1,590 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * format.c - the kernel's text formats: event format files, header_page and
+ * header_event, the trace header and record lines (spec/TRACEFS.md §4-§5).
+ *
+ * Record payloads come from shared memory and are hostile: every field is read
+ * through fmt_field(), which checks offset + size against the record length, and
+ * __data_loc words are checked the same way. A field that does not check out
+ * prints as "<bad>" instead of being read.
+ *
+ * A custom print format is printf-like; each conversion takes the next field in
+ * the event's print_args list. Integer conversions get the field's value whatever
+ * the length modifier written (we pass long long and rewrite the modifier), %s
+ * takes a string or char-array field, %p prints 0x%lx like the kernel's %p with
+ * hashing off. Anything else is copied literally.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fdr/fdr-read.h"
+
+/* ---- growable buffer --------------------------------------------------------------- */
+
+static int buf_reserve(struct fdr_buf *b, size_t n)
+{
+	size_t want = b->len + n + 1;
+	char *p;
+
+	if (want <= b->size)
+		return 0;
+	if (want < b->size * 2)
+		want = b->size * 2;
+	if (want < 256)
+		want = 256;
+	p = realloc(b->data, want);
+	if (!p)
+		return -ENOMEM;
+	b->data = p;
+	b->size = want;
+	return 0;
+}
+
+/** fdr_buf_add - append @n bytes; returns 0 or -ENOMEM */
+int fdr_buf_add(struct fdr_buf *b, const void *p, size_t n)
+{
+	if (buf_reserve(b, n))
+		return -ENOMEM;
+	memcpy(b->data + b->len, p, n);
+	b->len += n;
+	b->data[b->len] = 0;
+	return 0;
+}
+
+/** fdr_buf_printf - append formatted text; returns 0 or -ENOMEM */
+int fdr_buf_printf(struct fdr_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (buf_reserve(b, 64))
+		return -ENOMEM;
+	va_start(ap, fmt);
+	n = vsnprintf(b->data + b->len, b->size - b->len, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -EINVAL;
+	if ((size_t)n >= b->size - b->len) {
+		if (buf_reserve(b, (size_t)n))
+			return -ENOMEM;
+		va_start(ap, fmt);
+		vsnprintf(b->data + b->len, b->size - b->len, fmt, ap);
+		va_end(ap);
+	}
+	b->len += (size_t)n;
+	return 0;
+}
+
+/** fdr_buf_free - release the buffer's memory (the struct itself is the caller's) */
+void fdr_buf_free(struct fdr_buf *b)
+{
+	free(b->data);
+	b->data = NULL;
+	b->len = b->size = 0;
+}
+
+/* ---- registry lookups ------------------------------------------------------------------ */
+
+/** fdr_event_by_id - the registry entry with this id, or NULL; borrowed */
+const struct fdr_abi_event *fdr_event_by_id(const struct fdr_abi_control *ctl, uint32_t id)
+{
+	uint32_t i;
+
+	for (i = 0; i < FDR_MAX_EVENTS; i++) {
+		const struct fdr_abi_event *e = &ctl->events[i];
+
+		if (e->state == FDR_EVENT_READY && e->id == id)
+			return e;
+	}
+	return NULL;
+}
+
+/**
+ * fdr_comm_lookup - the comm saved for @pid, "<idle>" for 0, "<...>" if unknown
+ * @buf: at least FDR_COMM_LEN bytes; the result may point to it
+ */
+const char *fdr_comm_lookup(const struct fdr_abi_control *ctl, int32_t pid, char *buf, size_t len)
+{
+	const struct fdr_abi_cmdline *c;
+	uint32_t p1, p2;
+
+	if (pid == 0)
+		return "<idle>";
+	if (len < FDR_COMM_LEN)
+		return "<...>";
+	c = &ctl->cmdlines[(uint32_t)pid % FDR_CMDLINE_SLOTS];
+	/* acquire: pairs with the release store of pid after comm in the writer */
+	p1 = __atomic_load_n(&c->pid, __ATOMIC_ACQUIRE);
+	memcpy(buf, c->comm, FDR_COMM_LEN);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	p2 = __atomic_load_n(&c->pid, __ATOMIC_RELAXED);
+	buf[FDR_COMM_LEN - 1] = 0;
+	if (p1 != (uint32_t)pid || p2 != p1 || !buf[0])
+		return "<...>";
+	return buf;
+}
+
+/* ---- format files ----------------------------------------------------------------------- */
+
+static int fmt_is_string(const struct fdr_abi_field *f)
+{
+	return f->kind == FDR_KIND_STRING || f->kind == FDR_KIND_CHARS ||
+	       f->kind == FDR_KIND_TAIL_CHARS;
+}
+
+static const char *fmt_int_conv(const struct fdr_abi_field *f)
+{
+	if (f->size == 8)
+		return f->is_signed ? "%lld" : "%llu";
+	return f->is_signed ? "%d" : "%u";
+}
+
+/* The print fmt line's argument for field f. */
+static int fmt_print_arg(const struct fdr_abi_field *f, struct fdr_buf *b)
+{
+	char name[FDR_FIELD_NAME_LEN + 1];
+
+	memcpy(name, f->name, FDR_FIELD_NAME_LEN);
+	name[FDR_FIELD_NAME_LEN] = 0;
+	switch (f->kind) {
+	case FDR_KIND_STRING:
+		return fdr_buf_printf(b, ", __get_str(%s)", name);
+	case FDR_KIND_BYTES:
+		return fdr_buf_printf(b, ", __print_hex_str(__get_dynamic_array(%s), __get_dynamic_array_len(%s))",
+				      name, name);
+	default:
+		return fdr_buf_printf(b, ", REC->%s", name);
+	}
+}
+
+static uint32_t fmt_nr_fields(const struct fdr_abi_event *e)
+{
+	return e->nr_fields < FDR_MAX_FIELDS ? e->nr_fields : FDR_MAX_FIELDS;
+}
+
+/** fdr_format_event_file - the events/SYS/EVENT/format text of an event */
+int fdr_format_event_file(const struct fdr_abi_event *e, struct fdr_buf *b)
+{
+	char name[FDR_NAME_LEN + 1], fname[FDR_FIELD_NAME_LEN + 1], type[FDR_FIELD_TYPE_LEN + 1];
+	uint32_t i, nf = fmt_nr_fields(e);
+	int ret = 0;
+
+	memcpy(name, e->name, FDR_NAME_LEN);
+	name[FDR_NAME_LEN] = 0;
+	ret |= fdr_buf_printf(b, "name: %s\nID: %u\nformat:\n", name, e->id);
+	ret |= fdr_buf_printf(b, "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+				 "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+				 "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+				 "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n");
+	for (i = 0; i < nf; i++) {
+		const struct fdr_abi_field *f = &e->fields[i];
+
+		memcpy(fname, f->name, FDR_FIELD_NAME_LEN);
+		fname[FDR_FIELD_NAME_LEN] = 0;
+		memcpy(type, f->type, FDR_FIELD_TYPE_LEN);
+		type[FDR_FIELD_TYPE_LEN] = 0;
+		if (f->kind == FDR_KIND_CHARS)
+			ret |= fdr_buf_printf(b, "\tfield:char %s[%u];", fname, f->size);
+		else if (f->kind == FDR_KIND_TAIL_CHARS)
+			ret |= fdr_buf_printf(b, "\tfield:char %s[];", fname);
+		else if (f->kind == FDR_KIND_STRING || f->kind == FDR_KIND_BYTES)
+			ret |= fdr_buf_printf(b, "\tfield:%s %s;", type, fname);
+		else
+			ret |= fdr_buf_printf(b, "\tfield:%s %s;", type, fname);
+		ret |= fdr_buf_printf(b, "\toffset:%u;\tsize:%u;\tsigned:%u;\n", f->offset, f->size,
+				      f->is_signed ? 1 : 0);
+	}
+	ret |= fdr_buf_printf(b, "\nprint fmt: ");
+	if (e->id == FDR_EVENT_ID_PRINT && strcmp(e->system, "ftrace") == 0) {
+		ret |= fdr_buf_printf(b, "\"%%ps: %%s\", (void *)REC->ip, REC->buf\n");
+		return ret ? -ENOMEM : 0;
+	}
+	if (e->print_fmt[0] && e->nr_print_args) {
+		char pf[FDR_PRINT_FMT_LEN + 1];
+		uint32_t n = e->nr_print_args < FDR_PRINT_ARGS_MAX ? e->nr_print_args : FDR_PRINT_ARGS_MAX;
+
+		memcpy(pf, e->print_fmt, FDR_PRINT_FMT_LEN);
+		pf[FDR_PRINT_FMT_LEN] = 0;
+		ret |= fdr_buf_add(b, "\"", 1);
+		for (i = 0; pf[i]; i++) {
+			if (pf[i] == '"' || pf[i] == '\\')
+				ret |= fdr_buf_add(b, "\\", 1);
+			ret |= fdr_buf_add(b, &pf[i], 1);
+		}
+		ret |= fdr_buf_add(b, "\"", 1);
+		for (i = 0; i < n; i++)
+			if (e->print_args[i] < nf)
+				ret |= fmt_print_arg(&e->fields[e->print_args[i]], b);
+	} else {
+		ret |= fdr_buf_add(b, "\"", 1);
+		for (i = 0; i < nf; i++) {
+			const struct fdr_abi_field *f = &e->fields[i];
+
+			memcpy(fname, f->name, FDR_FIELD_NAME_LEN);
+			fname[FDR_FIELD_NAME_LEN] = 0;
+			ret |= fdr_buf_printf(b, "%s%s=%s", i ? " " : "", fname,
+					      fmt_is_string(f) || f->kind == FDR_KIND_BYTES ? "%s" : fmt_int_conv(f));
+		}
+		ret |= fdr_buf_add(b, "\"", 1);
+		for (i = 0; i < nf; i++)
+			ret |= fmt_print_arg(&e->fields[i], b);
+	}
+	ret |= fdr_buf_add(b, "\n", 1);
+	return ret ? -ENOMEM : 0;
+}
+
+/** fdr_format_header_page - events/header_page for a sub-buffer size */
+int fdr_format_header_page(uint32_t subbuf_size, struct fdr_buf *b)
+{
+	return fdr_buf_printf(b,
+			      "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
+			      "\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
+			      "\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
+			      "\tfield: char data;\toffset:16;\tsize:%u;\tsigned:0;\n",
+			      subbuf_size - 16);
+}
+
+/** fdr_format_header_event - events/header_event */
+int fdr_format_header_event(struct fdr_buf *b)
+{
+	return fdr_buf_printf(b, "# compressed entry header\n"
+				 "\ttype_len    :    5 bits\n"
+				 "\ttime_delta  :   27 bits\n"
+				 "\tarray       :   32 bits\n"
+				 "\n"
+				 "\tpadding     : type == 29\n"
+				 "\ttime_extend : type == 30\n"
+				 "\ttime_stamp : type == 31\n"
+				 "\tdata max type_len  == 28\n");
+}
+
+/* ---- the trace header ----------------------------------------------------------------- */
+
+/** fdr_format_trace_header - the header of trace, per_cpu/cpuN/trace and snapshot */
+int fdr_format_trace_header(struct fdr_session *s, uint32_t inst, struct fdr_buf *b)
+{
+	const struct fdr_abi_instance *in = &fdr_session_control(s)->instances[inst];
+	uint64_t entries = 0, written = 0;
+	int nr = fdr_ring_nr_cpus(s, inst), cpu, ret = 0;
+	const char *pad = (in->options & FDR_OPT_RECORD_TGID) ? "          " : "";
+
+	ret |= fdr_buf_printf(b, "# tracer: nop\n#\n");
+	if (!(in->options & FDR_OPT_CONTEXT_INFO))
+		return ret ? -ENOMEM : 0;
+	for (cpu = 0; cpu < nr; cpu++) {
+		struct fdr_cpu_stats st;
+
+		if (fdr_ring_stats(s, inst, (uint32_t)cpu, &st) == 0) {
+			entries += st.entries;
+			written += st.written;
+		}
+	}
+	ret |= fdr_buf_printf(b, "# entries-in-buffer/entries-written: %" PRIu64 "/%" PRIu64 "   #P:%d\n#\n",
+			      entries, written, nr > 0 ? nr : 0);
+	if (in->options & FDR_OPT_IRQ_INFO) {
+		ret |= fdr_buf_printf(b,
+				      "#                            %s    _-----=> irqs-off/BH-disabled\n"
+				      "#                            %s   / _----=> need-resched\n"
+				      "#                            %s  | / _---=> hardirq/softirq\n"
+				      "#                            %s  || / _--=> preempt-depth\n"
+				      "#                            %s  ||| / _-=> migrate-disable\n"
+				      "#                            %s  |||| /     delay\n",
+				      pad, pad, pad, pad, pad, pad);
+		if (in->options & FDR_OPT_RECORD_TGID)
+			ret |= fdr_buf_printf(b, "#           TASK-PID       TGID    CPU#  |||||  TIMESTAMP  FUNCTION\n"
+						 "#              | |           |       |   |||||     |         |\n");
+		else
+			ret |= fdr_buf_printf(b, "#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n"
+						 "#              | |         |   |||||     |         |\n");
+	} else if (in->options & FDR_OPT_RECORD_TGID) {
+		ret |= fdr_buf_printf(b, "#           TASK-PID       TGID    CPU#     TIMESTAMP  FUNCTION\n"
+					 "#              | |           |       |         |         |\n");
+	} else {
+		ret |= fdr_buf_printf(b, "#           TASK-PID     CPU#     TIMESTAMP  FUNCTION\n"
+					 "#              | |         |         |         |\n");
+	}
+	return ret ? -ENOMEM : 0;
+}
+
+/** fdr_format_ts - " %5lu.%06lu" (rounded to the µs) or " %12llu" for counter clocks */
+int fdr_format_ts(uint32_t clock, uint64_t ts, struct fdr_buf *b)
+{
+	if (!fdr_clock_is_ns(clock))
+		return fdr_buf_printf(b, " %12" PRIu64, ts);
+	ts += 500;
+	return fdr_buf_printf(b, " %5" PRIu64 ".%06" PRIu64, (uint64_t)(ts / 1000000000u),
+			      (uint64_t)((ts / 1000u) % 1000000u));
+}
+
+/* ---- bodies ------------------------------------------------------------------------- */
+
+/* Read an integer field, checked against the record; returns 0 or -1. */
+static int fmt_get_int(const struct fdr_abi_field *f, const unsigned char *p, uint32_t len,
+		       int64_t *v)
+{
+	uint8_t u8;
+	uint16_t u16;
+	uint32_t u32;
+	uint64_t u64;
+
+	if ((uint32_t)f->offset + f->size > len)
+		return -1;
+	switch (f->size) {
+	case 1:
+		memcpy(&u8, p + f->offset, 1);
+		*v = f->is_signed ? (int64_t)(int8_t)u8 : (int64_t)u8;
+		return 0;
+	case 2:
+		memcpy(&u16, p + f->offset, 2);
+		*v = f->is_signed ? (int64_t)(int16_t)u16 : (int64_t)u16;
+		return 0;
+	case 4:
+		memcpy(&u32, p + f->offset, 4);
+		*v = f->is_signed ? (int64_t)(int32_t)u32 : (int64_t)u32;
+		return 0;
+	case 8:
+		memcpy(&u64, p + f->offset, 8);
+		*v = (int64_t)u64;
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+/* Locate a string or byte field's bytes; returns 0 or -1. *n excludes a final NUL. */
+static int fmt_get_bytes(const struct fdr_abi_field *f, const unsigned char *p, uint32_t len,
+			 const unsigned char **s, uint32_t *n)
+{
+	uint32_t loc, off, l;
+
+	switch (f->kind) {
+	case FDR_KIND_CHARS:
+		if ((uint32_t)f->offset + f->size > len)
+			return -1;
+		*s = p + f->offset;
+		*n = (uint32_t)strnlen((const char *)*s, f->size);
+		return 0;
+	case FDR_KIND_TAIL_CHARS:
+		if (f->offset > len)
+			return -1;
+		*s = p + f->offset;
+		*n = (uint32_t)strnlen((const char *)*s, len - f->offset);
+		return 0;
+	case FDR_KIND_STRING:
+	case FDR_KIND_BYTES:
+		if ((uint32_t)f->offset + 4 > len)
+			return -1;
+		memcpy(&loc, p + f->offset, 4);
+		off = loc & 0xffff;
+		l = loc >> 16;
+		if (off > len || l > len - off)
+			return -1;
+		*s = p + off;
+		*n = f->kind == FDR_KIND_STRING ? (uint32_t)strnlen((const char *)*s, l) : l;
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+static int fmt_value_default(const struct fdr_abi_field *f, const unsigned char *p, uint32_t len,
+			     struct fdr_buf *b)
+{
+	const unsigned char *s;
+	uint32_t n, i;
+	int64_t v;
+
+	if (f->kind == FDR_KIND_BYTES) {
+		if (fmt_get_bytes(f, p, len, &s, &n))
+			return fdr_buf_printf(b, "<bad>");
+		for (i = 0; i < n; i++)
+			if (fdr_buf_printf(b, "%02x", s[i]))
+				return -ENOMEM;
+		return 0;
+	}
+	if (fmt_is_string(f)) {
+		if (fmt_get_bytes(f, p, len, &s, &n))
+			return fdr_buf_printf(b, "<bad>");
+		return fdr_buf_add(b, s, n);
+	}
+	if (fmt_get_int(f, p, len, &v))
+		return fdr_buf_printf(b, "<bad>");
+	if (f->is_signed)
+		return fdr_buf_printf(b, "%" PRId64, v);
+	return fdr_buf_printf(b, "%" PRIu64, (uint64_t)v);
+}
+
+/* The format below is built from a checked conversion spec, never from raw input. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+/* One conversion of a custom print format applied to one field. */
+static int fmt_conv(const char *spec, size_t spec_len, char conv, const struct fdr_abi_field *f,
+		    const unsigned char *p, uint32_t len, struct fdr_buf *b)
+{
+	char fmt[64];
+	const unsigned char *s;
+	uint32_t n;
+	int64_t v;
+	size_t k = 0, i;
+
+	/* keep flags, width and precision; drop length modifiers */
+	for (i = 0; i < spec_len && k + 4 < sizeof(fmt); i++)
+		if (!strchr("hlLqjzt", spec[i]))
+			fmt[k++] = spec[i];
+	if (conv == 's') {
+		char tmp[FDR_MAX_RECORD + 1];
+
+		if (!f || fmt_get_bytes(f, p, len, &s, &n))
+			return fdr_buf_printf(b, "<bad>");
+		if (f->kind == FDR_KIND_BYTES)
+			return fmt_value_default(f, p, len, b);
+		memcpy(tmp, s, n < FDR_MAX_RECORD ? n : FDR_MAX_RECORD);
+		tmp[n < FDR_MAX_RECORD ? n : FDR_MAX_RECORD] = 0;
+		fmt[k++] = 's';
+		fmt[k] = 0;
+		return fdr_buf_printf(b, fmt, tmp);
+	}
+	if (!f || fmt_is_string(f) || f->kind == FDR_KIND_BYTES || fmt_get_int(f, p, len, &v))
+		return fdr_buf_printf(b, "<bad>");
+	if (conv == 'p') {
+		return fdr_buf_printf(b, "0x%" PRIx64, (uint64_t)v);
+	}
+	if (conv == 'c') {
+		fmt[k++] = 'c';
+		fmt[k] = 0;
+		return fdr_buf_printf(b, fmt, (int)v);
+	}
+	fmt[k++] = 'l';
+	fmt[k++] = 'l';
+	fmt[k++] = conv == 'i' ? 'd' : conv;
+	fmt[k] = 0;
+	if (conv == 'd' || conv == 'i')
+		return fdr_buf_printf(b, fmt, (long long)v);
+	return fdr_buf_printf(b, fmt, (unsigned long long)v);
+}
+#pragma GCC diagnostic pop
+
+/**
+ * fdr_format_body - the part of a record line after "NAME: "
+ * @e: the event (registry entry)
+ * @p, @len: the payload, common header included
+ */
+int fdr_format_body(const struct fdr_abi_event *e, const unsigned char *p, uint32_t len, struct fdr_buf *b)
+{
+	uint32_t i, nf = fmt_nr_fields(e);
+	int ret = 0;
+
+	if (e->print_fmt[0] && e->nr_print_args) {
+		const char *f = e->print_fmt, *end = e->print_fmt + strnlen(e->print_fmt, FDR_PRINT_FMT_LEN);
+		uint32_t arg = 0, nargs = e->nr_print_args < FDR_PRINT_ARGS_MAX ? e->nr_print_args : FDR_PRINT_ARGS_MAX;
+
+		while (f < end && !ret) {
+			const char *pc = memchr(f, '%', (size_t)(end - f)), *q;
+
+			if (!pc) {
+				ret = fdr_buf_add(b, f, (size_t)(end - f));
+				break;
+			}
+			ret = fdr_buf_add(b, f, (size_t)(pc - f));
+			if (pc + 1 < end && pc[1] == '%') {
+				ret |= fdr_buf_add(b, "%", 1);
+				f = pc + 2;
+				continue;
+			}
+			q = pc + 1;
+			while (q < end && strchr("-+ #0123456789.hlLqjzt", *q))
+				q++;
+			if (q >= end || !strchr("diuxXocsp", *q)) {
+				ret |= fdr_buf_add(b, pc, (size_t)(q - pc));
+				f = q;
+				continue;
+			}
+			{
+				const struct fdr_abi_field *fld = NULL;
+
+				if (arg < nargs && e->print_args[arg] < nf)
+					fld = &e->fields[e->print_args[arg]];
+				arg++;
+				ret |= fmt_conv(pc, (size_t)(q - pc), *q, fld, p, len, b);
+			}
+			f = q + 1;
+		}
+		return ret ? -ENOMEM : 0;
+	}
+	for (i = 0; i < nf && !ret; i++) {
+		char fname[FDR_FIELD_NAME_LEN + 1];
+
+		memcpy(fname, e->fields[i].name, FDR_FIELD_NAME_LEN);
+		fname[FDR_FIELD_NAME_LEN] = 0;
+		ret = fdr_buf_printf(b, "%s%s=", i ? " " : "", fname);
+		ret |= fmt_value_default(&e->fields[i], p, len, b);
+	}
+	return ret ? -ENOMEM : 0;
+}
+
+/**
+ * fdr_format_record - one line of trace / trace_pipe output for a record
+ * ("%16s-%-7d [%03d] ..... %5lu.%06lu: NAME: BODY\n", as the kernel prints it)
+ */
+int fdr_format_record(struct fdr_session *s, uint32_t inst, const struct fdr_record *rec,
+		      struct fdr_buf *b)
+{
+	const struct fdr_abi_control *ctl = fdr_session_control(s);
+	const struct fdr_abi_instance *in = &ctl->instances[inst];
+	const struct fdr_abi_event *e;
+	struct fdr_common c;
+	char comm[FDR_COMM_LEN];
+	int ret = 0;
+
+	if (rec->len < sizeof(c))
+		return 0;
+	memcpy(&c, rec->payload, sizeof(c));
+	if (in->options & FDR_OPT_CONTEXT_INFO) {
+		ret |= fdr_buf_printf(b, "%16s-%-7d ", fdr_comm_lookup(ctl, c.pid, comm, sizeof(comm)), c.pid);
+		if (in->options & FDR_OPT_RECORD_TGID) {
+			const struct fdr_abi_cmdline *cl = &ctl->cmdlines[(uint32_t)c.pid % FDR_CMDLINE_SLOTS];
+			uint32_t tgid = cl->tgid;
+
+			if (__atomic_load_n(&cl->pid, __ATOMIC_ACQUIRE) == (uint32_t)c.pid && tgid)
+				ret |= fdr_buf_printf(b, "(%7u) ", tgid);
+			else
+				ret |= fdr_buf_printf(b, "(-------) ");
+		}
+		ret |= fdr_buf_printf(b, "[%03u] ", rec->cpu);
+		if (in->options & FDR_OPT_IRQ_INFO) {
+			if (c.preempt_count)
+				ret |= fdr_buf_printf(b, "...%x.", c.preempt_count & 0xf);
+			else
+				ret |= fdr_buf_printf(b, ".....");
+		}
+		ret |= fdr_format_ts(in->clock, rec->ts, b);
+		ret |= fdr_buf_add(b, ": ", 2);
+	}
+	e = fdr_event_by_id(ctl, c.type);
+	if (!e)
+		return fdr_buf_printf(b, "type: %u\n", c.type) | ret ? -ENOMEM : 0;
+	if (e->id == FDR_EVENT_ID_PRINT && strcmp(e->system, "ftrace") == 0) {
+		const unsigned char *t = rec->payload + 16;
+		uint32_t n = rec->len > 16 ? (uint32_t)strnlen((const char *)t, rec->len - 16) : 0;
+
+		/* the text carries its own newline; an embedded NUL cuts it, as in the kernel */
+		ret |= fdr_buf_printf(b, "tracing_mark_write: ");
+		ret |= fdr_buf_add(b, t, n);
+		return ret ? -ENOMEM : 0;
+	}
+	{
+		char name[FDR_NAME_LEN + 1];
+
+		memcpy(name, e->name, FDR_NAME_LEN);
+		name[FDR_NAME_LEN] = 0;
+		ret |= fdr_buf_printf(b, "%s: ", name);
+	}
+	ret |= fdr_format_body(e, rec->payload, rec->len, b);
+	ret |= fdr_buf_add(b, "\n", 1);
+	return ret ? -ENOMEM : 0;
+}

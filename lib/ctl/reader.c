@@ -1,0 +1,746 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * reader.c - reading per-CPU rings (see lib/core/ring.c for the writer).
+ *
+ * A cursor per CPU holds a private copy of one sub-buffer. To read sub-buffer S
+ * (a linear position, a multiple of subbuf_size) it:
+ *   1. reads head (acquire) and derives the writer's linear position W: the
+ *      writer's sub-buffer header gives its linear start (or, at offset 0, the
+ *      previous header's start + subbuf_size);
+ *   2. if S is older than the oldest sub-buffer still in the ring
+ *      (W's sub-buffer - (nr_subbufs - 1) sub-buffers), the records between are
+ *      lost: the count comes from the cumulative record counts in the headers;
+ *   3. copies S, then re-reads head: if the writer has since entered S's slot one
+ *      lap later, the copy may be torn and is thrown away (step 2 then counts it);
+ *   4. checks the copy's header (its position must be S) and parses records with
+ *      every length checked; a sub-buffer that does not check out is skipped and
+ *      its records are counted as lost through the next header's count.
+ * Bytes of the sub-buffer the writer is still in are valid up to the head read
+ * in step 1: the writer publishes head only after the record's bytes.
+ *
+ * Several CPUs are merged by timestamp (a k-way merge over peeked records).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <signal.h>
+
+#include "fdr/fdr-read.h"
+
+struct rd_ring {
+	const struct fdr_abi_ring *hdr;
+	const unsigned char *base;
+	size_t size;
+	uint32_t nr_cpus;
+};
+
+struct rd_cpu {
+	uint32_t cpu;
+	struct fdr_abi_cpu *c;
+	const unsigned char *data;
+	uint32_t ss, shift, n;
+	unsigned char *buf; /* private copy of one sub-buffer */
+	uint64_t buf_pos; /* linear start of the copy, UINT64_MAX if none */
+	uint32_t buf_valid; /* bytes of the copy that hold records */
+	int buf_final; /* the writer had left that sub-buffer */
+	uint64_t pos; /* linear position of the next record */
+	uint64_t cum; /* records before pos */
+	uint64_t lost; /* lost since the last record returned */
+	int have; /* rec is a peeked record */
+	struct fdr_record rec;
+	uint64_t rec_pos_after;
+	struct fdr_abi_subbuf rec_sb;
+};
+
+struct fdr_reader {
+	struct fdr_session *s;
+	uint32_t inst;
+	unsigned flags;
+	uint32_t gen;
+	struct rd_ring ring;
+	struct fdr_clock_conv conv;
+	uint32_t nr;
+	struct rd_cpu *cpus;
+};
+
+static int rd_log2(uint32_t v)
+{
+	int n = 0;
+
+	while (n < 31 && (1u << n) < v)
+		n++;
+	return (1u << n) == v ? n : -1;
+}
+
+/* Validate a ring mapping; fills @r. Returns 0 or -EUCLEAN. */
+static int rd_ring_check(const void *base, size_t size, struct rd_ring *r)
+{
+	const struct fdr_abi_ring *h = base;
+	uint32_t cpu;
+
+	if (size < sizeof(*h) || h->magic != FDR_ABI_MAGIC_RING || h->version != FDR_ABI_VERSION ||
+	    h->nr_cpus == 0 || h->nr_cpus > FDR_MAX_CPUS || h->file_size != size ||
+	    h->cpu_off > size || (size - h->cpu_off) / sizeof(struct fdr_abi_cpu) < h->nr_cpus)
+		return -EUCLEAN;
+	for (cpu = 0; cpu < h->nr_cpus; cpu++) {
+		const struct fdr_abi_cpu *c = (const struct fdr_abi_cpu *)((const char *)base + h->cpu_off) + cpu;
+		int shift = rd_log2(c->subbuf_size);
+
+		if (shift < 12 || shift > 20 || c->nr_subbufs < 3 || c->data_off > size ||
+		    (size - c->data_off) / c->subbuf_size < c->nr_subbufs)
+			return -EUCLEAN;
+	}
+	r->hdr = h;
+	r->base = base;
+	r->size = size;
+	r->nr_cpus = h->nr_cpus;
+	return 0;
+}
+
+static int rd_cpu_init(struct rd_cpu *rc, const struct rd_ring *r, uint32_t cpu)
+{
+	struct fdr_abi_cpu *c = (struct fdr_abi_cpu *)((const char *)r->base + r->hdr->cpu_off) + cpu;
+
+	memset(rc, 0, sizeof(*rc));
+	rc->cpu = cpu;
+	rc->c = c;
+	rc->ss = c->subbuf_size;
+	rc->shift = (uint32_t)rd_log2(c->subbuf_size);
+	rc->n = c->nr_subbufs;
+	rc->data = r->base + c->data_off;
+	rc->buf_pos = UINT64_MAX;
+	rc->buf = malloc(rc->ss);
+	return rc->buf ? 0 : -ENOMEM;
+}
+
+/*
+ * The writer's position: @w_sub = linear start of its sub-buffer, @w_off = offset
+ * in it. Returns 0, -EAGAIN (raced with a switch), -EUCLEAN (garbage head).
+ */
+static int rd_writer(const struct rd_cpu *rc, uint64_t *w_sub, uint32_t *w_off)
+{
+	/* acquire: pairs with the commit store of head in the writer */
+	uint64_t head = __atomic_load_n(&rc->c->head, __ATOMIC_ACQUIRE);
+	uint32_t doff = (uint32_t)head;
+	uint32_t idx = doff >> rc->shift, off = doff & (rc->ss - 1), hidx;
+	const struct fdr_abi_subbuf *h;
+	uint64_t pos;
+
+	if (idx >= rc->n)
+		return -EUCLEAN;
+	hidx = off ? idx : (idx == 0 ? rc->n - 1 : idx - 1);
+	h = (const void *)(rc->data + ((size_t)hidx << rc->shift));
+	pos = __atomic_load_n(&h->pos, __ATOMIC_ACQUIRE);
+	if (!off)
+		pos += rc->ss;
+	if ((pos & (rc->ss - 1)) || ((pos >> rc->shift) % rc->n) != idx)
+		return -EAGAIN;
+	*w_sub = pos;
+	*w_off = off;
+	return 0;
+}
+
+static int rd_writer_retry(const struct rd_cpu *rc, uint64_t *w_sub, uint32_t *w_off)
+{
+	int i, ret = -EAGAIN;
+
+	for (i = 0; i < 100 && ret == -EAGAIN; i++)
+		ret = rd_writer(rc, w_sub, w_off);
+	return ret;
+}
+
+/* Copy sub-buffer @S into rc->buf; returns 0, -EAGAIN (overwritten meanwhile). */
+static int rd_copy(struct rd_cpu *rc, uint64_t S, uint64_t w_sub, uint32_t w_off)
+{
+	uint64_t w2_sub;
+	uint32_t w2_off;
+	size_t slot = (size_t)((S >> rc->shift) % rc->n);
+
+	memcpy(rc->buf, rc->data + (slot << rc->shift), rc->ss);
+	/* acquire: the copy above is done before head is read again */
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (rd_writer_retry(rc, &w2_sub, &w2_off))
+		return -EAGAIN;
+	if (w2_sub >= S + (uint64_t)rc->n * rc->ss)
+		return -EAGAIN;
+	rc->buf_pos = S;
+	rc->buf_final = w_sub > S;
+	rc->buf_valid = rc->buf_final ? rc->ss : w_off;
+	return 0;
+}
+
+static const struct fdr_abi_subbuf *rd_hdr(const struct rd_cpu *rc)
+{
+	return (const void *)rc->buf;
+}
+
+/*
+ * Peek the next record of one CPU into rc->rec. Returns 1 (have one), 0 (none
+ * now), or a negative errno for a ring that cannot be read.
+ */
+static int rd_peek(struct fdr_reader *r, struct rd_cpu *rc)
+{
+	const uint64_t mask = rc->ss - 1;
+	int guard;
+
+	if (rc->have)
+		return 1;
+	for (guard = 0; guard < 1000000; guard++) {
+		uint64_t S = rc->pos & ~mask;
+
+		if (rc->buf_pos == S && (rc->pos & mask) >= FDR_SUBBUF_HDR) {
+			uint32_t off = (uint32_t)(rc->pos & mask);
+
+			if (off + sizeof(struct fdr_abi_rec) <= rc->buf_valid) {
+				const struct fdr_abi_rec *h = (const void *)(rc->buf + off);
+				uint32_t len = h->len_type & FDR_REC_LEN_MASK;
+				uint32_t type = h->len_type >> FDR_REC_TYPE_SHIFT;
+
+				if (type == FDR_REC_DATA && len >= sizeof(*h) + 8 && !(len & 7) &&
+				    len <= rc->buf_valid - off) {
+					rc->rec.cpu = rc->cpu;
+					rc->rec.len = len - (uint32_t)sizeof(*h);
+					rc->rec.payload = rc->buf + off + sizeof(*h);
+					rc->rec.raw_ts = h->ts;
+					rc->rec_sb = *rd_hdr(rc);
+					rc->rec.subbuf = &rc->rec_sb;
+					rc->rec.ts = fdr_clock_conv(&r->conv, h->ts, &rc->rec_sb);
+					rc->rec.lost_before = rc->lost;
+					rc->rec_pos_after = rc->pos + len;
+					rc->have = 1;
+					return 1;
+				}
+				if (!rc->buf_final)
+					goto refresh; /* not there yet */
+				/* padding, or garbage: the rest of this sub-buffer is skipped */
+				rc->pos = S + rc->ss;
+				continue;
+			}
+			if (rc->buf_final) {
+				rc->pos = S + rc->ss;
+				continue;
+			}
+		}
+refresh: {
+		uint64_t w_sub, oldest;
+		uint32_t w_off;
+		int ret = rd_writer_retry(rc, &w_sub, &w_off);
+
+		if (ret == -EAGAIN)
+			return 0;
+		if (ret)
+			return ret;
+		oldest = w_sub >= (uint64_t)(rc->n - 1) * rc->ss ? w_sub - (uint64_t)(rc->n - 1) * rc->ss : 0;
+		if (S < oldest) {
+			S = oldest;
+			rc->pos = S;
+		}
+		if (S > w_sub) {
+			/* beyond the writer: a stale or bogus consumed position */
+			rc->pos = w_sub;
+			S = w_sub;
+		}
+		if (S == w_sub && w_off == 0)
+			return 0;
+		if (S == w_sub && rc->buf_pos == S && rc->buf_valid == w_off &&
+		    (rc->pos & mask) >= w_off)
+			return 0; /* nothing new in the writer's sub-buffer */
+		if (rd_copy(rc, S, w_sub, w_off) < 0)
+			continue;
+		{
+			const struct fdr_abi_subbuf *h = rd_hdr(rc);
+
+			if (h->pos != S) {
+				rc->buf_pos = UINT64_MAX;
+				rc->pos = S + rc->ss;
+				if (S + rc->ss > w_sub)
+					return 0;
+				continue;
+			}
+			if ((rc->pos & mask) < FDR_SUBBUF_HDR) {
+				/* entering the sub-buffer: the header says how many came before */
+				if (h->cum > rc->cum)
+					rc->lost += h->cum - rc->cum;
+				rc->cum = h->cum;
+				rc->pos = S + FDR_SUBBUF_HDR;
+			}
+		}
+	}
+	}
+	return -EUCLEAN;
+}
+
+static void rd_take(struct fdr_reader *r, struct rd_cpu *rc)
+{
+	uint64_t lost = rc->lost;
+
+	rc->have = 0;
+	rc->pos = rc->rec_pos_after;
+	rc->cum++;
+	rc->lost = 0;
+	if (r->flags & FDR_READ_CONSUME) {
+		if (lost)
+			__atomic_fetch_add(&rc->c->overrun, lost, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&rc->c->read_events, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&rc->c->consumed_cum, rc->cum, __ATOMIC_RELAXED);
+		/* release: pairs with the acquire of consumed in the discard-mode writer */
+		__atomic_store_n(&rc->c->consumed, rc->pos, __ATOMIC_RELEASE);
+	}
+}
+
+/* Has the ring been resized (new file) since we opened it? Then reopen. */
+static int rd_map(struct fdr_reader *r)
+{
+	void *base;
+	size_t size;
+	uint32_t i;
+	int ret;
+
+	ret = fdr_session_ring(r->s, r->inst, &base, &size);
+	if (ret)
+		return ret;
+	ret = rd_ring_check(base, size, &r->ring);
+	if (ret)
+		return ret;
+	r->gen = r->ring.hdr->gen;
+	if (r->cpus) {
+		for (i = 0; i < r->nr; i++)
+			free(r->cpus[i].buf);
+		free(r->cpus);
+		r->cpus = NULL;
+	}
+	return 0;
+}
+
+/**
+ * fdr_reader_open - iterate the records of an instance
+ * @s: session
+ * @inst: instance
+ * @cpu: one CPU, or -1 for all, merged by time
+ * @flags: FDR_READ_CONSUME to consume (trace_pipe): -EBUSY if another live
+ *         process holds the CPU's reader slot
+ * @out: the reader; fdr_reader_close() it
+ */
+int fdr_reader_open(struct fdr_session *s, uint32_t inst, int cpu, unsigned flags,
+		    struct fdr_reader **out)
+{
+	struct fdr_reader *r = calloc(1, sizeof(*r));
+	uint32_t i, first, nr;
+	int ret;
+
+	if (!r)
+		return -ENOMEM;
+	r->s = s;
+	r->inst = inst;
+	r->flags = flags;
+	ret = rd_map(r);
+	if (ret)
+		goto err;
+	if (cpu >= 0 && (uint32_t)cpu >= r->ring.nr_cpus) {
+		ret = -ENOENT;
+		goto err;
+	}
+	first = cpu >= 0 ? (uint32_t)cpu : 0;
+	nr = cpu >= 0 ? 1 : r->ring.nr_cpus;
+	r->cpus = calloc(nr, sizeof(*r->cpus));
+	if (!r->cpus) {
+		ret = -ENOMEM;
+		goto err;
+	}
+	r->nr = nr;
+	fdr_clock_conv_init(&r->conv, fdr_session_control(s), fdr_session_control(s)->instances[inst].clock);
+	for (i = 0; i < nr; i++) {
+		struct rd_cpu *rc = &r->cpus[i];
+
+		ret = rd_cpu_init(rc, &r->ring, first + i);
+		if (ret)
+			goto err;
+		rc->pos = __atomic_load_n(&rc->c->consumed, __ATOMIC_ACQUIRE);
+		rc->cum = __atomic_load_n(&rc->c->consumed_cum, __ATOMIC_RELAXED);
+		if (flags & FDR_READ_CONSUME) {
+			uint32_t zero = 0, me = (uint32_t)getpid();
+			uint32_t holder = __atomic_load_n(&rc->c->reader_pid, __ATOMIC_ACQUIRE);
+
+			if (holder && holder != me && (kill((pid_t)holder, 0) == 0 || errno != ESRCH)) {
+				ret = -EBUSY;
+				goto err;
+			}
+			if (holder && holder != me)
+				zero = holder; /* a dead holder's slot is taken over */
+			if (!__atomic_compare_exchange_n(&rc->c->reader_pid, &zero, me, 0,
+							 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) &&
+			    zero != me) {
+				ret = -EBUSY;
+				goto err;
+			}
+		}
+	}
+	*out = r;
+	return 0;
+err:
+	fdr_reader_close(r);
+	return ret;
+}
+
+/** fdr_reader_close - release a reader (and its CPUs' reader slots); NULL is a no-op */
+void fdr_reader_close(struct fdr_reader *r)
+{
+	uint32_t i;
+
+	if (!r)
+		return;
+	for (i = 0; i < r->nr; i++) {
+		struct rd_cpu *rc = &r->cpus[i];
+
+		if ((r->flags & FDR_READ_CONSUME) && rc->c) {
+			uint32_t me = (uint32_t)getpid();
+
+			__atomic_compare_exchange_n(&rc->c->reader_pid, &me, 0, 0, __ATOMIC_ACQ_REL,
+						    __ATOMIC_RELAXED);
+		}
+		free(rc->buf);
+	}
+	free(r->cpus);
+	free(r);
+}
+
+/**
+ * fdr_reader_next - the next record in time order
+ * Returns 1 (@rec filled; valid until the next call), 0 (nothing available now),
+ * -ESTALE (the instance's buffers were replaced: reopen), or another negative errno.
+ */
+int fdr_reader_next(struct fdr_reader *r, struct fdr_record *rec)
+{
+	struct rd_cpu *best = NULL;
+	uint32_t i;
+
+	if (fdr_session_control(r->s)->instances[r->inst].ring_gen != r->gen)
+		return -ESTALE;
+	for (i = 0; i < r->nr; i++) {
+		struct rd_cpu *rc = &r->cpus[i];
+		int ret = rd_peek(r, rc);
+
+		if (ret < 0)
+			continue; /* a corrupted CPU ring does not stop the others */
+		if (ret && (!best || rc->rec.ts < best->rec.ts))
+			best = rc;
+	}
+	if (!best)
+		return 0;
+	*rec = best->rec;
+	rd_take(r, best); /* the payload stays in best->buf until its next peek */
+	return 1;
+}
+
+/**
+ * fdr_reader_wait - wait until a CPU of the reader has unread records
+ * @timeout_ms: -1 forever
+ * Returns 1 (data), 0 (timeout).
+ */
+int fdr_reader_wait(struct fdr_reader *r, int timeout_ms)
+{
+	struct timespec d = { 0, 2 * 1000 * 1000 };
+	int waited = 0;
+
+	for (;;) {
+		uint32_t i;
+
+		for (i = 0; i < r->nr; i++) {
+			struct rd_cpu *rc = &r->cpus[i];
+
+			if (rc->have || rd_peek(r, rc) > 0)
+				return 1;
+		}
+		if (timeout_ms >= 0 && waited >= timeout_ms)
+			return 0;
+		nanosleep(&d, NULL);
+		waited += 2;
+		if (waited > 50)
+			d.tv_nsec = 10 * 1000 * 1000;
+		if (d.tv_nsec == 10 * 1000 * 1000)
+			waited += 8;
+	}
+}
+
+/** fdr_reader_clock - the reader's timestamp converter; borrowed */
+const struct fdr_clock_conv *fdr_reader_clock(struct fdr_reader *r)
+{
+	return &r->conv;
+}
+
+/* ---- kernel ring-buffer page format ------------------------------------------------- */
+
+static int rd_put_u32(unsigned char *page, size_t *off, size_t cap, uint32_t v)
+{
+	if (*off + 4 > cap)
+		return -1;
+	memcpy(page + *off, &v, 4);
+	*off += 4;
+	return 0;
+}
+
+/**
+ * fdr_reader_raw_page - fill one page in the kernel's ring-buffer page format
+ * (what trace_pipe_raw returns) with consumed records, for a one-CPU reader
+ * @page: page_size bytes (header: u64 timestamp, u64 commit; then data)
+ * Returns the number of records put (0 = none available), or a negative errno.
+ */
+int fdr_reader_raw_page(struct fdr_reader *r, void *page_v, size_t page_size)
+{
+	unsigned char *page = page_v;
+	size_t off = 16, cap = page_size;
+	uint64_t base_ts = 0, prev = 0, commit;
+	uint64_t missed = 0;
+	struct fdr_record rec;
+	int n = 0, ret;
+
+	if (page_size < 64)
+		return -EINVAL;
+	memset(page, 0, page_size);
+	for (;;) {
+		struct rd_cpu *rc;
+		size_t need, len4;
+		uint64_t delta;
+
+		if (r->nr != 1)
+			return -EINVAL;
+		rc = &r->cpus[0];
+		ret = rd_peek(r, rc);
+		if (ret <= 0)
+			break;
+		rec = rc->rec;
+		len4 = (rec.len + 3) & ~(size_t)3;
+		if (n == 0) {
+			base_ts = rec.ts;
+			prev = rec.ts;
+			missed = rec.lost_before;
+		} else if (rec.lost_before) {
+			break; /* a gap starts a new page, flagged there */
+		}
+		delta = rec.ts >= prev ? rec.ts - prev : 0;
+		need = (delta >= (1u << 27) ? 8 : 0) + (len4 <= 112 ? 4 : 8) + len4;
+		if (off + need > cap)
+			break;
+		if (delta >= (1u << 27)) {
+			rd_put_u32(page, &off, cap, 30u | (uint32_t)(delta & ((1u << 27) - 1)) << 5);
+			rd_put_u32(page, &off, cap, (uint32_t)(delta >> 27));
+			delta = 0;
+		}
+		if (len4 <= 112) {
+			rd_put_u32(page, &off, cap, (uint32_t)(len4 / 4) | (uint32_t)delta << 5);
+		} else {
+			rd_put_u32(page, &off, cap, (uint32_t)delta << 5);
+			rd_put_u32(page, &off, cap, (uint32_t)len4 + 4);
+		}
+		memcpy(page + off, rec.payload, rec.len);
+		off += len4;
+		prev = rec.ts;
+		n++;
+		rd_take(r, rc);
+	}
+	if (n == 0)
+		return 0;
+	commit = off - 16;
+	if (missed) {
+		commit |= 1ull << 31;
+		if (off + 8 <= cap) {
+			memcpy(page + off, &missed, 8);
+			commit |= 1ull << 30;
+		}
+	}
+	memcpy(page, &base_ts, 8);
+	memcpy(page + 8, &commit, 8);
+	return n;
+}
+
+/* ---- statistics and clearing ---------------------------------------------------------- */
+
+struct rd_scan {
+	uint64_t w_sub, W, cum_w, start_cum, entries, bytes, first_raw;
+	uint32_t w_off;
+	int have_first;
+	struct fdr_abi_subbuf first_sb;
+};
+
+/*
+ * Walk one CPU's ring from @from (a linear position) to the writer, counting
+ * records and bytes. Fills sc; returns 0 or a negative errno.
+ */
+static int rd_scan_cpu(struct rd_cpu *rc, uint64_t from, struct rd_scan *sc)
+{
+	uint64_t oldest, S;
+	int tries;
+
+	memset(sc, 0, sizeof(*sc));
+	for (tries = 0; tries < 100; tries++) {
+		int ret = rd_writer_retry(rc, &sc->w_sub, &sc->w_off);
+
+		if (ret)
+			return ret;
+		oldest = sc->w_sub >= (uint64_t)(rc->n - 1) * rc->ss ? sc->w_sub - (uint64_t)(rc->n - 1) * rc->ss : 0;
+		S = from & ~(uint64_t)(rc->ss - 1);
+		if (S < oldest)
+			from = S = oldest;
+		if (S > sc->w_sub)
+			from = S = sc->w_sub;
+		sc->entries = sc->bytes = 0;
+		sc->have_first = 0;
+		sc->start_cum = UINT64_MAX;
+		for (; S <= sc->w_sub; S += rc->ss) {
+			uint32_t off, first;
+
+			if (S == sc->w_sub && sc->w_off == 0)
+				break;
+			if (rd_copy(rc, S, sc->w_sub, sc->w_off) < 0)
+				break;
+			if (rd_hdr(rc)->pos != S)
+				continue;
+			if (sc->start_cum == UINT64_MAX)
+				sc->start_cum = rd_hdr(rc)->cum;
+			first = (from > S && from - S >= FDR_SUBBUF_HDR) ? (uint32_t)(from - S) : FDR_SUBBUF_HDR;
+			for (off = FDR_SUBBUF_HDR; off + sizeof(struct fdr_abi_rec) <= rc->buf_valid;) {
+				const struct fdr_abi_rec *h = (const void *)(rc->buf + off);
+				uint32_t len = h->len_type & FDR_REC_LEN_MASK;
+
+				if ((h->len_type >> FDR_REC_TYPE_SHIFT) != FDR_REC_DATA || len < 24 ||
+				    (len & 7) || len > rc->buf_valid - off)
+					break;
+				if (off < first) {
+					if (sc->start_cum != UINT64_MAX && S == (from & ~(uint64_t)(rc->ss - 1)))
+						sc->start_cum++;
+				} else {
+					if (!sc->have_first) {
+						sc->have_first = 1;
+						sc->first_raw = h->ts;
+						sc->first_sb = *rd_hdr(rc);
+					}
+					sc->entries++;
+					sc->bytes += len;
+				}
+				off += len;
+			}
+		}
+		if (S > sc->w_sub || (S == sc->w_sub && sc->w_off == 0))
+			break; /* walked all the way without being overtaken */
+	}
+	if (sc->start_cum == UINT64_MAX)
+		sc->start_cum = __atomic_load_n(&rc->c->consumed_cum, __ATOMIC_RELAXED);
+	sc->cum_w = sc->start_cum + sc->entries;
+	sc->W = sc->w_sub + sc->w_off;
+	return 0;
+}
+
+static int rd_open_cpu(struct fdr_session *s, uint32_t inst, uint32_t cpu, struct fdr_reader **r)
+{
+	return fdr_reader_open(s, inst, (int)cpu, 0, r);
+}
+
+/**
+ * fdr_ring_stats - the counters of per_cpu/cpuN/stats
+ * Returns 0, -ENOENT (no such instance or CPU), or a negative errno.
+ */
+int fdr_ring_stats(struct fdr_session *s, uint32_t inst, uint32_t cpu, struct fdr_cpu_stats *st)
+{
+	struct fdr_reader *r;
+	struct rd_cpu *rc;
+	struct rd_scan sc;
+	uint64_t consumed, consumed_cum, pending = 0;
+	int ret = rd_open_cpu(s, inst, cpu, &r);
+
+	if (ret)
+		return ret;
+	rc = &r->cpus[0];
+	consumed = __atomic_load_n(&rc->c->consumed, __ATOMIC_ACQUIRE);
+	consumed_cum = __atomic_load_n(&rc->c->consumed_cum, __ATOMIC_RELAXED);
+	ret = rd_scan_cpu(rc, consumed, &sc);
+	if (ret)
+		goto out;
+	if (sc.start_cum > consumed_cum)
+		pending = sc.start_cum - consumed_cum;
+	memset(st, 0, sizeof(*st));
+	st->entries = sc.entries;
+	st->bytes = sc.bytes;
+	st->overrun = __atomic_load_n(&rc->c->overrun, __ATOMIC_RELAXED) + pending;
+	st->commit_overrun = __atomic_load_n(&rc->c->commit_overrun, __ATOMIC_RELAXED);
+	st->dropped = __atomic_load_n(&rc->c->dropped, __ATOMIC_RELAXED) +
+		      __atomic_load_n(&rc->c->too_big, __ATOMIC_RELAXED) +
+		      __atomic_load_n(&rc->c->nested, __ATOMIC_RELAXED);
+	st->read = __atomic_load_n(&rc->c->read_events, __ATOMIC_RELAXED);
+	st->written = st->entries + st->overrun;
+	st->now_ts = fdr_clock_now(&r->conv);
+	st->oldest_ts = sc.have_first ? fdr_clock_conv(&r->conv, sc.first_raw, &sc.first_sb) : 0;
+	(void)consumed;
+out:
+	fdr_reader_close(r);
+	return ret;
+}
+
+/**
+ * fdr_ring_clear - empty an instance's buffers (one CPU, or -1 for all) and reset
+ * their counters, as "echo > trace" does. Writers go on meanwhile.
+ */
+int fdr_ring_clear(struct fdr_session *s, uint32_t inst, int cpu)
+{
+	struct fdr_reader *r;
+	uint32_t i;
+	int ret = fdr_reader_open(s, inst, cpu, 0, &r);
+
+	if (ret)
+		return ret;
+	for (i = 0; i < r->nr; i++) {
+		struct rd_cpu *rc = &r->cpus[i];
+		struct rd_scan sc;
+		uint64_t consumed = __atomic_load_n(&rc->c->consumed, __ATOMIC_ACQUIRE);
+
+		if (rd_scan_cpu(rc, consumed, &sc))
+			continue;
+		__atomic_store_n(&rc->c->consumed_cum, sc.cum_w, __ATOMIC_RELAXED);
+		__atomic_store_n(&rc->c->base_cum, sc.cum_w, __ATOMIC_RELAXED);
+		__atomic_store_n(&rc->c->overrun, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&rc->c->read_events, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&rc->c->dropped, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&rc->c->too_big, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&rc->c->nested, 0, __ATOMIC_RELAXED);
+		/* release: pairs with the discard-mode writer's acquire of consumed */
+		__atomic_store_n(&rc->c->consumed, sc.W, __ATOMIC_RELEASE);
+	}
+	fdr_reader_close(r);
+	return 0;
+}
+
+/** fdr_ring_nr_cpus - CPUs of an instance's ring, or a negative errno */
+int fdr_ring_nr_cpus(struct fdr_session *s, uint32_t inst)
+{
+	struct rd_ring ring;
+	void *base;
+	size_t size;
+	int ret = fdr_session_ring(s, inst, &base, &size);
+
+	if (ret)
+		return ret;
+	ret = rd_ring_check(base, size, &ring);
+	return ret ? ret : (int)ring.nr_cpus;
+}
+
+/** fdr_ring_cpu_size_kb - buffer_size_kb of one CPU, as the kernel computes it */
+int fdr_ring_cpu_size_kb(struct fdr_session *s, uint32_t inst, uint32_t cpu)
+{
+	struct rd_ring ring;
+	const struct fdr_abi_cpu *c;
+	void *base;
+	size_t size;
+	int ret = fdr_session_ring(s, inst, &base, &size);
+
+	if (ret)
+		return ret;
+	ret = rd_ring_check(base, size, &ring);
+	if (ret)
+		return ret;
+	if (cpu >= ring.nr_cpus)
+		return -ENOENT;
+	c = (const struct fdr_abi_cpu *)((const char *)base + ring.hdr->cpu_off) + cpu;
+	return (int)((uint64_t)(c->nr_subbufs - 1) * (c->subbuf_size - 16) / 1024);
+}
