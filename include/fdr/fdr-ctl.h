@@ -72,6 +72,34 @@ FDR_API uint64_t fdr_clock_conv(const struct fdr_clock_conv *c, uint64_t raw,
 FDR_API uint64_t fdr_clock_now(const struct fdr_clock_conv *c);
 FDR_API int fdr_clock_is_ns(uint32_t clock);
 
+/*
+ * The control tree: tracefs-like virtual files over a session. Paths are relative
+ * to the tree's root ("trace", "events/demo/enable", "instances/x/trace_pipe").
+ * Flags are open(2)'s: O_RDONLY/O_WRONLY/O_RDWR, O_TRUNC (shell ">"), O_APPEND
+ * (">>"), O_NONBLOCK. Errors are negative errnos as tracefs returns them; a write
+ * refused for bad input also leaves a message in fdr_file_error() and an entry in
+ * the instance's error_log.
+ */
+struct fdr_file;
+
+struct fdr_dirent {
+	char name[80];
+	int is_dir;
+	unsigned mode; /* 0640 rw, 0440 ro, 0220 wo, 0750 dirs */
+};
+
+FDR_API int fdr_file_open(struct fdr_session *s, const char *path, int flags, struct fdr_file **out);
+FDR_API ssize_t fdr_file_read(struct fdr_file *f, void *buf, size_t n);
+FDR_API ssize_t fdr_file_write(struct fdr_file *f, const void *buf, size_t n);
+FDR_API int fdr_file_poll(struct fdr_file *f, int timeout_ms);
+FDR_API const char *fdr_file_error(const struct fdr_file *f);
+FDR_API void fdr_file_close(struct fdr_file *f);
+FDR_API int fdr_tree_stat(struct fdr_session *s, const char *path, int *is_dir, unsigned *mode);
+FDR_API int fdr_tree_readdir(struct fdr_session *s, const char *path, struct fdr_dirent **ents,
+			     size_t *nr);
+FDR_API int fdr_tree_mkdir(struct fdr_session *s, const char *path);
+FDR_API int fdr_tree_rmdir(struct fdr_session *s, const char *path);
+
 #ifdef __cplusplus
 }
 #endif

@@ -470,7 +470,7 @@ static void ev_save_cmdline(struct fdr_session *s, int32_t tid)
 }
 
 /* Write one record (payload with 16 bytes of headroom, 8 bytes of tailroom). */
-static inline __attribute__((always_inline)) void ev_write_all(struct fdr_session *s, const uint64_t *mask, unsigned char *payload,
+static inline void ev_write_all(struct fdr_session *s, const uint64_t *mask, unsigned char *payload,
 				size_t len)
 {
 	unsigned char *rec = payload - sizeof(struct fdr_abi_rec);

@@ -1,0 +1,852 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * fdr - the command line of the flight data recorder.
+ *
+ *   fdr [-s SESSION] VERB [ARGS...]
+ *
+ * Raw verbs reach the control tree exactly as a shell reaches tracefs: cat (read),
+ * write (">"), append (">>"), ls, mkdir, rmdir. The other verbs are shorthands
+ * built on the same files. Exit codes: 0 success, 1 runtime failure, 2 bad usage
+ * or bad input (the message says what was expected, what was found and where).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fdr/fdr-ctl.h"
+#include "fdr/fdr-read.h"
+
+#define EXIT_USAGE 2
+
+static const char *session_name;
+static const char *verb = "fdr";
+static volatile sig_atomic_t stop_requested;
+
+struct verb {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *usage;
+	const char *help;
+};
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGPIPE, &sa, NULL);
+}
+
+static int die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int die(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "fdr %s: ", verb);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return code;
+}
+
+/* A usage error about argument @argi of the verb, with a caret under it. */
+static int usage_error(int argc, char **argv, int argi, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int usage_error(int argc, char **argv, int argi, const char *fmt, ...)
+{
+	va_list ap;
+	int i, col = 0;
+
+	fprintf(stderr, "fdr %s: ", verb);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	if (argi >= 0 && argi < argc) {
+		fprintf(stderr, "  fdr %s", verb);
+		col = 6 + (int)strlen(verb);
+		for (i = 1; i < argc; i++) {
+			if (i == argi)
+				col += 1;
+			else if (i < argi)
+				col += 1 + (int)strlen(argv[i]);
+			fprintf(stderr, " %s", argv[i]);
+		}
+		fprintf(stderr, "\n%*s^\n", col, "");
+	}
+	fprintf(stderr, "Try 'fdr help %s'.\n", verb);
+	return EXIT_USAGE;
+}
+
+static int session_dir(char *dir, size_t len)
+{
+	int ret = fdr_session_dir(session_name, dir, len);
+
+	if (ret == -EINVAL)
+		return die(EXIT_USAGE, "expected a session name of 1 to 63 bytes without '/', found '%s'",
+			   session_name);
+	if (ret)
+		return die(1, "session path too long");
+	return 0;
+}
+
+static int open_session(struct fdr_session **s)
+{
+	char dir[4096];
+	int ret = session_dir(dir, sizeof(dir));
+
+	if (ret)
+		return ret;
+	ret = fdr_session_open(dir, s);
+	if (ret == -ENOENT)
+		return die(1, "no session '%s' (expected one created by 'fdr start'; looked in %s)",
+			   session_name, dir);
+	if (ret == -EPERM)
+		return die(1, "%s is not a private directory of this user (mode 0700 expected)", dir);
+	if (ret)
+		return die(1, "cannot open session %s: %s", dir, strerror(-ret));
+	return 0;
+}
+
+/* Open @path, reporting the error tracefs-style. */
+static int open_file(struct fdr_session *s, const char *path, int flags, struct fdr_file **f)
+{
+	int ret = fdr_file_open(s, path, flags, f);
+
+	if (!ret)
+		return 0;
+	if (ret == -ENOENT)
+		return die(1, "%s: no such file in the control tree (try 'fdr ls')", path);
+	if (ret == -EBUSY)
+		return die(1, "%s: busy: another process is consuming it", path);
+	return die(1, "%s: %s", path, strerror(-ret));
+}
+
+static int cat_path(struct fdr_session *s, const char *path, int follow_hint)
+{
+	struct fdr_file *f;
+	char buf[65536];
+	ssize_t n;
+	int ret = open_file(s, path, O_RDONLY, &f);
+
+	(void)follow_hint;
+	if (ret)
+		return ret;
+	while (!stop_requested) {
+		n = fdr_file_read(f, buf, sizeof(buf));
+		if (n == -EAGAIN)
+			continue;
+		if (n < 0) {
+			ret = die(1, "%s: read: %s", path, strerror((int)-n));
+			break;
+		}
+		if (n == 0)
+			break;
+		if (fwrite(buf, 1, (size_t)n, stdout) != (size_t)n) {
+			ret = 1;
+			break;
+		}
+		if (strstr(path, "trace_pipe"))
+			fflush(stdout);
+	}
+	fdr_file_close(f);
+	fflush(stdout);
+	return ret;
+}
+
+/* Join argv with spaces and a final newline, as echo does. */
+static char *join_args(int argc, char **argv)
+{
+	size_t len = 2;
+	char *s;
+	int i;
+
+	for (i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	s = calloc(1, len);
+	if (!s)
+		return NULL;
+	for (i = 0; i < argc; i++) {
+		if (i)
+			strcat(s, " ");
+		strcat(s, argv[i]);
+	}
+	strcat(s, "\n");
+	return s;
+}
+
+static int write_path(struct fdr_session *s, const char *path, const char *text, int flags)
+{
+	struct fdr_file *f;
+	ssize_t n;
+	int ret = open_file(s, path, O_WRONLY | flags, &f);
+
+	if (ret)
+		return ret;
+	n = fdr_file_write(f, text, strlen(text));
+	if (n < 0) {
+		const char *msg = fdr_file_error(f);
+
+		if (n == -EINVAL && *msg)
+			fprintf(stderr, "fdr %s: %s", verb, msg);
+		else if (n == -EINVAL)
+			fprintf(stderr, "fdr %s: %s: invalid value '%.*s'\n", verb, path,
+				(int)strcspn(text, "\n"), text);
+		else
+			fprintf(stderr, "fdr %s: %s: %s\n", verb, path, strerror((int)-n));
+		ret = n == -EINVAL ? EXIT_USAGE : 1;
+	}
+	fdr_file_close(f);
+	return ret;
+}
+
+/* ---- raw verbs ----------------------------------------------------------------------- */
+
+static int cmd_cat(int argc, char **argv)
+{
+	struct fdr_session *s;
+	int i, ret;
+
+	if (argc < 2)
+		return usage_error(argc, argv, -1, "expected PATH (a file of the control tree), found nothing");
+	ret = open_session(&s);
+	if (ret)
+		return ret;
+	install_signals();
+	for (i = 1; i < argc && !ret; i++)
+		ret = cat_path(s, argv[i], 0);
+	fdr_session_close(s);
+	return ret;
+}
+
+static int cmd_write_common(int argc, char **argv, int flags)
+{
+	struct fdr_session *s;
+	char *text;
+	int ret;
+
+	if (argc < 2)
+		return usage_error(argc, argv, -1, "expected PATH VALUE..., found nothing");
+	ret = open_session(&s);
+	if (ret)
+		return ret;
+	text = join_args(argc - 2, argv + 2);
+	if (!text) {
+		fdr_session_close(s);
+		return die(1, "out of memory");
+	}
+	ret = write_path(s, argv[1], text, flags);
+	free(text);
+	fdr_session_close(s);
+	return ret;
+}
+
+static int cmd_write(int argc, char **argv)
+{
+	return cmd_write_common(argc, argv, O_TRUNC);
+}
+
+static int cmd_append(int argc, char **argv)
+{
+	return cmd_write_common(argc, argv, O_APPEND);
+}
+
+static int cmd_ls(int argc, char **argv)
+{
+	struct fdr_session *s;
+	struct fdr_dirent *ents;
+	const char *path = argc > 1 ? argv[1] : "";
+	int ret, long_fmt = 0, i, is_dir;
+	unsigned mode;
+	size_t n, k;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-l") == 0)
+			long_fmt = 1;
+		else
+			path = argv[i];
+	}
+	ret = open_session(&s);
+	if (ret)
+		return ret;
+	ret = fdr_tree_stat(s, path, &is_dir, &mode);
+	if (ret) {
+		fdr_session_close(s);
+		return die(1, "%s: no such file or directory in the control tree", path);
+	}
+	if (!is_dir) {
+		printf("%s\n", path);
+		fdr_session_close(s);
+		return 0;
+	}
+	ret = fdr_tree_readdir(s, path, &ents, &n);
+	if (ret) {
+		fdr_session_close(s);
+		return die(1, "%s: %s", path, strerror(-ret));
+	}
+	for (k = 0; k < n; k++) {
+		if (long_fmt)
+			printf("%c%c%c%c%c%c%c--- %s%s\n", ents[k].is_dir ? 'd' : '-',
+			       ents[k].mode & 0400 ? 'r' : '-', ents[k].mode & 0200 ? 'w' : '-',
+			       ents[k].mode & 0100 ? 'x' : '-', ents[k].mode & 040 ? 'r' : '-',
+			       ents[k].mode & 020 ? 'w' : '-', ents[k].mode & 010 ? 'x' : '-', ents[k].name,
+			       ents[k].is_dir ? "/" : "");
+		else
+			printf("%s%s\n", ents[k].name, ents[k].is_dir ? "/" : "");
+	}
+	free(ents);
+	fdr_session_close(s);
+	return 0;
+}
+
+static int cmd_mkdir_rmdir(int argc, char **argv, int mk)
+{
+	struct fdr_session *s;
+	int ret, i;
+
+	if (argc < 2)
+		return usage_error(argc, argv, -1, "expected instances/NAME, found nothing");
+	ret = open_session(&s);
+	if (ret)
+		return ret;
+	for (i = 1; i < argc && !ret; i++) {
+		int r = mk ? fdr_tree_mkdir(s, argv[i]) : fdr_tree_rmdir(s, argv[i]);
+
+		if (r == -EPERM)
+			ret = usage_error(argc, argv, i, "expected instances/NAME, found '%s'", argv[i]);
+		else if (r)
+			ret = die(1, "%s: %s", argv[i], strerror(-r));
+	}
+	fdr_session_close(s);
+	return ret;
+}
+
+static int cmd_mkdir(int argc, char **argv)
+{
+	return cmd_mkdir_rmdir(argc, argv, 1);
+}
+
+static int cmd_rmdir(int argc, char **argv)
+{
+	return cmd_mkdir_rmdir(argc, argv, 0);
+}
+
+/* ---- verbs ------------------------------------------------------------------------------ */
+
+/* Prefix of an instance's files: "" or "instances/NAME/". */
+static void inst_prefix(const char *inst, char *buf, size_t len)
+{
+	if (inst && *inst)
+		snprintf(buf, len, "instances/%s/", inst);
+	else
+		buf[0] = 0;
+}
+
+static int parse_uint_arg(int argc, char **argv, int argi, const char *what, unsigned long max,
+			  unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(argv[argi], &end, 10);
+	if (errno || *end || end == argv[argi] || argv[argi][0] == '-' || v == 0 || v > max)
+		return usage_error(argc, argv, argi, "expected %s (a number from 1 to %lu), found '%s'", what,
+				   max, argv[argi]);
+	*out = v;
+	return 0;
+}
+
+static int cmd_start(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "buffer-size", required_argument, NULL, 'b' },
+		{ "mode", required_argument, NULL, 'm' },
+		{ "events", required_argument, NULL, 'e' },
+		{ "subbuf-size", required_argument, NULL, 'S' },
+		{ "clock", required_argument, NULL, 'C' },
+		{ "instance", required_argument, NULL, 'i' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct fdr_session_opts so = { 0 };
+	struct fdr_session *s;
+	char dir[4096], pre[FDR_NAME_LEN + 16], path[256];
+	const char *events[64], *clock = NULL, *inst = NULL;
+	unsigned long v;
+	int nev = 0, c, ret, i, mode = 0, created;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+b:m:e:S:C:i:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'b':
+			ret = parse_uint_arg(argc, argv, optind - 1, "a buffer size in KiB per CPU", 4u << 20, &v);
+			if (ret)
+				return ret;
+			so.buffer_size_kb = (uint32_t)v;
+			break;
+		case 'S':
+			ret = parse_uint_arg(argc, argv, optind - 1, "a sub-buffer size in KiB", 512, &v);
+			if (ret)
+				return ret;
+			so.subbuf_size = 4096;
+			while (so.subbuf_size < v * 1024)
+				so.subbuf_size <<= 1;
+			break;
+		case 'm':
+			if (strcmp(optarg, "overwrite") == 0)
+				mode = 1;
+			else if (strcmp(optarg, "discard") == 0)
+				mode = -1;
+			else
+				return usage_error(argc, argv, optind - 1,
+						   "expected a mode 'overwrite' or 'discard', found '%s'", optarg);
+			so.overwrite = mode;
+			break;
+		case 'e':
+			if (nev == 64)
+				return usage_error(argc, argv, optind - 1, "expected at most 64 -e options");
+			events[nev++] = optarg;
+			break;
+		case 'C':
+			clock = optarg;
+			break;
+		case 'i':
+			inst = optarg;
+			break;
+		default:
+			return usage_error(argc, argv, optind - 1, "unknown option");
+		}
+	}
+	if (optind < argc)
+		return usage_error(argc, argv, optind, "expected options only, found '%s'", argv[optind]);
+	ret = session_dir(dir, sizeof(dir));
+	if (ret)
+		return ret;
+	created = access(dir, F_OK) != 0;
+	ret = fdr_session_create(dir, &so, &s);
+	if (ret == -EPERM)
+		return die(1, "%s or its parent is not a private directory of this user (mode 0700 expected)", dir);
+	if (ret)
+		return die(1, "cannot create session in %s: %s", dir, strerror(-ret));
+	if (inst && *inst) {
+		snprintf(path, sizeof(path), "instances/%s", inst);
+		ret = fdr_tree_mkdir(s, path);
+		if (ret && ret != -EEXIST) {
+			fdr_session_close(s);
+			return die(1, "instance '%s': %s", inst, strerror(-ret));
+		}
+	}
+	inst_prefix(inst, pre, sizeof(pre));
+	/* an existing session keeps its buffers unless a size or mode is asked for */
+	if (!created && so.buffer_size_kb) {
+		char kb[32];
+
+		snprintf(path, sizeof(path), "%sbuffer_size_kb", pre);
+		snprintf(kb, sizeof(kb), "%u\n", so.buffer_size_kb);
+		ret = write_path(s, path, kb, O_TRUNC);
+	}
+	if (!ret && (mode || (inst && *inst))) {
+		snprintf(path, sizeof(path), "%soptions/overwrite", pre);
+		ret = write_path(s, path, mode < 0 ? "0\n" : "1\n", O_TRUNC);
+	}
+	if (!ret && clock) {
+		char *text = join_args(1, (char **)&clock);
+
+		snprintf(path, sizeof(path), "%strace_clock", pre);
+		ret = text ? write_path(s, path, text, O_TRUNC) : 1;
+		free(text);
+	}
+	for (i = 0; i < nev && !ret; i++) {
+		char *text = join_args(1, (char **)&events[i]);
+
+		snprintf(path, sizeof(path), "%sset_event", pre);
+		ret = text ? write_path(s, path, text, O_APPEND) : 1;
+		free(text);
+	}
+	if (!ret) {
+		snprintf(path, sizeof(path), "%stracing_on", pre);
+		ret = write_path(s, path, "1\n", O_TRUNC);
+	}
+	if (!ret)
+		fprintf(stderr, "fdr: session '%s' %s in %s\n", session_name, created ? "created" : "started", dir);
+	fdr_session_close(s);
+	return ret;
+}
+
+/* Parse "-i INSTANCE" and "-c CPU" for show/pipe/stop/enable...; returns next argi. */
+static int common_opts(int argc, char **argv, const char **inst, int *cpu, int *ret)
+{
+	int c;
+
+	optind = 1;
+	*ret = 0;
+	while ((c = getopt(argc, argv, "+i:c:")) != -1) {
+		char *end;
+
+		switch (c) {
+		case 'i':
+			*inst = optarg;
+			break;
+		case 'c':
+			if (!cpu) {
+				*ret = usage_error(argc, argv, optind - 1, "unknown option -c for this verb");
+				return -1;
+			}
+			errno = 0;
+			*cpu = (int)strtol(optarg, &end, 10);
+			if (errno || *end || *cpu < 0) {
+				*ret = usage_error(argc, argv, optind - 1, "expected a CPU number, found '%s'", optarg);
+				return -1;
+			}
+			break;
+		default:
+			*ret = usage_error(argc, argv, optind - 1, "unknown option");
+			return -1;
+		}
+	}
+	return optind;
+}
+
+static int cmd_onoff(int argc, char **argv, const char *val)
+{
+	struct fdr_session *s;
+	const char *inst = NULL;
+	char pre[FDR_NAME_LEN + 16], path[256];
+	int ret, argi = common_opts(argc, argv, &inst, NULL, &ret);
+
+	if (argi < 0)
+		return ret;
+	if (argi < argc)
+		return usage_error(argc, argv, argi, "expected no argument, found '%s'", argv[argi]);
+	ret = open_session(&s);
+	if (ret)
+		return ret;
+	inst_prefix(inst, pre, sizeof(pre));
+	snprintf(path, sizeof(path), "%stracing_on", pre);
+	ret = write_path(s, path, val, O_TRUNC);
+	fdr_session_close(s);
+	return ret;
+}
+
+static int cmd_stop(int argc, char **argv)
+{
+	return cmd_onoff(argc, argv, "0\n");
+}
+
+static int cmd_destroy(int argc, char **argv)
+{
+	struct fdr_session *s;
+	int ret;
+
+	if (argc > 1)
+		return usage_error(argc, argv, 1, "expected no argument, found '%s'", argv[1]);
+	ret = open_session(&s);
+	if (ret)
+		return ret;
+	ret = fdr_session_destroy(s);
+	fdr_session_close(s);
+	if (ret)
+		return die(1, "cannot remove the session: %s", strerror(-ret));
+	return 0;
+}
+
+static int cmd_enable_common(int argc, char **argv, int on)
+{
+	struct fdr_session *s;
+	const char *inst = NULL;
+	char pre[FDR_NAME_LEN + 16], path[256];
+	int ret, i, argi = common_opts(argc, argv, &inst, NULL, &ret);
+
+	if (argi < 0)
+		return ret;
+	if (argi >= argc)
+		return usage_error(argc, argv, -1,
+				   "expected EVENTS (SYSTEM:EVENT, SYSTEM:*, *:EVENT, NAME; globs allowed), found nothing");
+	ret = open_session(&s);
+	if (ret)
+		return ret;
+	inst_prefix(inst, pre, sizeof(pre));
+	snprintf(path, sizeof(path), "%sset_event", pre);
+	for (i = argi; i < argc && !ret; i++) {
+		char tok[512];
+
+		if (argv[i][0] == '!' && on)
+			snprintf(tok, sizeof(tok), "%s\n", argv[i]);
+		else
+			snprintf(tok, sizeof(tok), "%s%s\n", on ? "" : "!", argv[i]);
+		ret = write_path(s, path, tok, O_APPEND);
+	}
+	fdr_session_close(s);
+	return ret;
+}
+
+static int cmd_enable(int argc, char **argv)
+{
+	return cmd_enable_common(argc, argv, 1);
+}
+
+static int cmd_disable(int argc, char **argv)
+{
+	return cmd_enable_common(argc, argv, 0);
+}
+
+static int cmd_list(int argc, char **argv)
+{
+	struct fdr_session *s;
+	const struct fdr_abi_control *c;
+	const char *inst = NULL;
+	uint32_t i, idx = 0;
+	int ret, argi = common_opts(argc, argv, &inst, NULL, &ret);
+
+	if (argi < 0)
+		return ret;
+	ret = open_session(&s);
+	if (ret)
+		return ret;
+	c = fdr_session_control(s);
+	if (inst && *inst) {
+		for (idx = 1; idx < FDR_MAX_INSTANCES; idx++)
+			if (c->instances[idx].state == FDR_INST_LIVE &&
+			    strncmp(c->instances[idx].name, inst, FDR_NAME_LEN) == 0)
+				break;
+		if (idx == FDR_MAX_INSTANCES) {
+			fdr_session_close(s);
+			return die(1, "no instance '%s'", inst);
+		}
+	}
+	for (i = 0; i < FDR_MAX_EVENTS; i++) {
+		const struct fdr_abi_event *e = &c->events[i];
+		char name[2 * FDR_NAME_LEN + 2];
+		int k, match = argi >= argc;
+
+		if (e->state != FDR_EVENT_READY || e->id == FDR_EVENT_ID_PRINT)
+			continue;
+		snprintf(name, sizeof(name), "%.*s:%.*s", FDR_NAME_LEN, e->system, FDR_NAME_LEN, e->name);
+		for (k = argi; k < argc && !match; k++) {
+			char sys[FDR_NAME_LEN + 1], ev[FDR_NAME_LEN + 1];
+
+			snprintf(sys, sizeof(sys), "%.*s", FDR_NAME_LEN, e->system);
+			snprintf(ev, sizeof(ev), "%.*s", FDR_NAME_LEN, e->name);
+			match = fdr_event_rule_match(argv[k], sys, ev);
+		}
+		if (match)
+			printf("%s%s\n", name, (e->enabled[idx / 64] >> (idx % 64)) & 1 ? " [enabled]" : "");
+	}
+	{
+		const struct fdr_abi_instance *in = &c->instances[idx];
+
+		for (i = 0; i < in->nr_pending && i < FDR_PENDING_RULES; i++)
+			printf("%.*s [pending]\n", FDR_RULE_LEN, in->pending[i]);
+	}
+	fdr_session_close(s);
+	return 0;
+}
+
+static int cmd_show_pipe(int argc, char **argv, int pipe)
+{
+	struct fdr_session *s;
+	const char *inst = NULL;
+	char pre[FDR_NAME_LEN + 16], path[256];
+	int cpu = -1, ret, argi = common_opts(argc, argv, &inst, &cpu, &ret);
+
+	if (argi < 0)
+		return ret;
+	if (argi < argc)
+		return usage_error(argc, argv, argi, "expected no argument, found '%s'", argv[argi]);
+	ret = open_session(&s);
+	if (ret)
+		return ret;
+	install_signals();
+	inst_prefix(inst, pre, sizeof(pre));
+	if (cpu >= 0)
+		snprintf(path, sizeof(path), "%sper_cpu/cpu%d/%s", pre, cpu, pipe ? "trace_pipe" : "trace");
+	else
+		snprintf(path, sizeof(path), "%s%s", pre, pipe ? "trace_pipe" : "trace");
+	ret = cat_path(s, path, pipe);
+	fdr_session_close(s);
+	return ret;
+}
+
+static int cmd_show(int argc, char **argv)
+{
+	return cmd_show_pipe(argc, argv, 0);
+}
+
+static int cmd_pipe(int argc, char **argv)
+{
+	return cmd_show_pipe(argc, argv, 1);
+}
+
+static int cmd_stat(int argc, char **argv)
+{
+	struct fdr_session *s;
+	const struct fdr_abi_control *c;
+	const char *inst = NULL;
+	char pre[FDR_NAME_LEN + 16], path[256];
+	int ret, cpu, nr, argi = common_opts(argc, argv, &inst, NULL, &ret);
+	uint32_t idx = 0, i;
+
+	if (argi < 0)
+		return ret;
+	ret = open_session(&s);
+	if (ret)
+		return ret;
+	c = fdr_session_control(s);
+	inst_prefix(inst, pre, sizeof(pre));
+	if (inst && *inst) {
+		for (idx = 1; idx < FDR_MAX_INSTANCES; idx++)
+			if (c->instances[idx].state == FDR_INST_LIVE &&
+			    strncmp(c->instances[idx].name, inst, FDR_NAME_LEN) == 0)
+				break;
+		if (idx == FDR_MAX_INSTANCES) {
+			fdr_session_close(s);
+			return die(1, "no instance '%s'", inst);
+		}
+	}
+	printf("session: %s (%s)\n", session_name, fdr_session_path(s));
+	printf("instance: %s\n", idx ? inst : "(top)");
+	printf("tracing_on: %u\n", c->instances[idx].tracing_on);
+	printf("mode: %s\n", c->instances[idx].options & FDR_OPT_OVERWRITE ? "overwrite" : "discard");
+	printf("timestamps: %s\n", c->ts_source == FDR_TS_TSC ? "tsc" : "clock_gettime(CLOCK_MONOTONIC)");
+	printf("events enabled:");
+	for (i = 0; i < FDR_MAX_EVENTS; i++) {
+		const struct fdr_abi_event *e = &c->events[i];
+
+		if (e->state == FDR_EVENT_READY && ((e->enabled[idx / 64] >> (idx % 64)) & 1))
+			printf(" %.*s:%.*s", FDR_NAME_LEN, e->system, FDR_NAME_LEN, e->name);
+	}
+	printf("\n");
+	if (c->dropped_no_slot)
+		printf("dropped (no CPU slot / nesting / no rseq): %" PRIu64 "\n", c->dropped_no_slot);
+	nr = fdr_ring_nr_cpus(s, idx);
+	for (cpu = 0; cpu < nr; cpu++) {
+		printf("cpu%d: buffer_size_kb %d\n", cpu, fdr_ring_cpu_size_kb(s, idx, (uint32_t)cpu));
+		fflush(stdout);
+		snprintf(path, sizeof(path), "%sper_cpu/cpu%d/stats", pre, cpu);
+		ret = cat_path(s, path, 0);
+		if (ret)
+			break;
+	}
+	fdr_session_close(s);
+	return ret;
+}
+
+static int cmd_help(int argc, char **argv);
+
+static const struct verb verbs[] = {
+	{ "start", cmd_start,
+	  "start [-b KB] [-m overwrite|discard] [-e EVENTS]... [-S SUBBUF_KB] [-C CLOCK] [-i INSTANCE]",
+	  "Create the session if needed, apply the options, enable EVENTS (names or globs,\n"
+	  "also of events not registered yet) and turn tracing on." },
+	{ "stop", cmd_stop, "stop [-i INSTANCE]", "Turn tracing off (tracing_on = 0); the buffers are kept." },
+	{ "destroy", cmd_destroy, "destroy", "Remove the session and everything recorded in it." },
+	{ "list", cmd_list, "list [-i INSTANCE] [PATTERN...]",
+	  "List registered events ([enabled] marks the enabled ones) and pending rules." },
+	{ "enable", cmd_enable, "enable [-i INSTANCE] EVENTS...",
+	  "Enable events: SYSTEM:EVENT, SYSTEM:*, *:EVENT or NAME, globs allowed (set_event >>)." },
+	{ "disable", cmd_disable, "disable [-i INSTANCE] EVENTS...", "Disable events (set_event >> !EVENTS)." },
+	{ "show", cmd_show, "show [-i INSTANCE] [-c CPU]", "Print the trace (the 'trace' file), without consuming it." },
+	{ "pipe", cmd_pipe, "pipe [-i INSTANCE] [-c CPU]",
+	  "Follow the trace, consuming it ('trace_pipe'); Ctrl-C stops." },
+	{ "stat", cmd_stat, "stat [-i INSTANCE]", "Show the session's state and per-CPU statistics." },
+	{ "cat", cmd_cat, "cat PATH...", "Read control-tree files, like cat on tracefs." },
+	{ "write", cmd_write, "write PATH VALUE...", "Write VALUE... to PATH, like 'echo VALUE... > PATH'." },
+	{ "append", cmd_append, "append PATH VALUE...", "Append to PATH, like 'echo VALUE... >> PATH'." },
+	{ "ls", cmd_ls, "ls [-l] [PATH]", "List a directory of the control tree." },
+	{ "mkdir", cmd_mkdir, "mkdir instances/NAME...", "Create instances (independent buffers)." },
+	{ "rmdir", cmd_rmdir, "rmdir instances/NAME...", "Remove instances." },
+	{ "help", cmd_help, "help [VERB]", "Show help." },
+};
+#define NR_VERBS (sizeof(verbs) / sizeof(verbs[0]))
+
+static void usage(FILE *out)
+{
+	size_t i;
+
+	fprintf(out, "usage: fdr [-s SESSION] VERB [ARGS...]\n"
+		     "       fdr --version | --help\n\n"
+		     "The session is -s SESSION, else $FDR_SESSION, else 'default'; sessions live in\n"
+		     "$FDR_ROOT (default /dev/shm/fdr-UID).\n\nVerbs:\n");
+	for (i = 0; i < NR_VERBS; i++)
+		fprintf(out, "  %s\n", verbs[i].usage);
+	fprintf(out, "\nPaths are those of tracefs: trace, trace_pipe, set_event, events/SYS/EVENT/enable...\n"
+		     "See fdr(1).\n");
+}
+
+static int cmd_help(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc < 2) {
+		usage(stdout);
+		return 0;
+	}
+	for (i = 0; i < NR_VERBS; i++) {
+		if (strcmp(verbs[i].name, argv[1]) == 0) {
+			printf("usage: fdr [-s SESSION] %s\n\n%s\n", verbs[i].usage, verbs[i].help);
+			return 0;
+		}
+	}
+	return usage_error(argc, argv, 1, "expected a verb (see 'fdr help'), found '%s'", argv[1]);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "session", required_argument, NULL, 's' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	size_t i;
+	int c;
+
+	session_name = fdr_session_default_name();
+	while ((c = getopt_long(argc, argv, "+s:hV", opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			session_name = optarg;
+			break;
+		case 'V':
+			printf("fdr %s\n", fdr_version());
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	for (i = 0; i < NR_VERBS; i++) {
+		if (strcmp(verbs[i].name, argv[optind]) == 0) {
+			verb = verbs[i].name;
+			return verbs[i].fn(argc - optind, argv + optind);
+		}
+	}
+	fprintf(stderr, "fdr: expected a verb (start, stop, show, pipe, cat, write, ... see 'fdr help'), found '%s'\n",
+		argv[optind]);
+	return EXIT_USAGE;
+}

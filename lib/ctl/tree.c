@@ -1,0 +1,1706 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * tree.c - the control tree: tracefs files over a session (spec/TRACEFS.md).
+ *
+ * A path resolves to a node: an instance (the top one, or instances/NAME), a file
+ * kind, and for some kinds a CPU, an event system and name, or an option. The
+ * CLI and the FUSE server both go through fdr_file_open/read/write/close, so a
+ * path behaves the same way whichever front end reaches it.
+ *
+ * Reads: ordinary files are generated whole at the first read and then served by
+ * offset, like a seq_file. trace streams: a non-consuming reader is kept in the
+ * handle and formats records as the caller reads. trace_pipe and trace_pipe_raw
+ * consume (one reader per CPU, EBUSY otherwise), block unless O_NONBLOCK, and keep
+ * the unread tail of formatted text in the handle.
+ *
+ * Writes: each write(2) is one command. Bad input returns -EINVAL, leaves a
+ * message in the handle (fdr_file_error) and appends the tracefs-style entry,
+ * with a caret under the offending byte, to the instance's error_log. Changes
+ * to shared state are made under the session's robust lock, then announced with
+ * fdr_session_changed() so attached processes resynchronise at once.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fdr/fdr-read.h"
+
+enum node {
+	N_NONE,
+	/* directories */
+	D_ROOT,
+	D_INSTANCES,
+	D_EVENTS,
+	D_EVENTS_SYS,
+	D_EVENT,
+	D_OPTIONS,
+	D_PER_CPU,
+	D_CPU,
+	/* files of an instance */
+	F_TRACING_ON,
+	F_TRACE,
+	F_TRACE_PIPE,
+	F_TRACE_MARKER,
+	F_TRACE_CLOCK,
+	F_TRACE_OPTIONS,
+	F_BUFFER_SIZE_KB,
+	F_BUFFER_TOTAL_SIZE_KB,
+	F_BUFFER_SUBBUF_SIZE_KB,
+	F_SET_EVENT,
+	F_SET_EVENT_PENDING,
+	F_ERROR_LOG,
+	F_CURRENT_TRACER,
+	F_AVAILABLE_TRACERS,
+	F_TIMESTAMP_MODE,
+	/* top only */
+	F_README,
+	F_AVAILABLE_EVENTS,
+	F_SAVED_CMDLINES,
+	F_SAVED_CMDLINES_SIZE,
+	/* events/ */
+	F_EVENTS_ENABLE,
+	F_HEADER_PAGE,
+	F_HEADER_EVENT,
+	F_SYS_ENABLE,
+	F_EVENT_ENABLE,
+	F_EVENT_FORMAT,
+	F_EVENT_ID,
+	/* options/ */
+	F_OPTION,
+	/* per_cpu/cpuN/ */
+	F_CPU_TRACE,
+	F_CPU_TRACE_PIPE,
+	F_CPU_TRACE_PIPE_RAW,
+	F_CPU_STATS,
+	F_CPU_BUFFER_SIZE_KB,
+};
+
+struct node_desc {
+	const char *name;
+	enum node node;
+	unsigned mode;
+	int top_only;
+};
+
+static const struct node_desc inst_files[] = {
+	{ "README", F_README, 0440, 1 },
+	{ "available_events", F_AVAILABLE_EVENTS, 0440, 1 },
+	{ "available_tracers", F_AVAILABLE_TRACERS, 0440, 0 },
+	{ "buffer_size_kb", F_BUFFER_SIZE_KB, 0640, 0 },
+	{ "buffer_subbuf_size_kb", F_BUFFER_SUBBUF_SIZE_KB, 0640, 0 },
+	{ "buffer_total_size_kb", F_BUFFER_TOTAL_SIZE_KB, 0440, 0 },
+	{ "current_tracer", F_CURRENT_TRACER, 0640, 0 },
+	{ "error_log", F_ERROR_LOG, 0640, 0 },
+	{ "events", D_EVENTS, 0750, 0 },
+	{ "instances", D_INSTANCES, 0750, 1 },
+	{ "options", D_OPTIONS, 0750, 0 },
+	{ "per_cpu", D_PER_CPU, 0750, 0 },
+	{ "saved_cmdlines", F_SAVED_CMDLINES, 0440, 1 },
+	{ "saved_cmdlines_size", F_SAVED_CMDLINES_SIZE, 0440, 1 },
+	{ "set_event", F_SET_EVENT, 0640, 0 },
+	{ "set_event_pending", F_SET_EVENT_PENDING, 0440, 0 },
+	{ "timestamp_mode", F_TIMESTAMP_MODE, 0440, 0 },
+	{ "trace", F_TRACE, 0640, 0 },
+	{ "trace_clock", F_TRACE_CLOCK, 0640, 0 },
+	{ "trace_marker", F_TRACE_MARKER, 0220, 0 },
+	{ "trace_options", F_TRACE_OPTIONS, 0640, 0 },
+	{ "trace_pipe", F_TRACE_PIPE, 0440, 0 },
+	{ "tracing_on", F_TRACING_ON, 0640, 0 },
+};
+
+static const struct node_desc cpu_files[] = {
+	{ "buffer_size_kb", F_CPU_BUFFER_SIZE_KB, 0640, 0 },
+	{ "stats", F_CPU_STATS, 0440, 0 },
+	{ "trace", F_CPU_TRACE, 0640, 0 },
+	{ "trace_pipe", F_CPU_TRACE_PIPE, 0440, 0 },
+	{ "trace_pipe_raw", F_CPU_TRACE_PIPE_RAW, 0440, 0 },
+};
+
+/* Options with an effect in fdr, in the kernel's trace_options order. */
+static const struct {
+	const char *name;
+	uint32_t bit;
+	int top_only;
+} tree_options[] = {
+	{ "context-info", FDR_OPT_CONTEXT_INFO, 0 },
+	{ "record-cmd", FDR_OPT_RECORD_CMD, 1 },
+	{ "record-tgid", FDR_OPT_RECORD_TGID, 0 },
+	{ "overwrite", FDR_OPT_OVERWRITE, 0 },
+	{ "irq-info", FDR_OPT_IRQ_INFO, 0 },
+	{ "markers", FDR_OPT_MARKERS, 0 },
+};
+#define NR_OPTIONS (sizeof(tree_options) / sizeof(tree_options[0]))
+
+static const char *const clock_names[FDR_CLOCK_NR] = {
+	[FDR_CLOCK_LOCAL] = "local",	 [FDR_CLOCK_GLOBAL] = "global", [FDR_CLOCK_COUNTER] = "counter",
+	[FDR_CLOCK_UPTIME] = "uptime",	 [FDR_CLOCK_PERF] = "perf",	[FDR_CLOCK_MONO] = "mono",
+	[FDR_CLOCK_MONO_RAW] = "mono_raw", [FDR_CLOCK_BOOT] = "boot",	[FDR_CLOCK_TAI] = "tai",
+	[FDR_CLOCK_X86_TSC] = "x86-tsc",
+};
+/* the order trace_clock lists them in */
+static const uint32_t clock_order[] = { FDR_CLOCK_LOCAL, FDR_CLOCK_GLOBAL, FDR_CLOCK_COUNTER,
+					FDR_CLOCK_UPTIME, FDR_CLOCK_PERF, FDR_CLOCK_MONO,
+					FDR_CLOCK_MONO_RAW, FDR_CLOCK_BOOT, FDR_CLOCK_TAI,
+					FDR_CLOCK_X86_TSC };
+
+struct tree_path {
+	enum node node;
+	uint32_t inst;
+	int cpu;
+	char sys[FDR_NAME_LEN];
+	char ev[FDR_NAME_LEN];
+	int opt; /* index in tree_options */
+	unsigned mode;
+	int is_dir;
+};
+
+struct fdr_file {
+	struct fdr_session *s;
+	struct tree_path p;
+	int flags;
+	struct fdr_buf content; /* generated text */
+	size_t off; /* read offset in content */
+	int generated;
+	struct fdr_reader *reader; /* trace, trace_pipe, trace_pipe_raw */
+	int header_done;
+	int got_data; /* trace_pipe: this fd returned data */
+	unsigned char *page; /* trace_pipe_raw: the page being read */
+	size_t page_len, page_off;
+	char err[1024];
+};
+
+/* ---- path resolution ------------------------------------------------------------------ */
+
+static const struct fdr_abi_control *ctl_of(struct fdr_session *s)
+{
+	return fdr_session_control(s);
+}
+
+static int find_instance(struct fdr_session *s, const char *name, uint32_t *out)
+{
+	const struct fdr_abi_control *c = ctl_of(s);
+	uint32_t i;
+
+	for (i = 1; i < FDR_MAX_INSTANCES; i++)
+		if (c->instances[i].state == FDR_INST_LIVE &&
+		    strncmp(c->instances[i].name, name, FDR_NAME_LEN) == 0) {
+			*out = i;
+			return 0;
+		}
+	return -ENOENT;
+}
+
+/* Is there a registered event in @sys (and named @ev, if given)? */
+static int event_exists(struct fdr_session *s, const char *sys, const char *ev)
+{
+	const struct fdr_abi_control *c = ctl_of(s);
+	uint32_t i;
+
+	for (i = 0; i < FDR_MAX_EVENTS; i++) {
+		const struct fdr_abi_event *e = &c->events[i];
+
+		if (e->state != FDR_EVENT_READY || strncmp(e->system, sys, FDR_NAME_LEN))
+			continue;
+		if (!ev || strncmp(e->name, ev, FDR_NAME_LEN) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static const struct fdr_abi_event *event_find(struct fdr_session *s, const char *sys, const char *ev)
+{
+	const struct fdr_abi_control *c = ctl_of(s);
+	uint32_t i;
+
+	for (i = 0; i < FDR_MAX_EVENTS; i++) {
+		const struct fdr_abi_event *e = &c->events[i];
+
+		if (e->state == FDR_EVENT_READY && strncmp(e->system, sys, FDR_NAME_LEN) == 0 &&
+		    strncmp(e->name, ev, FDR_NAME_LEN) == 0)
+			return e;
+	}
+	return NULL;
+}
+
+static int is_print_event(const char *sys, const char *ev)
+{
+	return strcmp(sys, "ftrace") == 0 && strcmp(ev, "print") == 0;
+}
+
+/* Split @path into components (at most 8); returns the count or -ENAMETOOLONG. */
+static int split_path(const char *path, char comp[8][FDR_NAME_LEN + 16])
+{
+	int n = 0;
+
+	while (*path) {
+		size_t len;
+
+		while (*path == '/')
+			path++;
+		if (!*path)
+			break;
+		len = strcspn(path, "/");
+		if (n == 8 || len >= FDR_NAME_LEN + 16)
+			return -ENAMETOOLONG;
+		if (!(len == 1 && path[0] == '.')) {
+			memcpy(comp[n], path, len);
+			comp[n][len] = 0;
+			n++;
+		}
+		path += len;
+	}
+	return n;
+}
+
+static int lookup_desc(const struct node_desc *t, size_t n, const char *name, int top,
+		       struct tree_path *p)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (strcmp(t[i].name, name))
+			continue;
+		if (t[i].top_only && !top)
+			return -ENOENT;
+		p->node = t[i].node;
+		p->mode = t[i].mode;
+		p->is_dir = t[i].node < F_TRACING_ON;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static int parse_cpu_name(const char *name, int nr_cpus)
+{
+	char *end;
+	long v;
+
+	if (strncmp(name, "cpu", 3) || !isdigit((unsigned char)name[3]))
+		return -1;
+	v = strtol(name + 3, &end, 10);
+	if (*end || v < 0 || v >= nr_cpus)
+		return -1;
+	return (int)v;
+}
+
+/* Resolve a tree path. Returns 0 or -ENOENT/-ENAMETOOLONG. */
+static int resolve(struct fdr_session *s, const char *path, struct tree_path *p)
+{
+	char comp[8][FDR_NAME_LEN + 16];
+	int n = split_path(path, comp), i = 0;
+	const struct fdr_abi_control *c = ctl_of(s);
+
+	memset(p, 0, sizeof(*p));
+	p->cpu = -1;
+	if (n < 0)
+		return n;
+	p->node = D_ROOT;
+	p->is_dir = 1;
+	p->mode = 0750;
+	if (n == 0)
+		return 0;
+	if (strcmp(comp[0], "instances") == 0) {
+		if (n == 1) {
+			p->node = D_INSTANCES;
+			return 0;
+		}
+		if (find_instance(s, comp[1], &p->inst))
+			return -ENOENT;
+		i = 2;
+		if (n == 2)
+			return 0;
+	}
+	if (c->instances[p->inst].state != FDR_INST_LIVE)
+		return -ENOENT;
+	if (lookup_desc(inst_files, sizeof(inst_files) / sizeof(inst_files[0]), comp[i], p->inst == 0, p))
+		return -ENOENT;
+	i++;
+	switch (p->node) {
+	case D_EVENTS:
+		if (i == n)
+			return 0;
+		if (strcmp(comp[i], "enable") == 0 && i + 1 == n) {
+			p->node = F_EVENTS_ENABLE;
+			p->mode = 0640;
+		} else if (strcmp(comp[i], "header_page") == 0 && i + 1 == n) {
+			p->node = F_HEADER_PAGE;
+			p->mode = 0440;
+		} else if (strcmp(comp[i], "header_event") == 0 && i + 1 == n) {
+			p->node = F_HEADER_EVENT;
+			p->mode = 0440;
+		} else {
+			if (strlen(comp[i]) >= FDR_NAME_LEN || !event_exists(s, comp[i], NULL))
+				return -ENOENT;
+			snprintf(p->sys, sizeof(p->sys), "%s", comp[i]);
+			p->node = D_EVENTS_SYS;
+			if (++i == n)
+				return 0;
+			if (strcmp(comp[i], "enable") == 0 && i + 1 == n && strcmp(p->sys, "ftrace")) {
+				p->node = F_SYS_ENABLE;
+				p->mode = 0640;
+				p->is_dir = 0;
+				return 0;
+			}
+			if (strlen(comp[i]) >= FDR_NAME_LEN || !event_exists(s, p->sys, comp[i]))
+				return -ENOENT;
+			snprintf(p->ev, sizeof(p->ev), "%s", comp[i]);
+			p->node = D_EVENT;
+			if (++i == n)
+				return 0;
+			if (i + 1 != n)
+				return -ENOENT;
+			if (strcmp(comp[i], "enable") == 0 && !is_print_event(p->sys, p->ev)) {
+				p->node = F_EVENT_ENABLE;
+				p->mode = 0640;
+			} else if (strcmp(comp[i], "format") == 0) {
+				p->node = F_EVENT_FORMAT;
+				p->mode = 0440;
+			} else if (strcmp(comp[i], "id") == 0) {
+				p->node = F_EVENT_ID;
+				p->mode = 0440;
+			} else {
+				return -ENOENT;
+			}
+		}
+		p->is_dir = 0;
+		return i + 1 == n ? 0 : -ENOENT;
+	case D_OPTIONS: {
+		size_t k;
+
+		if (i == n)
+			return 0;
+		if (i + 1 != n)
+			return -ENOENT;
+		for (k = 0; k < NR_OPTIONS; k++)
+			if (strcmp(tree_options[k].name, comp[i]) == 0 &&
+			    (!tree_options[k].top_only || p->inst == 0))
+				break;
+		if (k == NR_OPTIONS)
+			return -ENOENT;
+		p->node = F_OPTION;
+		p->opt = (int)k;
+		p->mode = 0640;
+		p->is_dir = 0;
+		return 0;
+	}
+	case D_PER_CPU:
+		if (i == n)
+			return 0;
+		p->cpu = parse_cpu_name(comp[i], fdr_ring_nr_cpus(s, p->inst));
+		if (p->cpu < 0)
+			return -ENOENT;
+		p->node = D_CPU;
+		if (++i == n)
+			return 0;
+		if (i + 1 != n)
+			return -ENOENT;
+		return lookup_desc(cpu_files, sizeof(cpu_files) / sizeof(cpu_files[0]), comp[i], 1, p);
+	case D_INSTANCES:
+		return i == n ? 0 : -ENOENT;
+	default:
+		return i == n ? 0 : -ENOENT;
+	}
+}
+
+/* ---- errors --------------------------------------------------------------------------- */
+
+/*
+ * Record a bad-input error: message in the handle ("what was expected, what was
+ * found, where", plus the command with a caret) and in error_log. Returns -EINVAL.
+ */
+static int bad_input(struct fdr_file *f, const char *location, const char *cmd, int pos,
+		     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static int bad_input(struct fdr_file *f, const char *location, const char *cmd, int pos,
+		     const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	n = snprintf(f->err, sizeof(f->err), "%s: %s\n  %.*s\n", location, msg,
+		     (int)strcspn(cmd, "\n"), cmd);
+	if (n > 0 && (size_t)n < sizeof(f->err) && pos >= 0 && (size_t)(n + pos + 4) < sizeof(f->err)) {
+		memset(f->err + n, ' ', (size_t)pos + 2);
+		snprintf(f->err + n + pos + 2, sizeof(f->err) - (size_t)(n + pos + 2), "^\n");
+	}
+	if (fdr_session_lock(f->s) == 0) {
+		fdr_session_error(f->s, f->p.inst, location, msg, cmd, pos);
+		fdr_session_unlock(f->s);
+	}
+	return -EINVAL;
+}
+
+/* ---- number and name parsing ------------------------------------------------------------ */
+
+/* Strip one trailing newline; returns the length. */
+static size_t chomp(char *s, size_t n)
+{
+	if (n && s[n - 1] == '\n')
+		s[--n] = 0;
+	return n;
+}
+
+/*
+ * Parse a base-10 unsigned number as tracefs does: an optional '+', digits, one
+ * optional trailing newline (already removed), nothing else.
+ */
+static int parse_u64(const char *s, uint64_t *v, int *bad_pos)
+{
+	const char *p = s;
+	uint64_t x = 0;
+
+	if (*p == '+')
+		p++;
+	if (!isdigit((unsigned char)*p)) {
+		*bad_pos = (int)(p - s);
+		return -EINVAL;
+	}
+	for (; isdigit((unsigned char)*p); p++) {
+		if (x > (UINT64_MAX - 9) / 10) {
+			*bad_pos = (int)(p - s);
+			return -ERANGE;
+		}
+		x = x * 10 + (uint64_t)(*p - '0');
+	}
+	if (*p) {
+		*bad_pos = (int)(p - s);
+		return -EINVAL;
+	}
+	*v = x;
+	return 0;
+}
+
+static int write_number(struct fdr_file *f, const char *loc, const char *cmd, uint64_t min,
+			uint64_t max, uint64_t *v)
+{
+	int pos = 0, ret = parse_u64(cmd, v, &pos);
+
+	if (ret == -ERANGE || (!ret && (*v < min || *v > max)))
+		return bad_input(f, loc, cmd, 0, "expected a number from %" PRIu64 " to %" PRIu64 ", found '%s'",
+				 min, max, cmd);
+	if (ret)
+		return bad_input(f, loc, cmd, pos,
+				 "expected a decimal number (digits only), found '%s' (bad character at offset %d)",
+				 cmd, pos);
+	return 0;
+}
+
+static void strip_space(char **s)
+{
+	char *e;
+
+	while (isspace((unsigned char)**s))
+		(*s)++;
+	e = *s + strlen(*s);
+	while (e > *s && isspace((unsigned char)e[-1]))
+		*--e = 0;
+}
+
+/* ---- event enabling ----------------------------------------------------------------------- */
+
+static void set_bit_inst(struct fdr_abi_event *e, uint32_t inst, int on)
+{
+	uint64_t bit = 1ull << (inst % 64);
+
+	if (on)
+		__atomic_fetch_or(&e->enabled[inst / 64], bit, __ATOMIC_RELEASE);
+	else
+		__atomic_fetch_and(&e->enabled[inst / 64], ~bit, __ATOMIC_RELEASE);
+}
+
+static int bit_inst(const struct fdr_abi_event *e, uint32_t inst)
+{
+	return (__atomic_load_n(&e->enabled[inst / 64], __ATOMIC_ACQUIRE) >> (inst % 64)) & 1;
+}
+
+/* Apply one rule to registered events (lock held). Returns how many matched. */
+static int apply_rule(struct fdr_session *s, uint32_t inst, const char *rule, int on)
+{
+	struct fdr_abi_control *c = fdr_session_control(s);
+	uint32_t i;
+	int n = 0;
+
+	for (i = 0; i < FDR_MAX_EVENTS; i++) {
+		struct fdr_abi_event *e = &c->events[i];
+		char sys[FDR_NAME_LEN + 1], ev[FDR_NAME_LEN + 1];
+
+		if (e->state != FDR_EVENT_READY)
+			continue;
+		memcpy(sys, e->system, FDR_NAME_LEN);
+		sys[FDR_NAME_LEN] = 0;
+		memcpy(ev, e->name, FDR_NAME_LEN);
+		ev[FDR_NAME_LEN] = 0;
+		if (is_print_event(sys, ev))
+			continue;
+		if (!fdr_event_rule_match(rule, sys, ev))
+			continue;
+		set_bit_inst(e, inst, on);
+		n++;
+	}
+	return n;
+}
+
+static int pending_find(const struct fdr_abi_instance *in, const char *rule)
+{
+	uint32_t i, n = in->nr_pending < FDR_PENDING_RULES ? in->nr_pending : FDR_PENDING_RULES;
+
+	for (i = 0; i < n; i++)
+		if (strncmp(in->pending[i], rule, FDR_RULE_LEN) == 0)
+			return (int)i;
+	return -1;
+}
+
+static int pending_add(struct fdr_abi_instance *in, const char *rule)
+{
+	if (pending_find(in, rule) >= 0)
+		return 0;
+	if (in->nr_pending >= FDR_PENDING_RULES)
+		return -ENOSPC;
+	snprintf(in->pending[in->nr_pending], FDR_RULE_LEN, "%s", rule);
+	in->nr_pending++;
+	return 0;
+}
+
+static int pending_del(struct fdr_abi_instance *in, const char *rule)
+{
+	int i = pending_find(in, rule);
+	uint32_t n = in->nr_pending < FDR_PENDING_RULES ? in->nr_pending : FDR_PENDING_RULES;
+
+	if (i < 0)
+		return 0;
+	memmove(in->pending[i], in->pending[i + 1], (n - (uint32_t)i - 1) * FDR_RULE_LEN);
+	in->nr_pending = n - 1;
+	return 1;
+}
+
+static void disable_all(struct fdr_session *s, uint32_t inst)
+{
+	struct fdr_abi_control *c = fdr_session_control(s);
+	uint32_t i;
+
+	for (i = 0; i < FDR_MAX_EVENTS; i++)
+		set_bit_inst(&c->events[i], inst, 0);
+	c->instances[inst].nr_pending = 0;
+}
+
+static int rule_has_glob(const char *rule)
+{
+	return strpbrk(rule, "*?[") != NULL || strchr(rule, ':') == NULL ||
+	       rule[strlen(rule) - 1] == ':';
+}
+
+/* A set_event token must be [!]SPEC with SPEC made of name characters and globs. */
+static int check_token(const char *tok, int *bad)
+{
+	const char *p = tok;
+	int colons = 0;
+
+	if (*p == '!')
+		p++;
+	if (!*p) {
+		*bad = (int)(p - tok);
+		return -1;
+	}
+	for (; *p; p++) {
+		if (*p == ':') {
+			if (++colons > 1 || p == tok || p[-1] == '!') {
+				*bad = (int)(p - tok);
+				return -1;
+			}
+			continue;
+		}
+		if (!(isalnum((unsigned char)*p) || strchr("_-.*?[]", *p))) {
+			*bad = (int)(p - tok);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * One set_event token: enable or disable matching events now; rules that can match
+ * events registered later are kept as pending rules (an fdr extension).
+ */
+static int set_event_token(struct fdr_file *f, const char *cmd, const char *tok, int tok_pos)
+{
+	struct fdr_abi_instance *in = &fdr_session_control(f->s)->instances[f->p.inst];
+	int on = tok[0] != '!', bad = 0, n;
+	const char *spec = on ? tok : tok + 1;
+	char rule[FDR_RULE_LEN];
+
+	if (check_token(tok, &bad))
+		return bad_input(f, "set_event", cmd, tok_pos + bad,
+				 "expected [!]SYSTEM:EVENT, SYSTEM:*, *:EVENT or NAME (globs allowed), found '%s'", tok);
+	if (strlen(spec) >= FDR_RULE_LEN)
+		return bad_input(f, "set_event", cmd, tok_pos, "event specification longer than %d bytes",
+				 FDR_RULE_LEN - 1);
+	snprintf(rule, sizeof(rule), "%s", spec);
+	n = apply_rule(f->s, f->p.inst, rule, on);
+	if (on) {
+		if ((n == 0 || rule_has_glob(rule)) && pending_add(in, rule) < 0)
+			return bad_input(f, "set_event", cmd, tok_pos,
+					 "too many pending rules (at most %d); remove some with '!RULE'",
+					 FDR_PENDING_RULES);
+	} else {
+		int removed = pending_del(in, rule);
+
+		if (strcmp(rule, "*:*") == 0 || strcmp(rule, "*:") == 0 || strcmp(rule, "*") == 0) {
+			in->nr_pending = 0;
+			removed = 1;
+		}
+		if (!n && !removed)
+			return bad_input(f, "set_event", cmd, tok_pos + 1,
+					 "'%s' matches no registered event and no pending rule", rule);
+	}
+	return 0;
+}
+
+static int write_set_event(struct fdr_file *f, char *cmd)
+{
+	char *p = cmd;
+	int ret = 0;
+
+	while (*p && !ret) {
+		char tok[FDR_RULE_LEN + 2];
+		size_t len;
+
+		p += strspn(p, " \t\n");
+		len = strcspn(p, " \t\n");
+		if (!len)
+			break;
+		if (len >= sizeof(tok)) {
+			char shown[FDR_RULE_LEN + 2];
+
+			snprintf(shown, sizeof(shown), "%.*s", (int)(sizeof(shown) - 1), p);
+			return bad_input(f, "set_event", cmd, (int)(p - cmd),
+					 "event specification longer than %d bytes: '%s...'", FDR_RULE_LEN - 1,
+					 shown);
+		}
+		memcpy(tok, p, len);
+		tok[len] = 0;
+		ret = set_event_token(f, cmd, tok, (int)(p - cmd));
+		p += len;
+	}
+	return ret;
+}
+
+/* Enable state of a set of events: '0', '1', 'X' (mixed) or '?' (no events). */
+static char enable_state(struct fdr_session *s, uint32_t inst, const char *sys)
+{
+	const struct fdr_abi_control *c = ctl_of(s);
+	int on = 0, off = 0;
+	uint32_t i;
+
+	for (i = 0; i < FDR_MAX_EVENTS; i++) {
+		const struct fdr_abi_event *e = &c->events[i];
+
+		if (e->state != FDR_EVENT_READY || is_print_event(e->system, e->name))
+			continue;
+		if (sys && strncmp(e->system, sys, FDR_NAME_LEN))
+			continue;
+		if (bit_inst(e, inst))
+			on++;
+		else
+			off++;
+	}
+	if (!on && !off)
+		return '?';
+	return on && off ? 'X' : on ? '1' : '0';
+}
+
+/* ---- generated files ---------------------------------------------------------------------- */
+
+static const char readme_text[] =
+	"fdr tracing mini-HOWTO (user-space flight recorder, tracefs layout):\n"
+	"\n"
+	"# echo 0 > tracing_on : quick way to disable tracing\n"
+	"# echo 1 > tracing_on : quick way to re-enable tracing\n"
+	"\n"
+	" Use 'fdr write PATH VALUE' for '>' and 'fdr append PATH VALUE' for '>>',\n"
+	" or echo and cat on an 'fdr mount' of this tree.\n"
+	"\n"
+	" Important files:\n"
+	"  trace\t\t\t- The static contents of the buffer\n"
+	"\t\t\t  To clear the buffer write into this file: echo > trace\n"
+	"  trace_pipe\t\t- A consuming read to see the contents of the buffer\n"
+	"  current_tracer\t- only 'nop' (events)\n"
+	"  available_tracers\t- list of configured tracers for current_tracer\n"
+	"  error_log\t- error log for failed commands (that support it)\n"
+	"  buffer_size_kb\t- view and modify size of per cpu buffer\n"
+	"  buffer_total_size_kb  - view total size of all cpu buffers\n"
+	"  buffer_subbuf_size_kb - view and modify the size of the sub-buffers\n"
+	"\n"
+	"  trace_clock\t\t- change the clock used to order events\n"
+	"       local:   CLOCK_MONOTONIC (from the TSC where it is invariant)\n"
+	"      global:   same as local\n"
+	"     counter:   the raw timestamp (TSC ticks or ns)\n"
+	"      uptime:   10 ms ticks of CLOCK_MONOTONIC\n"
+	"        perf:   same as local\n"
+	"        mono:   CLOCK_MONOTONIC\n"
+	"    mono_raw:   CLOCK_MONOTONIC (approximation)\n"
+	"        boot:   CLOCK_BOOTTIME\n"
+	"         tai:   CLOCK_MONOTONIC (approximation)\n"
+	"     x86-tsc:   TSC cycle counter\n"
+	"     Changing the clock keeps the recorded data (fdr stores raw stamps).\n"
+	"\n"
+	"  timestamp_mode\t- view the mode used to timestamp events\n"
+	"       delta:   Delta difference against a buffer-wide timestamp\n"
+	"\n"
+	"  trace_marker\t\t- Writes into this file writes into the kernel buffer\n"
+	"  saved_cmdlines\t- pid->comm names of the threads that wrote events\n"
+	"  per_cpu/\t\t- Directory containing per cpu files\n"
+	"    cpuN/trace, trace_pipe, trace_pipe_raw, stats, buffer_size_kb\n"
+	"  instances/\t\t- Make sub-buffers with: mkdir instances/foo\n"
+	"\t\t\t  Remove them with rmdir instances/foo\n"
+	"\n"
+	"  events/\t\t- Directory containing all trace event subsystems:\n"
+	"      enable\t\t- Write 0/1 to enable/disable tracing of all events\n"
+	"  events/<system>/\t- Directory containing all trace events for <system>:\n"
+	"      enable\t\t- Write 0/1 to enable/disable tracing of all <system> events\n"
+	"  events/<system>/<event>/\t- Directory containing control files for\n"
+	"                          <event>:\n"
+	"      enable\t\t- Write 0/1 to enable/disable tracing of <event>\n"
+	"      format\t\t- the binary layout of <event> records\n"
+	"      id\t\t- the event's id (common_type)\n"
+	"\n"
+	"  set_event\t\t- [!]SYSTEM:EVENT, SYSTEM:*, *:EVENT or NAME per token; '!' disables.\n"
+	"\t\t\t  Names and globs of events not registered yet are kept as\n"
+	"\t\t\t  pending rules (see set_event_pending) and applied when a\n"
+	"\t\t\t  process registers a matching event.\n"
+	"  set_event_pending\t- the pending rules (fdr only)\n"
+	"  options/\t\t- context-info record-cmd record-tgid overwrite irq-info markers\n";
+
+static int gen_available_events(struct fdr_file *f, int only_enabled)
+{
+	const struct fdr_abi_control *c = ctl_of(f->s);
+	uint32_t i;
+	int ret = 0;
+
+	for (i = 0; i < FDR_MAX_EVENTS && !ret; i++) {
+		const struct fdr_abi_event *e = &c->events[i];
+
+		if (e->state != FDR_EVENT_READY || is_print_event(e->system, e->name))
+			continue;
+		if (only_enabled && !bit_inst(e, f->p.inst))
+			continue;
+		ret = fdr_buf_printf(&f->content, "%.*s:%.*s\n", FDR_NAME_LEN, e->system, FDR_NAME_LEN,
+				     e->name);
+	}
+	return ret;
+}
+
+static int gen_error_log(struct fdr_file *f)
+{
+	const struct fdr_abi_instance *in = &ctl_of(f->s)->instances[f->p.inst];
+	uint32_t seq = in->error_seq, first = seq > FDR_ERROR_LOG_ENTRIES ? seq - FDR_ERROR_LOG_ENTRIES : 0;
+	uint32_t k;
+	int ret = 0;
+
+	for (k = first; k < seq && !ret; k++) {
+		const struct fdr_abi_error *e = &in->errors[k % FDR_ERROR_LOG_ENTRIES];
+		uint64_t us = (e->ts_ns + 500) / 1000;
+		uint32_t len = e->len < FDR_ERROR_TEXT_LEN ? e->len : FDR_ERROR_TEXT_LEN;
+
+		if (e->seq != k + 1)
+			continue;
+		ret = fdr_buf_printf(&f->content, "[%5" PRIu64 ".%06" PRIu64 "] ", us / 1000000, us % 1000000);
+		ret |= fdr_buf_add(&f->content, e->text, strnlen(e->text, len));
+	}
+	return ret;
+}
+
+static int cpu_kb_all(struct fdr_session *s, uint32_t inst, int *same, uint64_t *total)
+{
+	int nr = fdr_ring_nr_cpus(s, inst), cpu, first = -1;
+
+	*same = 1;
+	*total = 0;
+	for (cpu = 0; cpu < nr; cpu++) {
+		int kb = fdr_ring_cpu_size_kb(s, inst, (uint32_t)cpu);
+
+		if (kb < 0)
+			return kb;
+		if (first < 0)
+			first = kb;
+		else if (kb != first)
+			*same = 0;
+		*total += (uint64_t)kb;
+	}
+	return first;
+}
+
+static int gen_stats(struct fdr_file *f)
+{
+	struct fdr_cpu_stats st;
+	const struct fdr_abi_instance *in = &ctl_of(f->s)->instances[f->p.inst];
+	struct fdr_buf ts1 = { 0 }, ts2 = { 0 };
+	int ret = fdr_ring_stats(f->s, f->p.inst, (uint32_t)f->p.cpu, &st);
+
+	if (ret)
+		return ret;
+	if (fdr_clock_is_ns(in->clock)) {
+		ret |= fdr_format_ts(in->clock, st.oldest_ts, &ts1);
+		ret |= fdr_format_ts(in->clock, st.now_ts, &ts2);
+	} else {
+		ret |= fdr_buf_printf(&ts1, " %" PRIu64, st.oldest_ts);
+		ret |= fdr_buf_printf(&ts2, " %" PRIu64, st.now_ts);
+	}
+	ret |= fdr_buf_printf(&f->content,
+			      "entries: %" PRIu64 "\noverrun: %" PRIu64 "\ncommit overrun: %" PRIu64
+			      "\nbytes: %" PRIu64 "\noldest event ts:%s\nnow ts:%s\ndropped events: %" PRIu64
+			      "\nread events: %" PRIu64 "\n",
+			      st.entries, st.overrun, st.commit_overrun, st.bytes, ts1.data ? ts1.data : "",
+			      ts2.data ? ts2.data : "", st.dropped, st.read);
+	fdr_buf_free(&ts1);
+	fdr_buf_free(&ts2);
+	return ret;
+}
+
+static int gen_saved_cmdlines(struct fdr_file *f)
+{
+	const struct fdr_abi_control *c = ctl_of(f->s);
+	uint32_t i;
+	int ret = 0;
+
+	for (i = 0; i < FDR_CMDLINE_SLOTS && !ret; i++) {
+		char comm[FDR_COMM_LEN];
+		uint32_t pid = __atomic_load_n(&c->cmdlines[i].pid, __ATOMIC_ACQUIRE);
+		const char *name;
+
+		if (!pid)
+			continue;
+		name = fdr_comm_lookup(c, (int32_t)pid, comm, sizeof(comm));
+		if (name[0] == '<')
+			continue;
+		ret = fdr_buf_printf(&f->content, "%u %s\n", pid, name);
+	}
+	return ret;
+}
+
+/* Generate the whole content of an ordinary file into f->content. */
+static int generate(struct fdr_file *f)
+{
+	struct fdr_abi_control *c = fdr_session_control(f->s);
+	struct fdr_abi_instance *in = &c->instances[f->p.inst];
+	struct fdr_buf *b = &f->content;
+	uint64_t total;
+	int same, kb, ret = 0;
+	size_t k;
+
+	switch (f->p.node) {
+	case F_TRACING_ON:
+		return fdr_buf_printf(b, "%u\n", in->tracing_on ? 1 : 0);
+	case F_TRACE_CLOCK:
+		for (k = 0; k < sizeof(clock_order) / sizeof(clock_order[0]); k++) {
+			const char *name = clock_names[clock_order[k]];
+
+			ret |= fdr_buf_printf(b, k ? " %s%s%s" : "%s%s%s", in->clock == clock_order[k] ? "[" : "",
+					      name, in->clock == clock_order[k] ? "]" : "");
+		}
+		return ret | fdr_buf_add(b, "\n", 1);
+	case F_TRACE_OPTIONS:
+		for (k = 0; k < NR_OPTIONS; k++) {
+			if (tree_options[k].top_only && f->p.inst)
+				continue;
+			ret |= fdr_buf_printf(b, "%s%s\n", in->options & tree_options[k].bit ? "" : "no",
+					      tree_options[k].name);
+		}
+		return ret;
+	case F_OPTION:
+		return fdr_buf_printf(b, "%u\n", in->options & tree_options[f->p.opt].bit ? 1 : 0);
+	case F_BUFFER_SIZE_KB:
+		kb = cpu_kb_all(f->s, f->p.inst, &same, &total);
+		if (kb < 0)
+			return kb;
+		return same ? fdr_buf_printf(b, "%d\n", kb) : fdr_buf_printf(b, "X\n");
+	case F_BUFFER_TOTAL_SIZE_KB:
+		kb = cpu_kb_all(f->s, f->p.inst, &same, &total);
+		if (kb < 0)
+			return kb;
+		return fdr_buf_printf(b, "%" PRIu64 "\n", total);
+	case F_CPU_BUFFER_SIZE_KB:
+		kb = fdr_ring_cpu_size_kb(f->s, f->p.inst, (uint32_t)f->p.cpu);
+		return kb < 0 ? kb : fdr_buf_printf(b, "%d\n", kb);
+	case F_BUFFER_SUBBUF_SIZE_KB:
+		return fdr_buf_printf(b, "%u\n", in->subbuf_size / 1024);
+	case F_SET_EVENT:
+		return gen_available_events(f, 1);
+	case F_AVAILABLE_EVENTS:
+		return gen_available_events(f, 0);
+	case F_SET_EVENT_PENDING: {
+		uint32_t i, n = in->nr_pending < FDR_PENDING_RULES ? in->nr_pending : FDR_PENDING_RULES;
+
+		for (i = 0; i < n; i++)
+			ret |= fdr_buf_printf(b, "%.*s\n", FDR_RULE_LEN, in->pending[i]);
+		return ret;
+	}
+	case F_ERROR_LOG:
+		return gen_error_log(f);
+	case F_CURRENT_TRACER:
+	case F_AVAILABLE_TRACERS:
+		return fdr_buf_printf(b, "nop\n");
+	case F_TIMESTAMP_MODE:
+		return fdr_buf_printf(b, "[delta] absolute\n");
+	case F_README:
+		return fdr_buf_add(b, readme_text, sizeof(readme_text) - 1);
+	case F_SAVED_CMDLINES:
+		return gen_saved_cmdlines(f);
+	case F_SAVED_CMDLINES_SIZE:
+		return fdr_buf_printf(b, "%u\n", (unsigned)FDR_CMDLINE_SLOTS);
+	case F_EVENTS_ENABLE:
+		return fdr_buf_printf(b, "%c\n", enable_state(f->s, f->p.inst, NULL));
+	case F_SYS_ENABLE:
+		return fdr_buf_printf(b, "%c\n", enable_state(f->s, f->p.inst, f->p.sys));
+	case F_EVENT_ENABLE: {
+		const struct fdr_abi_event *e = event_find(f->s, f->p.sys, f->p.ev);
+
+		return e ? fdr_buf_printf(b, "%d\n", bit_inst(e, f->p.inst)) : -ENOENT;
+	}
+	case F_EVENT_FORMAT: {
+		const struct fdr_abi_event *e = event_find(f->s, f->p.sys, f->p.ev);
+
+		return e ? fdr_format_event_file(e, b) : -ENOENT;
+	}
+	case F_EVENT_ID: {
+		const struct fdr_abi_event *e = event_find(f->s, f->p.sys, f->p.ev);
+
+		return e ? fdr_buf_printf(b, "%u\n", e->id) : -ENOENT;
+	}
+	case F_HEADER_PAGE:
+		return fdr_format_header_page(in->subbuf_size, b);
+	case F_HEADER_EVENT:
+		return fdr_format_header_event(b);
+	case F_CPU_STATS:
+		return gen_stats(f);
+	default:
+		return -EINVAL;
+	}
+}
+
+/* ---- open / read / write / close ------------------------------------------------------------- */
+
+static int node_is_pipe(enum node n)
+{
+	return n == F_TRACE_PIPE || n == F_CPU_TRACE_PIPE || n == F_CPU_TRACE_PIPE_RAW;
+}
+
+static int node_is_trace(enum node n)
+{
+	return n == F_TRACE || n == F_CPU_TRACE;
+}
+
+static int node_is_write_only(enum node n)
+{
+	return n == F_TRACE_MARKER;
+}
+
+/**
+ * fdr_file_open - open a file of the control tree
+ * Returns 0, -ENOENT, -EISDIR, -EACCES (writing a read-only file), -EBUSY
+ * (trace_pipe already being consumed), -EINVAL.
+ */
+int fdr_file_open(struct fdr_session *s, const char *path, int flags, struct fdr_file **out)
+{
+	struct fdr_file *f;
+	int acc = flags & O_ACCMODE, ret;
+
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->s = s;
+	f->flags = flags;
+	ret = resolve(s, path, &f->p);
+	if (ret)
+		goto err;
+	if (f->p.is_dir) {
+		ret = -EISDIR;
+		goto err;
+	}
+	if (acc != O_RDONLY && !(f->p.mode & 0200)) {
+		ret = -EACCES;
+		goto err;
+	}
+	if (acc != O_WRONLY && !(f->p.mode & 0400)) {
+		ret = -EACCES;
+		goto err;
+	}
+	if (node_is_pipe(f->p.node)) {
+		int cpu = f->p.node == F_TRACE_PIPE ? -1 : f->p.cpu;
+
+		ret = fdr_reader_open(s, f->p.inst, cpu, FDR_READ_CONSUME, &f->reader);
+		if (ret)
+			goto err;
+	}
+	if ((flags & O_TRUNC) && acc != O_RDONLY) {
+		/* shell ">" semantics, applied at open as tracefs does */
+		switch (f->p.node) {
+		case F_TRACE:
+		case F_CPU_TRACE:
+			ret = fdr_ring_clear(s, f->p.inst, f->p.node == F_TRACE ? -1 : f->p.cpu);
+			if (ret)
+				goto err;
+			break;
+		case F_SET_EVENT:
+			ret = fdr_session_lock(s);
+			if (ret)
+				goto err;
+			disable_all(s, f->p.inst);
+			fdr_session_unlock(s);
+			fdr_session_changed(s);
+			break;
+		case F_ERROR_LOG:
+			ret = fdr_session_lock(s);
+			if (ret)
+				goto err;
+			memset(fdr_session_control(s)->instances[f->p.inst].errors, 0,
+			       sizeof(fdr_session_control(s)->instances[f->p.inst].errors));
+			fdr_session_unlock(s);
+			break;
+		default:
+			break;
+		}
+	}
+	*out = f;
+	return 0;
+err:
+	fdr_file_close(f);
+	return ret;
+}
+
+/** fdr_file_error - the message of the last refused write ("" if none); borrowed */
+const char *fdr_file_error(const struct fdr_file *f)
+{
+	return f->err;
+}
+
+/** fdr_file_close - close a handle; NULL is a no-op */
+void fdr_file_close(struct fdr_file *f)
+{
+	if (!f)
+		return;
+	fdr_reader_close(f->reader);
+	fdr_buf_free(&f->content);
+	free(f->page);
+	free(f);
+}
+
+/* Format records from f->reader into f->content until it holds at least @want bytes. */
+static int fill_records(struct fdr_file *f, size_t want, int consuming)
+{
+	struct fdr_record rec;
+	int ret, n = 0;
+
+	while (f->content.len - f->off < want) {
+		ret = fdr_reader_next(f->reader, &rec);
+		if (ret <= 0)
+			return ret < 0 ? ret : n;
+		if (consuming && rec.lost_before)
+			fdr_buf_printf(&f->content, "CPU:%u [LOST %" PRIu64 " EVENTS]\n", rec.cpu,
+				       rec.lost_before);
+		ret = fdr_format_record(f->s, f->p.inst, &rec, &f->content);
+		if (ret)
+			return ret;
+		n++;
+	}
+	return n;
+}
+
+static void content_compact(struct fdr_file *f)
+{
+	if (f->off && f->off == f->content.len) {
+		f->content.len = 0;
+		f->off = 0;
+	} else if (f->off > 65536) {
+		memmove(f->content.data, f->content.data + f->off, f->content.len - f->off);
+		f->content.len -= f->off;
+		f->off = 0;
+	}
+}
+
+static ssize_t serve(struct fdr_file *f, void *buf, size_t n)
+{
+	size_t avail = f->content.len - f->off;
+
+	if (n > avail)
+		n = avail;
+	memcpy(buf, f->content.data + f->off, n);
+	f->off += n;
+	return (ssize_t)n;
+}
+
+static ssize_t read_trace(struct fdr_file *f, void *buf, size_t n)
+{
+	int ret;
+
+	if (!f->header_done) {
+		f->header_done = 1;
+		if (f->p.node == F_TRACE || f->p.node == F_CPU_TRACE) {
+			ret = fdr_format_trace_header(f->s, f->p.inst, &f->content);
+			if (ret)
+				return ret;
+		}
+		ret = fdr_reader_open(f->s, f->p.inst, f->p.node == F_TRACE ? -1 : f->p.cpu, 0, &f->reader);
+		if (ret)
+			return ret;
+	}
+	content_compact(f);
+	ret = fill_records(f, n, 0);
+	if (ret < 0)
+		return ret;
+	return serve(f, buf, n);
+}
+
+static int tracing_is_on(struct fdr_file *f)
+{
+	return ctl_of(f->s)->instances[f->p.inst].tracing_on != 0;
+}
+
+static ssize_t read_pipe(struct fdr_file *f, void *buf, size_t n)
+{
+	int ret;
+
+	for (;;) {
+		content_compact(f);
+		if (f->content.len > f->off)
+			break;
+		ret = fill_records(f, n, 1);
+		if (ret < 0)
+			return ret;
+		if (f->content.len > f->off)
+			break;
+		if (!tracing_is_on(f) && f->got_data)
+			return 0;
+		if (f->flags & O_NONBLOCK)
+			return -EAGAIN;
+		fdr_reader_wait(f->reader, 100);
+	}
+	f->got_data = 1;
+	return serve(f, buf, n);
+}
+
+static ssize_t read_pipe_raw(struct fdr_file *f, void *buf, size_t n)
+{
+	uint32_t ss = ctl_of(f->s)->instances[f->p.inst].subbuf_size;
+	int ret;
+
+	if (!f->page && !(f->page = malloc(ss)))
+		return -ENOMEM;
+	while (f->page_off >= f->page_len) {
+		ret = fdr_reader_raw_page(f->reader, f->page, ss);
+		if (ret < 0)
+			return ret;
+		if (ret > 0) {
+			f->page_len = ss;
+			f->page_off = 0;
+			break;
+		}
+		if (f->flags & O_NONBLOCK)
+			return -EAGAIN;
+		fdr_reader_wait(f->reader, 100);
+	}
+	if (n > f->page_len - f->page_off)
+		n = f->page_len - f->page_off;
+	memcpy(buf, f->page + f->page_off, n);
+	f->page_off += n;
+	return (ssize_t)n;
+}
+
+/**
+ * fdr_file_read - read from a file: ordinary files by offset, trace as a stream,
+ * trace_pipe/trace_pipe_raw consuming (blocking unless O_NONBLOCK: -EAGAIN)
+ * Returns bytes read, 0 at end of file, or a negative errno (-EINVAL for a
+ * write-only file, as tracefs).
+ */
+ssize_t fdr_file_read(struct fdr_file *f, void *buf, size_t n)
+{
+	int ret;
+
+	if ((f->flags & O_ACCMODE) == O_WRONLY || node_is_write_only(f->p.node))
+		return -EINVAL;
+	if (node_is_trace(f->p.node))
+		return read_trace(f, buf, n);
+	if (f->p.node == F_TRACE_PIPE || f->p.node == F_CPU_TRACE_PIPE)
+		return read_pipe(f, buf, n);
+	if (f->p.node == F_CPU_TRACE_PIPE_RAW)
+		return read_pipe_raw(f, buf, n);
+	if (!f->generated) {
+		ret = generate(f);
+		if (ret)
+			return ret < 0 ? ret : -ENOMEM;
+		f->generated = 1;
+	}
+	return serve(f, buf, n);
+}
+
+/**
+ * fdr_file_poll - wait until a read would not block
+ * Returns 1 (readable), 0 (timeout). Ordinary files are always readable.
+ */
+int fdr_file_poll(struct fdr_file *f, int timeout_ms)
+{
+	if (!node_is_pipe(f->p.node))
+		return 1;
+	if (f->content.len > f->off || (f->page && f->page_off < f->page_len))
+		return 1;
+	return fdr_reader_wait(f->reader, timeout_ms);
+}
+
+static int write_enable(struct fdr_file *f, const char *cmd)
+{
+	struct fdr_abi_instance *in = &fdr_session_control(f->s)->instances[f->p.inst];
+	uint64_t v;
+	int ret = write_number(f, f->p.node == F_EVENT_ENABLE ? "enable" : "enable", cmd, 0, 1, &v);
+	char rule[FDR_RULE_LEN];
+
+	if (ret)
+		return ret;
+	if (f->p.node == F_EVENTS_ENABLE)
+		snprintf(rule, sizeof(rule), "*:*");
+	else if (f->p.node == F_SYS_ENABLE)
+		snprintf(rule, sizeof(rule), "%s:*", f->p.sys);
+	else
+		snprintf(rule, sizeof(rule), "%s:%s", f->p.sys, f->p.ev);
+	ret = fdr_session_lock(f->s);
+	if (ret)
+		return ret;
+	apply_rule(f->s, f->p.inst, rule, (int)v);
+	if (f->p.node != F_EVENT_ENABLE) {
+		if (v)
+			pending_add(in, rule);
+		else if (f->p.node == F_EVENTS_ENABLE)
+			in->nr_pending = 0;
+		else
+			pending_del(in, rule);
+	}
+	fdr_session_unlock(f->s);
+	fdr_session_changed(f->s);
+	return 0;
+}
+
+static int write_clock(struct fdr_file *f, char *cmd)
+{
+	char *name = cmd;
+	size_t k;
+
+	strip_space(&name);
+	for (k = 0; k < FDR_CLOCK_NR; k++)
+		if (clock_names[k] && strcmp(clock_names[k], name) == 0)
+			break;
+	if (k == FDR_CLOCK_NR)
+		return bad_input(f, "trace_clock", cmd, (int)(name - cmd),
+				 "expected one of: local global counter uptime perf mono mono_raw boot tai x86-tsc; found '%s'",
+				 name);
+	fdr_session_control(f->s)->instances[f->p.inst].clock = (uint32_t)k;
+	fdr_session_changed(f->s);
+	return 0;
+}
+
+static int set_option(struct fdr_file *f, size_t k, int on)
+{
+	struct fdr_abi_instance *in = &fdr_session_control(f->s)->instances[f->p.inst];
+	int ret = fdr_session_lock(f->s);
+
+	if (ret)
+		return ret;
+	if (on)
+		in->options |= tree_options[k].bit;
+	else
+		in->options &= ~tree_options[k].bit;
+	fdr_session_unlock(f->s);
+	fdr_session_changed(f->s);
+	return 0;
+}
+
+static int write_trace_options(struct fdr_file *f, char *cmd)
+{
+	char *name = cmd;
+	int on = 1;
+	size_t k;
+
+	strip_space(&name);
+	if (strncmp(name, "no", 2) == 0) {
+		for (k = 0; k < NR_OPTIONS; k++)
+			if (strcmp(tree_options[k].name, name) == 0)
+				break;
+		if (k == NR_OPTIONS) {
+			on = 0;
+			name += 2;
+		}
+	}
+	for (k = 0; k < NR_OPTIONS; k++)
+		if (strcmp(tree_options[k].name, name) == 0 && (!tree_options[k].top_only || f->p.inst == 0))
+			break;
+	if (k == NR_OPTIONS)
+		return bad_input(f, "trace_options", cmd, (int)(name - cmd),
+				 "expected an option name or no<option> (see trace_options), found '%s'", name);
+	return set_option(f, k, on);
+}
+
+static int write_buffer_size(struct fdr_file *f, const char *cmd, int cpu)
+{
+	uint64_t kb;
+	int ret = write_number(f, "buffer_size_kb", cmd, 1, 4u * 1024 * 1024, &kb);
+
+	if (ret)
+		return ret;
+	ret = fdr_session_lock(f->s);
+	if (ret)
+		return ret;
+	ret = fdr_session_resize(f->s, f->p.inst, cpu, (uint32_t)kb, 0);
+	fdr_session_unlock(f->s);
+	return ret;
+}
+
+static int write_subbuf_size(struct fdr_file *f, const char *cmd)
+{
+	uint64_t kb;
+	uint32_t ss = 4096;
+	int ret = write_number(f, "buffer_subbuf_size_kb", cmd, 1, 512, &kb);
+
+	if (ret)
+		return ret;
+	while (ss < kb * 1024)
+		ss <<= 1;
+	ret = fdr_session_lock(f->s);
+	if (ret)
+		return ret;
+	ret = fdr_session_resize(f->s, f->p.inst, -1, 0, ss);
+	fdr_session_unlock(f->s);
+	return ret;
+}
+
+static ssize_t write_marker(struct fdr_file *f, const char *buf, size_t n)
+{
+	unsigned char payload[FDR_MAX_RECORD];
+	struct fdr_common *c = (void *)payload;
+	const struct fdr_abi_instance *in = &ctl_of(f->s)->instances[f->p.inst];
+	size_t room = FDR_MAX_RECORD - 16 - 2, len = n;
+	uint64_t ip = 0;
+	int ret;
+
+	if (!(in->options & FDR_OPT_MARKERS))
+		return -EINVAL;
+	if (!in->tracing_on)
+		return -EBADF;
+	if (len > room)
+		len = room;
+	memset(payload, 0, 16);
+	c->type = FDR_EVENT_ID_PRINT;
+	c->pid = (int32_t)getpid();
+	memcpy(payload + 8, &ip, 8);
+	memcpy(payload + 16, buf, len);
+	if (len == 0 || buf[len - 1] != '\n')
+		payload[16 + len++] = '\n';
+	payload[16 + len] = 0;
+	{
+		/* saved_cmdlines: name the writer */
+		struct fdr_abi_control *ctl = fdr_session_control(f->s);
+		struct fdr_abi_cmdline *cl = &ctl->cmdlines[(uint32_t)c->pid % FDR_CMDLINE_SLOTS];
+		char comm[FDR_COMM_LEN] = { 0 };
+		FILE *fp = fopen("/proc/self/comm", "re");
+
+		if (fp) {
+			if (fgets(comm, sizeof(comm), fp))
+				comm[strcspn(comm, "\n")] = 0;
+			fclose(fp);
+		}
+		if (__atomic_load_n(&cl->pid, __ATOMIC_ACQUIRE) != (uint32_t)c->pid) {
+			__atomic_store_n(&cl->pid, 0, __ATOMIC_RELAXED);
+			memcpy(cl->comm, comm, sizeof(cl->comm));
+			cl->tgid = (uint32_t)getpid();
+			__atomic_store_n(&cl->pid, (uint32_t)c->pid, __ATOMIC_RELEASE);
+		}
+	}
+	ret = fdr_session_write(f->s, f->p.inst, payload, 16 + len + 1);
+	if (ret == -ENOSPC)
+		return -EBADF; /* full in discard mode, as the kernel answers */
+	if (ret)
+		return ret;
+	return (ssize_t)(n > room ? room : n);
+}
+
+/**
+ * fdr_file_write - one write(2) to a control file, i.e. one command
+ * Returns the bytes taken, or a negative errno: -EINVAL (bad input: see
+ * fdr_file_error() and error_log), -EBADF (trace_marker while tracing is off or
+ * the buffer is full in discard mode), -EACCES, -ENOMEM, -ETIMEDOUT (lock).
+ */
+ssize_t fdr_file_write(struct fdr_file *f, const void *buf, size_t n)
+{
+	char *cmd;
+	ssize_t ret = 0;
+	uint64_t v;
+
+	f->err[0] = 0;
+	if ((f->flags & O_ACCMODE) == O_RDONLY)
+		return -EBADF;
+	if (f->p.node == F_TRACE_MARKER)
+		return write_marker(f, buf, n);
+	if (node_is_trace(f->p.node))
+		return (ssize_t)n; /* accepted and ignored; O_TRUNC at open cleared */
+	cmd = malloc(n + 1);
+	if (!cmd)
+		return -ENOMEM;
+	memcpy(cmd, buf, n);
+	cmd[n] = 0;
+	if (strlen(cmd) != n) {
+		ret = bad_input(f, "write", cmd, (int)strlen(cmd), "expected text, found a NUL byte");
+		goto out;
+	}
+	chomp(cmd, n);
+	switch (f->p.node) {
+	case F_TRACING_ON: {
+		struct fdr_abi_instance *in = &fdr_session_control(f->s)->instances[f->p.inst];
+
+		ret = write_number(f, "tracing_on", cmd, 0, UINT32_MAX, &v);
+		if (!ret) {
+			__atomic_store_n(&in->tracing_on, v ? 1u : 0u, __ATOMIC_RELEASE);
+			fdr_session_changed(f->s);
+		}
+		break;
+	}
+	case F_SET_EVENT:
+		ret = fdr_session_lock(f->s);
+		if (ret)
+			break;
+		ret = write_set_event(f, cmd);
+		fdr_session_unlock(f->s);
+		fdr_session_changed(f->s);
+		break;
+	case F_EVENTS_ENABLE:
+	case F_SYS_ENABLE:
+	case F_EVENT_ENABLE:
+		ret = write_enable(f, cmd);
+		break;
+	case F_TRACE_CLOCK:
+		ret = write_clock(f, cmd);
+		break;
+	case F_TRACE_OPTIONS:
+		ret = write_trace_options(f, cmd);
+		break;
+	case F_OPTION:
+		ret = write_number(f, tree_options[f->p.opt].name, cmd, 0, 1, &v);
+		if (!ret)
+			ret = set_option(f, (size_t)f->p.opt, (int)v);
+		break;
+	case F_BUFFER_SIZE_KB:
+		ret = write_buffer_size(f, cmd, -1);
+		break;
+	case F_CPU_BUFFER_SIZE_KB:
+		ret = write_buffer_size(f, cmd, f->p.cpu);
+		break;
+	case F_BUFFER_SUBBUF_SIZE_KB:
+		ret = write_subbuf_size(f, cmd);
+		break;
+	case F_CURRENT_TRACER: {
+		char *name = cmd;
+
+		strip_space(&name);
+		if (strcmp(name, "nop"))
+			ret = bad_input(f, "current_tracer", cmd, (int)(name - cmd),
+					"expected 'nop' (fdr has only the event tracer), found '%s'", name);
+		break;
+	}
+	case F_ERROR_LOG:
+		break; /* O_TRUNC at open cleared it; other writes are ignored */
+	default:
+		ret = -EACCES;
+		break;
+	}
+out:
+	free(cmd);
+	return ret < 0 ? ret : (ssize_t)n;
+}
+
+/* ---- directories ----------------------------------------------------------------------------- */
+
+/** fdr_tree_stat - is @path a directory, and its mode. Returns 0 or -ENOENT. */
+int fdr_tree_stat(struct fdr_session *s, const char *path, int *is_dir, unsigned *mode)
+{
+	struct tree_path p;
+	int ret = resolve(s, path, &p);
+
+	if (ret)
+		return ret;
+	*is_dir = p.is_dir;
+	*mode = p.mode;
+	return 0;
+}
+
+static int ents_add(struct fdr_dirent **ents, size_t *nr, size_t *cap, const char *name, int is_dir,
+		    unsigned mode)
+{
+	size_t i;
+
+	for (i = 0; i < *nr; i++)
+		if (strcmp((*ents)[i].name, name) == 0)
+			return 0;
+	if (*nr == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 32;
+		struct fdr_dirent *n = realloc(*ents, ncap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		*ents = n;
+		*cap = ncap;
+	}
+	snprintf((*ents)[*nr].name, sizeof((*ents)[*nr].name), "%s", name);
+	(*ents)[*nr].is_dir = is_dir;
+	(*ents)[*nr].mode = mode;
+	(*nr)++;
+	return 0;
+}
+
+/**
+ * fdr_tree_readdir - list a directory
+ * @ents: a new array of @nr entries; free() it
+ * Returns 0, -ENOENT, -ENOTDIR, -ENOMEM.
+ */
+int fdr_tree_readdir(struct fdr_session *s, const char *path, struct fdr_dirent **ents, size_t *nr)
+{
+	const struct fdr_abi_control *c = ctl_of(s);
+	struct tree_path p;
+	size_t cap = 0, k;
+	uint32_t i;
+	int ret = resolve(s, path, &p);
+	char name[FDR_NAME_LEN + 1];
+
+	*ents = NULL;
+	*nr = 0;
+	if (ret)
+		return ret;
+	if (!p.is_dir)
+		return -ENOTDIR;
+	switch (p.node) {
+	case D_ROOT:
+		for (k = 0; k < sizeof(inst_files) / sizeof(inst_files[0]) && !ret; k++)
+			if (!inst_files[k].top_only || p.inst == 0)
+				ret = ents_add(ents, nr, &cap, inst_files[k].name, inst_files[k].node < F_TRACING_ON,
+					       inst_files[k].mode);
+		break;
+	case D_INSTANCES:
+		for (i = 1; i < FDR_MAX_INSTANCES && !ret; i++)
+			if (c->instances[i].state == FDR_INST_LIVE) {
+				snprintf(name, sizeof(name), "%.*s", FDR_NAME_LEN, c->instances[i].name);
+				ret = ents_add(ents, nr, &cap, name, 1, 0750);
+			}
+		break;
+	case D_EVENTS:
+		ret = ents_add(ents, nr, &cap, "enable", 0, 0640);
+		ret |= ents_add(ents, nr, &cap, "header_event", 0, 0440);
+		ret |= ents_add(ents, nr, &cap, "header_page", 0, 0440);
+		for (i = 0; i < FDR_MAX_EVENTS && !ret; i++)
+			if (c->events[i].state == FDR_EVENT_READY) {
+				snprintf(name, sizeof(name), "%.*s", FDR_NAME_LEN, c->events[i].system);
+				ret = ents_add(ents, nr, &cap, name, 1, 0750);
+			}
+		break;
+	case D_EVENTS_SYS:
+		if (strcmp(p.sys, "ftrace"))
+			ret = ents_add(ents, nr, &cap, "enable", 0, 0640);
+		for (i = 0; i < FDR_MAX_EVENTS && !ret; i++)
+			if (c->events[i].state == FDR_EVENT_READY &&
+			    strncmp(c->events[i].system, p.sys, FDR_NAME_LEN) == 0) {
+				snprintf(name, sizeof(name), "%.*s", FDR_NAME_LEN, c->events[i].name);
+				ret = ents_add(ents, nr, &cap, name, 1, 0750);
+			}
+		break;
+	case D_EVENT:
+		if (!is_print_event(p.sys, p.ev))
+			ret = ents_add(ents, nr, &cap, "enable", 0, 0640);
+		ret |= ents_add(ents, nr, &cap, "format", 0, 0440);
+		ret |= ents_add(ents, nr, &cap, "id", 0, 0440);
+		break;
+	case D_OPTIONS:
+		for (k = 0; k < NR_OPTIONS && !ret; k++)
+			if (!tree_options[k].top_only || p.inst == 0)
+				ret = ents_add(ents, nr, &cap, tree_options[k].name, 0, 0640);
+		break;
+	case D_PER_CPU: {
+		int ncpu = fdr_ring_nr_cpus(s, p.inst), cpu;
+
+		for (cpu = 0; cpu < ncpu && !ret; cpu++) {
+			snprintf(name, sizeof(name), "cpu%d", cpu);
+			ret = ents_add(ents, nr, &cap, name, 1, 0750);
+		}
+		break;
+	}
+	case D_CPU:
+		for (k = 0; k < sizeof(cpu_files) / sizeof(cpu_files[0]) && !ret; k++)
+			ret = ents_add(ents, nr, &cap, cpu_files[k].name, 0, cpu_files[k].mode);
+		break;
+	default:
+		return -ENOTDIR;
+	}
+	if (ret) {
+		free(*ents);
+		*ents = NULL;
+		*nr = 0;
+	}
+	return ret;
+}
+
+/* instances/NAME from a path, or an errno as tracefs gives it. */
+static int instance_name(const char *path, char *name, size_t len)
+{
+	char comp[8][FDR_NAME_LEN + 16];
+	int n = split_path(path, comp);
+
+	if (n < 0)
+		return n;
+	if (n >= 3 && strcmp(comp[0], "instances") == 0)
+		return -EPERM; /* mkdir below an instance */
+	if (n != 2 || strcmp(comp[0], "instances"))
+		return -EPERM;
+	if (strlen(comp[1]) >= len)
+		return -ENAMETOOLONG;
+	snprintf(name, len, "%s", comp[1]);
+	return 0;
+}
+
+/** fdr_tree_mkdir - mkdir instances/NAME: -EEXIST, -EPERM (elsewhere), -ENOSPC (128 used) */
+int fdr_tree_mkdir(struct fdr_session *s, const char *path)
+{
+	char name[FDR_NAME_LEN];
+	uint32_t slot;
+	int ret = instance_name(path, name, sizeof(name));
+
+	if (ret)
+		return ret;
+	ret = fdr_session_lock(s);
+	if (ret)
+		return ret;
+	ret = fdr_session_instance_new(s, name, &slot);
+	fdr_session_unlock(s);
+	return ret;
+}
+
+/** fdr_tree_rmdir - rmdir instances/NAME: -ENOENT, -EPERM, -EBUSY (a reader holds it) */
+int fdr_tree_rmdir(struct fdr_session *s, const char *path)
+{
+	char name[FDR_NAME_LEN];
+	uint32_t inst;
+	int ret = instance_name(path, name, sizeof(name));
+
+	if (ret)
+		return ret;
+	ret = fdr_session_lock(s);
+	if (ret)
+		return ret;
+	ret = find_instance(s, name, &inst);
+	if (!ret)
+		ret = fdr_session_instance_free(s, inst);
+	fdr_session_unlock(s);
+	return ret;
+}
