@@ -76,6 +76,20 @@ static inline uint64_t fdr_rdtsc(void)
 #endif
 }
 
+/*
+ * Named test points for the crash tests (tests/crash): compiled only into the
+ * fdr_testpoints library. FDR_FAULT=NAME:N[:stop] kills (or stops) the process at
+ * the Nth time it passes NAME.
+ */
+#ifdef FDR_TESTPOINTS
+FDR_HIDDEN void fdr_testpoint(const char *name);
+#define FDR_TESTPOINT(name) fdr_testpoint(name)
+#else
+#define FDR_TESTPOINT(name)                                                                  \
+	do {                                                                                 \
+	} while (0)
+#endif
+
 /* event.c: the process's current session (NULL when detached) */
 FDR_HIDDEN extern _Atomic(struct fdr_session *) fdr_proc_session;
 FDR_HIDDEN void fdr_agent_kick(void);

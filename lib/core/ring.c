@@ -163,6 +163,7 @@ static int rb_switch(struct rseq *rs, uint32_t cpu, struct fdr_pcpu *pc, int ove
 			if (next_pos + ss - consumed > pc->ring_bytes)
 				return -ENOSPC;
 		}
+		FDR_TESTPOINT("switch-pad");
 		return rb_cmp_copy_store(rs, cpu, pc, head, newhead, &pad, pc->data + data_off, 1);
 	} else {
 		uint32_t pidx = idx == 0 ? pc->nr_subbufs - 1 : idx - 1;
@@ -176,6 +177,7 @@ static int rb_switch(struct rseq *rs, uint32_t cpu, struct fdr_pcpu *pc, int ove
 		h.cal_mono_ns = fdr_clock_mono_ns();
 		h.cal_boot_ns = fdr_clock_boot_ns();
 		h.reserved = 0;
+		FDR_TESTPOINT("switch-header");
 		return rb_cmp_copy_store(rs, cpu, pc, head, head + FDR_SUBBUF_HDR, &h,
 					 pc->data + data_off, FDR_SUBBUF_HDR / 8);
 	}
@@ -219,6 +221,7 @@ int fdr_ring_write(struct fdr_session *s, uint32_t inst, struct fdr_ring_map *m,
 			ret = -E2BIG;
 			goto out;
 		}
+		FDR_TESTPOINT("reserve");
 		if (tsc) {
 			ret = rb_append_tsc(rs, cpu, pc, rec, len, pc->subbuf_size - len);
 		} else {
@@ -227,8 +230,10 @@ int fdr_ring_write(struct fdr_session *s, uint32_t inst, struct fdr_ring_map *m,
 			memcpy(rec + 8, &ts, sizeof(ts));
 			ret = rb_append_nots(rs, cpu, pc, rec, len, pc->subbuf_size - len);
 		}
-		if (ret == RB_OK)
+		if (ret == RB_OK) {
+			FDR_TESTPOINT("commit");
 			goto out;
+		}
 		if (ret == RB_SLOW) {
 			int overwrite = s->ctl->instances[inst].options & FDR_OPT_OVERWRITE;
 
@@ -448,3 +453,27 @@ err:
 	close(fd);
 	return ret;
 }
+
+#ifdef FDR_TESTPOINTS
+#include <signal.h>
+
+/* FDR_FAULT=NAME:N[:stop]: SIGKILL (or SIGSTOP) ourselves the Nth time NAME is passed. */
+void fdr_testpoint(const char *name)
+{
+	static __thread unsigned long hits;
+	const char *f = getenv("FDR_FAULT");
+	size_t n;
+	unsigned long want;
+	char *end;
+
+	if (!f)
+		return;
+	n = strcspn(f, ":");
+	if (strlen(name) != n || strncmp(f, name, n) || f[n] != ':')
+		return;
+	want = strtoul(f + n + 1, &end, 10);
+	if (++hits != want)
+		return;
+	raise(strcmp(end, ":stop") == 0 ? SIGSTOP : SIGKILL);
+}
+#endif
