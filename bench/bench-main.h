@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * bench-main.h - the measurement driver shared by fdr-bench.c and lttng-bench.c.
+ *
+ * Both benchmark programs define their call sites and three hooks, then include
+ * this file, which supplies main(). The loops, the clock, the CPU pinning and the
+ * threads are therefore the same machine code pattern for both tracers; only the
+ * call sites and the session setup differ.
+ *
+ *   BENCH_TRACER              "fdr" or "lttng", for messages
+ *   BENCH_INT3(a, b, c)       call site of bench:int3 (int32_t, int64_t, uint64_t)
+ *   BENCH_STR(a, s)           call site of bench:str (int32_t, 16-char string)
+ *   BENCH_OFF(a, b, c)        call site of bench:off, which no session enables
+ *   bench_tracer_setup(mode, n)   before anything is measured; 0 or -1
+ *   bench_tracer_check(mode)      after the measurement: did it really record?
+ *   bench_tracer_teardown(mode)
+ *
+ * Usage: PROG MODE ARG, one measurement per process (the script interleaves the
+ * tracers' runs and takes medians):
+ *   ns-int3 N   ns per call of N bench:int3 calls on CPU 0, after N/10 warm-up calls
+ *   ns-str N    the same with bench:str
+ *   ns-off N    the same with bench:off (disabled)
+ *   scale MS    throughput of bench:int3 writers for MS milliseconds: one thread on
+ *               CPU 0, then two threads on CPUs 0 and 1; prints
+ *               "SCALING THR1 THR2" (events/s; SCALING = THR2 / THR1)
+ *   fill N      write N bench:int3 events on CPU 0 and keep them (text-format test)
+ *
+ * Results go to stdout, one line; diagnostics to stderr; exit status 1 on any
+ * failure, so the script never turns a broken run into a figure.
+ */
+#ifndef BENCH_MAIN_H
+#define BENCH_MAIN_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+enum bench_mode {
+	BENCH_NS_INT3,
+	BENCH_NS_STR,
+	BENCH_NS_OFF,
+	BENCH_SCALE,
+	BENCH_FILL,
+};
+
+static int bench_tracer_setup(enum bench_mode mode, uint64_t n);
+static int bench_tracer_check(enum bench_mode mode);
+static void bench_tracer_teardown(enum bench_mode mode);
+
+/* Four distinct 16-character strings, so nothing can be folded at compile time. */
+static const char *const bench_strs[4] = {
+	"0123456789abcdef",
+	"fedcba9876543210",
+	"abcdefghijklmnop",
+	"ponmlkjihgfedcba",
+};
+
+static uint64_t bench_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int bench_pin(int cpu)
+{
+	cpu_set_t set;
+	int ret;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	ret = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	if (ret) {
+		fprintf(stderr, "%s-bench: cannot pin to CPU %d: %s\n", BENCH_TRACER, cpu,
+			strerror(ret));
+		return -1;
+	}
+	return 0;
+}
+
+/* The loops: noinline so each is one tight loop around the call site. */
+static __attribute__((noinline)) void bench_loop_int3(uint64_t start, uint64_t n)
+{
+	uint64_t i;
+
+	for (i = start; i < start + n; i++)
+		BENCH_INT3((int32_t)i, (int64_t)(i * 3), i ^ 0x9e3779b97f4a7c15ull);
+}
+
+static __attribute__((noinline)) void bench_loop_str(uint64_t start, uint64_t n)
+{
+	uint64_t i;
+
+	for (i = start; i < start + n; i++)
+		BENCH_STR((int32_t)i, bench_strs[i & 3]);
+}
+
+static __attribute__((noinline)) void bench_loop_off(uint64_t start, uint64_t n)
+{
+	uint64_t i;
+
+	for (i = start; i < start + n; i++)
+		BENCH_OFF((int32_t)i, (int64_t)(i * 3), i ^ 0x9e3779b97f4a7c15ull);
+}
+
+static void bench_loop(enum bench_mode mode, uint64_t start, uint64_t n)
+{
+	switch (mode) {
+	case BENCH_NS_STR:
+		bench_loop_str(start, n);
+		break;
+	case BENCH_NS_OFF:
+		bench_loop_off(start, n);
+		break;
+	default:
+		bench_loop_int3(start, n);
+		break;
+	}
+}
+
+/* ---- ns per call, one thread ---------------------------------------------------- */
+
+static double bench_ns_per_call(enum bench_mode mode, uint64_t n)
+{
+	uint64_t t0, t1;
+
+	bench_loop(mode, 0, n / 10 + 1); /* warm-up: fault in pages, wrap the ring */
+	t0 = bench_now_ns();
+	bench_loop(mode, 0, n);
+	t1 = bench_now_ns();
+	return (double)(t1 - t0) / (double)n;
+}
+
+/* ---- throughput of 1 and 2 pinned writers ---------------------------------------- */
+
+#define BENCH_CHUNK 256
+
+struct bench_worker {
+	pthread_t thread;
+	int cpu;
+	int failed;
+	uint64_t count;
+};
+
+static atomic_int bench_ready;
+static atomic_int bench_go;
+static atomic_int bench_stop;
+
+static void *bench_worker_main(void *arg)
+{
+	struct bench_worker *w = arg;
+	uint64_t i = 0;
+
+	if (bench_pin(w->cpu)) {
+		w->failed = 1;
+		atomic_fetch_add(&bench_ready, 1);
+		return NULL;
+	}
+	bench_loop_int3(0, 200000); /* warm-up */
+	atomic_fetch_add(&bench_ready, 1);
+	while (!atomic_load_explicit(&bench_go, memory_order_acquire))
+		sched_yield();
+	while (!atomic_load_explicit(&bench_stop, memory_order_relaxed)) {
+		bench_loop_int3(i, BENCH_CHUNK);
+		i += BENCH_CHUNK;
+	}
+	w->count = i;
+	return NULL;
+}
+
+/* Events per second of @nr writers on CPUs 0..nr-1 during @ms milliseconds. */
+static double bench_throughput(int nr, unsigned int ms)
+{
+	struct bench_worker w[2];
+	struct timespec d = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	uint64_t t0, t1, total = 0;
+	int i, failed = 0;
+
+	atomic_store(&bench_ready, 0);
+	atomic_store(&bench_go, 0);
+	atomic_store(&bench_stop, 0);
+	memset(w, 0, sizeof(w));
+	for (i = 0; i < nr; i++) {
+		w[i].cpu = i;
+		if (pthread_create(&w[i].thread, NULL, bench_worker_main, &w[i])) {
+			fprintf(stderr, "%s-bench: pthread_create failed\n", BENCH_TRACER);
+			exit(1);
+		}
+	}
+	while (atomic_load(&bench_ready) < nr)
+		sched_yield();
+	t0 = bench_now_ns();
+	atomic_store_explicit(&bench_go, 1, memory_order_release);
+	nanosleep(&d, NULL);
+	atomic_store(&bench_stop, 1);
+	t1 = bench_now_ns();
+	for (i = 0; i < nr; i++) {
+		pthread_join(w[i].thread, NULL);
+		failed |= w[i].failed;
+		total += w[i].count;
+	}
+	if (failed)
+		return -1;
+	return (double)total * 1e9 / (double)(t1 - t0);
+}
+
+/* ---- main -------------------------------------------------------------------------- */
+
+static int bench_usage(const char *prog)
+{
+	fprintf(stderr, "usage: %s ns-int3|ns-str|ns-off|fill N | scale MS\n", prog);
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	enum bench_mode mode;
+	uint64_t n;
+	char *end;
+	int ret = 1;
+
+	if (argc != 3)
+		return bench_usage(argv[0]);
+	if (!strcmp(argv[1], "ns-int3"))
+		mode = BENCH_NS_INT3;
+	else if (!strcmp(argv[1], "ns-str"))
+		mode = BENCH_NS_STR;
+	else if (!strcmp(argv[1], "ns-off"))
+		mode = BENCH_NS_OFF;
+	else if (!strcmp(argv[1], "scale"))
+		mode = BENCH_SCALE;
+	else if (!strcmp(argv[1], "fill"))
+		mode = BENCH_FILL;
+	else
+		return bench_usage(argv[0]);
+	errno = 0;
+	n = strtoull(argv[2], &end, 10);
+	if (errno || *end || n == 0)
+		return bench_usage(argv[0]);
+
+	if (mode == BENCH_SCALE && sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		fprintf(stderr, "%s-bench: scale needs 2 CPUs\n", BENCH_TRACER);
+		return 1;
+	}
+	if (bench_tracer_setup(mode, n))
+		return 1;
+	if (mode == BENCH_SCALE) {
+		double thr1 = bench_throughput(1, (unsigned int)n);
+		double thr2 = bench_throughput(2, (unsigned int)n);
+
+		if (thr1 <= 0 || thr2 <= 0)
+			goto out;
+		if (bench_tracer_check(mode))
+			goto out;
+		printf("%.4f %.0f %.0f\n", thr2 / thr1, thr1, thr2);
+	} else if (mode == BENCH_FILL) {
+		if (bench_pin(0))
+			goto out;
+		bench_loop_int3(0, n);
+		if (bench_tracer_check(mode))
+			goto out;
+		printf("%llu\n", (unsigned long long)n);
+	} else {
+		double ns;
+
+		if (bench_pin(0))
+			goto out;
+		ns = bench_ns_per_call(mode, n);
+		if (bench_tracer_check(mode))
+			goto out;
+		printf("%.3f\n", ns);
+	}
+	ret = 0;
+out:
+	fflush(stdout);
+	bench_tracer_teardown(mode);
+	return ret;
+}
+
+#endif /* BENCH_MAIN_H */

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * lttng-bench.c - the LTTng-UST side of bench/compare-lttng (see bench-main.h).
+ *
+ * The session is set up by the script with the lttng CLI before this process
+ * starts; liblttng-ust's constructor waits for the session daemon's registration
+ * (LTTNG_UST_REGISTER_TIMEOUT), so by main() the tracepoints the session enables
+ * are armed. This program checks that: bench:int3 and bench:str must be enabled,
+ * bench:off must not be.
+ */
+#define _GNU_SOURCE
+#include "lttng-bench-tp.h"
+
+#define BENCH_TRACER "lttng"
+#define BENCH_INT3(a, b, c) lttng_ust_tracepoint(bench, int3, a, b, c)
+#define BENCH_STR(a, s) lttng_ust_tracepoint(bench, str, a, s)
+#define BENCH_OFF(a, b, c) lttng_ust_tracepoint(bench, off, a, b, c)
+
+#include "bench-main.h"
+
+static int bench_tracer_setup(enum bench_mode mode, uint64_t n)
+{
+	int on;
+
+	(void)n;
+	switch (mode) {
+	case BENCH_NS_STR:
+		on = lttng_ust_tracepoint_enabled(bench, str);
+		break;
+	case BENCH_NS_OFF:
+		if (lttng_ust_tracepoint_enabled(bench, off)) {
+			fprintf(stderr, "lttng-bench: bench:off is enabled by some session\n");
+			return -1;
+		}
+		return 0;
+	default:
+		on = lttng_ust_tracepoint_enabled(bench, int3);
+		break;
+	}
+	if (!on) {
+		fprintf(stderr, "lttng-bench: tracepoint not enabled: is the session set up "
+				"and lttng-sessiond running?\n");
+		return -1;
+	}
+	return 0;
+}
+
+static int bench_tracer_check(enum bench_mode mode)
+{
+	(void)mode;
+	return 0;
+}
+
+static void bench_tracer_teardown(enum bench_mode mode)
+{
+	(void)mode;
+}
