@@ -140,6 +140,22 @@ static int open_file(struct fdr_session *s, const char *path, int flags, struct 
 	return die(1, "%s: %s", path, strerror(-ret));
 }
 
+/* write(2) everything; stdout is written directly, no stdio copy on the data path. */
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR && !stop_requested)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
 static int cat_path(struct fdr_session *s, const char *path, int follow_hint)
 {
 	struct fdr_file *f;
@@ -160,12 +176,10 @@ static int cat_path(struct fdr_session *s, const char *path, int follow_hint)
 		}
 		if (n == 0)
 			break;
-		if (fwrite(buf, 1, (size_t)n, stdout) != (size_t)n) {
-			ret = 1;
+		if (write_all(STDOUT_FILENO, buf, (size_t)n)) {
+			ret = stop_requested ? 0 : die(1, "write to standard output: %s", strerror(errno));
 			break;
 		}
-		if (strstr(path, "trace_pipe"))
-			fflush(stdout);
 	}
 	fdr_file_close(f);
 	fflush(stdout);

@@ -64,6 +64,7 @@ struct fdr_clock_conv {
 	uint32_t ts_source; /* enum fdr_abi_ts_source */
 	long double ns_per_tick; /* TSC: nanoseconds per tick */
 	uint64_t ref_tsc, ref_mono_ns, ref_boot_ns;
+	uint64_t mult; /* ns_per_tick in 32.32 fixed point */
 };
 FDR_API void fdr_clock_conv_init(struct fdr_clock_conv *c, const struct fdr_abi_control *ctl,
 				 uint32_t clock);

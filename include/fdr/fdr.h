@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <stdbool.h>
 #include <stdarg.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -195,24 +196,26 @@ FDR_API const char *fdr_version(void);
 #define FDR__S1_END
 
 /* Helpers the generated code calls; inline so the hot path stays in one place. */
+/* strnlen() through memchr(), which C11 requires to stop at the first match. */
+static inline size_t fdr__strnlen(const char *s, size_t max)
+{
+	const char *z = (const char *)memchr(s, 0, max);
+
+	return z ? (size_t)(z - s) : max;
+}
+
 static inline size_t fdr__strlen(const char *s)
 {
-	size_t n = 0;
-
-	while (s[n] && n < FDR_MAX_RECORD)
-		n++;
-	return n;
+	return fdr__strnlen(s, FDR_MAX_RECORD);
 }
 
 static inline void fdr__copy_chars(char *dst, size_t n, const char *src)
 {
-	size_t i = 0;
+	size_t len = src && n ? fdr__strnlen(src, n - 1) : 0;
 
-	if (src)
-		for (; i + 1 < n && src[i]; i++)
-			dst[i] = src[i];
-	for (; i < n; i++)
-		dst[i] = 0;
+	if (len)
+		memcpy(dst, src, len);
+	memset(dst + len, 0, n - len);
 }
 
 /*
@@ -223,16 +226,15 @@ static inline size_t fdr__put_dyn(unsigned char *buf, size_t off, uint32_t *loc,
 				  size_t len, int is_str)
 {
 	size_t room = off < FDR_MAX_RECORD ? FDR_MAX_RECORD - off : 0;
-	size_t i;
 
 	if (len > room)
 		len = room;
-	if (len > 0xffff)
-		len = 0xffff;
 	if (is_str && len == 0 && room)
 		len = 1;
-	for (i = 0; i < len; i++)
-		buf[off + i] = src ? ((const unsigned char *)src)[i] : 0;
+	if (src && len)
+		memcpy(buf + off, src, len);
+	else if (len)
+		memset(buf + off, 0, len);
 	if (is_str && len)
 		buf[off + len - 1] = 0;
 	*loc = (uint32_t)(len << 16 | off);

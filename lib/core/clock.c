@@ -118,6 +118,7 @@ void fdr_clock_conv_init(struct fdr_clock_conv *c, const struct fdr_abi_control 
 	    mono_now > ctl->cal_mono_ns + 50000000ull)
 		c->ns_per_tick = (long double)(mono_now - ctl->cal_mono_ns) /
 				 (long double)(tsc_now - ctl->cal_tsc);
+	c->mult = (uint64_t)(c->ns_per_tick * 4294967296.0L + 0.5L);
 }
 
 /**
@@ -151,11 +152,15 @@ uint64_t fdr_clock_conv(const struct fdr_clock_conv *c, uint64_t raw, const stru
 			ref_mono = cal->cal_mono_ns;
 			boot_off = cal->cal_boot_ns - cal->cal_mono_ns;
 		}
-		d = ((long double)raw - (long double)ref_tsc) * c->ns_per_tick;
-		if (d < -(long double)ref_mono)
-			mono = 0;
-		else
-			mono = (uint64_t)((long double)ref_mono + d + 0.5L);
+		if (raw >= ref_tsc) {
+			/* 32.32 fixed point: exact enough (2^-32 ns per tick) and fast */
+			unsigned __int128 x = (unsigned __int128)(raw - ref_tsc) * c->mult;
+
+			mono = ref_mono + (uint64_t)(x >> 32);
+		} else {
+			d = ((long double)raw - (long double)ref_tsc) * c->ns_per_tick;
+			mono = d < -(long double)ref_mono ? 0 : (uint64_t)((long double)ref_mono + d + 0.5L);
+		}
 	}
 	switch (c->clock) {
 	case FDR_CLOCK_BOOT:

@@ -19,13 +19,17 @@ struct fdr_pcpu {
 	uint64_t *head; /* &cpu->head: first word, the rseq asm reads it at offset 0 */
 	unsigned char *data; /* offset 8: start of this CPU's sub-buffers */
 	uint64_t ss_mask; /* offset 16: subbuf_size - 1 */
+	uint64_t ring_bytes; /* offset 24: nr_subbufs * subbuf_size, bounds every write */
 	struct fdr_abi_cpu *cpu;
-	uint64_t ring_bytes; /* nr_subbufs * subbuf_size */
 	uint32_t nr_subbufs;
 	uint32_t subbuf_size;
 	uint32_t ss_shift;
 	uint32_t pad;
 };
+
+_Static_assert(offsetof(struct fdr_pcpu, data) == 8 && offsetof(struct fdr_pcpu, ss_mask) == 16 &&
+		       offsetof(struct fdr_pcpu, ring_bytes) == 24,
+	       "the rseq asm in ring-fast.h reads struct fdr_pcpu at these offsets");
 
 /* One mapped ring file (one instance, one generation). */
 struct fdr_ring_map {

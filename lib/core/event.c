@@ -469,8 +469,12 @@ static void ev_save_cmdline(struct fdr_session *s, int32_t tid)
 	__atomic_store_n(&c->pid, (uint32_t)tid, __ATOMIC_RELEASE);
 }
 
-/* Write one record (payload with 16 bytes of headroom, 8 bytes of tailroom). */
-static inline void ev_write_all(struct fdr_session *s, const uint64_t *mask, unsigned char *payload,
+/*
+ * Write one record (payload with 16 bytes of headroom, 8 bytes of tailroom) into
+ * each instance of @mask that is tracing. Returns how many rings took it, or -1
+ * if no instance of the mask was tracing.
+ */
+static inline int ev_write_all(struct fdr_session *s, const uint64_t *mask, unsigned char *payload,
 				size_t len)
 {
 	unsigned char *rec = payload - sizeof(struct fdr_abi_rec);
@@ -478,6 +482,7 @@ static inline void ev_write_all(struct fdr_session *s, const uint64_t *mask, uns
 	struct fdr_abi_rec *r = (void *)rec;
 	const uint64_t zero = 0;
 	uint32_t w;
+	int tried = 0, ok = 0;
 
 	memcpy(payload + len, &zero, sizeof(zero)); /* the padding bytes */
 	r->len_type = (uint32_t)total | FDR_REC_DATA << FDR_REC_TYPE_SHIFT;
@@ -493,10 +498,12 @@ static inline void ev_write_all(struct fdr_session *s, const uint64_t *mask, uns
 			if (!s->ctl->instances[i].tracing_on)
 				continue;
 			m = atomic_load_explicit(&s->rings[i], memory_order_acquire);
-			if (m)
-				fdr_ring_write_fast(s, i, m, rec, total);
+			tried = 1;
+			if (m && fdr_ring_write_fast(s, i, m, rec, total) == 0)
+				ok++;
 		}
 	}
+	return tried ? ok : -1;
 }
 
 /**
@@ -563,7 +570,7 @@ int fdr_marker_write(const char *text, size_t len)
 	struct fdr_common *c = (void *)p;
 	uint64_t ip = 0, mask[FDR_MAX_INSTANCES / 64] = { 1 };
 	size_t room = FDR_MAX_RECORD - 16 - 2;
-	int saved = errno;
+	int saved = errno, ret;
 
 	if (!s) {
 		pthread_once(&ev_marker_once, ev_marker_init);
@@ -582,7 +589,7 @@ int fdr_marker_write(const char *text, size_t len)
 	ev_nest++;
 	c->type = FDR_EVENT_ID_PRINT;
 	c->flags = 0;
-	c->preempt_count = 0;
+	c->preempt_count = (uint8_t)(ev_nest - 1);
 	c->pid = ev_gettid();
 	memcpy(p + 8, &ip, sizeof(ip));
 	memcpy(p + 16, text, len);
@@ -590,10 +597,10 @@ int fdr_marker_write(const char *text, size_t len)
 		p[16 + len++] = '\n';
 	p[16 + len] = 0;
 	ev_save_cmdline(s, c->pid);
-	ev_write_all(s, mask, p, 16 + len + 1);
+	ret = ev_write_all(s, mask, p, 16 + len + 1);
 	ev_nest--;
 	errno = saved;
-	return (int)len;
+	return ret > 0 ? (int)len : -EBADF; /* refused: full in discard mode, as the kernel */
 }
 
 /** fdr_vmarker - printf-style fdr_marker_write(); not async-signal-safe (vsnprintf) */

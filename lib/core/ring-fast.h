@@ -25,9 +25,11 @@ static inline struct rseq *rb_rseq_area(void)
 }
 
 /*
- * Fast path. @pc's first three words are head pointer, data, ss_mask. Copies @len
- * bytes (a multiple of 8) from @src to the head of this CPU's ring after putting
- * rdtsc into src+8, if it fits in the current sub-buffer.
+ * Fast path. @pc's first four words are head pointer, data, ss_mask, ring_bytes.
+ * Copies @len bytes (a multiple of 8) from @src to the head of this CPU's ring
+ * after putting rdtsc into src+8, if it fits in the current sub-buffer. A head
+ * whose offset would put the record outside the ring (shared memory is not
+ * trusted, even by writers) goes to the slow path, which refuses it.
  */
 static inline int rb_append_tsc(struct rseq *rs, uint32_t cpu, struct fdr_pcpu *pc,
 				unsigned char *src, uint64_t len, uint64_t limit)
@@ -51,6 +53,9 @@ static inline int rb_append_tsc(struct rseq *rs, uint32_t cpu, struct fdr_pcpu *
 		     "cmpq %[limit], %%rcx\n\t"
 		     "ja %l[slow]\n\t"
 		     "movl %%r8d, %%edi\n\t"
+		     "leaq (%%rdi,%[len]), %%rax\n\t"
+		     "cmpq 24(%[pc]), %%rax\n\t"
+		     "ja %l[slow]\n\t"
 		     "addq 8(%[pc]), %%rdi\n\t"
 		     "rdtsc\n\t"
 		     "shlq $32, %%rdx\n\t"
@@ -111,6 +116,9 @@ static inline int rb_append_nots(struct rseq *rs, uint32_t cpu, struct fdr_pcpu 
 		     "cmpq %[limit], %%rcx\n\t"
 		     "ja %l[slow]\n\t"
 		     "movl %%r8d, %%edi\n\t"
+		     "leaq (%%rdi,%[len]), %%rax\n\t"
+		     "cmpq 24(%[pc]), %%rax\n\t"
+		     "ja %l[slow]\n\t"
 		     "addq 8(%[pc]), %%rdi\n\t"
 		     "movq %[src], %%rsi\n\t"
 		     "movq %[len], %%rcx\n\t"

@@ -45,15 +45,32 @@ static int buf_reserve(struct fdr_buf *b, size_t n)
 	return 0;
 }
 
+/* Append, inline: most appends on the per-record path are a few bytes long. */
+static inline int fb_add(struct fdr_buf *b, const void *p, size_t n)
+{
+	char *d;
+
+	if (__builtin_expect(b->len + n + 1 > b->size, 0) && buf_reserve(b, n))
+		return -ENOMEM;
+	d = b->data + b->len;
+	if (n <= 16) {
+		const char *c = p;
+		size_t i;
+
+		for (i = 0; i < n; i++)
+			d[i] = c[i];
+	} else {
+		memcpy(d, p, n);
+	}
+	b->len += n;
+	d[n] = 0;
+	return 0;
+}
+
 /** fdr_buf_add - append @n bytes; returns 0 or -ENOMEM */
 int fdr_buf_add(struct fdr_buf *b, const void *p, size_t n)
 {
-	if (buf_reserve(b, n))
-		return -ENOMEM;
-	memcpy(b->data + b->len, p, n);
-	b->len += n;
-	b->data[b->len] = 0;
-	return 0;
+	return fb_add(b, p, n);
 }
 
 /** fdr_buf_printf - append formatted text; returns 0 or -ENOMEM */
@@ -86,6 +103,90 @@ void fdr_buf_free(struct fdr_buf *b)
 	free(b->data);
 	b->data = NULL;
 	b->len = b->size = 0;
+}
+
+/* ---- fast appenders (no printf on the per-record path) ------------------------------ */
+
+/* Decimal digits of @v written backwards from @end, two at a time; returns the start. */
+static char *fb_digits(uint64_t v, char *end)
+{
+	static const char pairs[201] = "00010203040506070809101112131415161718192021222324"
+				       "25262728293031323334353637383940414243444546474849"
+				       "50515253545556575859606162636465666768697071727374"
+				       "75767778798081828384858687888990919293949596979899";
+	char *p = end;
+	uint32_t w;
+
+	while (v > UINT32_MAX) {
+		const char *d = pairs + (v % 100) * 2;
+
+		v /= 100;
+		*--p = d[1];
+		*--p = d[0];
+	}
+	w = (uint32_t)v; /* 32-bit divisions from here: cheaper */
+	while (w >= 100) {
+		const char *d = pairs + (w % 100) * 2;
+
+		w /= 100;
+		*--p = d[1];
+		*--p = d[0];
+	}
+	if (w >= 10) {
+		*--p = pairs[w * 2 + 1];
+		*--p = pairs[w * 2];
+	} else {
+		*--p = (char)('0' + w);
+	}
+	return p;
+}
+
+static int fb_u64(struct fdr_buf *b, uint64_t v)
+{
+	char tmp[24], *p = fb_digits(v, tmp + sizeof(tmp));
+
+	return fb_add(b, p, (size_t)(tmp + sizeof(tmp) - p));
+}
+
+static int fb_s64(struct fdr_buf *b, int64_t v)
+{
+	char tmp[24], *p;
+
+	if (v >= 0)
+		return fb_u64(b, (uint64_t)v);
+	p = fb_digits(-(uint64_t)v, tmp + sizeof(tmp));
+	*--p = '-';
+	return fb_add(b, p, (size_t)(tmp + sizeof(tmp) - p));
+}
+
+/* @s right-aligned (pad on the left) or left-aligned in @width columns. */
+static int fb_pad(struct fdr_buf *b, const char *s, size_t len, size_t width, int left)
+{
+	static const char spaces[] = "                                ";
+	size_t pad = len < width ? width - len : 0;
+	int ret = 0;
+
+	if (left)
+		ret |= fb_add(b, s, len);
+	while (pad) {
+		size_t n = pad < sizeof(spaces) - 1 ? pad : sizeof(spaces) - 1;
+
+		ret |= fb_add(b, spaces, n);
+		pad -= n;
+	}
+	if (!left)
+		ret |= fb_add(b, s, len);
+	return ret;
+}
+
+/* %0Nu with N = @width. */
+static int fb_zpad(struct fdr_buf *b, uint64_t v, size_t width)
+{
+	char tmp[24], *p = fb_digits(v, tmp + sizeof(tmp));
+
+	while ((size_t)(tmp + sizeof(tmp) - p) < width)
+		*--p = '0';
+	return fb_add(b, p, (size_t)(tmp + sizeof(tmp) - p));
 }
 
 /* ---- registry lookups ------------------------------------------------------------------ */
@@ -210,18 +311,18 @@ int fdr_format_event_file(const struct fdr_abi_event *e, struct fdr_buf *b)
 
 		memcpy(pf, e->print_fmt, FDR_PRINT_FMT_LEN);
 		pf[FDR_PRINT_FMT_LEN] = 0;
-		ret |= fdr_buf_add(b, "\"", 1);
+		ret |= fb_add(b, "\"", 1);
 		for (i = 0; pf[i]; i++) {
 			if (pf[i] == '"' || pf[i] == '\\')
-				ret |= fdr_buf_add(b, "\\", 1);
-			ret |= fdr_buf_add(b, &pf[i], 1);
+				ret |= fb_add(b, "\\", 1);
+			ret |= fb_add(b, &pf[i], 1);
 		}
-		ret |= fdr_buf_add(b, "\"", 1);
+		ret |= fb_add(b, "\"", 1);
 		for (i = 0; i < n; i++)
 			if (e->print_args[i] < nf)
 				ret |= fmt_print_arg(&e->fields[e->print_args[i]], b);
 	} else {
-		ret |= fdr_buf_add(b, "\"", 1);
+		ret |= fb_add(b, "\"", 1);
 		for (i = 0; i < nf; i++) {
 			const struct fdr_abi_field *f = &e->fields[i];
 
@@ -230,11 +331,11 @@ int fdr_format_event_file(const struct fdr_abi_event *e, struct fdr_buf *b)
 			ret |= fdr_buf_printf(b, "%s%s=%s", i ? " " : "", fname,
 					      fmt_is_string(f) || f->kind == FDR_KIND_BYTES ? "%s" : fmt_int_conv(f));
 		}
-		ret |= fdr_buf_add(b, "\"", 1);
+		ret |= fb_add(b, "\"", 1);
 		for (i = 0; i < nf; i++)
 			ret |= fmt_print_arg(&e->fields[i], b);
 	}
-	ret |= fdr_buf_add(b, "\n", 1);
+	ret |= fb_add(b, "\n", 1);
 	return ret ? -ENOMEM : 0;
 }
 
@@ -314,11 +415,20 @@ int fdr_format_trace_header(struct fdr_session *s, uint32_t inst, struct fdr_buf
 /** fdr_format_ts - " %5lu.%06lu" (rounded to the µs) or " %12llu" for counter clocks */
 int fdr_format_ts(uint32_t clock, uint64_t ts, struct fdr_buf *b)
 {
-	if (!fdr_clock_is_ns(clock))
-		return fdr_buf_printf(b, " %12" PRIu64, ts);
-	ts += 500;
-	return fdr_buf_printf(b, " %5" PRIu64 ".%06" PRIu64, (uint64_t)(ts / 1000000000u),
-			      (uint64_t)((ts / 1000u) % 1000000u));
+	char tmp[24], *p;
+	int ret;
+
+	if (!fdr_clock_is_ns(clock)) {
+		p = fb_digits(ts, tmp + sizeof(tmp));
+		ret = fb_add(b, " ", 1);
+		return ret | fb_pad(b, p, (size_t)(tmp + sizeof(tmp) - p), 12, 0);
+	}
+	ts += 500; /* rounded to the microsecond, as the kernel prints it */
+	p = fb_digits(ts / 1000000000u, tmp + sizeof(tmp));
+	ret = fb_add(b, " ", 1);
+	ret |= fb_pad(b, p, (size_t)(tmp + sizeof(tmp) - p), 5, 0);
+	ret |= fb_add(b, ".", 1);
+	return ret | fb_zpad(b, (ts / 1000u) % 1000000u, 6);
 }
 
 /* ---- bodies ------------------------------------------------------------------------- */
@@ -402,21 +512,25 @@ static int fmt_value_default(const struct fdr_abi_field *f, const unsigned char 
 	if (f->kind == FDR_KIND_BYTES) {
 		if (fmt_get_bytes(f, p, len, &s, &n))
 			return fdr_buf_printf(b, "<bad>");
-		for (i = 0; i < n; i++)
-			if (fdr_buf_printf(b, "%02x", s[i]))
+		for (i = 0; i < n; i++) {
+			static const char hex[] = "0123456789abcdef";
+			char h[2] = { hex[s[i] >> 4], hex[s[i] & 15] };
+
+			if (fb_add(b, h, 2))
 				return -ENOMEM;
+		}
 		return 0;
 	}
 	if (fmt_is_string(f)) {
 		if (fmt_get_bytes(f, p, len, &s, &n))
 			return fdr_buf_printf(b, "<bad>");
-		return fdr_buf_add(b, s, n);
+		return fb_add(b, s, n);
 	}
 	if (fmt_get_int(f, p, len, &v))
 		return fdr_buf_printf(b, "<bad>");
 	if (f->is_signed)
-		return fdr_buf_printf(b, "%" PRId64, v);
-	return fdr_buf_printf(b, "%" PRIu64, (uint64_t)v);
+		return fb_s64(b, v);
+	return fb_u64(b, (uint64_t)v);
 }
 
 /* The format below is built from a checked conversion spec, never from raw input. */
@@ -469,6 +583,59 @@ static int fmt_conv(const char *spec, size_t spec_len, char conv, const struct f
 }
 #pragma GCC diagnostic pop
 
+/*
+ * Per-event formatting plan, cached by id: the literal pieces of a default print
+ * ("name: ", " field=") with their lengths, so the per-record path does no strlen.
+ * Entries are checked against the registry entry and its layout hash on each use.
+ */
+struct fmt_plan {
+	const struct fdr_abi_event *e;
+	uint64_t layout_hash;
+	uint32_t id;
+	uint32_t nf;
+	uint8_t name_len;
+	uint8_t lit_len[FDR_MAX_FIELDS];
+	char name[FDR_NAME_LEN + 2];
+	char lit[FDR_MAX_FIELDS][FDR_FIELD_NAME_LEN + 2];
+};
+
+#define FMT_PLANS 64
+static __thread struct fmt_plan fmt_plans[FMT_PLANS];
+
+static const struct fmt_plan *fmt_plan_get(const struct fdr_abi_control *ctl, uint32_t id)
+{
+	struct fmt_plan *pl = &fmt_plans[id % FMT_PLANS];
+	const struct fdr_abi_event *e;
+	uint32_t i;
+
+	if (pl->e && pl->id == id && pl->e->id == id && pl->e->state == FDR_EVENT_READY &&
+	    pl->e->layout_hash == pl->layout_hash && (const void *)pl->e >= (const void *)ctl->events &&
+	    (const void *)pl->e < (const void *)(ctl->events + FDR_MAX_EVENTS))
+		return pl;
+	e = fdr_event_by_id(ctl, id);
+	if (!e)
+		return NULL;
+	memset(pl, 0, sizeof(*pl));
+	pl->e = e;
+	pl->id = id;
+	pl->layout_hash = e->layout_hash;
+	pl->nf = fmt_nr_fields(e);
+	pl->name_len = (uint8_t)strnlen(e->name, FDR_NAME_LEN);
+	memcpy(pl->name, e->name, pl->name_len);
+	memcpy(pl->name + pl->name_len, ": ", 2);
+	pl->name_len += 2;
+	for (i = 0; i < pl->nf; i++) {
+		size_t n = strnlen(e->fields[i].name, FDR_FIELD_NAME_LEN), k = 0;
+
+		if (i)
+			pl->lit[i][k++] = ' ';
+		memcpy(pl->lit[i] + k, e->fields[i].name, n);
+		pl->lit[i][k + n] = '=';
+		pl->lit_len[i] = (uint8_t)(k + n + 1);
+	}
+	return pl;
+}
+
 /**
  * fdr_format_body - the part of a record line after "NAME: "
  * @e: the event (registry entry)
@@ -487,12 +654,12 @@ int fdr_format_body(const struct fdr_abi_event *e, const unsigned char *p, uint3
 			const char *pc = memchr(f, '%', (size_t)(end - f)), *q;
 
 			if (!pc) {
-				ret = fdr_buf_add(b, f, (size_t)(end - f));
+				ret = fb_add(b, f, (size_t)(end - f));
 				break;
 			}
-			ret = fdr_buf_add(b, f, (size_t)(pc - f));
+			ret = fb_add(b, f, (size_t)(pc - f));
 			if (pc + 1 < end && pc[1] == '%') {
-				ret |= fdr_buf_add(b, "%", 1);
+				ret |= fb_add(b, "%", 1);
 				f = pc + 2;
 				continue;
 			}
@@ -500,7 +667,7 @@ int fdr_format_body(const struct fdr_abi_event *e, const unsigned char *p, uint3
 			while (q < end && strchr("-+ #0123456789.hlLqjzt", *q))
 				q++;
 			if (q >= end || !strchr("diuxXocsp", *q)) {
-				ret |= fdr_buf_add(b, pc, (size_t)(q - pc));
+				ret |= fb_add(b, pc, (size_t)(q - pc));
 				f = q;
 				continue;
 			}
@@ -517,11 +684,12 @@ int fdr_format_body(const struct fdr_abi_event *e, const unsigned char *p, uint3
 		return ret ? -ENOMEM : 0;
 	}
 	for (i = 0; i < nf && !ret; i++) {
-		char fname[FDR_FIELD_NAME_LEN + 1];
+		const char *fname = e->fields[i].name;
 
-		memcpy(fname, e->fields[i].name, FDR_FIELD_NAME_LEN);
-		fname[FDR_FIELD_NAME_LEN] = 0;
-		ret = fdr_buf_printf(b, "%s%s=", i ? " " : "", fname);
+		if (i)
+			ret |= fb_add(b, " ", 1);
+		ret |= fb_add(b, fname, strnlen(fname, FDR_FIELD_NAME_LEN));
+		ret |= fb_add(b, "=", 1);
 		ret |= fmt_value_default(&e->fields[i], p, len, b);
 	}
 	return ret ? -ENOMEM : 0;
@@ -537,6 +705,7 @@ int fdr_format_record(struct fdr_session *s, uint32_t inst, const struct fdr_rec
 	const struct fdr_abi_control *ctl = fdr_session_control(s);
 	const struct fdr_abi_instance *in = &ctl->instances[inst];
 	const struct fdr_abi_event *e;
+	const struct fmt_plan *plan;
 	struct fdr_common c;
 	char comm[FDR_COMM_LEN];
 	int ret = 0;
@@ -545,7 +714,17 @@ int fdr_format_record(struct fdr_session *s, uint32_t inst, const struct fdr_rec
 		return 0;
 	memcpy(&c, rec->payload, sizeof(c));
 	if (in->options & FDR_OPT_CONTEXT_INFO) {
-		ret |= fdr_buf_printf(b, "%16s-%-7d ", fdr_comm_lookup(ctl, c.pid, comm, sizeof(comm)), c.pid);
+		const char *name = fdr_comm_lookup(ctl, c.pid, comm, sizeof(comm));
+		char tmp[24], *d;
+
+		/* "%16s-%-7d " */
+		ret |= fb_pad(b, name, strlen(name), 16, 0);
+		ret |= fb_add(b, "-", 1);
+		d = fb_digits(c.pid < 0 ? -(uint64_t)(int64_t)c.pid : (uint64_t)c.pid, tmp + sizeof(tmp));
+		if (c.pid < 0)
+			*--d = '-';
+		ret |= fb_pad(b, d, (size_t)(tmp + sizeof(tmp) - d), 7, 1);
+		ret |= fb_add(b, " ", 1);
 		if (in->options & FDR_OPT_RECORD_TGID) {
 			const struct fdr_abi_cmdline *cl = &ctl->cmdlines[(uint32_t)c.pid % FDR_CMDLINE_SLOTS];
 			uint32_t tgid = cl->tgid;
@@ -555,36 +734,43 @@ int fdr_format_record(struct fdr_session *s, uint32_t inst, const struct fdr_rec
 			else
 				ret |= fdr_buf_printf(b, "(-------) ");
 		}
-		ret |= fdr_buf_printf(b, "[%03u] ", rec->cpu);
+		ret |= fb_add(b, "[", 1);
+		ret |= fb_zpad(b, rec->cpu, 3);
+		ret |= fb_add(b, "] ", 2);
 		if (in->options & FDR_OPT_IRQ_INFO) {
+			char flags[5] = { '.', '.', '.', '.', '.' };
+
 			if (c.preempt_count)
-				ret |= fdr_buf_printf(b, "...%x.", c.preempt_count & 0xf);
-			else
-				ret |= fdr_buf_printf(b, ".....");
+				flags[3] = "0123456789abcdef"[c.preempt_count & 0xf];
+			ret |= fb_add(b, flags, 5);
 		}
 		ret |= fdr_format_ts(in->clock, rec->ts, b);
-		ret |= fdr_buf_add(b, ": ", 2);
+		ret |= fb_add(b, ": ", 2);
 	}
-	e = fdr_event_by_id(ctl, c.type);
-	if (!e)
+	plan = fmt_plan_get(ctl, c.type);
+	if (!plan)
 		return fdr_buf_printf(b, "type: %u\n", c.type) | ret ? -ENOMEM : 0;
+	e = plan->e;
 	if (e->id == FDR_EVENT_ID_PRINT && strcmp(e->system, "ftrace") == 0) {
 		const unsigned char *t = rec->payload + 16;
 		uint32_t n = rec->len > 16 ? (uint32_t)strnlen((const char *)t, rec->len - 16) : 0;
 
 		/* the text carries its own newline; an embedded NUL cuts it, as in the kernel */
-		ret |= fdr_buf_printf(b, "tracing_mark_write: ");
-		ret |= fdr_buf_add(b, t, n);
+		ret |= fb_add(b, "tracing_mark_write: ", 20);
+		ret |= fb_add(b, t, n);
 		return ret ? -ENOMEM : 0;
 	}
-	{
-		char name[FDR_NAME_LEN + 1];
+	ret |= fb_add(b, plan->name, plan->name_len);
+	if (e->print_fmt[0] && e->nr_print_args) {
+		ret |= fdr_format_body(e, rec->payload, rec->len, b);
+	} else {
+		uint32_t i;
 
-		memcpy(name, e->name, FDR_NAME_LEN);
-		name[FDR_NAME_LEN] = 0;
-		ret |= fdr_buf_printf(b, "%s: ", name);
+		for (i = 0; i < plan->nf; i++) {
+			ret |= fb_add(b, plan->lit[i], plan->lit_len[i]);
+			ret |= fmt_value_default(&e->fields[i], rec->payload, rec->len, b);
+		}
 	}
-	ret |= fdr_format_body(e, rec->payload, rec->len, b);
-	ret |= fdr_buf_add(b, "\n", 1);
+	ret |= fb_add(b, "\n", 1);
 	return ret ? -ENOMEM : 0;
 }
