@@ -133,6 +133,30 @@ static uint64_t rb_count_records(const unsigned char *sb, uint32_t ss)
 }
 
 /*
+ * The calibration point a new sub-buffer header carries. clock_gettime() twice
+ * per sub-buffer would cost a few ns per event, so each thread reuses its last
+ * point for up to about a millisecond (2^21 TSC ticks or ns); readers convert
+ * from it with the session-wide rate, so an older point costs nothing in accuracy.
+ */
+static __thread __attribute__((tls_model("initial-exec"))) struct {
+	uint64_t tsc, mono, boot;
+} rb_cal;
+
+static void rb_calibration(struct fdr_abi_subbuf *h)
+{
+	uint64_t now = fdr_rdtsc();
+
+	if (!rb_cal.tsc || now - rb_cal.tsc > (1u << 21) || now < rb_cal.tsc) {
+		rb_cal.tsc = now;
+		rb_cal.mono = fdr_clock_mono_ns();
+		rb_cal.boot = fdr_clock_boot_ns();
+	}
+	h->cal_tsc = rb_cal.tsc;
+	h->cal_mono_ns = rb_cal.mono;
+	h->cal_boot_ns = rb_cal.boot;
+}
+
+/*
  * rb_switch - move head past the current sub-buffer (step 1) or write the header
  * of the sub-buffer head points at (step 2), on @cpu.
  * Returns RB_OK/RB_ABORT/RB_CMPFAIL, or -ENOSPC when discard mode refuses.
@@ -173,9 +197,7 @@ static int rb_switch(struct rseq *rs, uint32_t cpu, struct fdr_pcpu *pc, int ove
 
 		h.pos = ph->pos + ss;
 		h.cum = ph->cum + rb_count_records(prev, ss);
-		h.cal_tsc = fdr_rdtsc();
-		h.cal_mono_ns = fdr_clock_mono_ns();
-		h.cal_boot_ns = fdr_clock_boot_ns();
+		rb_calibration(&h);
 		h.reserved = 0;
 		FDR_TESTPOINT("switch-header");
 		return rb_cmp_copy_store(rs, cpu, pc, head, head + FDR_SUBBUF_HDR, &h,

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# demo.sh - build fdr, record the demo service with it, and show the trace.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/deps.sh ca-certificates gcc libc6-dev cmake ninja-build pkg-config
+cmake -S . -B build -G Ninja -DFDR_BUILD_TESTS=OFF -DFDR_BUILD_BENCH=OFF >/dev/null
+ninja -C build >/dev/null
+fdr=build/cli/fdr
+export FDR_SESSION=${FDR_SESSION:-demo}
+"$fdr" destroy 2>/dev/null || true
+
+echo "== fdr start -b 256 -e 'demo:*'   (before the program exists: the rule waits)"
+"$fdr" start -b 256 -e 'demo:*'
+echo "== fdr-demo: 1000 requests, about 1 in 100 fails with status 500"
+build/demo/fdr-demo
+echo "== fdr show (the first lines)"
+"$fdr" show | head -24
+echo "   ..."
+echo "== the failures, with the events just before each one"
+"$fdr" show | grep -B3 'status=500' | head -24
+echo "== fdr stat"
+"$fdr" stat | head -12
+echo
+echo "The session '$FDR_SESSION' is still there: try"
+echo "  FDR_SESSION=$FDR_SESSION $fdr ls events/demo"
+echo "  FDR_SESSION=$FDR_SESSION $fdr cat events/demo/request/format"
+echo "  FDR_SESSION=$FDR_SESSION $fdr destroy"

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# test.sh - install what the tests need, then build and run every test:
+#   1. gcc build, warnings as errors: all CTest tests (unit, integration, stress,
+#      crash, fuzz corpus replay)
+#   2. clang build, warnings as errors: unit and integration tests
+#   3. ASan + UBSan build: all tests
+# Prints a closing "total: N passed, M failed" line; exits non-zero on any failure.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/deps.sh ca-certificates git gcc clang libclang-rt-14-dev libc6-dev cmake \
+	ninja-build pkg-config libcriterion-dev procps util-linux || exit 1
+
+jobs=$(nproc 2>/dev/null || echo 2)
+passed=0
+failed=0
+steps_failed=()
+
+# run_ctest NAME BUILD_DIR CMAKE_ARGS... -- CTEST_ARGS...
+run_ctest() {
+	local name=$1 dir=$2
+	shift 2
+	local cargs=() targs=()
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do cargs+=("$1"); shift; done
+	[ $# -gt 0 ] && shift
+	targs=("$@")
+	echo "==== $name: configure and build ($dir)"
+	if ! cmake -S . -B "$dir" -G Ninja -DFDR_BUILD_BENCH=OFF "${cargs[@]}" >"$dir.log" 2>&1 ||
+	   ! ninja -C "$dir" >>"$dir.log" 2>&1; then
+		tail -40 "$dir.log"
+		echo "==== $name: BUILD FAILED"
+		failed=$((failed + 1))
+		steps_failed+=("$name (build)")
+		return
+	fi
+	echo "==== $name: ctest ${targs[*]}"
+	local out
+	out=$(ctest --test-dir "$dir" --output-on-failure -j"$jobs" "${targs[@]}" 2>&1)
+	local rc=$?
+	echo "$out" | tail -60
+	local line
+	line=$(echo "$out" | grep -E "tests passed, [0-9]+ tests failed out of [0-9]+" | tail -1)
+	if [ -n "$line" ]; then
+		local nf total
+		nf=$(echo "$line" | sed -E 's/.* ([0-9]+) tests failed out of ([0-9]+).*/\1/')
+		total=$(echo "$line" | sed -E 's/.* tests failed out of ([0-9]+).*/\1/')
+		passed=$((passed + total - nf))
+		failed=$((failed + nf))
+	elif [ $rc -ne 0 ]; then
+		failed=$((failed + 1))
+	fi
+	if [ $rc -ne 0 ]; then
+		steps_failed+=("$name")
+	fi
+}
+
+run_ctest "gcc -Werror" build-ci -DCMAKE_C_COMPILER=gcc -DFDR_WERROR=ON -- --timeout 300
+run_ctest "clang -Werror" build-ci-clang -DCMAKE_C_COMPILER=clang -DFDR_WERROR=ON -- -L "unit|integration" --timeout 300
+run_ctest "asan+ubsan" build-ci-asan -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=Debug \
+	"-DCMAKE_C_FLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
+	"-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined" \
+	"-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=address,undefined" -- --timeout 600
+
+if [ ${#steps_failed[@]} -gt 0 ]; then
+	echo "failed steps: ${steps_failed[*]}"
+fi
+echo "total: $passed passed, $failed failed"
+[ $failed -eq 0 ] && [ ${#steps_failed[@]} -eq 0 ]
