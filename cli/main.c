@@ -101,7 +101,8 @@ static int session_dir(char *dir, size_t len)
 	int ret = fdr_session_dir(session_name, dir, len);
 
 	if (ret == -EINVAL)
-		return die(EXIT_USAGE, "expected a session name of 1 to 63 bytes without '/', found '%s'",
+		return die(EXIT_USAGE,
+			   "expected a session name of 1 to 63 bytes without '/', found '%s'",
 			   session_name);
 	if (ret)
 		return die(1, "session path too long");
@@ -120,7 +121,8 @@ static int open_session(struct fdr_session **s)
 		return die(1, "no session '%s' (expected one created by 'fdr start'; looked in %s)",
 			   session_name, dir);
 	if (ret == -EPERM)
-		return die(1, "%s is not a private directory of this user (mode 0700 expected)", dir);
+		return die(1, "%s is not a private directory of this user (mode 0700 expected)",
+			   dir);
 	if (ret)
 		return die(1, "cannot open session %s: %s", dir, strerror(-ret));
 	return 0;
@@ -177,7 +179,9 @@ static int cat_path(struct fdr_session *s, const char *path, int follow_hint)
 		if (n == 0)
 			break;
 		if (write_all(STDOUT_FILENO, buf, (size_t)n)) {
-			ret = stop_requested ? 0 : die(1, "write to standard output: %s", strerror(errno));
+			ret = stop_requested ?
+				      0 :
+				      die(1, "write to standard output: %s", strerror(errno));
 			break;
 		}
 	}
@@ -240,7 +244,8 @@ static int cmd_cat(int argc, char **argv)
 	int i, ret;
 
 	if (argc < 2)
-		return usage_error(argc, argv, -1, "expected PATH (a file of the control tree), found nothing");
+		return usage_error(argc, argv, -1,
+				   "expected PATH (a file of the control tree), found nothing");
 	ret = open_session(&s);
 	if (ret)
 		return ret;
@@ -321,8 +326,8 @@ static int cmd_ls(int argc, char **argv)
 			printf("%c%c%c%c%c%c%c--- %s%s\n", ents[k].is_dir ? 'd' : '-',
 			       ents[k].mode & 0400 ? 'r' : '-', ents[k].mode & 0200 ? 'w' : '-',
 			       ents[k].mode & 0100 ? 'x' : '-', ents[k].mode & 040 ? 'r' : '-',
-			       ents[k].mode & 020 ? 'w' : '-', ents[k].mode & 010 ? 'x' : '-', ents[k].name,
-			       ents[k].is_dir ? "/" : "");
+			       ents[k].mode & 020 ? 'w' : '-', ents[k].mode & 010 ? 'x' : '-',
+			       ents[k].name, ents[k].is_dir ? "/" : "");
 		else
 			printf("%s%s\n", ents[k].name, ents[k].is_dir ? "/" : "");
 	}
@@ -345,7 +350,8 @@ static int cmd_mkdir_rmdir(int argc, char **argv, int mk)
 		int r = mk ? fdr_tree_mkdir(s, argv[i]) : fdr_tree_rmdir(s, argv[i]);
 
 		if (r == -EPERM)
-			ret = usage_error(argc, argv, i, "expected instances/NAME, found '%s'", argv[i]);
+			ret = usage_error(argc, argv, i, "expected instances/NAME, found '%s'",
+					  argv[i]);
 		else if (r)
 			ret = die(1, "%s: %s", argv[i], strerror(-r));
 	}
@@ -383,8 +389,9 @@ static int parse_uint_arg(int argc, char **argv, int argi, const char *what, uns
 	errno = 0;
 	v = strtoul(argv[argi], &end, 10);
 	if (errno || *end || end == argv[argi] || argv[argi][0] == '-' || v == 0 || v > max)
-		return usage_error(argc, argv, argi, "expected %s (a number from 1 to %lu), found '%s'", what,
-				   max, argv[argi]);
+		return usage_error(argc, argv, argi,
+				   "expected %s (a number from 1 to %lu), found '%s'", what, max,
+				   argv[argi]);
 	*out = v;
 	return 0;
 }
@@ -411,13 +418,15 @@ static int cmd_start(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+b:m:e:S:C:i:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'b':
-			ret = parse_uint_arg(argc, argv, optind - 1, "a buffer size in KiB per CPU", 4u << 20, &v);
+			ret = parse_uint_arg(argc, argv, optind - 1, "a buffer size in KiB per CPU",
+					     4u << 20, &v);
 			if (ret)
 				return ret;
 			so.buffer_size_kb = (uint32_t)v;
 			break;
 		case 'S':
-			ret = parse_uint_arg(argc, argv, optind - 1, "a sub-buffer size in KiB", 512, &v);
+			ret = parse_uint_arg(argc, argv, optind - 1, "a sub-buffer size in KiB",
+					     512, &v);
 			if (ret)
 				return ret;
 			so.subbuf_size = 4096;
@@ -430,13 +439,16 @@ static int cmd_start(int argc, char **argv)
 			else if (strcmp(optarg, "discard") == 0)
 				mode = -1;
 			else
-				return usage_error(argc, argv, optind - 1,
-						   "expected a mode 'overwrite' or 'discard', found '%s'", optarg);
+				return usage_error(
+					argc, argv, optind - 1,
+					"expected a mode 'overwrite' or 'discard', found '%s'",
+					optarg);
 			so.overwrite = mode;
 			break;
 		case 'e':
 			if (nev == 64)
-				return usage_error(argc, argv, optind - 1, "expected at most 64 -e options");
+				return usage_error(argc, argv, optind - 1,
+						   "expected at most 64 -e options");
 			events[nev++] = optarg;
 			break;
 		case 'C':
@@ -450,14 +462,18 @@ static int cmd_start(int argc, char **argv)
 		}
 	}
 	if (optind < argc)
-		return usage_error(argc, argv, optind, "expected options only, found '%s'", argv[optind]);
+		return usage_error(argc, argv, optind, "expected options only, found '%s'",
+				   argv[optind]);
 	ret = session_dir(dir, sizeof(dir));
 	if (ret)
 		return ret;
 	created = access(dir, F_OK) != 0;
 	ret = fdr_session_create(dir, &so, &s);
 	if (ret == -EPERM)
-		return die(1, "%s or its parent is not a private directory of this user (mode 0700 expected)", dir);
+		return die(
+			1,
+			"%s or its parent is not a private directory of this user (mode 0700 expected)",
+			dir);
 	if (ret)
 		return die(1, "cannot create session in %s: %s", dir, strerror(-ret));
 	if (inst && *inst) {
@@ -500,7 +516,8 @@ static int cmd_start(int argc, char **argv)
 		ret = write_path(s, path, "1\n", O_TRUNC);
 	}
 	if (!ret)
-		fprintf(stderr, "fdr: session '%s' %s in %s\n", session_name, created ? "created" : "started", dir);
+		fprintf(stderr, "fdr: session '%s' %s in %s\n", session_name,
+			created ? "created" : "started", dir);
 	fdr_session_close(s);
 	return ret;
 }
@@ -521,13 +538,15 @@ static int common_opts(int argc, char **argv, const char **inst, int *cpu, int *
 			break;
 		case 'c':
 			if (!cpu) {
-				*ret = usage_error(argc, argv, optind - 1, "unknown option -c for this verb");
+				*ret = usage_error(argc, argv, optind - 1,
+						   "unknown option -c for this verb");
 				return -1;
 			}
 			errno = 0;
 			*cpu = (int)strtol(optarg, &end, 10);
 			if (errno || *end || *cpu < 0) {
-				*ret = usage_error(argc, argv, optind - 1, "expected a CPU number, found '%s'", optarg);
+				*ret = usage_error(argc, argv, optind - 1,
+						   "expected a CPU number, found '%s'", optarg);
 				return -1;
 			}
 			break;
@@ -549,7 +568,8 @@ static int cmd_onoff(int argc, char **argv, const char *val)
 	if (argi < 0)
 		return ret;
 	if (argi < argc)
-		return usage_error(argc, argv, argi, "expected no argument, found '%s'", argv[argi]);
+		return usage_error(argc, argv, argi, "expected no argument, found '%s'",
+				   argv[argi]);
 	ret = open_session(&s);
 	if (ret)
 		return ret;
@@ -592,8 +612,9 @@ static int cmd_enable_common(int argc, char **argv, int on)
 	if (argi < 0)
 		return ret;
 	if (argi >= argc)
-		return usage_error(argc, argv, -1,
-				   "expected EVENTS (SYSTEM:EVENT, SYSTEM:*, *:EVENT, NAME; globs allowed), found nothing");
+		return usage_error(
+			argc, argv, -1,
+			"expected EVENTS (SYSTEM:EVENT, SYSTEM:*, *:EVENT, NAME; globs allowed), found nothing");
 	ret = open_session(&s);
 	if (ret)
 		return ret;
@@ -653,7 +674,8 @@ static int cmd_list(int argc, char **argv)
 
 		if (e->state != FDR_EVENT_READY || e->id == FDR_EVENT_ID_PRINT)
 			continue;
-		snprintf(name, sizeof(name), "%.*s:%.*s", FDR_NAME_LEN, e->system, FDR_NAME_LEN, e->name);
+		snprintf(name, sizeof(name), "%.*s:%.*s", FDR_NAME_LEN, e->system, FDR_NAME_LEN,
+			 e->name);
 		for (k = argi; k < argc && !match; k++) {
 			char sys[FDR_NAME_LEN + 1], ev[FDR_NAME_LEN + 1];
 
@@ -662,7 +684,8 @@ static int cmd_list(int argc, char **argv)
 			match = fdr_event_rule_match(argv[k], sys, ev);
 		}
 		if (match)
-			printf("%s%s\n", name, (e->enabled[idx / 64] >> (idx % 64)) & 1 ? " [enabled]" : "");
+			printf("%s%s\n", name,
+			       (e->enabled[idx / 64] >> (idx % 64)) & 1 ? " [enabled]" : "");
 	}
 	{
 		const struct fdr_abi_instance *in = &c->instances[idx];
@@ -684,14 +707,16 @@ static int cmd_show_pipe(int argc, char **argv, int pipe)
 	if (argi < 0)
 		return ret;
 	if (argi < argc)
-		return usage_error(argc, argv, argi, "expected no argument, found '%s'", argv[argi]);
+		return usage_error(argc, argv, argi, "expected no argument, found '%s'",
+				   argv[argi]);
 	ret = open_session(&s);
 	if (ret)
 		return ret;
 	install_signals();
 	inst_prefix(inst, pre, sizeof(pre));
 	if (cpu >= 0)
-		snprintf(path, sizeof(path), "%sper_cpu/cpu%d/%s", pre, cpu, pipe ? "trace_pipe" : "trace");
+		snprintf(path, sizeof(path), "%sper_cpu/cpu%d/%s", pre, cpu,
+			 pipe ? "trace_pipe" : "trace");
 	else
 		snprintf(path, sizeof(path), "%s%s", pre, pipe ? "trace_pipe" : "trace");
 	ret = cat_path(s, path, pipe);
@@ -738,8 +763,10 @@ static int cmd_stat(int argc, char **argv)
 	printf("session: %s (%s)\n", session_name, fdr_session_path(s));
 	printf("instance: %s\n", idx ? inst : "(top)");
 	printf("tracing_on: %u\n", c->instances[idx].tracing_on);
-	printf("mode: %s\n", c->instances[idx].options & FDR_OPT_OVERWRITE ? "overwrite" : "discard");
-	printf("timestamps: %s\n", c->ts_source == FDR_TS_TSC ? "tsc" : "clock_gettime(CLOCK_MONOTONIC)");
+	printf("mode: %s\n",
+	       c->instances[idx].options & FDR_OPT_OVERWRITE ? "overwrite" : "discard");
+	printf("timestamps: %s\n",
+	       c->ts_source == FDR_TS_TSC ? "tsc" : "clock_gettime(CLOCK_MONOTONIC)");
 	printf("events enabled:");
 	for (i = 0; i < FDR_MAX_EVENTS; i++) {
 		const struct fdr_abi_event *e = &c->events[i];
@@ -749,10 +776,12 @@ static int cmd_stat(int argc, char **argv)
 	}
 	printf("\n");
 	if (c->dropped_no_slot)
-		printf("dropped (no CPU slot / nesting / no rseq): %" PRIu64 "\n", c->dropped_no_slot);
+		printf("dropped (no CPU slot / nesting / no rseq): %" PRIu64 "\n",
+		       c->dropped_no_slot);
 	nr = fdr_ring_nr_cpus(s, idx);
 	for (cpu = 0; cpu < nr; cpu++) {
-		printf("cpu%d: buffer_size_kb %d\n", cpu, fdr_ring_cpu_size_kb(s, idx, (uint32_t)cpu));
+		printf("cpu%d: buffer_size_kb %d\n", cpu,
+		       fdr_ring_cpu_size_kb(s, idx, (uint32_t)cpu));
 		fflush(stdout);
 		snprintf(path, sizeof(path), "%sper_cpu/cpu%d/stats", pre, cpu);
 		ret = cat_path(s, path, 0);
@@ -770,22 +799,29 @@ static const struct verb verbs[] = {
 	  "start [-b KB] [-m overwrite|discard] [-e EVENTS]... [-S SUBBUF_KB] [-C CLOCK] [-i INSTANCE]",
 	  "Create the session if needed, apply the options, enable EVENTS (names or globs,\n"
 	  "also of events not registered yet) and turn tracing on." },
-	{ "stop", cmd_stop, "stop [-i INSTANCE]", "Turn tracing off (tracing_on = 0); the buffers are kept." },
+	{ "stop", cmd_stop, "stop [-i INSTANCE]",
+	  "Turn tracing off (tracing_on = 0); the buffers are kept." },
 	{ "destroy", cmd_destroy, "destroy", "Remove the session and everything recorded in it." },
 	{ "list", cmd_list, "list [-i INSTANCE] [PATTERN...]",
 	  "List registered events ([enabled] marks the enabled ones) and pending rules." },
 	{ "enable", cmd_enable, "enable [-i INSTANCE] EVENTS...",
 	  "Enable events: SYSTEM:EVENT, SYSTEM:*, *:EVENT or NAME, globs allowed (set_event >>)." },
-	{ "disable", cmd_disable, "disable [-i INSTANCE] EVENTS...", "Disable events (set_event >> !EVENTS)." },
-	{ "show", cmd_show, "show [-i INSTANCE] [-c CPU]", "Print the trace (the 'trace' file), without consuming it." },
+	{ "disable", cmd_disable, "disable [-i INSTANCE] EVENTS...",
+	  "Disable events (set_event >> !EVENTS)." },
+	{ "show", cmd_show, "show [-i INSTANCE] [-c CPU]",
+	  "Print the trace (the 'trace' file), without consuming it." },
 	{ "pipe", cmd_pipe, "pipe [-i INSTANCE] [-c CPU]",
 	  "Follow the trace, consuming it ('trace_pipe'); Ctrl-C stops." },
-	{ "stat", cmd_stat, "stat [-i INSTANCE]", "Show the session's state and per-CPU statistics." },
+	{ "stat", cmd_stat, "stat [-i INSTANCE]",
+	  "Show the session's state and per-CPU statistics." },
 	{ "cat", cmd_cat, "cat PATH...", "Read control-tree files, like cat on tracefs." },
-	{ "write", cmd_write, "write PATH VALUE...", "Write VALUE... to PATH, like 'echo VALUE... > PATH'." },
-	{ "append", cmd_append, "append PATH VALUE...", "Append to PATH, like 'echo VALUE... >> PATH'." },
+	{ "write", cmd_write, "write PATH VALUE...",
+	  "Write VALUE... to PATH, like 'echo VALUE... > PATH'." },
+	{ "append", cmd_append, "append PATH VALUE...",
+	  "Append to PATH, like 'echo VALUE... >> PATH'." },
 	{ "ls", cmd_ls, "ls [-l] [PATH]", "List a directory of the control tree." },
-	{ "mkdir", cmd_mkdir, "mkdir instances/NAME...", "Create instances (independent buffers)." },
+	{ "mkdir", cmd_mkdir, "mkdir instances/NAME...",
+	  "Create instances (independent buffers)." },
 	{ "rmdir", cmd_rmdir, "rmdir instances/NAME...", "Remove instances." },
 	{ "help", cmd_help, "help [VERB]", "Show help." },
 };
@@ -795,14 +831,16 @@ static void usage(FILE *out)
 {
 	size_t i;
 
-	fprintf(out, "usage: fdr [-s SESSION] VERB [ARGS...]\n"
-		     "       fdr --version | --help\n\n"
-		     "The session is -s SESSION, else $FDR_SESSION, else 'default'; sessions live in\n"
-		     "$FDR_ROOT (default /dev/shm/fdr-UID).\n\nVerbs:\n");
+	fprintf(out,
+		"usage: fdr [-s SESSION] VERB [ARGS...]\n"
+		"       fdr --version | --help\n\n"
+		"The session is -s SESSION, else $FDR_SESSION, else 'default'; sessions live in\n"
+		"$FDR_ROOT (default /dev/shm/fdr-UID).\n\nVerbs:\n");
 	for (i = 0; i < NR_VERBS; i++)
 		fprintf(out, "  %s\n", verbs[i].usage);
-	fprintf(out, "\nPaths are those of tracefs: trace, trace_pipe, set_event, events/SYS/EVENT/enable...\n"
-		     "See fdr(1).\n");
+	fprintf(out,
+		"\nPaths are those of tracefs: trace, trace_pipe, set_event, events/SYS/EVENT/enable...\n"
+		"See fdr(1).\n");
 }
 
 static int cmd_help(int argc, char **argv)
@@ -860,7 +898,8 @@ int main(int argc, char **argv)
 			return verbs[i].fn(argc - optind, argv + optind);
 		}
 	}
-	fprintf(stderr, "fdr: expected a verb (start, stop, show, pipe, cat, write, ... see 'fdr help'), found '%s'\n",
+	fprintf(stderr,
+		"fdr: expected a verb (start, stop, show, pipe, cat, write, ... see 'fdr help'), found '%s'\n",
 		argv[optind]);
 	return EXIT_USAGE;
 }

@@ -99,7 +99,8 @@ uint64_t fdr_clock_calibrate_khz(void)
  * Samples "now" on the TSC and CLOCK_MONOTONIC to measure the TSC rate over the
  * session's lifetime. Cheap enough to call once per read.
  */
-void fdr_clock_conv_init(struct fdr_clock_conv *c, const struct fdr_abi_control *ctl, uint32_t clock)
+void fdr_clock_conv_init(struct fdr_clock_conv *c, const struct fdr_abi_control *ctl,
+			 uint32_t clock)
 {
 	uint64_t tsc_now = fdr_rdtsc(), mono_now = fdr_clock_mono_ns();
 
@@ -129,7 +130,8 @@ void fdr_clock_conv_init(struct fdr_clock_conv *c, const struct fdr_abi_control 
  *
  * Returns the stamp in the clock's unit (ns, or raw ticks for x86-tsc/counter).
  */
-uint64_t fdr_clock_conv(const struct fdr_clock_conv *c, uint64_t raw, const struct fdr_abi_subbuf *cal)
+uint64_t fdr_clock_conv(const struct fdr_clock_conv *c, uint64_t raw,
+			const struct fdr_abi_subbuf *cal)
 {
 	uint64_t mono, boot_off, ref_tsc, ref_mono;
 	long double d;
@@ -159,7 +161,9 @@ uint64_t fdr_clock_conv(const struct fdr_clock_conv *c, uint64_t raw, const stru
 			mono = ref_mono + (uint64_t)(x >> 32);
 		} else {
 			d = ((long double)raw - (long double)ref_tsc) * c->ns_per_tick;
-			mono = d < -(long double)ref_mono ? 0 : (uint64_t)((long double)ref_mono + d + 0.5L);
+			mono = d < -(long double)ref_mono ?
+				       0 :
+				       (uint64_t)((long double)ref_mono + d + 0.5L);
 		}
 	}
 	switch (c->clock) {

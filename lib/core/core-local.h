@@ -89,8 +89,8 @@ static inline uint64_t fdr_rdtsc(void)
 FDR_HIDDEN void fdr_testpoint(const char *name);
 #define FDR_TESTPOINT(name) fdr_testpoint(name)
 #else
-#define FDR_TESTPOINT(name)                                                                  \
-	do {                                                                                 \
+#define FDR_TESTPOINT(name) \
+	do {                \
 	} while (0)
 #endif
 
@@ -100,6 +100,7 @@ FDR_HIDDEN void fdr_agent_kick(void);
 
 /* session.c */
 FDR_HIDDEN void fdr_session_lock_init(struct fdr_abi_control *ctl);
-FDR_HIDDEN struct fdr_ring_map *fdr_session_ring_map(struct fdr_session *s, uint32_t inst, int *err);
+FDR_HIDDEN struct fdr_ring_map *fdr_session_ring_map(struct fdr_session *s, uint32_t inst,
+						     int *err);
 
 #endif /* FDR_CORE_LOCAL_H */

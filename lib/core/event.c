@@ -475,7 +475,7 @@ static void ev_save_cmdline(struct fdr_session *s, int32_t tid)
  * if no instance of the mask was tracing.
  */
 static inline int ev_write_all(struct fdr_session *s, const uint64_t *mask, unsigned char *payload,
-				size_t len)
+			       size_t len)
 {
 	unsigned char *rec = payload - sizeof(struct fdr_abi_rec);
 	size_t total = (sizeof(struct fdr_abi_rec) + len + 7) & ~(size_t)7;

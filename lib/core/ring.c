@@ -217,8 +217,8 @@ static int rb_switch(struct rseq *rs, uint32_t cpu, struct fdr_pcpu *pc, int ove
  * mode), -E2BIG (larger than a sub-buffer), -ENODEV (CPU beyond the ring's CPUs),
  * -EAGAIN (gave up after repeated aborts). Every refusal is counted.
  */
-int fdr_ring_write(struct fdr_session *s, uint32_t inst, struct fdr_ring_map *m,
-		   unsigned char *rec, size_t len)
+int fdr_ring_write(struct fdr_session *s, uint32_t inst, struct fdr_ring_map *m, unsigned char *rec,
+		   size_t len)
 {
 	struct rseq *rs = rb_rseq_area();
 	int tsc = s->ctl->ts_source == FDR_TS_TSC;
@@ -317,8 +317,8 @@ int fdr_ring_map_open(struct fdr_session *s, uint32_t inst, uint32_t gen, struct
 	}
 	h = base;
 	ret = -EUCLEAN;
-	if (h->magic != FDR_ABI_MAGIC_RING || h->version != FDR_ABI_VERSION ||
-	    h->nr_cpus == 0 || h->nr_cpus > FDR_MAX_CPUS || h->file_size != (uint64_t)st.st_size ||
+	if (h->magic != FDR_ABI_MAGIC_RING || h->version != FDR_ABI_VERSION || h->nr_cpus == 0 ||
+	    h->nr_cpus > FDR_MAX_CPUS || h->file_size != (uint64_t)st.st_size ||
 	    h->cpu_off + (uint64_t)h->nr_cpus * sizeof(struct fdr_abi_cpu) > h->file_size)
 		goto err;
 	m = calloc(1, sizeof(*m));
@@ -445,7 +445,8 @@ int fdr_ring_file_create(int dir_fd, uint32_t inst, uint32_t gen, uint32_t nr_cp
 		uint64_t data = off;
 
 		for (cpu = 0; cpu < nr_cpus; cpu++) {
-			struct fdr_abi_cpu *c = (struct fdr_abi_cpu *)((char *)base + h->cpu_off) + cpu;
+			struct fdr_abi_cpu *c =
+				(struct fdr_abi_cpu *)((char *)base + h->cpu_off) + cpu;
 			struct fdr_abi_subbuf *sb;
 
 			c->nr_subbufs = nr_subbufs[cpu];

@@ -242,8 +242,8 @@ static uint32_t ses_nr_cpus(void)
 	return (uint32_t)n;
 }
 
-static int ses_make_ring(int dir_fd, uint32_t inst, uint32_t gen, uint32_t nr_cpus,
-			 uint32_t kb, uint32_t ss)
+static int ses_make_ring(int dir_fd, uint32_t inst, uint32_t gen, uint32_t nr_cpus, uint32_t kb,
+			 uint32_t ss)
 {
 	uint32_t *nr = calloc(nr_cpus, sizeof(*nr));
 	uint32_t i;
@@ -284,7 +284,8 @@ int fdr_session_create(const char *dir, const struct fdr_session_opts *o, struct
 		if (!getenv("FDR_ROOT") || strcmp(parent, getenv("FDR_ROOT")) == 0) {
 			char root[PATH_MAX];
 
-			if (fdr_session_root(root, sizeof(root)) == 0 && strcmp(root, parent) == 0) {
+			if (fdr_session_root(root, sizeof(root)) == 0 &&
+			    strcmp(root, parent) == 0) {
 				ret = ses_mkdir_private(parent);
 				if (ret)
 					return ret;
@@ -544,8 +545,8 @@ int fdr_session_resize(struct fdr_session *s, uint32_t inst, int cpu, uint32_t s
 		return -ENOMEM;
 	for (i = 0; i < nr_cpus; i++) {
 		struct fdr_ring_map *m = atomic_load(&s->rings[inst]);
-		uint32_t old_kb =
-			(uint32_t)((uint64_t)(m->pcpu[i].nr_subbufs - 1) * (m->pcpu[i].subbuf_size - 16) / 1024);
+		uint32_t old_kb = (uint32_t)((uint64_t)(m->pcpu[i].nr_subbufs - 1) *
+					     (m->pcpu[i].subbuf_size - 16) / 1024);
 
 		if ((cpu < 0 || (uint32_t)cpu == i) && size_kb)
 			nr[i] = fdr_session_subbufs_for_kb(size_kb, ss);
@@ -726,7 +727,8 @@ void fdr_session_apply_pending(struct fdr_session *s, uint32_t slot)
 
 	for (i = 0; i < FDR_MAX_INSTANCES; i++) {
 		struct fdr_abi_instance *in = &s->ctl->instances[i];
-		uint32_t n = in->nr_pending < FDR_PENDING_RULES ? in->nr_pending : FDR_PENDING_RULES;
+		uint32_t n = in->nr_pending < FDR_PENDING_RULES ? in->nr_pending :
+								  FDR_PENDING_RULES;
 
 		if (in->state != FDR_INST_LIVE)
 			continue;

@@ -256,8 +256,10 @@ static int fmt_print_arg(const struct fdr_abi_field *f, struct fdr_buf *b)
 	case FDR_KIND_STRING:
 		return fdr_buf_printf(b, ", __get_str(%s)", name);
 	case FDR_KIND_BYTES:
-		return fdr_buf_printf(b, ", __print_hex_str(__get_dynamic_array(%s), __get_dynamic_array_len(%s))",
-				      name, name);
+		return fdr_buf_printf(
+			b,
+			", __print_hex_str(__get_dynamic_array(%s), __get_dynamic_array_len(%s))",
+			name, name);
 	default:
 		return fdr_buf_printf(b, ", REC->%s", name);
 	}
@@ -278,10 +280,11 @@ int fdr_format_event_file(const struct fdr_abi_event *e, struct fdr_buf *b)
 	memcpy(name, e->name, FDR_NAME_LEN);
 	name[FDR_NAME_LEN] = 0;
 	ret |= fdr_buf_printf(b, "name: %s\nID: %u\nformat:\n", name, e->id);
-	ret |= fdr_buf_printf(b, "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-				 "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-				 "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-				 "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n");
+	ret |= fdr_buf_printf(
+		b, "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+		   "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+		   "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+		   "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n");
 	for (i = 0; i < nf; i++) {
 		const struct fdr_abi_field *f = &e->fields[i];
 
@@ -307,7 +310,8 @@ int fdr_format_event_file(const struct fdr_abi_event *e, struct fdr_buf *b)
 	}
 	if (e->print_fmt[0] && e->nr_print_args) {
 		char pf[FDR_PRINT_FMT_LEN + 1];
-		uint32_t n = e->nr_print_args < FDR_PRINT_ARGS_MAX ? e->nr_print_args : FDR_PRINT_ARGS_MAX;
+		uint32_t n = e->nr_print_args < FDR_PRINT_ARGS_MAX ? e->nr_print_args :
+								     FDR_PRINT_ARGS_MAX;
 
 		memcpy(pf, e->print_fmt, FDR_PRINT_FMT_LEN);
 		pf[FDR_PRINT_FMT_LEN] = 0;
@@ -329,7 +333,9 @@ int fdr_format_event_file(const struct fdr_abi_event *e, struct fdr_buf *b)
 			memcpy(fname, f->name, FDR_FIELD_NAME_LEN);
 			fname[FDR_FIELD_NAME_LEN] = 0;
 			ret |= fdr_buf_printf(b, "%s%s=%s", i ? " " : "", fname,
-					      fmt_is_string(f) || f->kind == FDR_KIND_BYTES ? "%s" : fmt_int_conv(f));
+					      fmt_is_string(f) || f->kind == FDR_KIND_BYTES ?
+						      "%s" :
+						      fmt_int_conv(f));
 		}
 		ret |= fb_add(b, "\"", 1);
 		for (i = 0; i < nf; i++)
@@ -385,26 +391,33 @@ int fdr_format_trace_header(struct fdr_session *s, uint32_t inst, struct fdr_buf
 			written += st.written;
 		}
 	}
-	ret |= fdr_buf_printf(b, "# entries-in-buffer/entries-written: %" PRIu64 "/%" PRIu64 "   #P:%d\n#\n",
+	ret |= fdr_buf_printf(b,
+			      "# entries-in-buffer/entries-written: %" PRIu64 "/%" PRIu64
+			      "   #P:%d\n#\n",
 			      entries, written, nr > 0 ? nr : 0);
 	if (in->options & FDR_OPT_IRQ_INFO) {
-		ret |= fdr_buf_printf(b,
-				      "#                            %s    _-----=> irqs-off/BH-disabled\n"
-				      "#                            %s   / _----=> need-resched\n"
-				      "#                            %s  | / _---=> hardirq/softirq\n"
-				      "#                            %s  || / _--=> preempt-depth\n"
-				      "#                            %s  ||| / _-=> migrate-disable\n"
-				      "#                            %s  |||| /     delay\n",
-				      pad, pad, pad, pad, pad, pad);
+		ret |= fdr_buf_printf(
+			b,
+			"#                            %s    _-----=> irqs-off/BH-disabled\n"
+			"#                            %s   / _----=> need-resched\n"
+			"#                            %s  | / _---=> hardirq/softirq\n"
+			"#                            %s  || / _--=> preempt-depth\n"
+			"#                            %s  ||| / _-=> migrate-disable\n"
+			"#                            %s  |||| /     delay\n",
+			pad, pad, pad, pad, pad, pad);
 		if (in->options & FDR_OPT_RECORD_TGID)
-			ret |= fdr_buf_printf(b, "#           TASK-PID       TGID    CPU#  |||||  TIMESTAMP  FUNCTION\n"
-						 "#              | |           |       |   |||||     |         |\n");
+			ret |= fdr_buf_printf(
+				b,
+				"#           TASK-PID       TGID    CPU#  |||||  TIMESTAMP  FUNCTION\n"
+				"#              | |           |       |   |||||     |         |\n");
 		else
-			ret |= fdr_buf_printf(b, "#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n"
-						 "#              | |         |   |||||     |         |\n");
+			ret |= fdr_buf_printf(
+				b, "#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n"
+				   "#              | |         |   |||||     |         |\n");
 	} else if (in->options & FDR_OPT_RECORD_TGID) {
-		ret |= fdr_buf_printf(b, "#           TASK-PID       TGID    CPU#     TIMESTAMP  FUNCTION\n"
-					 "#              | |           |       |         |         |\n");
+		ret |= fdr_buf_printf(
+			b, "#           TASK-PID       TGID    CPU#     TIMESTAMP  FUNCTION\n"
+			   "#              | |           |       |         |         |\n");
 	} else {
 		ret |= fdr_buf_printf(b, "#           TASK-PID     CPU#     TIMESTAMP  FUNCTION\n"
 					 "#              | |         |         |         |\n");
@@ -609,7 +622,8 @@ static const struct fmt_plan *fmt_plan_get(const struct fdr_abi_control *ctl, ui
 	uint32_t i;
 
 	if (pl->e && pl->id == id && pl->e->id == id && pl->e->state == FDR_EVENT_READY &&
-	    pl->e->layout_hash == pl->layout_hash && (const void *)pl->e >= (const void *)ctl->events &&
+	    pl->e->layout_hash == pl->layout_hash &&
+	    (const void *)pl->e >= (const void *)ctl->events &&
 	    (const void *)pl->e < (const void *)(ctl->events + FDR_MAX_EVENTS))
 		return pl;
 	e = fdr_event_by_id(ctl, id);
@@ -641,14 +655,18 @@ static const struct fmt_plan *fmt_plan_get(const struct fdr_abi_control *ctl, ui
  * @e: the event (registry entry)
  * @p, @len: the payload, common header included
  */
-int fdr_format_body(const struct fdr_abi_event *e, const unsigned char *p, uint32_t len, struct fdr_buf *b)
+int fdr_format_body(const struct fdr_abi_event *e, const unsigned char *p, uint32_t len,
+		    struct fdr_buf *b)
 {
 	uint32_t i, nf = fmt_nr_fields(e);
 	int ret = 0;
 
 	if (e->print_fmt[0] && e->nr_print_args) {
-		const char *f = e->print_fmt, *end = e->print_fmt + strnlen(e->print_fmt, FDR_PRINT_FMT_LEN);
-		uint32_t arg = 0, nargs = e->nr_print_args < FDR_PRINT_ARGS_MAX ? e->nr_print_args : FDR_PRINT_ARGS_MAX;
+		const char *f = e->print_fmt,
+			   *end = e->print_fmt + strnlen(e->print_fmt, FDR_PRINT_FMT_LEN);
+		uint32_t arg = 0, nargs = e->nr_print_args < FDR_PRINT_ARGS_MAX ?
+						  e->nr_print_args :
+						  FDR_PRINT_ARGS_MAX;
 
 		while (f < end && !ret) {
 			const char *pc = memchr(f, '%', (size_t)(end - f)), *q;
@@ -720,13 +738,15 @@ int fdr_format_record(struct fdr_session *s, uint32_t inst, const struct fdr_rec
 		/* "%16s-%-7d " */
 		ret |= fb_pad(b, name, strlen(name), 16, 0);
 		ret |= fb_add(b, "-", 1);
-		d = fb_digits(c.pid < 0 ? -(uint64_t)(int64_t)c.pid : (uint64_t)c.pid, tmp + sizeof(tmp));
+		d = fb_digits(c.pid < 0 ? -(uint64_t)(int64_t)c.pid : (uint64_t)c.pid,
+			      tmp + sizeof(tmp));
 		if (c.pid < 0)
 			*--d = '-';
 		ret |= fb_pad(b, d, (size_t)(tmp + sizeof(tmp) - d), 7, 1);
 		ret |= fb_add(b, " ", 1);
 		if (in->options & FDR_OPT_RECORD_TGID) {
-			const struct fdr_abi_cmdline *cl = &ctl->cmdlines[(uint32_t)c.pid % FDR_CMDLINE_SLOTS];
+			const struct fdr_abi_cmdline *cl =
+				&ctl->cmdlines[(uint32_t)c.pid % FDR_CMDLINE_SLOTS];
 			uint32_t tgid = cl->tgid;
 
 			if (__atomic_load_n(&cl->pid, __ATOMIC_ACQUIRE) == (uint32_t)c.pid && tgid)

@@ -86,7 +86,8 @@ static int rd_ring_check(const void *base, size_t size, struct rd_ring *r)
 	    h->cpu_off > size || (size - h->cpu_off) / sizeof(struct fdr_abi_cpu) < h->nr_cpus)
 		return -EUCLEAN;
 	for (cpu = 0; cpu < h->nr_cpus; cpu++) {
-		const struct fdr_abi_cpu *c = (const struct fdr_abi_cpu *)((const char *)base + h->cpu_off) + cpu;
+		const struct fdr_abi_cpu *c =
+			(const struct fdr_abi_cpu *)((const char *)base + h->cpu_off) + cpu;
 		int shift = rd_log2(c->subbuf_size);
 
 		if (shift < 12 || shift > 20 || c->nr_subbufs < 3 || c->data_off > size ||
@@ -102,7 +103,8 @@ static int rd_ring_check(const void *base, size_t size, struct rd_ring *r)
 
 static int rd_cpu_init(struct rd_cpu *rc, const struct rd_ring *r, uint32_t cpu)
 {
-	struct fdr_abi_cpu *c = (struct fdr_abi_cpu *)((const char *)r->base + r->hdr->cpu_off) + cpu;
+	struct fdr_abi_cpu *c =
+		(struct fdr_abi_cpu *)((const char *)r->base + r->hdr->cpu_off) + cpu;
 
 	memset(rc, 0, sizeof(*rc));
 	rc->cpu = cpu;
@@ -224,51 +226,51 @@ static int rd_peek(struct fdr_reader *r, struct rd_cpu *rc)
 				continue;
 			}
 		}
-refresh: {
-		uint64_t w_sub, oldest;
-		uint32_t w_off;
-		int ret = rd_writer_retry(rc, &w_sub, &w_off);
+refresh : {
+	uint64_t w_sub, oldest;
+	uint32_t w_off;
+	int ret = rd_writer_retry(rc, &w_sub, &w_off);
 
-		if (ret == -EAGAIN)
-			return 0;
-		if (ret)
-			return ret;
-		oldest = w_sub >= (uint64_t)(rc->n - 1) * rc->ss ? w_sub - (uint64_t)(rc->n - 1) * rc->ss : 0;
-		if (S < oldest) {
-			S = oldest;
-			rc->pos = S;
-		}
-		if (S > w_sub) {
-			/* beyond the writer: a stale or bogus consumed position */
-			rc->pos = w_sub;
-			S = w_sub;
-		}
-		if (S == w_sub && w_off == 0)
-			return 0;
-		if (S == w_sub && rc->buf_pos == S && rc->buf_valid == w_off &&
-		    (rc->pos & mask) >= w_off)
-			return 0; /* nothing new in the writer's sub-buffer */
-		if (rd_copy(rc, S, w_sub, w_off) < 0)
+	if (ret == -EAGAIN)
+		return 0;
+	if (ret)
+		return ret;
+	oldest = w_sub >= (uint64_t)(rc->n - 1) * rc->ss ? w_sub - (uint64_t)(rc->n - 1) * rc->ss :
+							   0;
+	if (S < oldest) {
+		S = oldest;
+		rc->pos = S;
+	}
+	if (S > w_sub) {
+		/* beyond the writer: a stale or bogus consumed position */
+		rc->pos = w_sub;
+		S = w_sub;
+	}
+	if (S == w_sub && w_off == 0)
+		return 0;
+	if (S == w_sub && rc->buf_pos == S && rc->buf_valid == w_off && (rc->pos & mask) >= w_off)
+		return 0; /* nothing new in the writer's sub-buffer */
+	if (rd_copy(rc, S, w_sub, w_off) < 0)
+		continue;
+	{
+		const struct fdr_abi_subbuf *h = rd_hdr(rc);
+
+		if (h->pos != S) {
+			rc->buf_pos = UINT64_MAX;
+			rc->pos = S + rc->ss;
+			if (S + rc->ss > w_sub)
+				return 0;
 			continue;
-		{
-			const struct fdr_abi_subbuf *h = rd_hdr(rc);
-
-			if (h->pos != S) {
-				rc->buf_pos = UINT64_MAX;
-				rc->pos = S + rc->ss;
-				if (S + rc->ss > w_sub)
-					return 0;
-				continue;
-			}
-			if ((rc->pos & mask) < FDR_SUBBUF_HDR) {
-				/* entering the sub-buffer: the header says how many came before */
-				if (h->cum > rc->cum)
-					rc->lost += h->cum - rc->cum;
-				rc->cum = h->cum;
-				rc->pos = S + FDR_SUBBUF_HDR;
-			}
+		}
+		if ((rc->pos & mask) < FDR_SUBBUF_HDR) {
+			/* entering the sub-buffer: the header says how many came before */
+			if (h->cum > rc->cum)
+				rc->lost += h->cum - rc->cum;
+			rc->cum = h->cum;
+			rc->pos = S + FDR_SUBBUF_HDR;
 		}
 	}
+}
 	}
 	return -EUCLEAN;
 }
@@ -351,7 +353,8 @@ int fdr_reader_open(struct fdr_session *s, uint32_t inst, int cpu, unsigned flag
 		goto err;
 	}
 	r->nr = nr;
-	fdr_clock_conv_init(&r->conv, fdr_session_control(s), fdr_session_control(s)->instances[inst].clock);
+	fdr_clock_conv_init(&r->conv, fdr_session_control(s),
+			    fdr_session_control(s)->instances[inst].clock);
 	for (i = 0; i < nr; i++) {
 		struct rd_cpu *rc = &r->cpus[i];
 
@@ -364,7 +367,8 @@ int fdr_reader_open(struct fdr_session *s, uint32_t inst, int cpu, unsigned flag
 			uint32_t zero = 0, me = (uint32_t)getpid();
 			uint32_t holder = __atomic_load_n(&rc->c->reader_pid, __ATOMIC_ACQUIRE);
 
-			if (holder && holder != me && (kill((pid_t)holder, 0) == 0 || errno != ESRCH)) {
+			if (holder && holder != me &&
+			    (kill((pid_t)holder, 0) == 0 || errno != ESRCH)) {
 				ret = -EBUSY;
 				goto err;
 			}
@@ -525,7 +529,8 @@ int fdr_reader_raw_page(struct fdr_reader *r, void *page_v, size_t page_size)
 		if (off + need > cap)
 			break;
 		if (delta >= (1u << 27)) {
-			rd_put_u32(page, &off, cap, 30u | (uint32_t)(delta & ((1u << 27) - 1)) << 5);
+			rd_put_u32(page, &off, cap,
+				   30u | (uint32_t)(delta & ((1u << 27) - 1)) << 5);
 			rd_put_u32(page, &off, cap, (uint32_t)(delta >> 27));
 			delta = 0;
 		}
@@ -580,7 +585,9 @@ static int rd_scan_cpu(struct rd_cpu *rc, uint64_t from, struct rd_scan *sc)
 
 		if (ret)
 			return ret;
-		oldest = sc->w_sub >= (uint64_t)(rc->n - 1) * rc->ss ? sc->w_sub - (uint64_t)(rc->n - 1) * rc->ss : 0;
+		oldest = sc->w_sub >= (uint64_t)(rc->n - 1) * rc->ss ?
+				 sc->w_sub - (uint64_t)(rc->n - 1) * rc->ss :
+				 0;
 		S = from & ~(uint64_t)(rc->ss - 1);
 		if (S < oldest)
 			from = S = oldest;
@@ -600,16 +607,19 @@ static int rd_scan_cpu(struct rd_cpu *rc, uint64_t from, struct rd_scan *sc)
 				continue;
 			if (sc->start_cum == UINT64_MAX)
 				sc->start_cum = rd_hdr(rc)->cum;
-			first = (from > S && from - S >= FDR_SUBBUF_HDR) ? (uint32_t)(from - S) : FDR_SUBBUF_HDR;
-			for (off = FDR_SUBBUF_HDR; off + sizeof(struct fdr_abi_rec) <= rc->buf_valid;) {
+			first = (from > S && from - S >= FDR_SUBBUF_HDR) ? (uint32_t)(from - S) :
+									   FDR_SUBBUF_HDR;
+			for (off = FDR_SUBBUF_HDR;
+			     off + sizeof(struct fdr_abi_rec) <= rc->buf_valid;) {
 				const struct fdr_abi_rec *h = (const void *)(rc->buf + off);
 				uint32_t len = h->len_type & FDR_REC_LEN_MASK;
 
-				if ((h->len_type >> FDR_REC_TYPE_SHIFT) != FDR_REC_DATA || len < 24 ||
-				    (len & 7) || len > rc->buf_valid - off)
+				if ((h->len_type >> FDR_REC_TYPE_SHIFT) != FDR_REC_DATA ||
+				    len < 24 || (len & 7) || len > rc->buf_valid - off)
 					break;
 				if (off < first) {
-					if (sc->start_cum != UINT64_MAX && S == (from & ~(uint64_t)(rc->ss - 1)))
+					if (sc->start_cum != UINT64_MAX &&
+					    S == (from & ~(uint64_t)(rc->ss - 1)))
 						sc->start_cum++;
 				} else {
 					if (!sc->have_first) {

@@ -130,25 +130,23 @@ static const struct {
 	uint32_t bit;
 	int top_only;
 } tree_options[] = {
-	{ "context-info", FDR_OPT_CONTEXT_INFO, 0 },
-	{ "record-cmd", FDR_OPT_RECORD_CMD, 1 },
-	{ "record-tgid", FDR_OPT_RECORD_TGID, 0 },
-	{ "overwrite", FDR_OPT_OVERWRITE, 0 },
-	{ "irq-info", FDR_OPT_IRQ_INFO, 0 },
-	{ "markers", FDR_OPT_MARKERS, 0 },
+	{ "context-info", FDR_OPT_CONTEXT_INFO, 0 }, { "record-cmd", FDR_OPT_RECORD_CMD, 1 },
+	{ "record-tgid", FDR_OPT_RECORD_TGID, 0 },   { "overwrite", FDR_OPT_OVERWRITE, 0 },
+	{ "irq-info", FDR_OPT_IRQ_INFO, 0 },	     { "markers", FDR_OPT_MARKERS, 0 },
 };
 #define NR_OPTIONS (sizeof(tree_options) / sizeof(tree_options[0]))
 
 static const char *const clock_names[FDR_CLOCK_NR] = {
-	[FDR_CLOCK_LOCAL] = "local",	 [FDR_CLOCK_GLOBAL] = "global", [FDR_CLOCK_COUNTER] = "counter",
-	[FDR_CLOCK_UPTIME] = "uptime",	 [FDR_CLOCK_PERF] = "perf",	[FDR_CLOCK_MONO] = "mono",
-	[FDR_CLOCK_MONO_RAW] = "mono_raw", [FDR_CLOCK_BOOT] = "boot",	[FDR_CLOCK_TAI] = "tai",
-	[FDR_CLOCK_X86_TSC] = "x86-tsc",
+	[FDR_CLOCK_LOCAL] = "local",	   [FDR_CLOCK_GLOBAL] = "global",
+	[FDR_CLOCK_COUNTER] = "counter",   [FDR_CLOCK_UPTIME] = "uptime",
+	[FDR_CLOCK_PERF] = "perf",	   [FDR_CLOCK_MONO] = "mono",
+	[FDR_CLOCK_MONO_RAW] = "mono_raw", [FDR_CLOCK_BOOT] = "boot",
+	[FDR_CLOCK_TAI] = "tai",	   [FDR_CLOCK_X86_TSC] = "x86-tsc",
 };
 /* the order trace_clock lists them in */
-static const uint32_t clock_order[] = { FDR_CLOCK_LOCAL, FDR_CLOCK_GLOBAL, FDR_CLOCK_COUNTER,
-					FDR_CLOCK_UPTIME, FDR_CLOCK_PERF, FDR_CLOCK_MONO,
-					FDR_CLOCK_MONO_RAW, FDR_CLOCK_BOOT, FDR_CLOCK_TAI,
+static const uint32_t clock_order[] = { FDR_CLOCK_LOCAL,    FDR_CLOCK_GLOBAL, FDR_CLOCK_COUNTER,
+					FDR_CLOCK_UPTIME,   FDR_CLOCK_PERF,   FDR_CLOCK_MONO,
+					FDR_CLOCK_MONO_RAW, FDR_CLOCK_BOOT,   FDR_CLOCK_TAI,
 					FDR_CLOCK_X86_TSC };
 
 struct tree_path {
@@ -215,7 +213,8 @@ static int event_exists(struct fdr_session *s, const char *sys, const char *ev)
 	return 0;
 }
 
-static const struct fdr_abi_event *event_find(struct fdr_session *s, const char *sys, const char *ev)
+static const struct fdr_abi_event *event_find(struct fdr_session *s, const char *sys,
+					      const char *ev)
 {
 	const struct fdr_abi_control *c = ctl_of(s);
 	uint32_t i;
@@ -320,7 +319,8 @@ static int resolve(struct fdr_session *s, const char *path, struct tree_path *p)
 	}
 	if (c->instances[p->inst].state != FDR_INST_LIVE)
 		return -ENOENT;
-	if (lookup_desc(inst_files, sizeof(inst_files) / sizeof(inst_files[0]), comp[i], p->inst == 0, p))
+	if (lookup_desc(inst_files, sizeof(inst_files) / sizeof(inst_files[0]), comp[i],
+			p->inst == 0, p))
 		return -ENOENT;
 	i++;
 	switch (p->node) {
@@ -343,7 +343,8 @@ static int resolve(struct fdr_session *s, const char *path, struct tree_path *p)
 			p->node = D_EVENTS_SYS;
 			if (++i == n)
 				return 0;
-			if (strcmp(comp[i], "enable") == 0 && i + 1 == n && strcmp(p->sys, "ftrace")) {
+			if (strcmp(comp[i], "enable") == 0 && i + 1 == n &&
+			    strcmp(p->sys, "ftrace")) {
 				p->node = F_SYS_ENABLE;
 				p->mode = 0640;
 				p->is_dir = 0;
@@ -402,7 +403,8 @@ static int resolve(struct fdr_session *s, const char *path, struct tree_path *p)
 			return 0;
 		if (i + 1 != n)
 			return -ENOENT;
-		return lookup_desc(cpu_files, sizeof(cpu_files) / sizeof(cpu_files[0]), comp[i], 1, p);
+		return lookup_desc(cpu_files, sizeof(cpu_files) / sizeof(cpu_files[0]), comp[i], 1,
+				   p);
 	case D_INSTANCES:
 		return i == n ? 0 : -ENOENT;
 	default:
@@ -430,7 +432,8 @@ static int bad_input(struct fdr_file *f, const char *location, const char *cmd, 
 	va_end(ap);
 	n = snprintf(f->err, sizeof(f->err), "%s: %s\n  %.*s\n", location, msg,
 		     (int)strcspn(cmd, "\n"), cmd);
-	if (n > 0 && (size_t)n < sizeof(f->err) && pos >= 0 && (size_t)(n + pos + 4) < sizeof(f->err)) {
+	if (n > 0 && (size_t)n < sizeof(f->err) && pos >= 0 &&
+	    (size_t)(n + pos + 4) < sizeof(f->err)) {
 		memset(f->err + n, ' ', (size_t)pos + 2);
 		snprintf(f->err + n + pos + 2, sizeof(f->err) - (size_t)(n + pos + 2), "^\n");
 	}
@@ -487,12 +490,14 @@ static int write_number(struct fdr_file *f, const char *loc, const char *cmd, ui
 	int pos = 0, ret = parse_u64(cmd, v, &pos);
 
 	if (ret == -ERANGE || (!ret && (*v < min || *v > max)))
-		return bad_input(f, loc, cmd, 0, "expected a number from %" PRIu64 " to %" PRIu64 ", found '%s'",
+		return bad_input(f, loc, cmd, 0,
+				 "expected a number from %" PRIu64 " to %" PRIu64 ", found '%s'",
 				 min, max, cmd);
 	if (ret)
-		return bad_input(f, loc, cmd, pos,
-				 "expected a decimal number (digits only), found '%s' (bad character at offset %d)",
-				 cmd, pos);
+		return bad_input(
+			f, loc, cmd, pos,
+			"expected a decimal number (digits only), found '%s' (bad character at offset %d)",
+			cmd, pos);
 	return 0;
 }
 
@@ -640,18 +645,21 @@ static int set_event_token(struct fdr_file *f, const char *cmd, const char *tok,
 	char rule[FDR_RULE_LEN];
 
 	if (check_token(tok, &bad))
-		return bad_input(f, "set_event", cmd, tok_pos + bad,
-				 "expected [!]SYSTEM:EVENT, SYSTEM:*, *:EVENT or NAME (globs allowed), found '%s'", tok);
+		return bad_input(
+			f, "set_event", cmd, tok_pos + bad,
+			"expected [!]SYSTEM:EVENT, SYSTEM:*, *:EVENT or NAME (globs allowed), found '%s'",
+			tok);
 	if (strlen(spec) >= FDR_RULE_LEN)
-		return bad_input(f, "set_event", cmd, tok_pos, "event specification longer than %d bytes",
-				 FDR_RULE_LEN - 1);
+		return bad_input(f, "set_event", cmd, tok_pos,
+				 "event specification longer than %d bytes", FDR_RULE_LEN - 1);
 	snprintf(rule, sizeof(rule), "%s", spec);
 	n = apply_rule(f->s, f->p.inst, rule, on);
 	if (on) {
 		if ((n == 0 || rule_has_glob(rule)) && pending_add(in, rule) < 0)
-			return bad_input(f, "set_event", cmd, tok_pos,
-					 "too many pending rules (at most %d); remove some with '!RULE'",
-					 FDR_PENDING_RULES);
+			return bad_input(
+				f, "set_event", cmd, tok_pos,
+				"too many pending rules (at most %d); remove some with '!RULE'",
+				FDR_PENDING_RULES);
 	} else {
 		int removed = pending_del(in, rule);
 
@@ -661,7 +669,8 @@ static int set_event_token(struct fdr_file *f, const char *cmd, const char *tok,
 		}
 		if (!n && !removed)
 			return bad_input(f, "set_event", cmd, tok_pos + 1,
-					 "'%s' matches no registered event and no pending rule", rule);
+					 "'%s' matches no registered event and no pending rule",
+					 rule);
 	}
 	return 0;
 }
@@ -684,8 +693,8 @@ static int write_set_event(struct fdr_file *f, char *cmd)
 
 			snprintf(shown, sizeof(shown), "%.*s", (int)(sizeof(shown) - 1), p);
 			return bad_input(f, "set_event", cmd, (int)(p - cmd),
-					 "event specification longer than %d bytes: '%s...'", FDR_RULE_LEN - 1,
-					 shown);
+					 "event specification longer than %d bytes: '%s...'",
+					 FDR_RULE_LEN - 1, shown);
 		}
 		memcpy(tok, p, len);
 		tok[len] = 0;
@@ -794,8 +803,8 @@ static int gen_available_events(struct fdr_file *f, int only_enabled)
 			continue;
 		if (only_enabled && !bit_inst(e, f->p.inst))
 			continue;
-		ret = fdr_buf_printf(&f->content, "%.*s:%.*s\n", FDR_NAME_LEN, e->system, FDR_NAME_LEN,
-				     e->name);
+		ret = fdr_buf_printf(&f->content, "%.*s:%.*s\n", FDR_NAME_LEN, e->system,
+				     FDR_NAME_LEN, e->name);
 	}
 	return ret;
 }
@@ -803,7 +812,8 @@ static int gen_available_events(struct fdr_file *f, int only_enabled)
 static int gen_error_log(struct fdr_file *f)
 {
 	const struct fdr_abi_instance *in = &ctl_of(f->s)->instances[f->p.inst];
-	uint32_t seq = in->error_seq, first = seq > FDR_ERROR_LOG_ENTRIES ? seq - FDR_ERROR_LOG_ENTRIES : 0;
+	uint32_t seq = in->error_seq,
+		 first = seq > FDR_ERROR_LOG_ENTRIES ? seq - FDR_ERROR_LOG_ENTRIES : 0;
 	uint32_t k;
 	int ret = 0;
 
@@ -814,7 +824,8 @@ static int gen_error_log(struct fdr_file *f)
 
 		if (e->seq != k + 1)
 			continue;
-		ret = fdr_buf_printf(&f->content, "[%5" PRIu64 ".%06" PRIu64 "] ", us / 1000000, us % 1000000);
+		ret = fdr_buf_printf(&f->content, "[%5" PRIu64 ".%06" PRIu64 "] ", us / 1000000,
+				     us % 1000000);
 		ret |= fdr_buf_add(&f->content, e->text, strnlen(e->text, len));
 	}
 	return ret;
@@ -858,10 +869,12 @@ static int gen_stats(struct fdr_file *f)
 	}
 	ret |= fdr_buf_printf(&f->content,
 			      "entries: %" PRIu64 "\noverrun: %" PRIu64 "\ncommit overrun: %" PRIu64
-			      "\nbytes: %" PRIu64 "\noldest event ts:%s\nnow ts:%s\ndropped events: %" PRIu64
+			      "\nbytes: %" PRIu64
+			      "\noldest event ts:%s\nnow ts:%s\ndropped events: %" PRIu64
 			      "\nread events: %" PRIu64 "\n",
-			      st.entries, st.overrun, st.commit_overrun, st.bytes, ts1.data ? ts1.data : "",
-			      ts2.data ? ts2.data : "", st.dropped, st.read);
+			      st.entries, st.overrun, st.commit_overrun, st.bytes,
+			      ts1.data ? ts1.data : "", ts2.data ? ts2.data : "", st.dropped,
+			      st.read);
 	fdr_buf_free(&ts1);
 	fdr_buf_free(&ts2);
 	return ret;
@@ -905,15 +918,17 @@ static int generate(struct fdr_file *f)
 		for (k = 0; k < sizeof(clock_order) / sizeof(clock_order[0]); k++) {
 			const char *name = clock_names[clock_order[k]];
 
-			ret |= fdr_buf_printf(b, k ? " %s%s%s" : "%s%s%s", in->clock == clock_order[k] ? "[" : "",
-					      name, in->clock == clock_order[k] ? "]" : "");
+			ret |= fdr_buf_printf(b, k ? " %s%s%s" : "%s%s%s",
+					      in->clock == clock_order[k] ? "[" : "", name,
+					      in->clock == clock_order[k] ? "]" : "");
 		}
 		return ret | fdr_buf_add(b, "\n", 1);
 	case F_TRACE_OPTIONS:
 		for (k = 0; k < NR_OPTIONS; k++) {
 			if (tree_options[k].top_only && f->p.inst)
 				continue;
-			ret |= fdr_buf_printf(b, "%s%s\n", in->options & tree_options[k].bit ? "" : "no",
+			ret |= fdr_buf_printf(b, "%s%s\n",
+					      in->options & tree_options[k].bit ? "" : "no",
 					      tree_options[k].name);
 		}
 		return ret;
@@ -939,7 +954,8 @@ static int generate(struct fdr_file *f)
 	case F_AVAILABLE_EVENTS:
 		return gen_available_events(f, 0);
 	case F_SET_EVENT_PENDING: {
-		uint32_t i, n = in->nr_pending < FDR_PENDING_RULES ? in->nr_pending : FDR_PENDING_RULES;
+		uint32_t i,
+			n = in->nr_pending < FDR_PENDING_RULES ? in->nr_pending : FDR_PENDING_RULES;
 
 		for (i = 0; i < n; i++)
 			ret |= fdr_buf_printf(b, "%.*s\n", FDR_RULE_LEN, in->pending[i]);
@@ -1150,7 +1166,8 @@ static ssize_t read_trace(struct fdr_file *f, void *buf, size_t n)
 			if (ret)
 				return ret;
 		}
-		ret = fdr_reader_open(f->s, f->p.inst, f->p.node == F_TRACE ? -1 : f->p.cpu, 0, &f->reader);
+		ret = fdr_reader_open(f->s, f->p.inst, f->p.node == F_TRACE ? -1 : f->p.cpu, 0,
+				      &f->reader);
 		if (ret)
 			return ret;
 	}
@@ -1298,9 +1315,10 @@ static int write_clock(struct fdr_file *f, char *cmd)
 		if (clock_names[k] && strcmp(clock_names[k], name) == 0)
 			break;
 	if (k == FDR_CLOCK_NR)
-		return bad_input(f, "trace_clock", cmd, (int)(name - cmd),
-				 "expected one of: local global counter uptime perf mono mono_raw boot tai x86-tsc; found '%s'",
-				 name);
+		return bad_input(
+			f, "trace_clock", cmd, (int)(name - cmd),
+			"expected one of: local global counter uptime perf mono mono_raw boot tai x86-tsc; found '%s'",
+			name);
 	fdr_session_control(f->s)->instances[f->p.inst].clock = (uint32_t)k;
 	fdr_session_changed(f->s);
 	return 0;
@@ -1339,11 +1357,14 @@ static int write_trace_options(struct fdr_file *f, char *cmd)
 		}
 	}
 	for (k = 0; k < NR_OPTIONS; k++)
-		if (strcmp(tree_options[k].name, name) == 0 && (!tree_options[k].top_only || f->p.inst == 0))
+		if (strcmp(tree_options[k].name, name) == 0 &&
+		    (!tree_options[k].top_only || f->p.inst == 0))
 			break;
 	if (k == NR_OPTIONS)
-		return bad_input(f, "trace_options", cmd, (int)(name - cmd),
-				 "expected an option name or no<option> (see trace_options), found '%s'", name);
+		return bad_input(
+			f, "trace_options", cmd, (int)(name - cmd),
+			"expected an option name or no<option> (see trace_options), found '%s'",
+			name);
 	return set_option(f, k, on);
 }
 
@@ -1455,7 +1476,8 @@ ssize_t fdr_file_write(struct fdr_file *f, const void *buf, size_t n)
 	memcpy(cmd, buf, n);
 	cmd[n] = 0;
 	if (strlen(cmd) != n) {
-		ret = bad_input(f, "write", cmd, (int)strlen(cmd), "expected text, found a NUL byte");
+		ret = bad_input(f, "write", cmd, (int)strlen(cmd),
+				"expected text, found a NUL byte");
 		goto out;
 	}
 	chomp(cmd, n);
@@ -1508,8 +1530,9 @@ ssize_t fdr_file_write(struct fdr_file *f, const void *buf, size_t n)
 
 		strip_space(&name);
 		if (strcmp(name, "nop"))
-			ret = bad_input(f, "current_tracer", cmd, (int)(name - cmd),
-					"expected 'nop' (fdr has only the event tracer), found '%s'", name);
+			ret = bad_input(
+				f, "current_tracer", cmd, (int)(name - cmd),
+				"expected 'nop' (fdr has only the event tracer), found '%s'", name);
 		break;
 	}
 	case F_ERROR_LOG:
@@ -1586,13 +1609,15 @@ int fdr_tree_readdir(struct fdr_session *s, const char *path, struct fdr_dirent 
 	case D_ROOT:
 		for (k = 0; k < sizeof(inst_files) / sizeof(inst_files[0]) && !ret; k++)
 			if (!inst_files[k].top_only || p.inst == 0)
-				ret = ents_add(ents, nr, &cap, inst_files[k].name, inst_files[k].node < F_TRACING_ON,
+				ret = ents_add(ents, nr, &cap, inst_files[k].name,
+					       inst_files[k].node < F_TRACING_ON,
 					       inst_files[k].mode);
 		break;
 	case D_INSTANCES:
 		for (i = 1; i < FDR_MAX_INSTANCES && !ret; i++)
 			if (c->instances[i].state == FDR_INST_LIVE) {
-				snprintf(name, sizeof(name), "%.*s", FDR_NAME_LEN, c->instances[i].name);
+				snprintf(name, sizeof(name), "%.*s", FDR_NAME_LEN,
+					 c->instances[i].name);
 				ret = ents_add(ents, nr, &cap, name, 1, 0750);
 			}
 		break;
@@ -1602,7 +1627,8 @@ int fdr_tree_readdir(struct fdr_session *s, const char *path, struct fdr_dirent 
 		ret |= ents_add(ents, nr, &cap, "header_page", 0, 0440);
 		for (i = 0; i < FDR_MAX_EVENTS && !ret; i++)
 			if (c->events[i].state == FDR_EVENT_READY) {
-				snprintf(name, sizeof(name), "%.*s", FDR_NAME_LEN, c->events[i].system);
+				snprintf(name, sizeof(name), "%.*s", FDR_NAME_LEN,
+					 c->events[i].system);
 				ret = ents_add(ents, nr, &cap, name, 1, 0750);
 			}
 		break;
@@ -1612,7 +1638,8 @@ int fdr_tree_readdir(struct fdr_session *s, const char *path, struct fdr_dirent 
 		for (i = 0; i < FDR_MAX_EVENTS && !ret; i++)
 			if (c->events[i].state == FDR_EVENT_READY &&
 			    strncmp(c->events[i].system, p.sys, FDR_NAME_LEN) == 0) {
-				snprintf(name, sizeof(name), "%.*s", FDR_NAME_LEN, c->events[i].name);
+				snprintf(name, sizeof(name), "%.*s", FDR_NAME_LEN,
+					 c->events[i].name);
 				ret = ents_add(ents, nr, &cap, name, 1, 0750);
 			}
 		break;
