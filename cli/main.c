@@ -792,6 +792,68 @@ static int cmd_stat(int argc, char **argv)
 	return ret;
 }
 
+/* fdr snapshot [take|show|clear|alloc|free] [-i INSTANCE] [-c CPU] */
+static int cmd_snapshot(int argc, char **argv)
+{
+	struct fdr_session *s;
+	const char *inst = NULL, *action = "take";
+	char pre[FDR_NAME_LEN + 16], path[256];
+	int cpu = -1, ret, argi = common_opts(argc, argv, &inst, &cpu, &ret);
+
+	if (argi < 0)
+		return ret;
+	if (argi < argc)
+		action = argv[argi++];
+	if (argi < argc)
+		return usage_error(argc, argv, argi,
+				   "expected nothing after the action, found '%s'", argv[argi]);
+	if (strcmp(action, "take") && strcmp(action, "show") && strcmp(action, "clear") &&
+	    strcmp(action, "alloc") && strcmp(action, "free"))
+		return usage_error(argc, argv, argi - 1,
+				   "expected take, show, clear, alloc or free, found '%s'", action);
+	if (!strcmp(action, "free") && cpu >= 0)
+		return usage_error(argc, argv, -1,
+				   "expected no -c CPU with free (frees every CPU's)");
+	ret = open_session(&s);
+	if (ret)
+		return ret;
+	install_signals();
+	inst_prefix(inst, pre, sizeof(pre));
+	if (cpu >= 0)
+		snprintf(path, sizeof(path), "%sper_cpu/cpu%d/snapshot", pre, cpu);
+	else
+		snprintf(path, sizeof(path), "%ssnapshot", pre);
+	if (!strcmp(action, "show")) {
+		ret = cat_path(s, path, 0);
+	} else if (!strcmp(action, "take")) {
+		ret = write_path(s, path, "1\n", O_TRUNC);
+	} else if (!strcmp(action, "clear")) {
+		ret = write_path(s, path, "2\n", O_TRUNC);
+	} else if (!strcmp(action, "free")) {
+		ret = write_path(s, path, "0\n", O_TRUNC);
+	} else {
+		uint32_t idx = 0;
+
+		if (inst && *inst) {
+			const struct fdr_abi_control *c = fdr_session_control(s);
+
+			for (idx = 1; idx < FDR_MAX_INSTANCES; idx++)
+				if (c->instances[idx].state == FDR_INST_LIVE &&
+				    strncmp(c->instances[idx].name, inst, FDR_NAME_LEN) == 0)
+					break;
+		}
+		ret = idx == FDR_MAX_INSTANCES ? -ENOENT : fdr_session_lock(s);
+		if (!ret) {
+			ret = fdr_session_snapshot_alloc(s, idx, 1);
+			fdr_session_unlock(s);
+		}
+		if (ret)
+			ret = die(1, "cannot allocate the snapshot buffers: %s", strerror(-ret));
+	}
+	fdr_session_close(s);
+	return ret;
+}
+
 static int cmd_help(int argc, char **argv);
 
 static const struct verb verbs[] = {
@@ -812,6 +874,11 @@ static const struct verb verbs[] = {
 	  "Print the trace (the 'trace' file), without consuming it." },
 	{ "pipe", cmd_pipe, "pipe [-i INSTANCE] [-c CPU]",
 	  "Follow the trace, consuming it ('trace_pipe'); Ctrl-C stops." },
+	{ "snapshot", cmd_snapshot, "snapshot [take|show|clear|alloc|free] [-i INSTANCE] [-c CPU]",
+	  "take (the default): swap in the spare buffers, freezing what was recorded while\n"
+	  "tracing goes on (allocates the spare buffers first if needed); show: print the\n"
+	  "snapshot ('snapshot' file); clear: empty it; alloc: allocate the spare buffers so\n"
+	  "that applications (fdr_snapshot()) can take snapshots; free: release them." },
 	{ "stat", cmd_stat, "stat [-i INSTANCE]",
 	  "Show the session's state and per-CPU statistics." },
 	{ "cat", cmd_cat, "cat PATH...", "Read control-tree files, like cat on tracefs." },

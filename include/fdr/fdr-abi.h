@@ -263,9 +263,21 @@ struct fdr_abi_cpu {
 	uint32_t nr_subbufs;
 	uint32_t subbuf_size;
 	uint64_t data_off; /* from the start of the ring file */
-	uint8_t pad3[48];
+	/* snapshot, meaningful in the buffer-0 entry of each CPU only */
+	uint32_t active; /* which of the CPU's two buffers writers use (0/1) */
+	uint32_t reserved2;
+	uint64_t swap_ns; /* CLOCK_MONOTONIC of the last swap on this CPU */
+	uint8_t pad3[32];
 };
 _Static_assert(sizeof(struct fdr_abi_cpu) == 256, "fdr_abi_cpu layout");
+
+/*
+ * A ring file holds two buffers per CPU: the live one and the spare that a
+ * snapshot swaps in (spec §7). The fdr_abi_cpu array has 2 * nr_cpus entries:
+ * buffer b of CPU c is entry b * nr_cpus + c. The spare's data is reserved in the
+ * file but only backed by memory while the snapshot is allocated.
+ */
+#define FDR_RING_BUFS 2
 
 struct fdr_abi_ring {
 	uint32_t struct_size;
@@ -276,9 +288,15 @@ struct fdr_abi_ring {
 	uint32_t instance;
 	uint32_t gen;
 	uint32_t subbuf_size;
-	uint64_t cpu_off; /* offset of the fdr_abi_cpu array */
-	uint8_t reserved[16];
+	uint64_t cpu_off; /* offset of the fdr_abi_cpu array (2 * nr_cpus entries) */
+	uint32_t spare_allocated; /* the snapshot buffers are backed by memory */
+	uint32_t reserved0;
+	uint64_t snap_seq; /* odd while a swap is in progress; + 2 per snapshot */
+	uint64_t snap_lock_ns; /* CLOCK_MONOTONIC when the swap in progress began */
+	uint64_t snap_count; /* snapshots taken */
+	uint64_t snap_refused; /* snapshots refused: not allocated, or a swap in progress */
+	uint8_t reserved[40];
 };
-_Static_assert(sizeof(struct fdr_abi_ring) == 64, "fdr_abi_ring layout");
+_Static_assert(sizeof(struct fdr_abi_ring) == 128, "fdr_abi_ring layout");
 
 #endif /* FDR_ABI_H */

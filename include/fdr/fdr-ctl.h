@@ -45,6 +45,8 @@ FDR_API void fdr_session_changed(struct fdr_session *s);
 FDR_API int fdr_session_ring(struct fdr_session *s, uint32_t inst, void **base, size_t *size);
 FDR_API int fdr_session_resize(struct fdr_session *s, uint32_t inst, int cpu, uint32_t size_kb,
 			       uint32_t subbuf_size);
+FDR_API int fdr_session_snapshot(struct fdr_session *s, uint32_t inst, int cpu);
+FDR_API int fdr_session_snapshot_alloc(struct fdr_session *s, uint32_t inst, int on);
 FDR_API int fdr_session_instance_new(struct fdr_session *s, const char *name, uint32_t *out);
 FDR_API int fdr_session_instance_free(struct fdr_session *s, uint32_t inst);
 FDR_API int fdr_session_write(struct fdr_session *s, uint32_t inst, const void *payload,

@@ -25,6 +25,7 @@ struct fdr_reader;
 
 /* fdr_reader_open() flags */
 #define FDR_READ_CONSUME 1u /* trace_pipe: take the CPU's reader slot, consume */
+#define FDR_READ_SNAPSHOT 2u /* read the snapshot (spare) buffers */
 
 struct fdr_record {
 	uint32_t cpu;
@@ -59,6 +60,9 @@ FDR_API int fdr_reader_raw_page(struct fdr_reader *r, void *page, size_t page_si
 FDR_API int fdr_ring_stats(struct fdr_session *s, uint32_t inst, uint32_t cpu,
 			   struct fdr_cpu_stats *st);
 FDR_API int fdr_ring_clear(struct fdr_session *s, uint32_t inst, int cpu);
+FDR_API int fdr_ring_stats_ex(struct fdr_session *s, uint32_t inst, uint32_t cpu, unsigned flags,
+			      struct fdr_cpu_stats *st);
+FDR_API int fdr_ring_clear_ex(struct fdr_session *s, uint32_t inst, int cpu, unsigned flags);
 FDR_API int fdr_ring_nr_cpus(struct fdr_session *s, uint32_t inst);
 FDR_API int fdr_ring_cpu_size_kb(struct fdr_session *s, uint32_t inst, uint32_t cpu);
 
@@ -80,6 +84,8 @@ FDR_API int fdr_format_event_file(const struct fdr_abi_event *e, struct fdr_buf 
 FDR_API int fdr_format_header_page(uint32_t subbuf_size, struct fdr_buf *b);
 FDR_API int fdr_format_header_event(struct fdr_buf *b);
 FDR_API int fdr_format_trace_header(struct fdr_session *s, uint32_t inst, struct fdr_buf *b);
+FDR_API int fdr_format_trace_header_ex(struct fdr_session *s, uint32_t inst, unsigned flags,
+				       struct fdr_buf *b);
 FDR_API int fdr_format_record(struct fdr_session *s, uint32_t inst, const struct fdr_record *rec,
 			      struct fdr_buf *b);
 FDR_API int fdr_format_body(const struct fdr_abi_event *e, const unsigned char *p, uint32_t len,

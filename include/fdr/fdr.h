@@ -98,6 +98,7 @@ FDR_API int fdr_marker(const char *fmt, ...) __attribute__((format(printf, 1, 2)
 FDR_API int fdr_vmarker(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 FDR_API int fdr_marker_write(const char *text, size_t len);
 FDR_API int fdr_sync(void);
+FDR_API int fdr_snapshot(void);
 FDR_API const char *fdr_version(void);
 
 /* ------------------------------------------------------------------------------------ */

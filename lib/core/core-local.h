@@ -14,22 +14,29 @@
 
 #define FDR_HIDDEN __attribute__((visibility("hidden")))
 
-/* Per-CPU view of one ring mapping, validated when it was mapped. */
-struct fdr_pcpu {
-	uint64_t *head; /* &cpu->head: first word, the rseq asm reads it at offset 0 */
-	unsigned char *data; /* offset 8: start of this CPU's sub-buffers */
+/* One of a CPU's two buffers as mapped by this process (validated at map time). */
+struct fdr_pbuf {
+	uint64_t *head; /* offset 0: &cpu->head, read by the rseq asm */
+	unsigned char *data; /* offset 8: start of this buffer's sub-buffers */
 	uint64_t ss_mask; /* offset 16: subbuf_size - 1 */
 	uint64_t ring_bytes; /* offset 24: nr_subbufs * subbuf_size, bounds every write */
-	struct fdr_abi_cpu *cpu;
+};
+
+/* Per-CPU view of one ring mapping: the live and the spare (snapshot) buffer. */
+struct fdr_pcpu {
+	struct fdr_pbuf buf[FDR_RING_BUFS]; /* offsets 0 and 32 */
+	uint32_t *active; /* offset 64: which buffer writers use, read inside rseq */
 	uint32_t nr_subbufs;
 	uint32_t subbuf_size;
 	uint32_t ss_shift;
 	uint32_t pad;
+	struct fdr_abi_cpu *cpu[FDR_RING_BUFS];
 };
 
-_Static_assert(offsetof(struct fdr_pcpu, data) == 8 && offsetof(struct fdr_pcpu, ss_mask) == 16 &&
-		       offsetof(struct fdr_pcpu, ring_bytes) == 24,
-	       "the rseq asm in ring-fast.h reads struct fdr_pcpu at these offsets");
+_Static_assert(offsetof(struct fdr_pbuf, data) == 8 && offsetof(struct fdr_pbuf, ss_mask) == 16 &&
+		       offsetof(struct fdr_pbuf, ring_bytes) == 24 && sizeof(struct fdr_pbuf) == 32 &&
+		       offsetof(struct fdr_pcpu, active) == 64,
+	       "the rseq asm in ring-fast.h reads these structs at these offsets");
 
 /* One mapped ring file (one instance, one generation). */
 struct fdr_ring_map {
@@ -59,7 +66,9 @@ FDR_HIDDEN void fdr_ring_map_retire(struct fdr_ring_map *m);
 FDR_HIDDEN int fdr_ring_write(struct fdr_session *s, uint32_t inst, struct fdr_ring_map *m,
 			      unsigned char *rec, size_t len);
 FDR_HIDDEN int fdr_ring_file_create(int dir_fd, uint32_t inst, uint32_t gen, uint32_t nr_cpus,
-				    uint32_t subbuf_size, const uint32_t *nr_subbufs);
+				    uint32_t subbuf_size, const uint32_t *nr_subbufs, int spare);
+FDR_HIDDEN int fdr_ring_swap(struct fdr_ring_map *m, int cpu);
+FDR_HIDDEN void fdr_ring_buffer_reset(struct fdr_abi_cpu *c, unsigned char *data);
 
 /* clock.c */
 FDR_HIDDEN uint64_t fdr_clock_mono_ns(void);

@@ -632,6 +632,31 @@ int fdr_marker(const char *fmt, ...)
 	return n;
 }
 
+/**
+ * fdr_snapshot - take a snapshot of the top instance now, from the application's
+ * own error path: the live and spare buffers swap on every CPU, so the events
+ * that led here are frozen while tracing goes on in the spare.
+ *
+ * O(CPUs), lock-free, async-signal-safe. Returns 0, -ENOENT (no session),
+ * -ENODEV (the snapshot buffers are not allocated: 'fdr snapshot alloc' or
+ * 'echo 1 > snapshot' first), -EBUSY (another snapshot is being taken).
+ */
+int fdr_snapshot(void)
+{
+	struct fdr_session *s = atomic_load_explicit(&fdr_proc_session, memory_order_acquire);
+	struct fdr_ring_map *m;
+	int saved = errno, ret;
+
+	if (!s)
+		return -ENOENT;
+	m = atomic_load_explicit(&s->rings[0], memory_order_acquire);
+	if (!m)
+		return -ENOENT;
+	ret = fdr_ring_swap(m, -1);
+	errno = saved;
+	return ret;
+}
+
 /** fdr_version - the library version, "MAJOR.MINOR.PATCH" */
 const char *fdr_version(void)
 {

@@ -25,67 +25,82 @@ static inline struct rseq *rb_rseq_area(void)
 }
 
 /*
- * Fast path. @pc's first four words are head pointer, data, ss_mask, ring_bytes.
- * Copies @len bytes (a multiple of 8) from @src to the head of this CPU's ring
- * after putting rdtsc into src+8, if it fits in the current sub-buffer. A head
- * whose offset would put the record outside the ring (shared memory is not
- * trusted, even by writers) goes to the slow path, which refuses it.
+ * Fast path, one rseq critical section. @pc is this CPU's struct fdr_pcpu: the
+ * section reads *pc->active to pick the live buffer (so a snapshot swap that
+ * lands before the section commits makes it abort and retry in the new buffer),
+ * then that buffer's head, data, ss_mask and ring_bytes. It copies @len bytes (a
+ * multiple of 8, at least 16) from @src to head if the record fits in the current
+ * sub-buffer, and publishes it with the single store of the new head. STAMP puts
+ * the timestamp into src+8 first (rdtsc, inside the section, so timestamps never
+ * go backwards on a CPU). A head whose offset would put the record outside the
+ * buffer (shared memory is not trusted, even by writers) goes to the slow path,
+ * which refuses it.
  */
+#define RB_STAMP_TSC                                                                               \
+	"rdtsc\n\t"                                                                               \
+	"shlq $32, %%rdx\n\t"                                                                     \
+	"orq %%rdx, %%rax\n\t"                                                                    \
+	"movq %%rax, 8(%[src])\n\t"
+#define RB_STAMP_NONE ""
+
+#define RB_APPEND_ASM(STAMP)                                                                       \
+	__asm__ goto(".pushsection __rseq_cs, \"aw\"\n\t"                                          \
+		     ".balign 32\n\t"                                                               \
+		     "3:\n\t"                                                                       \
+		     ".long 0x0, 0x0\n\t"                                                           \
+		     ".quad 1f, (2f - 1f), 4f\n\t"                                                  \
+		     ".popsection\n\t"                                                              \
+		     "leaq 3b(%%rip), %%rax\n\t"                                                    \
+		     "movq %%rax, 8(%[rs])\n\t"                                                     \
+		     "1:\n\t"                                                                       \
+		     "cmpl %[cpu], 4(%[rs])\n\t"                                                    \
+		     "jnz 4f\n\t"                                                                   \
+		     "movq 64(%[pc]), %%r9\n\t"                                                     \
+		     "movl (%%r9), %%r9d\n\t"                                                       \
+		     "andl $1, %%r9d\n\t"                                                           \
+		     "shll $5, %%r9d\n\t"                                                           \
+		     "addq %[pc], %%r9\n\t"                                                         \
+		     "movq 0(%%r9), %%rsi\n\t"                                                      \
+		     "movq (%%rsi), %%r8\n\t"                                                       \
+		     "movl %%r8d, %%ecx\n\t"                                                        \
+		     "andq 16(%%r9), %%rcx\n\t"                                                     \
+		     "jz %l[slow]\n\t"                                                              \
+		     "cmpq %[limit], %%rcx\n\t"                                                     \
+		     "ja %l[slow]\n\t"                                                              \
+		     "movl %%r8d, %%edi\n\t"                                                        \
+		     "leaq (%%rdi,%[len]), %%rax\n\t"                                               \
+		     "cmpq 24(%%r9), %%rax\n\t"                                                     \
+		     "ja %l[slow]\n\t"                                                              \
+		     "addq 8(%%r9), %%rdi\n\t" STAMP "movq %[src], %%rsi\n\t"                     \
+		     "movq %[len], %%rcx\n\t"                                                       \
+		     "shrq $3, %%rcx\n\t"                                                           \
+		     "5:\n\t"                                                                       \
+		     "movq (%%rsi), %%rax\n\t"                                                      \
+		     "movq %%rax, (%%rdi)\n\t"                                                      \
+		     "addq $8, %%rsi\n\t"                                                           \
+		     "addq $8, %%rdi\n\t"                                                           \
+		     "decq %%rcx\n\t"                                                               \
+		     "jnz 5b\n\t"                                                                   \
+		     "addq %[len], %%r8\n\t"                                                        \
+		     "movq 0(%%r9), %%rsi\n\t"                                                      \
+		     "movq %%r8, (%%rsi)\n\t"                                                       \
+		     "2:\n\t"                                                                       \
+		     ".pushsection __rseq_failure, \"ax\"\n\t"                                     \
+		     ".byte 0x0f, 0xb9, 0x3d\n\t"                                                   \
+		     ".long " RSEQ_SIG_STR "\n\t"                                                   \
+		     "4:\n\t"                                                                       \
+		     "jmp %l[abort]\n\t"                                                            \
+		     ".popsection\n\t"                                                              \
+		     :                                                                               \
+		     : [rs] "r"(rs), [cpu] "r"(cpu), [pc] "r"(pc), [src] "r"(src), [len] "r"(len),    \
+		       [limit] "r"(limit)                                                            \
+		     : "rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "memory", "cc"                \
+		     : abort, slow)
+
 static inline int rb_append_tsc(struct rseq *rs, uint32_t cpu, struct fdr_pcpu *pc,
 				unsigned char *src, uint64_t len, uint64_t limit)
 {
-	__asm__ goto(".pushsection __rseq_cs, \"aw\"\n\t"
-		     ".balign 32\n\t"
-		     "3:\n\t"
-		     ".long 0x0, 0x0\n\t"
-		     ".quad 1f, (2f - 1f), 4f\n\t"
-		     ".popsection\n\t"
-		     "leaq 3b(%%rip), %%rax\n\t"
-		     "movq %%rax, 8(%[rs])\n\t"
-		     "1:\n\t"
-		     "cmpl %[cpu], 4(%[rs])\n\t"
-		     "jnz 4f\n\t"
-		     "movq 0(%[pc]), %%rsi\n\t"
-		     "movq (%%rsi), %%r8\n\t"
-		     "movl %%r8d, %%ecx\n\t"
-		     "andq 16(%[pc]), %%rcx\n\t"
-		     "jz %l[slow]\n\t"
-		     "cmpq %[limit], %%rcx\n\t"
-		     "ja %l[slow]\n\t"
-		     "movl %%r8d, %%edi\n\t"
-		     "leaq (%%rdi,%[len]), %%rax\n\t"
-		     "cmpq 24(%[pc]), %%rax\n\t"
-		     "ja %l[slow]\n\t"
-		     "addq 8(%[pc]), %%rdi\n\t"
-		     "rdtsc\n\t"
-		     "shlq $32, %%rdx\n\t"
-		     "orq %%rdx, %%rax\n\t"
-		     "movq %%rax, 8(%[src])\n\t"
-		     "movq %[src], %%rsi\n\t"
-		     "movq %[len], %%rcx\n\t"
-		     "shrq $3, %%rcx\n\t"
-		     "5:\n\t"
-		     "movq (%%rsi), %%rax\n\t"
-		     "movq %%rax, (%%rdi)\n\t"
-		     "addq $8, %%rsi\n\t"
-		     "addq $8, %%rdi\n\t"
-		     "decq %%rcx\n\t"
-		     "jnz 5b\n\t"
-		     "addq %[len], %%r8\n\t"
-		     "movq 0(%[pc]), %%rsi\n\t"
-		     "movq %%r8, (%%rsi)\n\t"
-		     "2:\n\t"
-		     ".pushsection __rseq_failure, \"ax\"\n\t"
-		     ".byte 0x0f, 0xb9, 0x3d\n\t"
-		     ".long " RSEQ_SIG_STR "\n\t"
-		     "4:\n\t"
-		     "jmp %l[abort]\n\t"
-		     ".popsection\n\t"
-		     :
-		     : [rs] "r"(rs), [cpu] "r"(cpu), [pc] "r"(pc), [src] "r"(src), [len] "r"(len),
-		       [limit] "r"(limit)
-		     : "rax", "rcx", "rdx", "rsi", "rdi", "r8", "memory", "cc"
-		     : abort, slow);
+	RB_APPEND_ASM(RB_STAMP_TSC);
 	return RB_OK;
 abort:
 	return RB_ABORT;
@@ -97,54 +112,7 @@ slow:
 static inline int rb_append_nots(struct rseq *rs, uint32_t cpu, struct fdr_pcpu *pc,
 				 unsigned char *src, uint64_t len, uint64_t limit)
 {
-	__asm__ goto(".pushsection __rseq_cs, \"aw\"\n\t"
-		     ".balign 32\n\t"
-		     "3:\n\t"
-		     ".long 0x0, 0x0\n\t"
-		     ".quad 1f, (2f - 1f), 4f\n\t"
-		     ".popsection\n\t"
-		     "leaq 3b(%%rip), %%rax\n\t"
-		     "movq %%rax, 8(%[rs])\n\t"
-		     "1:\n\t"
-		     "cmpl %[cpu], 4(%[rs])\n\t"
-		     "jnz 4f\n\t"
-		     "movq 0(%[pc]), %%rsi\n\t"
-		     "movq (%%rsi), %%r8\n\t"
-		     "movl %%r8d, %%ecx\n\t"
-		     "andq 16(%[pc]), %%rcx\n\t"
-		     "jz %l[slow]\n\t"
-		     "cmpq %[limit], %%rcx\n\t"
-		     "ja %l[slow]\n\t"
-		     "movl %%r8d, %%edi\n\t"
-		     "leaq (%%rdi,%[len]), %%rax\n\t"
-		     "cmpq 24(%[pc]), %%rax\n\t"
-		     "ja %l[slow]\n\t"
-		     "addq 8(%[pc]), %%rdi\n\t"
-		     "movq %[src], %%rsi\n\t"
-		     "movq %[len], %%rcx\n\t"
-		     "shrq $3, %%rcx\n\t"
-		     "5:\n\t"
-		     "movq (%%rsi), %%rax\n\t"
-		     "movq %%rax, (%%rdi)\n\t"
-		     "addq $8, %%rsi\n\t"
-		     "addq $8, %%rdi\n\t"
-		     "decq %%rcx\n\t"
-		     "jnz 5b\n\t"
-		     "addq %[len], %%r8\n\t"
-		     "movq 0(%[pc]), %%rsi\n\t"
-		     "movq %%r8, (%%rsi)\n\t"
-		     "2:\n\t"
-		     ".pushsection __rseq_failure, \"ax\"\n\t"
-		     ".byte 0x0f, 0xb9, 0x3d\n\t"
-		     ".long " RSEQ_SIG_STR "\n\t"
-		     "4:\n\t"
-		     "jmp %l[abort]\n\t"
-		     ".popsection\n\t"
-		     :
-		     : [rs] "r"(rs), [cpu] "r"(cpu), [pc] "r"(pc), [src] "r"(src), [len] "r"(len),
-		       [limit] "r"(limit)
-		     : "rax", "rcx", "rdx", "rsi", "rdi", "r8", "memory", "cc"
-		     : abort, slow);
+	RB_APPEND_ASM(RB_STAMP_NONE);
 	return RB_OK;
 abort:
 	return RB_ABORT;

@@ -64,7 +64,7 @@
  * Slow-path step: if head still equals @expect on this CPU, copy @lenq quadwords
  * from @src to @dst and store @newhead.
  */
-static inline int rb_cmp_copy_store(struct rseq *rs, uint32_t cpu, struct fdr_pcpu *pc,
+static inline int rb_cmp_copy_store(struct rseq *rs, uint32_t cpu, struct fdr_pbuf *pc,
 				    uint64_t expect, uint64_t newhead, const void *src, void *dst,
 				    uint64_t lenq)
 {
@@ -132,6 +132,12 @@ static uint64_t rb_count_records(const unsigned char *sb, uint32_t ss)
 	return n;
 }
 
+/* Count the records of a sub-buffer below offset @end (the writer's offset). */
+static uint64_t rb_count_records_upto(const unsigned char *sb, uint32_t end)
+{
+	return rb_count_records(sb, end);
+}
+
 /*
  * The calibration point a new sub-buffer header carries. clock_gettime() twice
  * per sub-buffer would cost a few ns per event, so each thread reuses its last
@@ -158,12 +164,13 @@ static void rb_calibration(struct fdr_abi_subbuf *h)
 
 /*
  * rb_switch - move head past the current sub-buffer (step 1) or write the header
- * of the sub-buffer head points at (step 2), on @cpu.
+ * of the sub-buffer head points at (step 2), in buffer @b of @cpu.
  * Returns RB_OK/RB_ABORT/RB_CMPFAIL, or -ENOSPC when discard mode refuses.
  */
-static int rb_switch(struct rseq *rs, uint32_t cpu, struct fdr_pcpu *pc, int overwrite)
+static int rb_switch(struct rseq *rs, uint32_t cpu, struct fdr_pcpu *pc, struct fdr_pbuf *b,
+		     struct fdr_abi_cpu *c, int overwrite)
 {
-	uint64_t head = __atomic_load_n(pc->head, __ATOMIC_RELAXED);
+	uint64_t head = __atomic_load_n(b->head, __ATOMIC_RELAXED);
 	uint32_t data_off = (uint32_t)head;
 	uint32_t ss = pc->subbuf_size;
 	uint32_t off = data_off & (ss - 1);
@@ -172,7 +179,7 @@ static int rb_switch(struct rseq *rs, uint32_t cpu, struct fdr_pcpu *pc, int ove
 	if (idx >= pc->nr_subbufs)
 		return -EIO; /* corrupted head: never write out of bounds */
 	if (off != 0) {
-		const struct fdr_abi_subbuf *cur = (const void *)(pc->data + (size_t)idx * ss);
+		const struct fdr_abi_subbuf *cur = (const void *)(b->data + (size_t)idx * ss);
 		struct fdr_abi_rec pad = {
 			.len_type = (ss - off) | FDR_REC_PAD << FDR_REC_TYPE_SHIFT,
 		};
@@ -181,17 +188,17 @@ static int rb_switch(struct rseq *rs, uint32_t cpu, struct fdr_pcpu *pc, int ove
 
 		if (!overwrite) {
 			/* acquire: pairs with the release of consumed in the reader */
-			uint64_t consumed = __atomic_load_n(&pc->cpu->consumed, __ATOMIC_ACQUIRE);
+			uint64_t consumed = __atomic_load_n(&c->consumed, __ATOMIC_ACQUIRE);
 			uint64_t next_pos = cur->pos + ss;
 
-			if (next_pos + ss - consumed > pc->ring_bytes)
+			if (next_pos + ss - consumed > b->ring_bytes)
 				return -ENOSPC;
 		}
 		FDR_TESTPOINT("switch-pad");
-		return rb_cmp_copy_store(rs, cpu, pc, head, newhead, &pad, pc->data + data_off, 1);
+		return rb_cmp_copy_store(rs, cpu, b, head, newhead, &pad, b->data + data_off, 1);
 	} else {
 		uint32_t pidx = idx == 0 ? pc->nr_subbufs - 1 : idx - 1;
-		const unsigned char *prev = pc->data + (size_t)pidx * ss;
+		const unsigned char *prev = b->data + (size_t)pidx * ss;
 		const struct fdr_abi_subbuf *ph = (const void *)prev;
 		struct fdr_abi_subbuf h;
 
@@ -200,8 +207,8 @@ static int rb_switch(struct rseq *rs, uint32_t cpu, struct fdr_pcpu *pc, int ove
 		rb_calibration(&h);
 		h.reserved = 0;
 		FDR_TESTPOINT("switch-header");
-		return rb_cmp_copy_store(rs, cpu, pc, head, head + FDR_SUBBUF_HDR, &h,
-					 pc->data + data_off, FDR_SUBBUF_HDR / 8);
+		return rb_cmp_copy_store(rs, cpu, b, head, head + FDR_SUBBUF_HDR, &h,
+					 b->data + data_off, FDR_SUBBUF_HDR / 8);
 	}
 }
 
@@ -239,7 +246,7 @@ int fdr_ring_write(struct fdr_session *s, uint32_t inst, struct fdr_ring_map *m,
 		}
 		pc = &m->pcpu[cpu];
 		if (len > pc->subbuf_size - FDR_SUBBUF_HDR) {
-			__atomic_fetch_add(&pc->cpu->too_big, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&pc->cpu[0]->too_big, 1, __ATOMIC_RELAXED);
 			ret = -E2BIG;
 			goto out;
 		}
@@ -258,11 +265,17 @@ int fdr_ring_write(struct fdr_session *s, uint32_t inst, struct fdr_ring_map *m,
 		}
 		if (ret == RB_SLOW) {
 			int overwrite = s->ctl->instances[inst].options & FDR_OPT_OVERWRITE;
+			uint32_t bi = __atomic_load_n(pc->active, __ATOMIC_ACQUIRE) & 1;
 
-			ret = rb_switch(rs, cpu, pc, overwrite);
+			/*
+			 * A swap between the fast path and here makes this step work on
+			 * the buffer that just became the snapshot: it stays consistent,
+			 * and the retry goes to the new live buffer.
+			 */
+			ret = rb_switch(rs, cpu, pc, &pc->buf[bi], pc->cpu[bi], overwrite);
 			if (ret < 0) {
 				/* -ENOSPC: full in discard mode; others: a corrupted head */
-				__atomic_fetch_add(&pc->cpu->dropped, 1, __ATOMIC_RELAXED);
+				__atomic_fetch_add(&pc->cpu[bi]->dropped, 1, __ATOMIC_RELAXED);
 				goto out;
 			}
 		}
@@ -317,9 +330,11 @@ int fdr_ring_map_open(struct fdr_session *s, uint32_t inst, uint32_t gen, struct
 	}
 	h = base;
 	ret = -EUCLEAN;
-	if (h->magic != FDR_ABI_MAGIC_RING || h->version != FDR_ABI_VERSION || h->nr_cpus == 0 ||
-	    h->nr_cpus > FDR_MAX_CPUS || h->file_size != (uint64_t)st.st_size ||
-	    h->cpu_off + (uint64_t)h->nr_cpus * sizeof(struct fdr_abi_cpu) > h->file_size)
+	if (h->magic != FDR_ABI_MAGIC_RING || h->version != FDR_ABI_VERSION ||
+	    h->struct_size != sizeof(*h) || h->nr_cpus == 0 || h->nr_cpus > FDR_MAX_CPUS ||
+	    h->file_size != (uint64_t)st.st_size ||
+	    h->cpu_off + (uint64_t)FDR_RING_BUFS * h->nr_cpus * sizeof(struct fdr_abi_cpu) >
+		    h->file_size)
 		goto err;
 	m = calloc(1, sizeof(*m));
 	if (!m || !(m->pcpu = calloc(h->nr_cpus, sizeof(*m->pcpu)))) {
@@ -327,26 +342,33 @@ int fdr_ring_map_open(struct fdr_session *s, uint32_t inst, uint32_t gen, struct
 		goto err;
 	}
 	for (cpu = 0; cpu < h->nr_cpus; cpu++) {
-		struct fdr_abi_cpu *c = (void *)((char *)base + h->cpu_off) + 0;
 		struct fdr_pcpu *pc = &m->pcpu[cpu];
-		int shift;
+		uint32_t bi;
 
-		c += cpu;
-		shift = rb_log2(c->subbuf_size);
-		if (shift < 12 || shift > 20 || c->nr_subbufs < 3 ||
-		    c->data_off + (uint64_t)c->nr_subbufs * c->subbuf_size > h->file_size ||
-		    (c->data_off & 7))
-			goto err;
-		pc->head = &c->head;
-		pc->data = (unsigned char *)base + c->data_off;
-		pc->ss_mask = c->subbuf_size - 1;
-		pc->cpu = c;
-		pc->nr_subbufs = c->nr_subbufs;
-		pc->subbuf_size = c->subbuf_size;
-		pc->ss_shift = shift;
-		pc->ring_bytes = (uint64_t)c->nr_subbufs * c->subbuf_size;
-		if ((uint32_t)c->head >= pc->ring_bytes)
-			goto err;
+		for (bi = 0; bi < FDR_RING_BUFS; bi++) {
+			struct fdr_abi_cpu *c = (struct fdr_abi_cpu *)((char *)base + h->cpu_off) +
+						(size_t)bi * h->nr_cpus + cpu;
+			struct fdr_pbuf *b = &pc->buf[bi];
+			int shift = rb_log2(c->subbuf_size);
+
+			if (shift < 12 || shift > 20 || c->nr_subbufs < 3 ||
+			    c->data_off + (uint64_t)c->nr_subbufs * c->subbuf_size > h->file_size ||
+			    (c->data_off & 7) ||
+			    (bi && (c->nr_subbufs != pc->nr_subbufs ||
+				    c->subbuf_size != pc->subbuf_size)))
+				goto err;
+			b->head = &c->head;
+			b->data = (unsigned char *)base + c->data_off;
+			b->ss_mask = c->subbuf_size - 1;
+			b->ring_bytes = (uint64_t)c->nr_subbufs * c->subbuf_size;
+			pc->cpu[bi] = c;
+			pc->nr_subbufs = c->nr_subbufs;
+			pc->subbuf_size = c->subbuf_size;
+			pc->ss_shift = (uint32_t)shift;
+			if ((uint32_t)c->head >= b->ring_bytes)
+				goto err;
+		}
+		pc->active = &pc->cpu[0]->active;
 	}
 	m->base = base;
 	m->size = st.st_size;
@@ -384,6 +406,30 @@ void fdr_ring_map_retire(struct fdr_ring_map *m)
 	     MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 }
 
+/* Reset one buffer of a CPU to empty: sub-buffer 0 header, head, reader state, counters. */
+void fdr_ring_buffer_reset(struct fdr_abi_cpu *c, unsigned char *data)
+{
+	struct fdr_abi_subbuf *sb = (void *)data;
+
+	sb->pos = 0;
+	sb->cum = 0;
+	sb->cal_tsc = fdr_rdtsc();
+	sb->cal_mono_ns = fdr_clock_mono_ns();
+	sb->cal_boot_ns = fdr_clock_boot_ns();
+	sb->reserved = 0;
+	c->consumed = 0;
+	c->consumed_cum = 0;
+	c->read_events = 0;
+	c->overrun = 0;
+	c->base_cum = 0;
+	c->lost_pending = 0;
+	c->dropped = 0;
+	c->too_big = 0;
+	c->nested = 0;
+	/* release: the header above is in place before writers can use the buffer */
+	__atomic_store_n(&c->head, FDR_SUBBUF_HDR, __ATOMIC_RELEASE);
+}
+
 /**
  * fdr_ring_file_create - create ring.<inst>.<gen> in a session directory
  * @dir_fd: the session directory
@@ -392,41 +438,52 @@ void fdr_ring_map_retire(struct fdr_ring_map *m)
  * @nr_cpus: CPUs
  * @subbuf_size: bytes, power of two, 4 KiB .. 1 MiB
  * @nr_subbufs: per CPU, at least 3
+ * @spare: also back the snapshot buffers with memory
  *
- * The file is written under a temporary name and renamed, so it is never seen half
- * made. Returns 0, -EINVAL, -ENOMEM, -ENOSPC or another negative errno.
+ * Layout: struct fdr_abi_ring, 2 * nr_cpus struct fdr_abi_cpu, the live buffers'
+ * data, then the spare buffers' data (reserved in the file, backed by memory only
+ * while the snapshot is allocated). The file is written under a temporary name
+ * and renamed, so it is never seen half made. Returns 0, -EINVAL, -ENOMEM,
+ * -ENOSPC or another negative errno.
  */
 int fdr_ring_file_create(int dir_fd, uint32_t inst, uint32_t gen, uint32_t nr_cpus,
-			 uint32_t subbuf_size, const uint32_t *nr_subbufs)
+			 uint32_t subbuf_size, const uint32_t *nr_subbufs, int spare)
 {
 	char name[64], tmp[80];
-	uint64_t size, off;
+	uint64_t size, off, live_end, data;
 	struct fdr_abi_ring *h;
 	void *base;
-	uint32_t cpu;
+	uint32_t cpu, bi;
 	int fd, ret = 0;
 
 	if (rb_log2(subbuf_size) < 12 || rb_log2(subbuf_size) > 20 || !nr_cpus ||
 	    nr_cpus > FDR_MAX_CPUS)
 		return -EINVAL;
-	off = (sizeof(*h) + (uint64_t)nr_cpus * sizeof(struct fdr_abi_cpu) + 4095) & ~4095ull;
+	off = (sizeof(*h) + (uint64_t)FDR_RING_BUFS * nr_cpus * sizeof(struct fdr_abi_cpu) + 4095) &
+	      ~4095ull;
 	size = off;
 	for (cpu = 0; cpu < nr_cpus; cpu++) {
 		if (nr_subbufs[cpu] < 3)
 			return -EINVAL;
-		size += (uint64_t)nr_subbufs[cpu] * subbuf_size;
 		if ((uint64_t)nr_subbufs[cpu] * subbuf_size > (1ull << 32) - subbuf_size)
 			return -EINVAL;
+		size += (uint64_t)nr_subbufs[cpu] * subbuf_size;
 	}
+	live_end = size;
+	size += live_end - off;
 	snprintf(name, sizeof(name), "ring.%u.%u", inst, gen);
 	snprintf(tmp, sizeof(tmp), ".tmp.%s.%d", name, (int)getpid());
 	fd = openat(dir_fd, tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	if (ftruncate(fd, size) < 0 || (ret = -posix_fallocate(fd, 0, size)) < 0) {
-		ret = ret ? ret : -errno;
+	if (ftruncate(fd, (off_t)size) < 0) {
+		ret = -errno;
 		goto err;
 	}
+	/* back the memory now: ENOSPC here, not SIGBUS in a traced program later */
+	ret = -posix_fallocate(fd, 0, (off_t)(spare ? size : live_end));
+	if (ret < 0)
+		goto err;
 	base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (base == MAP_FAILED) {
 		ret = -errno;
@@ -441,24 +498,21 @@ int fdr_ring_file_create(int dir_fd, uint32_t inst, uint32_t gen, uint32_t nr_cp
 	h->gen = gen;
 	h->subbuf_size = subbuf_size;
 	h->cpu_off = sizeof(*h);
-	{
-		uint64_t data = off;
-
+	h->spare_allocated = spare ? 1 : 0;
+	data = off;
+	for (bi = 0; bi < FDR_RING_BUFS; bi++) {
 		for (cpu = 0; cpu < nr_cpus; cpu++) {
-			struct fdr_abi_cpu *c =
-				(struct fdr_abi_cpu *)((char *)base + h->cpu_off) + cpu;
-			struct fdr_abi_subbuf *sb;
+			struct fdr_abi_cpu *c = (struct fdr_abi_cpu *)((char *)base + h->cpu_off) +
+						(size_t)bi * nr_cpus + cpu;
 
 			c->nr_subbufs = nr_subbufs[cpu];
 			c->subbuf_size = subbuf_size;
 			c->data_off = data;
-			sb = (void *)((char *)base + data);
-			sb->pos = 0;
-			sb->cum = 0;
-			sb->cal_tsc = fdr_rdtsc();
-			sb->cal_mono_ns = fdr_clock_mono_ns();
-			sb->cal_boot_ns = fdr_clock_boot_ns();
-			c->head = FDR_SUBBUF_HDR;
+			if (bi == 0 || spare)
+				fdr_ring_buffer_reset(c, (unsigned char *)base + data);
+			else
+				c->head =
+					FDR_SUBBUF_HDR; /* its zero pages read as an empty buffer */
 			data += (uint64_t)nr_subbufs[cpu] * subbuf_size;
 		}
 	}
@@ -475,6 +529,89 @@ err:
 	unlinkat(dir_fd, tmp, 0);
 	close(fd);
 	return ret;
+}
+
+/* A swap in progress older than this belongs to a process that died: take over. */
+#define RB_SWAP_STALE_NS (100ull * 1000 * 1000)
+
+/**
+ * fdr_ring_swap - take a snapshot: swap the live and spare buffers of one CPU, or
+ * of every CPU (@cpu = -1), of an instance's ring
+ * @m: the ring mapping
+ *
+ * O(CPUs), lock-free for writers: each CPU's new live buffer is emptied (its
+ * reader state moves to its writer position, O(one sub-buffer)), then the CPU's
+ * active index flips. A writer that read the old index inside its rseq critical
+ * section aborts and retries in the new buffer; one that already committed
+ * finished into the old one, which is now the snapshot. Readers of the snapshot
+ * wait for those (see the reader). Async-signal-safe; never blocks.
+ *
+ * Returns 0, -ENODEV (the snapshot buffers are not allocated), -EBUSY (another
+ * swap is in progress), -EINVAL (bad cpu).
+ */
+int fdr_ring_swap(struct fdr_ring_map *m, int cpu)
+{
+	struct fdr_abi_ring *h = m->hdr;
+	uint64_t seq = __atomic_load_n(&h->snap_seq, __ATOMIC_ACQUIRE), now = fdr_clock_mono_ns();
+	uint32_t c, first = cpu < 0 ? 0 : (uint32_t)cpu,
+		    last = cpu < 0 ? m->nr_cpus : (uint32_t)cpu + 1;
+
+	if (cpu >= (int)m->nr_cpus)
+		return -EINVAL;
+	if (!__atomic_load_n(&h->spare_allocated, __ATOMIC_ACQUIRE)) {
+		__atomic_fetch_add(&h->snap_refused, 1, __ATOMIC_RELAXED);
+		return -ENODEV;
+	}
+	if ((seq & 1) &&
+	    now - __atomic_load_n(&h->snap_lock_ns, __ATOMIC_RELAXED) < RB_SWAP_STALE_NS) {
+		__atomic_fetch_add(&h->snap_refused, 1, __ATOMIC_RELAXED);
+		return -EBUSY;
+	}
+	if (!__atomic_compare_exchange_n(&h->snap_seq, &seq, (seq | 1) + ((seq & 1) ? 2 : 0), 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		__atomic_fetch_add(&h->snap_refused, 1, __ATOMIC_RELAXED);
+		return -EBUSY;
+	}
+	__atomic_store_n(&h->snap_lock_ns, now, __ATOMIC_RELAXED);
+	for (c = first; c < last; c++) {
+		struct fdr_pcpu *pc = &m->pcpu[c];
+		uint32_t act = __atomic_load_n(pc->active, __ATOMIC_ACQUIRE) & 1, nb = act ^ 1;
+		struct fdr_abi_cpu *nc = pc->cpu[nb];
+		struct fdr_pbuf *b = &pc->buf[nb];
+		uint64_t head = __atomic_load_n(b->head, __ATOMIC_ACQUIRE);
+		uint32_t doff = (uint32_t)head, idx = doff >> pc->ss_shift,
+			 off = doff & (pc->subbuf_size - 1);
+		uint64_t pos = 0, cum = 0;
+
+		/* empty the new live buffer: its reader starts at its writer position */
+		if (idx < pc->nr_subbufs) {
+			uint32_t hidx = off ? idx : (idx == 0 ? pc->nr_subbufs - 1 : idx - 1);
+			const unsigned char *sb = b->data + ((size_t)hidx << pc->ss_shift);
+			const struct fdr_abi_subbuf *sh = (const void *)sb;
+
+			if (off) {
+				pos = sh->pos + off;
+				cum = sh->cum + rb_count_records_upto(sb, off);
+			} else {
+				pos = sh->pos + pc->subbuf_size;
+				cum = sh->cum + rb_count_records(sb, pc->subbuf_size);
+			}
+		}
+		__atomic_store_n(&nc->consumed_cum, cum, __ATOMIC_RELAXED);
+		__atomic_store_n(&nc->base_cum, cum, __ATOMIC_RELAXED);
+		__atomic_store_n(&nc->overrun, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&nc->read_events, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&nc->dropped, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&nc->too_big, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&nc->consumed, pos, __ATOMIC_RELEASE);
+		__atomic_store_n(&pc->cpu[0]->swap_ns, now, __ATOMIC_RELAXED);
+		/* release: pairs with the load of active inside the writers' rseq section */
+		__atomic_store_n(pc->active, nb, __ATOMIC_RELEASE);
+	}
+	__atomic_fetch_add(&h->snap_count, 1, __ATOMIC_RELAXED);
+	/* release: the swap is complete; an even seq tells readers and savers */
+	__atomic_fetch_add(&h->snap_seq, 1, __ATOMIC_RELEASE);
+	return 0;
 }
 
 #ifdef FDR_TESTPOINTS

@@ -253,7 +253,7 @@ static int ses_make_ring(int dir_fd, uint32_t inst, uint32_t gen, uint32_t nr_cp
 		return -ENOMEM;
 	for (i = 0; i < nr_cpus; i++)
 		nr[i] = fdr_session_subbufs_for_kb(kb, ss);
-	ret = fdr_ring_file_create(dir_fd, inst, gen, nr_cpus, ss, nr);
+	ret = fdr_ring_file_create(dir_fd, inst, gen, nr_cpus, ss, nr, 0);
 	free(nr);
 	return ret;
 }
@@ -553,7 +553,9 @@ int fdr_session_resize(struct fdr_session *s, uint32_t inst, int cpu, uint32_t s
 		else
 			nr[i] = fdr_session_subbufs_for_kb(old_kb ? old_kb : 1, ss);
 	}
-	ret = fdr_ring_file_create(s->dir_fd, inst, gen, nr_cpus, ss, nr);
+	/* resizes are mirrored to the snapshot buffers, as in the kernel */
+	ret = fdr_ring_file_create(s->dir_fd, inst, gen, nr_cpus, ss, nr,
+				   (int)atomic_load(&s->rings[inst])->hdr->spare_allocated);
 	free(nr);
 	if (ret)
 		return ret;
@@ -563,6 +565,78 @@ int fdr_session_resize(struct fdr_session *s, uint32_t inst, int cpu, uint32_t s
 	unlinkat(s->dir_fd, name, 0);
 	fdr_session_changed(s);
 	return 0;
+}
+
+/**
+ * fdr_session_snapshot - take a snapshot of an instance (swap live and spare
+ * buffers of one CPU, or all with @cpu = -1). Async-signal-safe, lock-free.
+ * Returns 0, -ENODEV (snapshot not allocated), -EBUSY (a swap in progress),
+ * -ENOENT (no such instance), or an error mapping the ring.
+ */
+int fdr_session_snapshot(struct fdr_session *s, uint32_t inst, int cpu)
+{
+	struct fdr_ring_map *m;
+	int err = -EIO;
+
+	if (inst >= FDR_MAX_INSTANCES || s->ctl->instances[inst].state != FDR_INST_LIVE)
+		return -ENOENT;
+	m = atomic_load(&s->rings[inst]);
+	if (!m || m->gen != __atomic_load_n(&s->ctl->instances[inst].ring_gen, __ATOMIC_ACQUIRE))
+		m = fdr_session_ring_map(s, inst, &err);
+	if (!m)
+		return err;
+	return fdr_ring_swap(m, cpu);
+}
+
+/**
+ * fdr_session_snapshot_alloc - back the snapshot buffers of an instance with
+ * memory (@on = 1) or release them (@on = 0: the snapshot's contents are lost).
+ * Caller holds the lock. Returns 0, -ENOMEM (no memory for them), -ENOENT.
+ */
+int fdr_session_snapshot_alloc(struct fdr_session *s, uint32_t inst, int on)
+{
+	struct fdr_ring_map *m;
+	char name[64];
+	uint32_t cpu;
+	int fd, err = -EIO, ret = 0;
+
+	if (inst >= FDR_MAX_INSTANCES || s->ctl->instances[inst].state != FDR_INST_LIVE)
+		return -ENOENT;
+	m = fdr_session_ring_map(s, inst, &err);
+	if (!m)
+		return err;
+	if (!!m->hdr->spare_allocated == !!on)
+		return 0;
+	snprintf(name, sizeof(name), "ring.%u.%u", inst, m->gen);
+	fd = openat(s->dir_fd, name, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (!on)
+		__atomic_store_n(&m->hdr->spare_allocated, 0, __ATOMIC_RELEASE);
+	for (cpu = 0; cpu < m->nr_cpus && !ret; cpu++) {
+		struct fdr_pcpu *pc = &m->pcpu[cpu];
+		uint32_t spare = (__atomic_load_n(pc->active, __ATOMIC_ACQUIRE) & 1) ^ 1;
+		off_t off = (off_t)(pc->buf[spare].data - (unsigned char *)m->base);
+		off_t len = (off_t)pc->buf[spare].ring_bytes;
+
+		if (on) {
+			ret = -posix_fallocate(fd, off, len);
+			if (!ret)
+				fdr_ring_buffer_reset(pc->cpu[spare], pc->buf[spare].data);
+		} else if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, len) <
+			   0) {
+			ret = -errno;
+		} else {
+			fdr_ring_buffer_reset(pc->cpu[spare], pc->buf[spare].data);
+		}
+	}
+	close(fd);
+	if (ret == -ENOSPC)
+		ret = -ENOMEM;
+	if (!ret && on)
+		__atomic_store_n(&m->hdr->spare_allocated, 1, __ATOMIC_RELEASE);
+	fdr_session_changed(s);
+	return ret;
 }
 
 /**

@@ -372,8 +372,15 @@ int fdr_format_header_event(struct fdr_buf *b)
 
 /* ---- the trace header ----------------------------------------------------------------- */
 
-/** fdr_format_trace_header - the header of trace, per_cpu/cpuN/trace and snapshot */
+/** fdr_format_trace_header - the header of trace and per_cpu/cpuN/trace */
 int fdr_format_trace_header(struct fdr_session *s, uint32_t inst, struct fdr_buf *b)
+{
+	return fdr_format_trace_header_ex(s, inst, 0, b);
+}
+
+/** fdr_format_trace_header_ex - the same for the live or (FDR_READ_SNAPSHOT) snapshot buffers */
+int fdr_format_trace_header_ex(struct fdr_session *s, uint32_t inst, unsigned flags,
+			       struct fdr_buf *b)
 {
 	const struct fdr_abi_instance *in = &fdr_session_control(s)->instances[inst];
 	uint64_t entries = 0, written = 0;
@@ -386,7 +393,7 @@ int fdr_format_trace_header(struct fdr_session *s, uint32_t inst, struct fdr_buf
 	for (cpu = 0; cpu < nr; cpu++) {
 		struct fdr_cpu_stats st;
 
-		if (fdr_ring_stats(s, inst, (uint32_t)cpu, &st) == 0) {
+		if (fdr_ring_stats_ex(s, inst, (uint32_t)cpu, flags, &st) == 0) {
 			entries += st.entries;
 			written += st.written;
 		}

@@ -39,7 +39,10 @@ struct rd_ring {
 
 struct rd_cpu {
 	uint32_t cpu;
-	struct fdr_abi_cpu *c;
+	uint32_t bi; /* which of the CPU's two buffers this cursor reads */
+	struct fdr_abi_cpu *c; /* that buffer's control entry */
+	struct fdr_abi_cpu *c0; /* the CPU's buffer-0 entry: active index, swap time */
+	struct fdr_abi_cpu *slot; /* holds our consuming-reader slot, or NULL */
 	const unsigned char *data;
 	uint32_t ss, shift, n;
 	unsigned char *buf; /* private copy of one sub-buffer */
@@ -82,10 +85,11 @@ static int rd_ring_check(const void *base, size_t size, struct rd_ring *r)
 	uint32_t cpu;
 
 	if (size < sizeof(*h) || h->magic != FDR_ABI_MAGIC_RING || h->version != FDR_ABI_VERSION ||
-	    h->nr_cpus == 0 || h->nr_cpus > FDR_MAX_CPUS || h->file_size != size ||
-	    h->cpu_off > size || (size - h->cpu_off) / sizeof(struct fdr_abi_cpu) < h->nr_cpus)
+	    h->struct_size != sizeof(*h) || h->nr_cpus == 0 || h->nr_cpus > FDR_MAX_CPUS ||
+	    h->file_size != size || h->cpu_off > size ||
+	    (size - h->cpu_off) / sizeof(struct fdr_abi_cpu) < (uint64_t)FDR_RING_BUFS * h->nr_cpus)
 		return -EUCLEAN;
-	for (cpu = 0; cpu < h->nr_cpus; cpu++) {
+	for (cpu = 0; cpu < FDR_RING_BUFS * h->nr_cpus; cpu++) {
 		const struct fdr_abi_cpu *c =
 			(const struct fdr_abi_cpu *)((const char *)base + h->cpu_off) + cpu;
 		int shift = rd_log2(c->subbuf_size);
@@ -101,13 +105,35 @@ static int rd_ring_check(const void *base, size_t size, struct rd_ring *r)
 	return 0;
 }
 
-static int rd_cpu_init(struct rd_cpu *rc, const struct rd_ring *r, uint32_t cpu)
+static struct fdr_abi_cpu *rd_entry(const struct rd_ring *r, uint32_t bi, uint32_t cpu)
 {
-	struct fdr_abi_cpu *c =
-		(struct fdr_abi_cpu *)((const char *)r->base + r->hdr->cpu_off) + cpu;
+	return (struct fdr_abi_cpu *)((const char *)r->base + r->hdr->cpu_off) +
+	       (size_t)bi * r->nr_cpus + cpu;
+}
+
+/* Point a cursor at buffer @bi of @cpu (its buffer stays allocated). */
+static void rd_cpu_set_buffer(struct rd_cpu *rc, const struct rd_ring *r, uint32_t bi)
+{
+	struct fdr_abi_cpu *c = rd_entry(r, bi, rc->cpu);
+
+	rc->bi = bi;
+	rc->c = c;
+	rc->data = r->base + c->data_off;
+	rc->buf_pos = UINT64_MAX;
+	rc->have = 0;
+	rc->lost = 0;
+	rc->pos = __atomic_load_n(&c->consumed, __ATOMIC_ACQUIRE);
+	rc->cum = __atomic_load_n(&c->consumed_cum, __ATOMIC_RELAXED);
+}
+
+static int rd_cpu_init(struct rd_cpu *rc, const struct rd_ring *r, uint32_t cpu, uint32_t bi)
+{
+	struct fdr_abi_cpu *c = rd_entry(r, bi, cpu);
 
 	memset(rc, 0, sizeof(*rc));
 	rc->cpu = cpu;
+	rc->bi = bi;
+	rc->c0 = rd_entry(r, 0, cpu);
 	rc->c = c;
 	rc->ss = c->subbuf_size;
 	rc->shift = (uint32_t)rd_log2(c->subbuf_size);
@@ -190,6 +216,14 @@ static int rd_peek(struct fdr_reader *r, struct rd_cpu *rc)
 
 	if (rc->have)
 		return 1;
+	if ((r->flags & (FDR_READ_CONSUME | FDR_READ_SNAPSHOT)) == FDR_READ_CONSUME &&
+	    (__atomic_load_n(&rc->c0->active, __ATOMIC_ACQUIRE) & 1) != rc->bi) {
+		/*
+		 * A snapshot swapped the buffers: what this cursor had not read is in
+		 * the snapshot now; follow the live buffer from its reader position.
+		 */
+		rd_cpu_set_buffer(rc, &r->ring, rc->bi ^ 1);
+	}
 	for (guard = 0; guard < 1000000; guard++) {
 		uint64_t S = rc->pos & ~mask;
 
@@ -317,13 +351,67 @@ static int rd_map(struct fdr_reader *r)
 	return 0;
 }
 
+/*
+ * Take a CPU's consuming-reader slot (trace_pipe is exclusive per CPU, also
+ * within one process). A slot whose holder died is taken over.
+ */
+static int rd_slot_take(struct fdr_abi_cpu *c)
+{
+	uint32_t me = (uint32_t)getpid();
+	uint32_t holder = __atomic_load_n(&c->reader_pid, __ATOMIC_ACQUIRE);
+
+	if (holder == me)
+		return -EBUSY;
+	if (holder && (kill((pid_t)holder, 0) == 0 || errno != ESRCH))
+		return -EBUSY;
+	if (!__atomic_compare_exchange_n(&c->reader_pid, &holder, me, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return -EBUSY;
+	return 0;
+}
+
+/*
+ * Before reading a snapshot, let the writers that were inside their critical
+ * section at the swap finish into it: a swap in progress is waited for (at most
+ * 100 ms, then it is considered abandoned), and reading starts at least 2 ms
+ * after the last swap. Running critical sections take nanoseconds; a preempted
+ * one aborts instead of finishing, so this bound is generous.
+ */
+static void rd_snapshot_settle(const struct rd_ring *r, uint32_t first, uint32_t nr)
+{
+	struct timespec ts;
+	uint64_t now, last = 0;
+	uint32_t i;
+	int k;
+
+	for (k = 0; k < 100 && (__atomic_load_n(&r->hdr->snap_seq, __ATOMIC_ACQUIRE) & 1); k++) {
+		struct timespec d = { 0, 1000 * 1000 };
+
+		nanosleep(&d, NULL);
+	}
+	for (i = 0; i < nr; i++) {
+		uint64_t t = __atomic_load_n(&rd_entry(r, 0, first + i)->swap_ns, __ATOMIC_ACQUIRE);
+
+		if (t > last)
+			last = t;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (last && now >= last && now - last < 2000000) {
+		struct timespec d = { 0, (long)(2000000 - (now - last)) };
+
+		nanosleep(&d, NULL);
+	}
+}
+
 /**
  * fdr_reader_open - iterate the records of an instance
  * @s: session
  * @inst: instance
  * @cpu: one CPU, or -1 for all, merged by time
- * @flags: FDR_READ_CONSUME to consume (trace_pipe): -EBUSY if another live
- *         process holds the CPU's reader slot
+ * @flags: FDR_READ_CONSUME to consume (trace_pipe): -EBUSY if another reader
+ *         holds the CPU's reader slot; FDR_READ_SNAPSHOT to read the snapshot
+ *         (the spare buffers) instead of the live buffers
  * @out: the reader; fdr_reader_close() it
  */
 int fdr_reader_open(struct fdr_session *s, uint32_t inst, int cpu, unsigned flags,
@@ -355,31 +443,28 @@ int fdr_reader_open(struct fdr_session *s, uint32_t inst, int cpu, unsigned flag
 	r->nr = nr;
 	fdr_clock_conv_init(&r->conv, fdr_session_control(s),
 			    fdr_session_control(s)->instances[inst].clock);
+	if (flags & FDR_READ_SNAPSHOT)
+		rd_snapshot_settle(&r->ring, first, nr);
 	for (i = 0; i < nr; i++) {
 		struct rd_cpu *rc = &r->cpus[i];
+		uint32_t act = __atomic_load_n(&rd_entry(&r->ring, 0, first + i)->active,
+					       __ATOMIC_ACQUIRE) &
+			       1;
 
-		ret = rd_cpu_init(rc, &r->ring, first + i);
+		ret = rd_cpu_init(rc, &r->ring, first + i,
+				  (flags & FDR_READ_SNAPSHOT) ? act ^ 1 : act);
 		if (ret)
 			goto err;
 		rc->pos = __atomic_load_n(&rc->c->consumed, __ATOMIC_ACQUIRE);
 		rc->cum = __atomic_load_n(&rc->c->consumed_cum, __ATOMIC_RELAXED);
 		if (flags & FDR_READ_CONSUME) {
-			uint32_t zero = 0, me = (uint32_t)getpid();
-			uint32_t holder = __atomic_load_n(&rc->c->reader_pid, __ATOMIC_ACQUIRE);
-
-			if (holder && holder != me &&
-			    (kill((pid_t)holder, 0) == 0 || errno != ESRCH)) {
-				ret = -EBUSY;
+			/* one consuming reader per CPU: the live one and the snapshot's */
+			ret = rd_slot_take(
+				rd_entry(&r->ring, (flags & FDR_READ_SNAPSHOT) ? 1 : 0, first + i));
+			if (ret)
 				goto err;
-			}
-			if (holder && holder != me)
-				zero = holder; /* a dead holder's slot is taken over */
-			if (!__atomic_compare_exchange_n(&rc->c->reader_pid, &zero, me, 0,
-							 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) &&
-			    zero != me) {
-				ret = -EBUSY;
-				goto err;
-			}
+			rc->slot =
+				rd_entry(&r->ring, (flags & FDR_READ_SNAPSHOT) ? 1 : 0, first + i);
 		}
 	}
 	*out = r;
@@ -399,11 +484,11 @@ void fdr_reader_close(struct fdr_reader *r)
 	for (i = 0; i < r->nr; i++) {
 		struct rd_cpu *rc = &r->cpus[i];
 
-		if ((r->flags & FDR_READ_CONSUME) && rc->c) {
+		if (rc->slot) {
 			uint32_t me = (uint32_t)getpid();
 
-			__atomic_compare_exchange_n(&rc->c->reader_pid, &me, 0, 0, __ATOMIC_ACQ_REL,
-						    __ATOMIC_RELAXED);
+			__atomic_compare_exchange_n(&rc->slot->reader_pid, &me, 0, 0,
+						    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 		}
 		free(rc->buf);
 	}
@@ -643,9 +728,10 @@ static int rd_scan_cpu(struct rd_cpu *rc, uint64_t from, struct rd_scan *sc)
 	return 0;
 }
 
-static int rd_open_cpu(struct fdr_session *s, uint32_t inst, uint32_t cpu, struct fdr_reader **r)
+static int rd_open_cpu(struct fdr_session *s, uint32_t inst, uint32_t cpu, unsigned flags,
+		       struct fdr_reader **r)
 {
-	return fdr_reader_open(s, inst, (int)cpu, 0, r);
+	return fdr_reader_open(s, inst, (int)cpu, flags & FDR_READ_SNAPSHOT, r);
 }
 
 /**
@@ -654,11 +740,18 @@ static int rd_open_cpu(struct fdr_session *s, uint32_t inst, uint32_t cpu, struc
  */
 int fdr_ring_stats(struct fdr_session *s, uint32_t inst, uint32_t cpu, struct fdr_cpu_stats *st)
 {
+	return fdr_ring_stats_ex(s, inst, cpu, 0, st);
+}
+
+/** fdr_ring_stats_ex - fdr_ring_stats() of the live or (FDR_READ_SNAPSHOT) the snapshot buffer */
+int fdr_ring_stats_ex(struct fdr_session *s, uint32_t inst, uint32_t cpu, unsigned flags,
+		      struct fdr_cpu_stats *st)
+{
 	struct fdr_reader *r;
 	struct rd_cpu *rc;
 	struct rd_scan sc;
 	uint64_t consumed, consumed_cum, pending = 0;
-	int ret = rd_open_cpu(s, inst, cpu, &r);
+	int ret = rd_open_cpu(s, inst, cpu, flags, &r);
 
 	if (ret)
 		return ret;
@@ -694,9 +787,15 @@ out:
  */
 int fdr_ring_clear(struct fdr_session *s, uint32_t inst, int cpu)
 {
+	return fdr_ring_clear_ex(s, inst, cpu, 0);
+}
+
+/** fdr_ring_clear_ex - fdr_ring_clear() of the live or (FDR_READ_SNAPSHOT) the snapshot buffers */
+int fdr_ring_clear_ex(struct fdr_session *s, uint32_t inst, int cpu, unsigned flags)
+{
 	struct fdr_reader *r;
 	uint32_t i;
-	int ret = fdr_reader_open(s, inst, cpu, 0, &r);
+	int ret = fdr_reader_open(s, inst, cpu, flags & FDR_READ_SNAPSHOT, &r);
 
 	if (ret)
 		return ret;

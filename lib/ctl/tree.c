@@ -81,6 +81,10 @@ enum node {
 	F_CPU_TRACE_PIPE_RAW,
 	F_CPU_STATS,
 	F_CPU_BUFFER_SIZE_KB,
+	/* snapshots */
+	F_SNAPSHOT,
+	F_CPU_SNAPSHOT,
+	F_CPU_SNAPSHOT_RAW,
 };
 
 struct node_desc {
@@ -107,6 +111,7 @@ static const struct node_desc inst_files[] = {
 	{ "saved_cmdlines_size", F_SAVED_CMDLINES_SIZE, 0440, 1 },
 	{ "set_event", F_SET_EVENT, 0640, 0 },
 	{ "set_event_pending", F_SET_EVENT_PENDING, 0440, 0 },
+	{ "snapshot", F_SNAPSHOT, 0640, 0 },
 	{ "timestamp_mode", F_TIMESTAMP_MODE, 0440, 0 },
 	{ "trace", F_TRACE, 0640, 0 },
 	{ "trace_clock", F_TRACE_CLOCK, 0640, 0 },
@@ -118,6 +123,8 @@ static const struct node_desc inst_files[] = {
 
 static const struct node_desc cpu_files[] = {
 	{ "buffer_size_kb", F_CPU_BUFFER_SIZE_KB, 0640, 0 },
+	{ "snapshot", F_CPU_SNAPSHOT, 0640, 0 },
+	{ "snapshot_raw", F_CPU_SNAPSHOT_RAW, 0440, 0 },
 	{ "stats", F_CPU_STATS, 0440, 0 },
 	{ "trace", F_CPU_TRACE, 0640, 0 },
 	{ "trace_pipe", F_CPU_TRACE_PIPE, 0440, 0 },
@@ -1008,12 +1015,77 @@ static int generate(struct fdr_file *f)
 
 static int node_is_pipe(enum node n)
 {
-	return n == F_TRACE_PIPE || n == F_CPU_TRACE_PIPE || n == F_CPU_TRACE_PIPE_RAW;
+	return n == F_TRACE_PIPE || n == F_CPU_TRACE_PIPE || n == F_CPU_TRACE_PIPE_RAW ||
+	       n == F_CPU_SNAPSHOT_RAW;
 }
 
 static int node_is_trace(enum node n)
 {
-	return n == F_TRACE || n == F_CPU_TRACE;
+	return n == F_TRACE || n == F_CPU_TRACE || n == F_SNAPSHOT || n == F_CPU_SNAPSHOT;
+}
+
+static int node_is_snapshot(enum node n)
+{
+	return n == F_SNAPSHOT || n == F_CPU_SNAPSHOT || n == F_CPU_SNAPSHOT_RAW;
+}
+
+/* -1 for the all-CPU files, else the file's CPU */
+static int node_cpu(const struct tree_path *p)
+{
+	return p->node == F_TRACE || p->node == F_SNAPSHOT || p->node == F_TRACE_PIPE ? -1 : p->cpu;
+}
+
+static int snapshot_allocated(struct fdr_session *s, uint32_t inst)
+{
+	void *base;
+	size_t size;
+
+	if (fdr_session_ring(s, inst, &base, &size))
+		return 0;
+	return ((const struct fdr_abi_ring *)base)->spare_allocated != 0;
+}
+
+static int snapshot_empty(struct fdr_session *s, uint32_t inst, int cpu)
+{
+	int nr = fdr_ring_nr_cpus(s, inst), c;
+
+	for (c = cpu < 0 ? 0 : cpu; c < (cpu < 0 ? nr : cpu + 1); c++) {
+		struct fdr_cpu_stats st;
+
+		if (fdr_ring_stats_ex(s, inst, (uint32_t)c, FDR_READ_SNAPSHOT, &st) == 0 &&
+		    st.entries)
+			return 0;
+	}
+	return 1;
+}
+
+/* The text a freed or empty snapshot file shows, as the kernel prints it. */
+static int snapshot_help(struct fdr_file *f)
+{
+	int ret = fdr_buf_printf(&f->content,
+				 "# tracer: nop\n#\n#\n# * Snapshot is %s *\n#\n"
+				 "# Snapshot commands:\n",
+				 snapshot_allocated(f->s, f->p.inst) ? "allocated" : "freed");
+
+	if (f->p.node == F_SNAPSHOT)
+		return ret |
+		       fdr_buf_printf(
+			       &f->content,
+			       "# echo 0 > snapshot : Clears and frees snapshot buffer\n"
+			       "# echo 1 > snapshot : Allocates snapshot buffer, if not already allocated.\n"
+			       "#                      Takes a snapshot of the main buffer.\n"
+			       "# echo 2 > snapshot : Clears snapshot buffer (but does not allocate or free)\n"
+			       "#                      (Doesn't have to be '2' works with any number that\n"
+			       "#                       is not a '0' or '1')\n");
+	return ret |
+	       fdr_buf_printf(
+		       &f->content,
+		       "# echo 0 > snapshot : Invalid for per_cpu snapshot file.\n"
+		       "# echo 1 > snapshot : Allocates snapshot buffer, if not already allocated.\n"
+		       "#                      Takes a snapshot of the main buffer for this cpu.\n"
+		       "# echo 2 > snapshot : Clears this cpu's snapshot buffer (but does not allocate)\n"
+		       "#                      (Doesn't have to be '2' works with any number that\n"
+		       "#                       is not a '0' or '1')\n");
 }
 
 static int node_is_write_only(enum node n)
@@ -1052,9 +1124,10 @@ int fdr_file_open(struct fdr_session *s, const char *path, int flags, struct fdr
 		goto err;
 	}
 	if (node_is_pipe(f->p.node)) {
-		int cpu = f->p.node == F_TRACE_PIPE ? -1 : f->p.cpu;
+		unsigned rf = FDR_READ_CONSUME |
+			      (f->p.node == F_CPU_SNAPSHOT_RAW ? FDR_READ_SNAPSHOT : 0);
 
-		ret = fdr_reader_open(s, f->p.inst, cpu, FDR_READ_CONSUME, &f->reader);
+		ret = fdr_reader_open(s, f->p.inst, node_cpu(&f->p), rf, &f->reader);
 		if (ret)
 			goto err;
 	}
@@ -1160,17 +1233,25 @@ static ssize_t read_trace(struct fdr_file *f, void *buf, size_t n)
 	int ret;
 
 	if (!f->header_done) {
+		unsigned rf = node_is_snapshot(f->p.node) ? FDR_READ_SNAPSHOT : 0;
+
 		f->header_done = 1;
-		if (f->p.node == F_TRACE || f->p.node == F_CPU_TRACE) {
-			ret = fdr_format_trace_header(f->s, f->p.inst, &f->content);
+		if (rf && (!snapshot_allocated(f->s, f->p.inst) ||
+			   snapshot_empty(f->s, f->p.inst, node_cpu(&f->p)))) {
+			ret = snapshot_help(f);
 			if (ret)
 				return ret;
+			return serve(f, buf, n);
 		}
-		ret = fdr_reader_open(f->s, f->p.inst, f->p.node == F_TRACE ? -1 : f->p.cpu, 0,
-				      &f->reader);
+		ret = fdr_format_trace_header_ex(f->s, f->p.inst, rf, &f->content);
+		if (ret)
+			return ret;
+		ret = fdr_reader_open(f->s, f->p.inst, node_cpu(&f->p), rf, &f->reader);
 		if (ret)
 			return ret;
 	}
+	if (!f->reader)
+		return serve(f, buf, n);
 	content_compact(f);
 	ret = fill_records(f, n, 0);
 	if (ret < 0)
@@ -1249,7 +1330,7 @@ ssize_t fdr_file_read(struct fdr_file *f, void *buf, size_t n)
 		return read_trace(f, buf, n);
 	if (f->p.node == F_TRACE_PIPE || f->p.node == F_CPU_TRACE_PIPE)
 		return read_pipe(f, buf, n);
-	if (f->p.node == F_CPU_TRACE_PIPE_RAW)
+	if (f->p.node == F_CPU_TRACE_PIPE_RAW || f->p.node == F_CPU_SNAPSHOT_RAW)
 		return read_pipe_raw(f, buf, n);
 	if (!f->generated) {
 		ret = generate(f);
@@ -1401,6 +1482,47 @@ static int write_subbuf_size(struct fdr_file *f, const char *cmd)
 	return ret;
 }
 
+/*
+ * snapshot: 0 frees the spare buffers (EINVAL on a per-CPU file), 1 allocates
+ * them if needed and swaps, any other number clears the snapshot (spec §7).
+ */
+static int write_snapshot(struct fdr_file *f, const char *cmd)
+{
+	int cpu = node_cpu(&f->p), ret;
+	uint64_t v;
+
+	ret = write_number(f, "snapshot", cmd, 0, UINT64_MAX, &v);
+	if (ret)
+		return ret;
+	if (v == 0) {
+		if (cpu >= 0)
+			return bad_input(
+				f, "snapshot", cmd, 0,
+				"0 (free) is invalid for a per_cpu snapshot file; expected 1 (take) or 2 (clear)");
+		ret = fdr_session_lock(f->s);
+		if (ret)
+			return ret;
+		ret = fdr_session_snapshot_alloc(f->s, f->p.inst, 0);
+		fdr_session_unlock(f->s);
+		return ret;
+	}
+	if (v == 1) {
+		if (!snapshot_allocated(f->s, f->p.inst)) {
+			ret = fdr_session_lock(f->s);
+			if (ret)
+				return ret;
+			ret = fdr_session_snapshot_alloc(f->s, f->p.inst, 1);
+			fdr_session_unlock(f->s);
+			if (ret)
+				return ret;
+		}
+		return fdr_session_snapshot(f->s, f->p.inst, cpu);
+	}
+	if (!snapshot_allocated(f->s, f->p.inst))
+		return 0;
+	return fdr_ring_clear_ex(f->s, f->p.inst, cpu, FDR_READ_SNAPSHOT);
+}
+
 static ssize_t write_marker(struct fdr_file *f, const char *buf, size_t n)
 {
 	unsigned char payload[FDR_MAX_RECORD];
@@ -1468,7 +1590,7 @@ ssize_t fdr_file_write(struct fdr_file *f, const void *buf, size_t n)
 		return -EBADF;
 	if (f->p.node == F_TRACE_MARKER)
 		return write_marker(f, buf, n);
-	if (node_is_trace(f->p.node))
+	if (node_is_trace(f->p.node) && !node_is_snapshot(f->p.node))
 		return (ssize_t)n; /* accepted and ignored; O_TRUNC at open cleared */
 	cmd = malloc(n + 1);
 	if (!cmd)
@@ -1537,6 +1659,10 @@ ssize_t fdr_file_write(struct fdr_file *f, const void *buf, size_t n)
 	}
 	case F_ERROR_LOG:
 		break; /* O_TRUNC at open cleared it; other writes are ignored */
+	case F_SNAPSHOT:
+	case F_CPU_SNAPSHOT:
+		ret = write_snapshot(f, cmd);
+		break;
 	default:
 		ret = -EACCES;
 		break;
