@@ -19,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fdr/fdr-ctl.h"
@@ -792,11 +794,123 @@ static int cmd_stat(int argc, char **argv)
 	return ret;
 }
 
-/* fdr snapshot [take|show|clear|alloc|free] [-i INSTANCE] [-c CPU] */
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Read a whole control file into @b. */
+static int slurp(struct fdr_session *s, const char *path, struct fdr_buf *b)
+{
+	struct fdr_file *f;
+	char buf[65536];
+	ssize_t n;
+	int ret = fdr_file_open(s, path, O_RDONLY, &f);
+
+	if (ret)
+		return ret;
+	while ((n = fdr_file_read(f, buf, sizeof(buf))) > 0)
+		if (fdr_buf_add(b, buf, (size_t)n)) {
+			n = -ENOMEM;
+			break;
+		}
+	fdr_file_close(f);
+	return n < 0 ? (int)n : 0;
+}
+
+/*
+ * fdr snapshot save DIR: write every snapshot taken from now on, by anyone, to
+ * its own file in DIR. While we run, the instance refuses a new snapshot until
+ * the previous one is written (see fdr_ring_swap()), so each file is whole.
+ */
+static int snapshot_save(struct fdr_session *s, uint32_t inst, const char *pre, const char *dir)
+{
+	char path[256], file[4096], tmp[4200];
+	uint64_t last_beat = 0;
+	unsigned saved = 0;
+	int ret = 0;
+
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return die(1, "%s: %s", dir, strerror(errno));
+	snprintf(path, sizeof(path), "%ssnapshot", pre);
+	fprintf(stderr, "fdr snapshot: saving every snapshot into %s (Ctrl-C stops)\n", dir);
+	while (!stop_requested) {
+		struct fdr_abi_ring *h;
+		void *base;
+		size_t size;
+		uint64_t seq, now = mono_ns();
+
+		ret = fdr_session_ring(s, inst, &base, &size);
+		if (ret) {
+			ret = die(1, "instance gone: %s", strerror(-ret));
+			break;
+		}
+		h = base;
+		if (__atomic_load_n(&h->saver_pid, __ATOMIC_ACQUIRE) != (uint32_t)getpid()) {
+			/* attach (again, after a resize made a new ring file) */
+			__atomic_store_n(&h->saved_seq,
+					 __atomic_load_n(&h->snap_seq, __ATOMIC_ACQUIRE) & ~1ull,
+					 __ATOMIC_RELEASE);
+			__atomic_store_n(&h->saver_beat_ns, now, __ATOMIC_RELEASE);
+			__atomic_store_n(&h->saver_pid, (uint32_t)getpid(), __ATOMIC_RELEASE);
+		}
+		if (now - last_beat > 100000000ull) {
+			__atomic_store_n(&h->saver_beat_ns, now, __ATOMIC_RELEASE);
+			last_beat = now;
+		}
+		seq = __atomic_load_n(&h->snap_seq, __ATOMIC_ACQUIRE);
+		if (!(seq & 1) && seq != __atomic_load_n(&h->saved_seq, __ATOMIC_ACQUIRE)) {
+			struct fdr_buf b = { 0 };
+			struct timespec rt;
+			FILE *out;
+
+			clock_gettime(CLOCK_REALTIME, &rt);
+			snprintf(file, sizeof(file), "%s/snapshot-%06u-%lld.%03ld.txt", dir,
+				 ++saved, (long long)rt.tv_sec, rt.tv_nsec / 1000000);
+			snprintf(tmp, sizeof(tmp), "%s.tmp", file);
+			ret = slurp(s, path, &b);
+			out = ret ? NULL : fopen(tmp, "we");
+			if (!out || fwrite(b.data, 1, b.len, out) != b.len || fclose(out) != 0 ||
+			    rename(tmp, file) != 0) {
+				ret = die(1, "cannot write %s: %s", file,
+					  ret ? strerror(-ret) : strerror(errno));
+				fdr_buf_free(&b);
+				break;
+			}
+			fdr_buf_free(&b);
+			/* release: the next snapshot may be taken now */
+			__atomic_store_n(&h->saved_seq, seq, __ATOMIC_RELEASE);
+			printf("%s\n", file);
+			fflush(stdout);
+		} else {
+			struct timespec d = { 0, 2 * 1000 * 1000 };
+
+			nanosleep(&d, NULL);
+		}
+	}
+	{
+		void *base;
+		size_t size;
+
+		if (fdr_session_ring(s, inst, &base, &size) == 0) {
+			uint32_t me = (uint32_t)getpid();
+
+			__atomic_compare_exchange_n(&((struct fdr_abi_ring *)base)->saver_pid, &me,
+						    0, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+		}
+	}
+	fprintf(stderr, "fdr snapshot: %u snapshot%s saved\n", saved, saved == 1 ? "" : "s");
+	return ret;
+}
+
+/* fdr snapshot [take|show|clear|alloc|free|save DIR] [-i INSTANCE] [-c CPU] */
 static int cmd_snapshot(int argc, char **argv)
 {
 	struct fdr_session *s;
-	const char *inst = NULL, *action = "take";
+	const char *inst = NULL, *action = "take", *save_dir = NULL;
 	char pre[FDR_NAME_LEN + 16], path[256];
 	int cpu = -1, ret, argi = common_opts(argc, argv, &inst, &cpu, &ret);
 
@@ -804,13 +918,21 @@ static int cmd_snapshot(int argc, char **argv)
 		return ret;
 	if (argi < argc)
 		action = argv[argi++];
+	if (!strcmp(action, "save")) {
+		if (argi >= argc)
+			return usage_error(argc, argv, -1, "expected save DIR, found no DIR");
+		save_dir = argv[argi++];
+		if (cpu >= 0)
+			return usage_error(argc, argv, -1, "expected no -c CPU with save");
+	}
 	if (argi < argc)
 		return usage_error(argc, argv, argi,
 				   "expected nothing after the action, found '%s'", argv[argi]);
 	if (strcmp(action, "take") && strcmp(action, "show") && strcmp(action, "clear") &&
-	    strcmp(action, "alloc") && strcmp(action, "free"))
-		return usage_error(argc, argv, argi - 1,
-				   "expected take, show, clear, alloc or free, found '%s'", action);
+	    strcmp(action, "alloc") && strcmp(action, "free") && strcmp(action, "save"))
+		return usage_error(
+			argc, argv, argi - 1,
+			"expected take, show, clear, alloc, free or save DIR, found '%s'", action);
 	if (!strcmp(action, "free") && cpu >= 0)
 		return usage_error(argc, argv, -1,
 				   "expected no -c CPU with free (frees every CPU's)");
@@ -849,6 +971,8 @@ static int cmd_snapshot(int argc, char **argv)
 		}
 		if (ret)
 			ret = die(1, "cannot allocate the snapshot buffers: %s", strerror(-ret));
+		else if (save_dir)
+			ret = snapshot_save(s, idx, pre, save_dir);
 	}
 	fdr_session_close(s);
 	return ret;
@@ -874,11 +998,15 @@ static const struct verb verbs[] = {
 	  "Print the trace (the 'trace' file), without consuming it." },
 	{ "pipe", cmd_pipe, "pipe [-i INSTANCE] [-c CPU]",
 	  "Follow the trace, consuming it ('trace_pipe'); Ctrl-C stops." },
-	{ "snapshot", cmd_snapshot, "snapshot [take|show|clear|alloc|free] [-i INSTANCE] [-c CPU]",
+	{ "snapshot", cmd_snapshot,
+	  "snapshot [take|show|clear|alloc|free|save DIR] [-i INSTANCE] [-c CPU]",
 	  "take (the default): swap in the spare buffers, freezing what was recorded while\n"
 	  "tracing goes on (allocates the spare buffers first if needed); show: print the\n"
 	  "snapshot ('snapshot' file); clear: empty it; alloc: allocate the spare buffers so\n"
-	  "that applications (fdr_snapshot()) can take snapshots; free: release them." },
+	  "that applications (fdr_snapshot()) can take snapshots; free: release them;\n"
+	  "save DIR: allocate, then write every snapshot taken from now on, by anyone, to\n"
+	  "its own file in DIR until Ctrl-C (a snapshot is refused until the previous one\n"
+	  "is written, so each file is whole)." },
 	{ "stat", cmd_stat, "stat [-i INSTANCE]",
 	  "Show the session's state and per-CPU statistics." },
 	{ "cat", cmd_cat, "cat PATH...", "Read control-tree files, like cat on tracefs." },

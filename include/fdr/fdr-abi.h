@@ -294,8 +294,12 @@ struct fdr_abi_ring {
 	uint64_t snap_seq; /* odd while a swap is in progress; + 2 per snapshot */
 	uint64_t snap_lock_ns; /* CLOCK_MONOTONIC when the swap in progress began */
 	uint64_t snap_count; /* snapshots taken */
-	uint64_t snap_refused; /* snapshots refused: not allocated, or a swap in progress */
-	uint8_t reserved[40];
+	uint64_t snap_refused; /* snapshots refused: not allocated, busy, or not saved yet */
+	uint32_t saver_pid; /* a "fdr snapshot save" process keeps every snapshot */
+	uint32_t reserved1;
+	uint64_t saver_beat_ns; /* CLOCK_MONOTONIC, refreshed by the saver every 100 ms */
+	uint64_t saved_seq; /* the snap_seq the saver has written out */
+	uint8_t reserved[16];
 };
 _Static_assert(sizeof(struct fdr_abi_ring) == 128, "fdr_abi_ring layout");
 

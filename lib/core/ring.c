@@ -533,6 +533,8 @@ err:
 
 /* A swap in progress older than this belongs to a process that died: take over. */
 #define RB_SWAP_STALE_NS (100ull * 1000 * 1000)
+/* A saver that has not refreshed its heartbeat for this long is gone. */
+#define RB_SAVER_STALE_NS (1000ull * 1000 * 1000)
 
 /**
  * fdr_ring_swap - take a snapshot: swap the live and spare buffers of one CPU, or
@@ -546,8 +548,11 @@ err:
  * finished into the old one, which is now the snapshot. Readers of the snapshot
  * wait for those (see the reader). Async-signal-safe; never blocks.
  *
+ * While a "fdr snapshot save" process is attached, a snapshot is refused until the
+ * previous one is saved, so that every snapshot kept is whole.
+ *
  * Returns 0, -ENODEV (the snapshot buffers are not allocated), -EBUSY (another
- * swap is in progress), -EINVAL (bad cpu).
+ * swap is in progress, or the previous snapshot is not saved yet), -EINVAL.
  */
 int fdr_ring_swap(struct fdr_ring_map *m, int cpu)
 {
@@ -561,6 +566,13 @@ int fdr_ring_swap(struct fdr_ring_map *m, int cpu)
 	if (!__atomic_load_n(&h->spare_allocated, __ATOMIC_ACQUIRE)) {
 		__atomic_fetch_add(&h->snap_refused, 1, __ATOMIC_RELAXED);
 		return -ENODEV;
+	}
+	if (!(seq & 1) && __atomic_load_n(&h->saver_pid, __ATOMIC_ACQUIRE) &&
+	    now - __atomic_load_n(&h->saver_beat_ns, __ATOMIC_ACQUIRE) < RB_SAVER_STALE_NS &&
+	    __atomic_load_n(&h->saved_seq, __ATOMIC_ACQUIRE) != seq) {
+		/* the previous snapshot is not saved yet: keep it whole */
+		__atomic_fetch_add(&h->snap_refused, 1, __ATOMIC_RELAXED);
+		return -EBUSY;
 	}
 	if ((seq & 1) &&
 	    now - __atomic_load_n(&h->snap_lock_ns, __ATOMIC_RELAXED) < RB_SWAP_STALE_NS) {
