@@ -29,6 +29,7 @@
 #define EXIT_USAGE 2
 
 static const char *session_name;
+static const char *session_path; /* --dir PATH, or $FDR_DIR */
 static const char *verb = "fdr";
 static volatile sig_atomic_t stop_requested;
 
@@ -100,7 +101,14 @@ static int usage_error(int argc, char **argv, int argi, const char *fmt, ...)
 
 static int session_dir(char *dir, size_t len)
 {
-	int ret = fdr_session_dir(session_name, dir, len);
+	int ret;
+
+	if (session_path) {
+		if ((size_t)snprintf(dir, len, "%s", session_path) >= len)
+			return die(1, "session path too long");
+		return 0;
+	}
+	ret = fdr_session_dir(session_name, dir, len);
 
 	if (ret == -EINVAL)
 		return die(EXIT_USAGE,
@@ -1027,10 +1035,12 @@ static void usage(FILE *out)
 	size_t i;
 
 	fprintf(out,
-		"usage: fdr [-s SESSION] VERB [ARGS...]\n"
+		"usage: fdr [-s SESSION | -d DIR] VERB [ARGS...]\n"
 		"       fdr --version | --help\n\n"
 		"The session is -s SESSION, else $FDR_SESSION, else 'default'; sessions live in\n"
-		"$FDR_ROOT (default /dev/shm/fdr-UID).\n\nVerbs:\n");
+		"$FDR_ROOT (default /dev/shm/fdr-UID). -d DIR (or $FDR_DIR) names a session\n"
+		"directory anywhere, e.g. on disk: it outlives every process, and it can be\n"
+		"copied to another machine and read there.\n\nVerbs:\n");
 	for (i = 0; i < NR_VERBS; i++)
 		fprintf(out, "  %s\n", verbs[i].usage);
 	fprintf(out,
@@ -1059,6 +1069,7 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "session", required_argument, NULL, 's' },
+		{ "dir", required_argument, NULL, 'd' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -1067,10 +1078,16 @@ int main(int argc, char **argv)
 	int c;
 
 	session_name = fdr_session_default_name();
-	while ((c = getopt_long(argc, argv, "+s:hV", opts, NULL)) != -1) {
+	if (getenv("FDR_DIR") && *getenv("FDR_DIR"))
+		session_path = getenv("FDR_DIR");
+	while ((c = getopt_long(argc, argv, "+s:d:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			session_name = optarg;
+			session_path = NULL;
+			break;
+		case 'd':
+			session_path = optarg;
 			break;
 		case 'V':
 			printf("fdr %s\n", fdr_version());

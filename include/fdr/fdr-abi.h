@@ -20,6 +20,7 @@
 #ifndef FDR_ABI_H
 #define FDR_ABI_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define FDR_ABI_MAGIC_CONTROL 0x4644524355ULL /* "FDRCU" */
@@ -93,6 +94,8 @@ struct fdr_abi_event {
 	uint8_t reserved[7];
 	struct fdr_abi_field fields[FDR_MAX_FIELDS];
 };
+
+_Static_assert(sizeof(struct fdr_abi_event) == 2752, "fdr_abi_event layout");
 
 struct fdr_abi_cmdline {
 	uint32_t pid; /* 0 = empty; written last (release) */
@@ -198,11 +201,22 @@ struct fdr_abi_control {
 	uint32_t nr_events;
 	uint32_t cmdline_size; /* saved_cmdlines_size */
 	uint64_t dropped_no_slot; /* events dropped: cpu id beyond nr_cpus etc. */
-	uint8_t reserved0[3904];
+	/*
+	 * A later calibration point, refreshed by attached processes about every
+	 * second: with the creation point it gives the TSC rate to readers that run
+	 * after every writer is gone, or on another machine (boot_id differs).
+	 */
+	uint64_t cal_last_tsc;
+	uint64_t cal_last_mono_ns;
+	char boot_id[40]; /* /proc/sys/kernel/random/boot_id of the creating boot */
+	uint8_t reserved0[3864];
 	struct fdr_abi_instance instances[FDR_MAX_INSTANCES];
 	struct fdr_abi_event events[FDR_MAX_EVENTS];
 	struct fdr_abi_cmdline cmdlines[FDR_CMDLINE_SLOTS];
 };
+_Static_assert(sizeof(struct fdr_abi_cmdline) == 24 && sizeof(struct fdr_abi_error) == 496 &&
+		       offsetof(struct fdr_abi_control, instances) == 4096,
+	       "fdr_abi_control layout");
 
 /*
  * Ring files.

@@ -32,6 +32,7 @@ struct fdr_session_opts {
 FDR_API int fdr_session_root(char *buf, size_t len);
 FDR_API int fdr_session_dir(const char *name, char *buf, size_t len);
 FDR_API const char *fdr_session_default_name(void);
+FDR_API int fdr_session_default_dir(char *buf, size_t len);
 FDR_API int fdr_session_create(const char *dir, const struct fdr_session_opts *o,
 			       struct fdr_session **out);
 FDR_API int fdr_session_open(const char *dir, struct fdr_session **out);

@@ -76,6 +76,33 @@ int fdr_clock_tsc_usable(void)
 #endif
 }
 
+/* This boot's id (36 characters), "" if unknown. */
+void fdr_clock_boot_id(char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+
+	buf[0] = 0;
+	if (!f)
+		return;
+	if (fgets(buf, (int)len, f))
+		buf[strcspn(buf, "\n")] = 0;
+	fclose(f);
+}
+
+/*
+ * Refresh the session's later calibration point (called about every second by
+ * the agent of each attached process). tsc is cleared while the pair changes, so
+ * a reader sees either a whole pair or tsc = 0.
+ */
+void fdr_clock_refresh(struct fdr_abi_control *ctl)
+{
+	uint64_t tsc = fdr_rdtsc(), mono = fdr_clock_mono_ns();
+
+	__atomic_store_n(&ctl->cal_last_tsc, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&ctl->cal_last_mono_ns, mono, __ATOMIC_RELEASE);
+	__atomic_store_n(&ctl->cal_last_tsc, tsc, __ATOMIC_RELEASE);
+}
+
 /* Measure the TSC rate against CLOCK_MONOTONIC over about 20 ms. */
 uint64_t fdr_clock_calibrate_khz(void)
 {
@@ -88,6 +115,17 @@ uint64_t fdr_clock_calibrate_khz(void)
 	if (t1 <= t0 || c1 <= c0)
 		return 0;
 	return (uint64_t)((long double)(c1 - c0) * 1000000.0L / (long double)(t1 - t0));
+}
+
+/* Was the session made on the running boot? (An empty id: assume so.) */
+static int fdr_clock_same_boot(const struct fdr_abi_control *ctl)
+{
+	char id[sizeof(ctl->boot_id)];
+
+	if (!ctl->boot_id[0])
+		return 1;
+	fdr_clock_boot_id(id, sizeof(id));
+	return !id[0] || strncmp(id, ctl->boot_id, sizeof(id)) == 0;
 }
 
 /**
@@ -114,7 +152,20 @@ void fdr_clock_conv_init(struct fdr_clock_conv *c, const struct fdr_abi_control 
 		c->ns_per_tick = 1000000.0L / (long double)ctl->tsc_khz;
 	else
 		c->ns_per_tick = 1.0L;
-	/* Over more than 50 ms the lifetime rate beats the 20 ms creation estimate. */
+	/*
+	 * Over more than 50 ms the lifetime rate beats the 20 ms creation estimate.
+	 * "Now" is a valid second point only on the boot that made the session; a
+	 * session read after a reboot or on another machine uses the last point the
+	 * writers left.
+	 */
+	if (!fdr_clock_same_boot(ctl)) {
+		uint64_t t1 = __atomic_load_n(&ctl->cal_last_tsc, __ATOMIC_ACQUIRE);
+
+		mono_now = __atomic_load_n(&ctl->cal_last_mono_ns, __ATOMIC_ACQUIRE);
+		tsc_now = __atomic_load_n(&ctl->cal_last_tsc, __ATOMIC_ACQUIRE);
+		if (t1 != tsc_now)
+			tsc_now = 0;
+	}
 	if (c->ts_source == FDR_TS_TSC && tsc_now > ctl->cal_tsc &&
 	    mono_now > ctl->cal_mono_ns + 50000000ull)
 		c->ns_per_tick = (long double)(mono_now - ctl->cal_mono_ns) /

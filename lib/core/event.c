@@ -258,7 +258,7 @@ static void ev_attach(void)
 
 	if (atomic_load(&fdr_proc_session))
 		return;
-	if (fdr_session_dir(fdr_session_default_name(), dir, sizeof(dir)))
+	if (fdr_session_default_dir(dir, sizeof(dir)))
 		return;
 	if (fdr_session_open(dir, &s))
 		return;
@@ -296,7 +296,9 @@ static void ev_detach(void)
 
 static void ev_agent_round(void)
 {
+	static uint64_t last_refresh;
 	struct fdr_session *s;
+	uint64_t now = fdr_clock_mono_ns();
 
 	pthread_mutex_lock(&ev_lock);
 	s = atomic_load(&fdr_proc_session);
@@ -309,6 +311,11 @@ static void ev_agent_round(void)
 		ev_attach();
 	else if (__atomic_load_n(&s->ctl->gen, __ATOMIC_ACQUIRE) != ev_seen_gen)
 		ev_sync(s);
+	s = atomic_load(&fdr_proc_session);
+	if (s && now - last_refresh > 1000000000ull) {
+		fdr_clock_refresh(s->ctl);
+		last_refresh = now;
+	}
 	pthread_mutex_unlock(&ev_lock);
 }
 

@@ -20,6 +20,7 @@
 #include <fnmatch.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +86,23 @@ int fdr_session_dir(const char *name, char *buf, size_t len)
 		return ret;
 	n = snprintf(buf, len, "%s/%s", root, name);
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/**
+ * fdr_session_default_dir - the session an application records into: $FDR_DIR
+ * (a session directory anywhere, e.g. on disk) if set, else $FDR_ROOT/$FDR_SESSION
+ * Returns 0, -EINVAL (bad $FDR_SESSION) or -ENAMETOOLONG.
+ */
+int fdr_session_default_dir(char *buf, size_t len)
+{
+	const char *env = getenv("FDR_DIR");
+	int n;
+
+	if (env && *env) {
+		n = snprintf(buf, len, "%s", env);
+		return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+	}
+	return fdr_session_dir(fdr_session_default_name(), buf, len);
 }
 
 /* A directory we create or trust must be ours and private. */
@@ -341,6 +359,9 @@ int fdr_session_create(const char *dir, const struct fdr_session_opts *o, struct
 	c->cal_boot_ns = fdr_clock_boot_ns();
 	c->cal_real_ns = fdr_clock_real_ns();
 	c->created_mono_ns = c->cal_mono_ns;
+	c->cal_last_mono_ns = c->cal_mono_ns;
+	c->cal_last_tsc = c->cal_tsc;
+	fdr_clock_boot_id(c->boot_id, sizeof(c->boot_id));
 	fdr_session_lock_init(c);
 	ses_instance_defaults(&c->instances[0], "", ss, overwrite);
 	c->instances[0].state = FDR_INST_LIVE;
@@ -411,6 +432,14 @@ const char *fdr_session_path(struct fdr_session *s)
 	return s->dir;
 }
 
+/* A robust mutex whose owner thread id names no thread here. (glibc's layout.) */
+static int ses_lock_orphaned(pthread_mutex_t *m)
+{
+	int owner = m->__data.__owner & 0x3fffffff; /* FUTEX_TID_MASK */
+
+	return owner > 0 && kill(owner, 0) < 0 && errno == ESRCH;
+}
+
 /**
  * fdr_session_lock - take the control lock (robust: a dead holder's lock is
  * recovered). Waits at most 2 s, then returns -ETIMEDOUT.
@@ -427,6 +456,19 @@ int fdr_session_lock(struct fdr_session *s)
 	if (ret == EOWNERDEAD) {
 		pthread_mutex_consistent(m);
 		ret = 0;
+	}
+	if (ret == ETIMEDOUT && ses_lock_orphaned(m)) {
+		/*
+		 * The owner does not exist on this system: a session copied from
+		 * another machine, or restored from disk, while its lock was held.
+		 * Nobody can release it, so it is made anew.
+		 */
+		fdr_session_lock_init(s->ctl);
+		ret = pthread_mutex_lock(m);
+		if (ret == EOWNERDEAD) {
+			pthread_mutex_consistent(m);
+			ret = 0;
+		}
 	}
 	return -ret;
 }
