@@ -1,0 +1,771 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# cli.sh FDR [FDR_DEMO] - the fdr command, driven the way the kernel's ftrace
+# selftests drive tracefs: each test_* function is one case, run in order in a
+# private FDR_ROOT (made with mktemp, removed at exit). Expected error positions
+# are written into the input with '^' (check_error 'tracing_on' '12^x').
+#
+# Prints "ok N - name" / "not ok N - name" per case, then "N passed, N failed";
+# exits non-zero if any case failed.
+set -u
+
+FDR=${1:?usage: cli.sh FDR [FDR_DEMO]}
+DEMO=${2:-}
+case $FDR in /*) ;; *) FDR=$PWD/$FDR ;; esac
+case $DEMO in /* | '') ;; *) DEMO=$PWD/$DEMO ;; esac
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/fdr-cli.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+export FDR_ROOT=$T/root
+export FDR_SESSION=cli
+unset FDR_CLOCK_SOURCE FDR_NO_AGENT
+
+pass=0
+fail=0
+ncase=0
+OUT=$T/out
+ERR=$T/err
+
+# ---- helpers ----------------------------------------------------------------
+
+# diag MSG...: explain a failure (printed under "not ok")
+diag() {
+	echo "#   $*"
+}
+
+# run CMD...: run, keep stdout in $OUT, stderr in $ERR, status in $rc
+run() {
+	"$@" >"$OUT" 2>"$ERR"
+	rc=$?
+	return 0
+}
+
+#
+# run_for SECS SIG CMD...: run CMD in the background (this shell reaps it), wait
+# until it ends or SECS seconds passed, then send SIG, and KILL 2 s later if it
+# is still there. Sets $rc (137 if it had to be killed) and $ended (1 if it
+# exited before SIG was sent). A blocking 'fdr pipe' is run this way: 'timeout'
+# would leave a killed child unreaped where PID 1 does not reap orphans.
+#
+run_for() {
+	local secs=$1 sig=$2 pid i
+	shift 2
+	"$@" >"$OUT" 2>"$ERR" &
+	pid=$!
+	ended=0
+	for ((i = 0; i < secs * 10; i++)); do
+		kill -0 "$pid" 2>/dev/null || { ended=1; break; }
+		sleep 0.1
+	done
+	if [ "$ended" -eq 0 ]; then
+		kill -s "$sig" "$pid" 2>/dev/null
+		for ((i = 0; i < 20; i++)); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		if kill -0 "$pid" 2>/dev/null; then
+			kill -KILL "$pid" 2>/dev/null
+			wait "$pid" 2>/dev/null
+			rc=137
+			return 0
+		fi
+	fi
+	wait "$pid"
+	rc=$?
+	return 0
+}
+
+# fdr ARGS...: run the fdr command
+fdr() {
+	run "$FDR" "$@"
+}
+
+show_io() {
+	sed 's/^/#   stdout: /' "$OUT" | head -20
+	sed 's/^/#   stderr: /' "$ERR" | head -20
+}
+
+# expect_rc N: the last command exited with N
+expect_rc() {
+	if [ "$rc" -ne "$1" ]; then
+		diag "exit status $rc, expected $1"
+		show_io
+		return 1
+	fi
+}
+
+# expect_out PATTERN (grep -E) in stdout / expect_err in stderr / expect_no_out
+expect_out() {
+	grep -Eq -- "$1" "$OUT" && return 0
+	diag "stdout lacks /$1/"
+	show_io
+	return 1
+}
+
+expect_err() {
+	grep -Eq -- "$1" "$ERR" && return 0
+	diag "stderr lacks /$1/"
+	show_io
+	return 1
+}
+
+expect_no_out() {
+	grep -Eq -- "$1" "$OUT" || return 0
+	diag "stdout must not match /$1/"
+	show_io
+	return 1
+}
+
+expect_empty_out() {
+	[ ! -s "$OUT" ] && return 0
+	diag "stdout must be empty (data only goes there)"
+	show_io
+	return 1
+}
+
+# cat_is PATH TEXT: fdr cat PATH prints exactly TEXT (plus the final newline)
+cat_is() {
+	fdr cat "$1"
+	expect_rc 0 || return 1
+	local got
+	got=$(cat "$OUT")
+	[ "$got" = "$2" ] && return 0
+	diag "fdr cat $1: '$got', expected '$2'"
+	return 1
+}
+
+# caret_col FILE LINE_TEXT: column of the '^' on the line after the line equal to LINE_TEXT
+caret_col() {
+	awk -v want="$2" 'found { print index($0, "^") - 1; exit } $0 == want { found = 1 }' "$1"
+}
+
+#
+# check_error PATH 'VALUE-WITH-^': write VALUE (without the ^) to PATH with
+# 'fdr write'; it must be refused with exit status 2, the message must show the
+# value with a caret under the byte the ^ precedes, and error_log's entry must
+# put its caret at column strlen("  Command: ") + pos (the selftests' check:
+# the last line is 13 + pos bytes long).
+#
+check_error() { # path value-with-caret [location]
+	local path=$1 loc=${3:-$1} pos cmd col n
+	pos=$(printf '%s' "${2%%^*}" | wc -c)
+	cmd=$(printf '%s' "$2" | tr -d '^')
+	fdr write error_log ''
+	expect_rc 0 || return 1
+	fdr write "$path" "$cmd"
+	expect_rc 2 || return 1
+	expect_empty_out || return 1
+	expect_err "^fdr write: " || return 1
+	col=$(caret_col "$ERR" "  $cmd")
+	if [ "$col" != $((2 + pos)) ]; then
+		diag "'$cmd' > $path: caret at column '$col' of the message, expected $((2 + pos))"
+		show_io
+		return 1
+	fi
+	fdr cat error_log
+	expect_rc 0 || return 1
+	if ! grep -q -- "$loc: error: " "$OUT"; then
+		diag "error_log has no '$loc: error: ' entry"
+		show_io
+		return 1
+	fi
+	grep -qxF -- "  Command: $cmd" "$OUT" || {
+		diag "error_log lacks '  Command: $cmd'"
+		show_io
+		return 1
+	}
+	n=$(tail -n 1 "$OUT" | wc -c)
+	if [ "$n" -ne $((13 + pos)) ]; then
+		diag "error_log caret line is $n bytes, expected $((13 + pos)) (caret at column $((11 + pos)))"
+		show_io
+		return 1
+	fi
+}
+
+# usage_caret 'ARGS-WITH-^'...: fdr ARGS must exit 2 and point at the ^ argument
+# (arguments are split on spaces; the ^ goes at the start of the blamed one)
+usage_caret() {
+	local spec=$1 pre cmd col want
+	pre=${spec%%^*}
+	cmd=$(printf '%s' "$spec" | tr -d '^')
+	# shellcheck disable=SC2086
+	run "$FDR" $cmd
+	expect_rc 2 || return 1
+	expect_empty_out || return 1
+	want=$((6 + ${#pre})) # "  fdr " then the arguments
+	col=$(caret_col "$ERR" "  fdr $cmd")
+	if [ "$col" != "$want" ]; then
+		diag "fdr $cmd: caret at column '$col', expected $want"
+		show_io
+		return 1
+	fi
+}
+
+session_dir() {
+	echo "$FDR_ROOT/${1:-$FDR_SESSION}"
+}
+
+# ---- cases --------------------------------------------------------------------
+
+test_version() {
+	fdr --version
+	expect_rc 0 || return 1
+	expect_out '^fdr [0-9]+\.[0-9]+\.[0-9]+$' || return 1
+	[ "$(wc -l <"$OUT")" -eq 1 ] || { diag "one line expected"; return 1; }
+}
+
+test_help() {
+	local v
+	fdr help
+	expect_rc 0 || return 1
+	expect_out '^usage: fdr ' || return 1
+	fdr --help
+	expect_rc 0 || return 1
+	expect_out '^usage: fdr ' || return 1
+	for v in start stop destroy list enable disable show pipe stat cat write append ls mkdir rmdir help; do
+		fdr help "$v"
+		expect_rc 0 || return 1
+		expect_out "^usage: fdr \[-s SESSION\] $v" || return 1
+		expect_out '[a-z]' || return 1
+	done
+	usage_caret 'help ^bogus' || return 1
+	expect_err "bogus" || return 1
+}
+
+test_usage_errors() {
+	fdr
+	expect_rc 2 || return 1
+	expect_empty_out || return 1
+	expect_err 'usage: fdr' || return 1
+	fdr bogus-verb
+	expect_rc 2 || return 1
+	expect_err "bogus-verb" || return 1
+	fdr cat
+	expect_rc 2 || return 1
+	expect_err '^fdr cat: expected' || return 1
+	fdr write
+	expect_rc 2 || return 1
+	fdr enable
+	expect_rc 2 || return 1
+	fdr mkdir
+	expect_rc 2 || return 1
+	fdr --bogus-option
+	expect_rc 2 || return 1
+	fdr -s 'a/b' cat trace
+	expect_rc 2 || return 1
+	expect_err "a/b" || return 1
+}
+
+test_no_session() {
+	fdr cat trace
+	expect_rc 1 || return 1
+	expect_empty_out || return 1
+	expect_err "^fdr cat: no session 'cli'" || return 1
+	fdr show
+	expect_rc 1 || return 1
+	fdr destroy
+	expect_rc 1 || return 1
+	[ ! -e "$FDR_ROOT/cli" ] || { diag "a read must not create the session"; return 1; }
+}
+
+test_start_creates() {
+	local d
+	d=$(session_dir)
+	fdr start
+	expect_rc 0 || return 1
+	expect_empty_out || return 1
+	expect_err "session 'cli' created" || return 1
+	[ -d "$d" ] || { diag "$d missing"; return 1; }
+	[ "$(stat -c %a "$d")" = 700 ] || { diag "$d mode $(stat -c %a "$d"), expected 700"; return 1; }
+	[ "$(stat -c %a "$FDR_ROOT")" = 700 ] || { diag "$FDR_ROOT mode $(stat -c %a "$FDR_ROOT")"; return 1; }
+	fdr start
+	expect_rc 0 || return 1
+	expect_err "session 'cli' started" || return 1
+	cat_is tracing_on 1
+}
+
+test_ls() {
+	fdr ls
+	expect_rc 0 || return 1
+	expect_out '^trace$' || return 1
+	expect_out '^trace_pipe$' || return 1
+	expect_out '^events/$' || return 1
+	expect_out '^per_cpu/$' || return 1
+	expect_out '^instances/$' || return 1
+	fdr ls events
+	expect_rc 0 || return 1
+	expect_out '^header_page$' || return 1
+	expect_out '^ftrace/$' || return 1
+	fdr ls per_cpu/cpu0
+	expect_rc 0 || return 1
+	expect_out '^trace_pipe_raw$' || return 1
+	fdr ls trace
+	expect_rc 0 || return 1
+	expect_out '^trace$' || return 1
+	fdr ls nosuch
+	expect_rc 1 || return 1
+	expect_empty_out || return 1
+	expect_err 'nosuch' || return 1
+}
+
+test_ls_long() {
+	fdr ls -l events
+	expect_rc 0 || return 1
+	expect_out '^-r--r----- header_page$' || return 1
+	expect_out '^-rw-r----- enable$' || return 1
+	expect_out '^drwxr-x--- ftrace/$' || return 1
+	fdr ls -l
+	expect_rc 0 || return 1
+	expect_out '^--w--w---- trace_marker$' || return 1
+	expect_out '^-rw-r----- trace$' || return 1
+	expect_out '^-r--r----- README$' || return 1
+	expect_out '^drwxr-x--- events/$' || return 1
+}
+
+test_cat_write_append() {
+	cat_is tracing_on 1 || return 1
+	fdr write tracing_on 0
+	expect_rc 0 || return 1
+	expect_empty_out || return 1
+	cat_is tracing_on 0 || return 1
+	fdr write tracing_on 1
+	expect_rc 0 || return 1
+	fdr write buffer_size_kb 100
+	expect_rc 0 || return 1
+	cat_is buffer_size_kb 103 || return 1
+	fdr write buffer_size_kb 1408
+	cat_is buffer_size_kb 1410 || return 1
+	cat_is trace_clock '[local] global counter uptime perf mono mono_raw boot tai x86-tsc' || return 1
+	fdr write trace_clock mono
+	expect_rc 0 || return 1
+	cat_is trace_clock 'local global counter uptime perf [mono] mono_raw boot tai x86-tsc' || return 1
+	fdr write trace_clock local
+	fdr write options/overwrite 0
+	cat_is options/overwrite 0 || return 1
+	fdr write trace_options overwrite
+	cat_is options/overwrite 1 || return 1
+	# append: '>>' to a list file keeps what is there
+	fdr write set_event 'tcli:a'
+	expect_rc 0 || return 1
+	fdr append set_event 'tcli:b'
+	expect_rc 0 || return 1
+	fdr cat set_event_pending
+	expect_out '^tcli:a$' || return 1
+	expect_out '^tcli:b$' || return 1
+	fdr write set_event ''
+	expect_rc 0 || return 1
+	fdr cat set_event_pending
+	expect_empty_out || return 1
+	# several files in one cat
+	fdr cat tracing_on current_tracer
+	expect_rc 0 || return 1
+	[ "$(cat "$OUT")" = "$(printf '1\nnop')" ] || { diag "cat of two files: $(cat "$OUT")"; return 1; }
+}
+
+test_runtime_errors() {
+	fdr cat nosuch
+	expect_rc 1 || return 1
+	expect_empty_out || return 1
+	expect_err '^fdr cat: nosuch: ' || return 1
+	fdr write available_events x
+	expect_rc 1 || return 1
+	expect_err 'Permission denied' || return 1
+	fdr cat trace_marker
+	expect_rc 1 || return 1
+	fdr cat events
+	expect_rc 1 || return 1
+	expect_err 'Is a directory' || return 1
+	fdr write nosuch 1
+	expect_rc 1 || return 1
+	# no raw errno numbers, ever
+	if grep -Eq 'error -?[0-9]+|errno' "$ERR"; then
+		diag "raw errno in a message"
+		show_io
+		return 1
+	fi
+}
+
+test_check_errors() {
+	check_error tracing_on '12^x' || return 1
+	check_error tracing_on '^abc' || return 1
+	check_error tracing_on '1^k' || return 1
+	check_error tracing_on '^-1' || return 1
+	check_error options/overwrite '^2' overwrite || return 1
+	check_error buffer_size_kb '12^a' || return 1
+	check_error buffer_size_kb '^0' || return 1
+	check_error trace_clock '^bogus' || return 1
+	check_error trace_options 'no^bogus' || return 1
+	check_error current_tracer '^function' || return 1
+	check_error events/enable '^2' enable || return 1
+}
+
+test_check_errors_set_event() {
+	# shellcheck disable=SC2016 # a literal '$': a character set_event refuses
+	check_error set_event 'tcli:a ba^$d' || return 1
+	check_error set_event '!^nosuch:event' || return 1
+}
+
+test_usage_carets() {
+	usage_caret 'start -b ^abc' || return 1
+	usage_caret 'start -b ^0' || return 1
+	usage_caret 'start -m ^bogus' || return 1
+	usage_caret 'start ^extra' || return 1
+	usage_caret 'stop ^extra' || return 1
+	usage_caret 'show -c ^x' || return 1
+	usage_caret 'mkdir ^foo' || return 1
+	usage_caret 'destroy ^now' || return 1
+}
+
+test_enable_disable_list() {
+	fdr write set_event ''
+	expect_rc 0 || return 1
+	fdr enable 'tcli:*'
+	expect_rc 0 || return 1
+	expect_empty_out || return 1
+	fdr list
+	expect_rc 0 || return 1
+	expect_out '^tcli:\* \[pending\]$' || return 1
+	fdr enable 'other:x' 'more:y'
+	expect_rc 0 || return 1
+	fdr list
+	expect_out '^other:x \[pending\]$' || return 1
+	expect_out '^more:y \[pending\]$' || return 1
+	fdr disable 'tcli:*' 'other:x' 'more:y'
+	expect_rc 0 || return 1
+	fdr list
+	expect_no_out 'pending' || return 1
+	fdr disable 'nosuch:event'
+	expect_rc 2 || return 1
+	expect_err 'nosuch:event' || return 1
+	# shellcheck disable=SC2016
+	fdr enable 'bad$name'
+	expect_rc 2 || return 1
+	fdr list 'nomatch*'
+	expect_rc 0 || return 1
+	expect_no_out ':' || return 1
+	fdr list -i nosuch
+	expect_rc 1 || return 1
+}
+
+test_marker_and_show() {
+	fdr write trace ''
+	expect_rc 0 || return 1
+	fdr write trace_marker hello world
+	expect_rc 0 || return 1
+	expect_empty_out || return 1
+	fdr show
+	expect_rc 0 || return 1
+	[ "$(head -n 1 "$OUT")" = "# tracer: nop" ] || { diag "first line: $(head -n 1 "$OUT")"; return 1; }
+	expect_out '^# entries-in-buffer/entries-written: 1/1   #P:[0-9]+$' || return 1
+	expect_out '^#           TASK-PID     CPU#  \|\|\|\|\|  TIMESTAMP  FUNCTION$' || return 1
+	expect_out '^ {13}fdr-[0-9]+ +\[[0-9]{3}\] \.\.\.\.\. +[0-9]+\.[0-9]{6}: tracing_mark_write: hello world$' || return 1
+	[ "$(grep -vc '^#' "$OUT")" -eq 1 ] || { diag "one record line expected"; show_io; return 1; }
+	# non-consuming: the same again
+	cp "$OUT" "$T/show1"
+	fdr show
+	cmp -s "$OUT" "$T/show1" || { diag "two reads of trace differ"; diff "$T/show1" "$OUT" | head; return 1; }
+	fdr append trace_marker again
+	fdr show
+	expect_out 'tracing_mark_write: again$' || return 1
+	expect_out '^# entries-in-buffer/entries-written: 2/2 ' || return 1
+	# per CPU
+	fdr show -c 0
+	expect_rc 0 || return 1
+	expect_out '^# tracer: nop$' || return 1
+	fdr show -c 99999
+	expect_rc 1 || return 1
+	# 'fdr write trace' clears
+	fdr write trace ''
+	expect_rc 0 || return 1
+	fdr show
+	expect_out '^# entries-in-buffer/entries-written: 0/0 ' || return 1
+	expect_no_out 'tracing_mark_write' || return 1
+}
+
+test_pipe_consumes() {
+	fdr write trace ''
+	fdr write trace_marker one
+	fdr write trace_marker two
+	fdr write trace_marker three
+	run_for 1 TERM "$FDR" pipe
+	if [ "$rc" -eq 137 ]; then
+		diag "fdr pipe ignored SIGTERM and had to be killed ('Ctrl-C stops', says fdr help pipe)"
+	fi
+	expect_out 'tracing_mark_write: one$' || return 1
+	expect_out 'tracing_mark_write: three$' || return 1
+	expect_no_out '^#' || return 1
+	[ "$(wc -l <"$OUT")" -eq 3 ] || { diag "three lines expected"; show_io; return 1; }
+	fdr show
+	expect_no_out 'tracing_mark_write' || return 1
+	expect_out '^# entries-in-buffer/entries-written: 0/0 ' || return 1
+}
+
+test_pipe_stops_on_sigterm() {
+	fdr write trace_marker y
+	run_for 1 TERM "$FDR" pipe
+	[ "$rc" -ne 137 ] || { diag "fdr pipe ignored SIGTERM and had to be killed"; return 1; }
+	[ "$rc" -eq 0 ] || { diag "exit status $rc after SIGTERM"; show_io; return 1; }
+	expect_out 'tracing_mark_write: y$' || return 1
+}
+
+test_pipe_stops_on_sigint() {
+	fdr write trace_marker x
+	run_for 1 INT "$FDR" pipe
+	[ "$rc" -ne 137 ] || { diag "fdr pipe ignored SIGINT (Ctrl-C) and had to be killed"; return 1; }
+	expect_out 'tracing_mark_write: x$' || return 1
+}
+
+test_pipe_ends_when_stopped() {
+	local st
+	fdr write trace_marker last
+	fdr stop
+	expect_rc 0 || return 1
+	run_for 3 TERM "$FDR" pipe
+	st=$rc
+	cp "$OUT" "$T/pipe.out"
+	fdr start
+	# tracing off and the data delivered: EOF, so the pipe ends by itself
+	if [ "$ended" -ne 1 ] || [ "$st" -ne 0 ]; then
+		diag "fdr pipe with tracing off did not end by itself (status $st)"
+		return 1
+	fi
+	grep -q 'tracing_mark_write: last$' "$T/pipe.out" || { diag "the data must come first"; return 1; }
+}
+
+test_stop_start() {
+	fdr stop
+	expect_rc 0 || return 1
+	cat_is tracing_on 0 || return 1
+	fdr write trace_marker while-stopped
+	expect_rc 1 || return 1
+	expect_err 'Bad file descriptor' || return 1
+	fdr start
+	expect_rc 0 || return 1
+	cat_is tracing_on 1 || return 1
+	fdr show
+	expect_no_out 'while-stopped' || return 1
+}
+
+test_stat() {
+	fdr stat
+	expect_rc 0 || return 1
+	expect_out '^session: cli ' || return 1
+	expect_out '^tracing_on: 1$' || return 1
+	expect_out '^mode: overwrite$' || return 1
+	expect_out '^cpu0: buffer_size_kb [0-9]+$' || return 1
+	expect_out '^entries: [0-9]+$' || return 1
+	expect_out '^overrun: [0-9]+$' || return 1
+	expect_out '^dropped events: [0-9]+$' || return 1
+	expect_out '^read events: [0-9]+$' || return 1
+	fdr stat -i nosuch
+	expect_rc 1 || return 1
+}
+
+test_instances() {
+	fdr mkdir instances/foo
+	expect_rc 0 || return 1
+	fdr ls instances
+	expect_out '^foo/$' || return 1
+	fdr mkdir instances/foo
+	expect_rc 1 || return 1
+	expect_err 'File exists' || return 1
+	fdr write instances/foo/trace_marker in-foo
+	expect_rc 0 || return 1
+	fdr show -i foo
+	expect_rc 0 || return 1
+	expect_out 'tracing_mark_write: in-foo$' || return 1
+	fdr show
+	expect_no_out 'in-foo' || return 1
+	fdr stop -i foo
+	expect_rc 0 || return 1
+	cat_is instances/foo/tracing_on 0 || return 1
+	cat_is tracing_on 1 || return 1
+	fdr stat -i foo
+	expect_rc 0 || return 1
+	expect_out '^instance: foo$' || return 1
+	fdr rmdir instances/foo
+	expect_rc 0 || return 1
+	fdr ls instances
+	expect_no_out 'foo' || return 1
+	fdr rmdir instances/foo
+	expect_rc 1 || return 1
+	fdr start -i bar -e 'tcli:*'
+	expect_rc 0 || return 1
+	fdr list -i bar
+	expect_out '^tcli:\* \[pending\]$' || return 1
+	fdr list
+	expect_no_out 'tcli' || return 1
+	fdr rmdir instances/bar
+	expect_rc 0 || return 1
+}
+
+test_start_options() {
+	fdr destroy
+	expect_rc 0 || return 1
+	fdr start -b 100 -m discard -C mono -e 'tcli:*' -e 'other:x'
+	expect_rc 0 || return 1
+	cat_is buffer_size_kb 103 || return 1
+	cat_is options/overwrite 0 || return 1
+	cat_is trace_clock 'local global counter uptime perf [mono] mono_raw boot tai x86-tsc' || return 1
+	fdr cat set_event_pending
+	expect_out '^tcli:\*$' || return 1
+	expect_out '^other:x$' || return 1
+	fdr stat
+	expect_out '^mode: discard$' || return 1
+	# an existing session keeps its settings unless asked
+	fdr start
+	cat_is buffer_size_kb 103 || return 1
+	fdr start -b 5 -m overwrite
+	expect_rc 0 || return 1
+	cat_is buffer_size_kb 7 || return 1
+	cat_is options/overwrite 1 || return 1
+	fdr start -C bogus
+	expect_rc 2 || return 1
+	fdr start -S 8
+	expect_rc 0 || return 1
+	fdr destroy
+	fdr start -S 8
+	expect_rc 0 || return 1
+	cat_is buffer_subbuf_size_kb 8 || return 1
+}
+
+test_session_selection() {
+	fdr -s other start
+	expect_rc 0 || return 1
+	[ -d "$(session_dir other)" ] || { diag "-s other: no $(session_dir other)"; return 1; }
+	fdr -s other write trace_marker only-other
+	fdr -s other show
+	expect_out 'only-other' || return 1
+	fdr show
+	expect_no_out 'only-other' || return 1
+	run env FDR_SESSION=other "$FDR" show
+	expect_out 'only-other' || return 1
+	fdr -s other destroy
+	expect_rc 0 || return 1
+	[ ! -e "$(session_dir other)" ] || { diag "destroy left $(session_dir other)"; return 1; }
+}
+
+test_destroy() {
+	local d
+	d=$(session_dir)
+	fdr destroy
+	expect_rc 0 || return 1
+	[ ! -e "$d" ] || { diag "$d still there"; return 1; }
+	fdr cat trace
+	expect_rc 1 || return 1
+	fdr destroy
+	expect_rc 1 || return 1
+}
+
+test_demo() {
+	if [ -z "$DEMO" ] || [ ! -x "$DEMO" ]; then
+		echo "# skip: no fdr-demo (${DEMO:-not built})"
+		return 0
+	fi
+	fdr start -e 'demo:*'
+	expect_rc 0 || return 1
+	run timeout -k 5 60 "$DEMO"
+	expect_rc 0 || return 1
+	fdr show
+	expect_rc 0 || return 1
+	local req fail500
+	req=$(grep -Ec '^ *fdr-demo-[0-9]+ +\[[0-9]{3}\] [.0-9]{5} +[0-9]+\.[0-9]{6}: request: status=[0-9]+ latency_ns=[0-9]+ path=/' "$OUT")
+	fail500=$(grep -c ': request: status=500 ' "$OUT")
+	if [ "$req" -lt 100 ]; then
+		diag "$req demo:request lines (expected about 1000)"
+		show_io
+		return 1
+	fi
+	[ "$fail500" -ge 1 ] || { diag "no request with status=500"; return 1; }
+	fdr list
+	expect_out '^demo:request \[enabled\]$' || return 1
+	echo "# $req requests, $fail500 failed"
+}
+
+# fdr-demo started before its session exists attaches within a second of
+# 'fdr start'; after 'fdr destroy' it goes on, and attaches again to a new
+# session of the same name.
+test_demo_attaches_late() {
+	local pid n
+	if [ -z "$DEMO" ] || [ ! -x "$DEMO" ]; then
+		echo "# skip: no fdr-demo (${DEMO:-not built})"
+		return 0
+	fi
+	env FDR_SESSION=late "$DEMO" -f -r 200 -q >"$T/demo.out" 2>&1 &
+	pid=$!
+	sleep 0.5
+	fdr -s late start -e 'demo:request'
+	expect_rc 0 || { kill "$pid"; wait "$pid"; return 1; }
+	sleep 1.5
+	fdr -s late show
+	n=$(grep -c ': request: status=' "$OUT")
+	if [ "$n" -lt 20 ]; then
+		diag "$n requests recorded 1.5 s after the session appeared (200/s running)"
+		kill "$pid"
+		wait "$pid"
+		return 1
+	fi
+	fdr -s late destroy
+	expect_rc 0 || { kill "$pid"; wait "$pid"; return 1; }
+	sleep 0.5
+	kill -0 "$pid" 2>/dev/null || { diag "fdr-demo died when its session was destroyed"; return 1; }
+	fdr -s late start -e 'demo:request'
+	sleep 1.5
+	fdr -s late show
+	n=$(grep -c ': request: status=' "$OUT")
+	kill -TERM "$pid"
+	wait "$pid"
+	rc=$?
+	fdr -s late destroy
+	if [ "$n" -lt 20 ]; then
+		diag "$n requests recorded 1.5 s after the session was created again"
+		return 1
+	fi
+	[ "$rc" -eq 0 ] || { diag "fdr-demo -f exit status $rc after SIGTERM"; cat "$T/demo.out"; return 1; }
+}
+
+# ---- main ---------------------------------------------------------------------
+
+cases="
+test_version
+test_help
+test_usage_errors
+test_no_session
+test_start_creates
+test_ls
+test_ls_long
+test_cat_write_append
+test_runtime_errors
+test_check_errors
+test_check_errors_set_event
+test_usage_carets
+test_enable_disable_list
+test_marker_and_show
+test_pipe_consumes
+test_pipe_stops_on_sigterm
+test_pipe_stops_on_sigint
+test_pipe_ends_when_stopped
+test_stop_start
+test_stat
+test_instances
+test_start_options
+test_session_selection
+test_destroy
+test_demo
+test_demo_attaches_late
+"
+
+cd "$T" || exit 1
+for c in $cases; do
+	ncase=$((ncase + 1))
+	if "$c"; then
+		pass=$((pass + 1))
+		echo "ok $ncase - ${c#test_}"
+	else
+		fail=$((fail + 1))
+		echo "not ok $ncase - ${c#test_}"
+	fi
+done
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,1029 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * test-ring.c - the ring buffer and its readers: records come back exactly as
+ * written, in order, on the CPU that wrote them; overwrite and discard modes
+ * keep the right end; consuming reads consume; clearing resets; oversized
+ * records are cut but stay valid; stats and the trace_pipe_raw page format;
+ * fork() and signal-handler nesting.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <regex.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "fdr-criterion.h"
+#include "fdr-test.h"
+
+/* clang-format off */
+FDR_EVENT(tring, seq,
+	FDR_PROTO(uint32_t seq, int64_t val, const char *s),
+	FDR_ARGS(seq, val, s),
+	FDR_FIELDS(
+		fdr_field_int(uint32_t, seq, seq)
+		fdr_field_int(int64_t, val, val)
+		fdr_field_string(s, s)))
+
+FDR_EVENT(tring, blob,
+	FDR_PROTO(uint32_t seq, const void *p, size_t n),
+	FDR_ARGS(seq, p, n),
+	FDR_FIELDS(
+		fdr_field_int(uint32_t, seq, seq)
+		fdr_field_bytes(data, p, n)))
+/* clang-format on */
+
+typedef struct fdr__rec_tring_seq rec_seq;
+typedef struct fdr__rec_tring_blob rec_blob;
+
+static struct fdr_test_env env;
+
+static void fini(void)
+{
+	fdr_test_teardown(&env);
+}
+
+TestSuite(ring, .fini = fini, .timeout = 30);
+
+static void setup(uint32_t kb, int overwrite)
+{
+	struct fdr_session_opts o = { .buffer_size_kb = kb, .overwrite = overwrite };
+
+	cr_assert_eq(fdr_test_setup(&env, &o), 0, "session setup failed");
+	cr_assert_eq(fdr_test_set_enabled(env.s, &fdr_ev_tring_seq, 0, 1), 0);
+	cr_assert_eq(fdr_test_set_enabled(env.s, &fdr_ev_tring_blob, 0, 1), 0);
+	cr_assert(fdr_ev_tring_seq.enabled, "the call site flag must be set once enabled");
+}
+
+static pid_t gettid_(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+static void write_seq(uint32_t from, uint32_t n)
+{
+	char s[32];
+	uint32_t i;
+
+	for (i = from; i < from + n; i++) {
+		snprintf(s, sizeof(s), "str-%u", i);
+		fdr_tring_seq(i, -3 * (int64_t)i, s);
+	}
+}
+
+/* Decode a tring:seq record; returns its seq. */
+static uint32_t dec_seq(const struct fdr_test_rec *r, int64_t *val, const char **s, uint32_t *slen)
+{
+	rec_seq h;
+	uint32_t off, len;
+
+	cr_assert_geq(r->len, sizeof(h), "record shorter than its fixed part: %u", r->len);
+	memcpy(&h, r->payload, sizeof(h));
+	cr_assert_eq(h.fdr__common.type, fdr_ev_tring_seq.id, "common_type %u, expected %u",
+		     h.fdr__common.type, fdr_ev_tring_seq.id);
+	off = h.s & 0xffff;
+	len = h.s >> 16;
+	cr_assert_leq(off + len, r->len, "__data_loc beyond the record");
+	cr_assert_geq(len, 1);
+	cr_assert_eq(r->payload[off + len - 1], 0, "dynamic string without its NUL");
+	if (val)
+		*val = h.val;
+	if (s)
+		*s = (const char *)r->payload + off;
+	if (slen)
+		*slen = len;
+	return h.seq;
+}
+
+static uint64_t stat_of(uint32_t inst, int cpu, const char *name)
+{
+	char path[128], *txt;
+	uint64_t v;
+	int err;
+
+	if (inst)
+		snprintf(path, sizeof(path), "instances/i%u/per_cpu/cpu%d/stats", inst, cpu);
+	else
+		snprintf(path, sizeof(path), "per_cpu/cpu%d/stats", cpu);
+	txt = fdr_test_read(env.s, path, 0, NULL, &err);
+	cr_assert_not_null(txt, "read %s: %s", path, strerror(-err));
+	v = fdr_test_stat_field(txt, name);
+	cr_assert_neq(v, UINT64_MAX, "no '%s' in %s:\n%s", name, path, txt);
+	free(txt);
+	return v;
+}
+
+Test(ring, write_read_exact)
+{
+	struct fdr_test_recs rr;
+	int cpu;
+	size_t i;
+
+	setup(0, 0);
+	cpu = fdr_test_pin(0);
+	cr_assert_geq(cpu, 0);
+	write_seq(0, 500);
+	cr_assert_eq(fdr_test_collect(env.s, 0, -1, 0, &rr), 0);
+	cr_assert_eq(rr.nr, 500, "read %zu records, wrote 500", rr.nr);
+	cr_assert_eq(rr.lost, 0);
+	for (i = 0; i < rr.nr; i++) {
+		const struct fdr_test_rec *r = &rr.v[i];
+		char want[32];
+		const char *s;
+		uint32_t slen, seq, k;
+		int64_t val;
+		rec_seq h;
+
+		seq = dec_seq(r, &val, &s, &slen);
+		snprintf(want, sizeof(want), "str-%zu", i);
+		cr_assert_eq(seq, i, "record %zu has seq %u: order broken", i, seq);
+		cr_assert_eq(val, -3 * (int64_t)i);
+		cr_assert_str_eq(s, want);
+		cr_assert_eq(slen, strlen(want) + 1);
+		memcpy(&h, r->payload, sizeof(h));
+		cr_assert_eq(h.fdr__common.pid, gettid_(), "common_pid must be the writer's tid");
+		cr_assert_eq(h.fdr__common.flags, 0);
+		cr_assert_eq(h.fdr__common.preempt_count, 0, "not nested: depth 0");
+		cr_assert_eq(r->cpu, (uint32_t)cpu, "record on cpu %u, writer pinned to %d", r->cpu,
+			     cpu);
+		/* the payload is the record padded to 8 bytes, padding zeroed */
+		cr_assert_eq(r->len, (sizeof(h) + slen + 7) & ~7u, "payload length %u", r->len);
+		for (k = (uint32_t)sizeof(h) + slen; k < r->len; k++)
+			cr_assert_eq(r->payload[k], 0, "padding byte %u not zero", k);
+		if (i)
+			cr_assert_geq(r->ts, rr.v[i - 1].ts, "timestamps go backwards at %zu", i);
+	}
+	fdr_test_recs_free(&rr);
+}
+
+Test(ring, disabled_event_writes_nothing)
+{
+	struct fdr_test_recs rr;
+
+	setup(0, 0);
+	fdr_test_pin(0);
+	cr_assert_eq(fdr_test_set_enabled(env.s, &fdr_ev_tring_seq, 0, 0), 0);
+	cr_assert_eq(fdr_ev_tring_seq.enabled, 0, "flag must drop when disabled everywhere");
+	write_seq(0, 50);
+	fdr_tring_blob(1, "x", 1);
+	cr_assert_eq(fdr_test_collect(env.s, 0, -1, 0, &rr), 0);
+	cr_assert_eq(rr.nr, 1, "only the enabled event may be recorded, got %zu", rr.nr);
+	fdr_test_recs_free(&rr);
+}
+
+Test(ring, tracing_off_records_nothing)
+{
+	struct fdr_test_recs rr;
+
+	setup(0, 0);
+	fdr_test_pin(0);
+	cr_assert_eq(fdr_test_puts(env.s, "tracing_on", O_TRUNC, "0\n"), 2);
+	write_seq(0, 50);
+	cr_assert_eq(fdr_test_collect(env.s, 0, -1, 0, &rr), 0);
+	cr_assert_eq(rr.nr, 0, "tracing_on=0 recorded %zu records", rr.nr);
+	fdr_test_recs_free(&rr);
+	cr_assert_eq(fdr_test_puts(env.s, "tracing_on", O_TRUNC, "1\n"), 2);
+	write_seq(50, 5);
+	cr_assert_eq(fdr_test_collect(env.s, 0, -1, 0, &rr), 0);
+	cr_assert_eq(rr.nr, 5);
+	cr_assert_eq(dec_seq(&rr.v[0], NULL, NULL, NULL), 50);
+	fdr_test_recs_free(&rr);
+}
+
+Test(ring, per_cpu_counts)
+{
+	struct fdr_test_recs a, b, all;
+	int ca, cb;
+	size_t i;
+	uint32_t last_a = 0, last_b = 0;
+	int seen_a = 0, seen_b = 0;
+
+	if (fdr_test_nr_allowed_cpus() < 2)
+		cr_skip_test("needs two CPUs");
+	setup(0, 0);
+	ca = fdr_test_pin(0);
+	write_seq(0, 300);
+	cb = fdr_test_pin(1);
+	write_seq(1000, 200);
+	cr_assert_eq(fdr_test_collect(env.s, 0, ca, 0, &a), 0);
+	cr_assert_eq(fdr_test_collect(env.s, 0, cb, 0, &b), 0);
+	cr_assert_eq(a.nr, 300, "cpu%d: %zu records, expected 300", ca, a.nr);
+	cr_assert_eq(b.nr, 200, "cpu%d: %zu records, expected 200", cb, b.nr);
+	for (i = 0; i < a.nr; i++)
+		cr_assert_eq(dec_seq(&a.v[i], NULL, NULL, NULL), i);
+	for (i = 0; i < b.nr; i++)
+		cr_assert_eq(dec_seq(&b.v[i], NULL, NULL, NULL), 1000 + i);
+	cr_assert_eq(stat_of(0, ca, "entries"), 300);
+	cr_assert_eq(stat_of(0, cb, "entries"), 200);
+	{
+		char path[64], *txt;
+		int err;
+
+		snprintf(path, sizeof(path), "per_cpu/cpu%d/trace", cb);
+		txt = fdr_test_read(env.s, path, 0, NULL, &err);
+		cr_assert_not_null(txt);
+		cr_assert_eq(fdr_test_count(txt, " seq: seq="), 200,
+			     "per_cpu/cpu%d/trace shows that CPU only", cb);
+		cr_assert_eq(fdr_test_count(txt, " seq: seq=1"), 200);
+		free(txt);
+	}
+
+	/* merged: everything, in time order, each CPU's order kept */
+	cr_assert_eq(fdr_test_collect(env.s, 0, -1, 0, &all), 0);
+	cr_assert_eq(all.nr, 500);
+	for (i = 0; i < all.nr; i++) {
+		uint32_t seq = dec_seq(&all.v[i], NULL, NULL, NULL);
+
+		if (i)
+			cr_assert_geq(all.v[i].ts, all.v[i - 1].ts,
+				      "merge not in time order at %zu", i);
+		if ((int)all.v[i].cpu == ca) {
+			cr_assert(!seen_a || seq == last_a + 1);
+			last_a = seq;
+			seen_a = 1;
+		} else {
+			cr_assert_eq((int)all.v[i].cpu, cb);
+			cr_assert(!seen_b || seq == last_b + 1);
+			last_b = seq;
+			seen_b = 1;
+		}
+	}
+	fdr_test_recs_free(&a);
+	fdr_test_recs_free(&b);
+	fdr_test_recs_free(&all);
+}
+
+struct thr_arg {
+	uint32_t base;
+	uint32_t n;
+	pid_t tid;
+};
+
+static void *thr_writer(void *p)
+{
+	struct thr_arg *a = p;
+
+	a->tid = gettid_();
+	write_seq(a->base, a->n);
+	return NULL;
+}
+
+Test(ring, threads_each_in_order)
+{
+	struct thr_arg args[4];
+	pthread_t t[4];
+	struct fdr_test_recs rr;
+	uint32_t next[4] = { 0 };
+	size_t i;
+	int k;
+
+	setup(4096, 0);
+	for (k = 0; k < 4; k++) {
+		args[k].base = (uint32_t)k * 100000;
+		args[k].n = 2000;
+		cr_assert_eq(pthread_create(&t[k], NULL, thr_writer, &args[k]), 0);
+	}
+	for (k = 0; k < 4; k++)
+		pthread_join(t[k], NULL);
+	cr_assert_eq(fdr_test_collect(env.s, 0, -1, 0, &rr), 0);
+	cr_assert_eq(rr.nr + rr.lost, 8000, "read %zu + lost %llu != written 8000", rr.nr,
+		     (unsigned long long)rr.lost);
+	cr_assert_eq(rr.lost, 0, "a 4 MiB buffer must hold 8000 small records");
+	for (i = 0; i < rr.nr; i++) {
+		uint32_t seq = dec_seq(&rr.v[i], NULL, NULL, NULL);
+		rec_seq h;
+
+		k = (int)(seq / 100000);
+		cr_assert_lt(k, 4);
+		memcpy(&h, rr.v[i].payload, sizeof(h));
+		cr_assert_eq(h.fdr__common.pid, args[k].tid, "record of thread %d with pid %d", k,
+			     h.fdr__common.pid);
+		cr_assert_eq(seq % 100000, next[k], "thread %d: seq %u after %u", k, seq % 100000,
+			     next[k]);
+		next[k]++;
+	}
+	fdr_test_recs_free(&rr);
+}
+
+Test(ring, overwrite_keeps_newest)
+{
+	struct fdr_test_recs rr;
+	int cpu;
+	size_t i;
+	const uint32_t n = 1000;
+
+	setup(1, 1);
+	cpu = fdr_test_pin(0);
+	write_seq(0, n);
+	cr_assert_eq(fdr_test_collect(env.s, 0, -1, 0, &rr), 0);
+	cr_assert_gt(rr.nr, 0);
+	cr_assert_lt(rr.nr, n, "a 7 KiB ring cannot hold %u records", n);
+	cr_assert_eq(rr.nr + rr.lost, n, "read %zu + lost %llu != written %u", rr.nr,
+		     (unsigned long long)rr.lost, n);
+	for (i = 0; i < rr.nr; i++)
+		cr_assert_eq(dec_seq(&rr.v[i], NULL, NULL, NULL), n - rr.nr + i,
+			     "overwrite must keep the newest records, contiguous");
+	cr_assert_eq(rr.v[0].lost_before, n - rr.nr,
+		     "the loss is reported before the first record");
+	cr_assert_eq(stat_of(0, cpu, "entries"), rr.nr);
+	cr_assert_eq(stat_of(0, cpu, "overrun"), n - rr.nr);
+	cr_assert_eq(stat_of(0, cpu, "dropped events"), 0, "overwrite mode refuses nothing");
+	{
+		char want[96], *txt;
+		int err;
+
+		snprintf(want, sizeof(want),
+			 "# entries-in-buffer/entries-written: %zu/%u   #P:", rr.nr, n);
+		txt = fdr_test_read(env.s, "trace", 0, NULL, &err);
+		cr_assert_not_null(txt);
+		cr_assert_not_null(strstr(txt, want), "trace header must read '%s...':\n%.400s",
+				   want, txt);
+		free(txt);
+	}
+	fdr_test_recs_free(&rr);
+}
+
+Test(ring, overwrite_trace_pipe_lost_line)
+{
+	char *txt, head[64];
+	int cpu, err;
+	size_t lines;
+	const uint32_t n = 1000;
+	uint64_t lost;
+
+	setup(1, 1);
+	cpu = fdr_test_pin(0);
+	write_seq(0, n);
+	txt = fdr_test_read(env.s, "trace_pipe", 0, NULL, &err);
+	cr_assert_not_null(txt, "trace_pipe: %s", strerror(-err));
+	lines = fdr_test_count(txt, "\n");
+	cr_assert_eq(sscanf(txt, "CPU:%*d [LOST %" SCNu64 " EVENTS]\n", &lost), 1,
+		     "trace_pipe must start with the LOST line:\n%.200s", txt);
+	snprintf(head, sizeof(head), "CPU:%d [LOST %" PRIu64 " EVENTS]\n", cpu, lost);
+	cr_assert_eq(strncmp(txt, head, strlen(head)), 0, "expected '%s'", head);
+	cr_assert_eq(lost + (lines - 1), n, "lost %" PRIu64 " + %zu lines != %u written", lost,
+		     lines - 1, n);
+	cr_assert_eq(fdr_test_count(txt, "[LOST"), 1, "one gap, one LOST line");
+	free(txt);
+	/* consumed: the second read has nothing, and the counters say why */
+	txt = fdr_test_read(env.s, "trace_pipe", 0, NULL, &err);
+	cr_assert_not_null(txt);
+	cr_assert_str_empty(txt, "second consuming read returned data:\n%.200s", txt);
+	free(txt);
+	cr_assert_eq(stat_of(0, cpu, "read events"), lines - 1);
+	cr_assert_eq(stat_of(0, cpu, "entries"), 0);
+}
+
+Test(ring, discard_keeps_oldest)
+{
+	struct fdr_test_recs rr;
+	int cpu;
+	size_t i;
+	const uint32_t n = 1000;
+	ssize_t w;
+
+	setup(1, -1);
+	cpu = fdr_test_pin(0);
+	write_seq(0, n);
+	cr_assert_eq(fdr_test_collect(env.s, 0, -1, 0, &rr), 0);
+	cr_assert_gt(rr.nr, 0);
+	cr_assert_lt(rr.nr, n);
+	cr_assert_eq(rr.lost, 0, "discard mode loses nothing already recorded");
+	for (i = 0; i < rr.nr; i++)
+		cr_assert_eq(dec_seq(&rr.v[i], NULL, NULL, NULL), i,
+			     "discard must keep the oldest records");
+	cr_assert_eq(stat_of(0, cpu, "dropped events"), n - rr.nr,
+		     "refused records are 'dropped events'");
+	cr_assert_eq(stat_of(0, cpu, "overrun"), 0);
+	cr_assert_eq(stat_of(0, cpu, "entries"), rr.nr);
+	{
+		char *txt;
+		int err;
+
+		txt = fdr_test_read(env.s, "trace_pipe", 0, NULL, &err);
+		cr_assert_not_null(txt);
+		cr_assert_null(strstr(txt, "[LOST"), "discard mode prints no LOST line");
+		cr_assert_eq(fdr_test_count(txt, "\n"), rr.nr);
+		free(txt);
+		/* trace_pipe consumed them: record them again for the checks below */
+		write_seq(0, n);
+	}
+	/* a marker into the full ring: EBADF, as the kernel */
+	w = fdr_test_puts(env.s, "trace_marker", 0, "full");
+	cr_assert_eq(w, -EBADF, "trace_marker into a full discard ring: %zd", w);
+	fdr_test_recs_free(&rr);
+
+	/* consuming makes room again */
+	cr_assert_eq(fdr_test_collect(env.s, 0, -1, FDR_READ_CONSUME, &rr), 0);
+	fdr_test_recs_free(&rr);
+	write_seq(5000, 10);
+	cr_assert_eq(fdr_test_collect(env.s, 0, -1, 0, &rr), 0);
+	cr_assert_eq(rr.nr, 10, "after consuming, a discard ring records again (%zu)", rr.nr);
+	cr_assert_eq(dec_seq(&rr.v[0], NULL, NULL, NULL), 5000);
+	fdr_test_recs_free(&rr);
+}
+
+Test(ring, consume_twice)
+{
+	struct fdr_test_recs rr;
+	int cpu;
+
+	setup(0, 0);
+	cpu = fdr_test_pin(0);
+	write_seq(0, 100);
+	cr_assert_eq(fdr_test_collect(env.s, 0, -1, FDR_READ_CONSUME, &rr), 0);
+	cr_assert_eq(rr.nr, 100);
+	fdr_test_recs_free(&rr);
+	cr_assert_eq(fdr_test_collect(env.s, 0, -1, FDR_READ_CONSUME, &rr), 0);
+	cr_assert_eq(rr.nr, 0, "second consuming read returned %zu records", rr.nr);
+	fdr_test_recs_free(&rr);
+	cr_assert_eq(fdr_test_collect(env.s, 0, -1, 0, &rr), 0);
+	cr_assert_eq(rr.nr, 0, "consumed records must not show in a non-consuming read either");
+	fdr_test_recs_free(&rr);
+	cr_assert_eq(stat_of(0, cpu, "read events"), 100);
+	cr_assert_eq(stat_of(0, cpu, "entries"), 0);
+	cr_assert_eq(stat_of(0, cpu, "overrun"), 0);
+}
+
+Test(ring, consume_part_then_rest)
+{
+	struct fdr_reader *r;
+	struct fdr_record rec;
+	struct fdr_test_recs rr;
+	char *txt;
+	int cpu, err, k;
+
+	setup(0, 0);
+	cpu = fdr_test_pin(0);
+	write_seq(0, 5);
+	cr_assert_eq(fdr_reader_open(env.s, 0, -1, FDR_READ_CONSUME, &r), 0);
+	for (k = 0; k < 2; k++)
+		cr_assert_eq(fdr_reader_next(r, &rec), 1);
+	fdr_reader_close(r);
+	cr_assert_eq(stat_of(0, cpu, "entries"), 3);
+	cr_assert_eq(stat_of(0, cpu, "read events"), 2);
+	/* spec 5.2: after 2 of 5 were consumed the header reads 3/3 */
+	txt = fdr_test_read(env.s, "trace", 0, NULL, &err);
+	cr_assert_not_null(txt);
+	cr_assert_not_null(strstr(txt, "# entries-in-buffer/entries-written: 3/3   #P:"),
+			   "header:\n%s", txt);
+	free(txt);
+	cr_assert_eq(fdr_test_collect(env.s, 0, -1, FDR_READ_CONSUME, &rr), 0);
+	cr_assert_eq(rr.nr, 3);
+	cr_assert_eq(dec_seq(&rr.v[0], NULL, NULL, NULL), 2,
+		     "consumption resumes after the consumed ones");
+	fdr_test_recs_free(&rr);
+}
+
+Test(ring, clear_resets)
+{
+	struct fdr_test_recs rr;
+	int cpu;
+	size_t i;
+
+	setup(1, 1);
+	cpu = fdr_test_pin(0);
+	write_seq(0, 1000);
+	cr_assert_gt(stat_of(0, cpu, "overrun"), 0);
+	cr_assert_eq(fdr_ring_clear(env.s, 0, -1), 0);
+	cr_assert_eq(stat_of(0, cpu, "entries"), 0);
+	cr_assert_eq(stat_of(0, cpu, "overrun"), 0);
+	cr_assert_eq(stat_of(0, cpu, "read events"), 0);
+	cr_assert_eq(stat_of(0, cpu, "dropped events"), 0);
+	cr_assert_eq(fdr_test_collect(env.s, 0, -1, 0, &rr), 0);
+	cr_assert_eq(rr.nr, 0, "cleared ring still shows %zu records", rr.nr);
+	fdr_test_recs_free(&rr);
+	write_seq(2000, 5);
+	cr_assert_eq(fdr_test_collect(env.s, 0, -1, 0, &rr), 0);
+	cr_assert_eq(rr.nr, 5);
+	cr_assert_eq(rr.lost, 0, "no loss may be reported across a clear");
+	for (i = 0; i < 5; i++)
+		cr_assert_eq(dec_seq(&rr.v[i], NULL, NULL, NULL), 2000 + i);
+	fdr_test_recs_free(&rr);
+	cr_assert_eq(stat_of(0, cpu, "entries"), 5);
+	cr_assert_eq(stat_of(0, cpu, "overrun"), 0);
+}
+
+Test(ring, clear_by_truncating_trace)
+{
+	struct fdr_test_recs rr;
+	int ca, cb;
+
+	setup(0, 0);
+	ca = fdr_test_pin(0);
+	write_seq(0, 10);
+	cr_assert_eq(fdr_test_puts(env.s, "trace", O_TRUNC, "\n"), 1);
+	cr_assert_eq(fdr_test_collect(env.s, 0, -1, 0, &rr), 0);
+	cr_assert_eq(rr.nr, 0, "'echo > trace' must clear");
+	fdr_test_recs_free(&rr);
+	if (fdr_test_nr_allowed_cpus() < 2)
+		return;
+	write_seq(10, 3);
+	cb = fdr_test_pin(1);
+	write_seq(20, 4);
+	{
+		char path[64];
+
+		snprintf(path, sizeof(path), "per_cpu/cpu%d/trace", ca);
+		cr_assert_eq(fdr_test_puts(env.s, path, O_TRUNC, "\n"), 1);
+	}
+	cr_assert_eq(fdr_test_collect(env.s, 0, -1, 0, &rr), 0);
+	cr_assert_eq(rr.nr, 4, "per_cpu/cpuN/trace clears that CPU only (%zu left)", rr.nr);
+	cr_assert_eq((int)rr.v[0].cpu, cb);
+	fdr_test_recs_free(&rr);
+}
+
+Test(ring, too_big_string_is_cut)
+{
+	struct fdr_test_recs rr;
+	char *big = malloc(6001);
+	const char *s;
+	uint32_t slen;
+
+	cr_assert_not_null(big);
+	memset(big, 'x', 6000);
+	big[6000] = 0;
+	setup(0, 0);
+	fdr_test_pin(0);
+	fdr_tring_seq(1, 2, big);
+	fdr_tring_seq(2, 3, "after");
+	cr_assert_eq(fdr_test_collect(env.s, 0, -1, 0, &rr), 0);
+	cr_assert_eq(rr.nr, 2, "an oversized event must be recorded (cut), not dropped");
+	cr_assert_eq(rr.v[0].len, FDR_MAX_RECORD, "record length %u, expected FDR_MAX_RECORD",
+		     rr.v[0].len);
+	cr_assert_eq(dec_seq(&rr.v[0], NULL, &s, &slen), 1);
+	cr_assert_eq(slen, FDR_MAX_RECORD - sizeof(rec_seq), "string cut to the room left");
+	cr_assert_eq(strlen(s), slen - 1);
+	cr_assert_eq(strspn(s, "x"), slen - 1, "the kept part is the start of the string");
+	cr_assert_eq(dec_seq(&rr.v[1], NULL, &s, NULL), 2, "the next record is intact");
+	cr_assert_str_eq(s, "after");
+	fdr_test_recs_free(&rr);
+	free(big);
+}
+
+Test(ring, too_big_bytes_are_cut)
+{
+	struct fdr_test_recs rr;
+	unsigned char *src = malloc(10000);
+	rec_blob h;
+	uint32_t off, len, i;
+
+	cr_assert_not_null(src);
+	for (i = 0; i < 10000; i++)
+		src[i] = (unsigned char)(i * 7 + 1);
+	setup(0, 0);
+	fdr_test_pin(0);
+	fdr_tring_blob(9, src, 10000);
+	fdr_tring_blob(10, src, 3);
+	cr_assert_eq(fdr_test_collect(env.s, 0, -1, 0, &rr), 0);
+	cr_assert_eq(rr.nr, 2);
+	memcpy(&h, rr.v[0].payload, sizeof(h));
+	off = h.data & 0xffff;
+	len = h.data >> 16;
+	cr_assert_eq(h.seq, 9);
+	cr_assert_eq(off, sizeof(h));
+	cr_assert_eq(len, FDR_MAX_RECORD - sizeof(h), "bytes cut to the room left (%u)", len);
+	cr_assert_leq(off + len, rr.v[0].len);
+	cr_assert_eq(memcmp(rr.v[0].payload + off, src, len), 0);
+	memcpy(&h, rr.v[1].payload, sizeof(h));
+	cr_assert_eq(h.seq, 10);
+	cr_assert_eq(h.data >> 16, 3);
+	cr_assert_eq(memcmp(rr.v[1].payload + (h.data & 0xffff), src, 3), 0);
+	fdr_test_recs_free(&rr);
+	free(src);
+}
+
+Test(ring, stats_file_format)
+{
+	struct fdr_test_recs rr;
+	char path[64], *txt;
+	regex_t re;
+	int cpu, err;
+	uint64_t bytes, sum = 0, oldest_s, oldest_us;
+	size_t i;
+
+	setup(0, 0);
+	cpu = fdr_test_pin(0);
+	write_seq(0, 10);
+	cr_assert_eq(fdr_test_collect(env.s, 0, cpu, 0, &rr), 0);
+	cr_assert_eq(rr.nr, 10);
+	snprintf(path, sizeof(path), "per_cpu/cpu%d/stats", cpu);
+	txt = fdr_test_read(env.s, path, 0, NULL, &err);
+	cr_assert_not_null(txt);
+	cr_assert_eq(regcomp(&re,
+			     "^entries: 10\n"
+			     "overrun: 0\n"
+			     "commit overrun: 0\n"
+			     "bytes: [0-9]+\n"
+			     "oldest event ts: +[0-9]+\\.[0-9]{6}\n"
+			     "now ts: +[0-9]+\\.[0-9]{6}\n"
+			     "dropped events: 0\n"
+			     "read events: 0\n$",
+			     REG_EXTENDED | REG_NOSUB),
+		     0);
+	cr_assert_eq(regexec(&re, txt, 0, NULL, 0), 0, "stats text not in the kernel's layout:\n%s",
+		     txt);
+	regfree(&re);
+	/* bytes: the unread records, headers included */
+	bytes = fdr_test_stat_field(txt, "bytes");
+	for (i = 0; i < rr.nr; i++)
+		sum += rr.v[i].len;
+	cr_assert(bytes >= sum && bytes <= sum + 16 * rr.nr,
+		  "bytes %" PRIu64 " for %" PRIu64 " payload bytes", bytes, sum);
+	/* the oldest event's time is the first record's, to the microsecond */
+	cr_assert_eq(sscanf(strstr(txt, "oldest event ts:"),
+			    "oldest event ts: %" SCNu64 ".%" SCNu64, &oldest_s, &oldest_us),
+		     2);
+	cr_assert_eq(oldest_s * 1000000 + oldest_us, (rr.v[0].ts + 500) / 1000,
+		     "oldest event ts %s", strstr(txt, "oldest"));
+	free(txt);
+	fdr_test_recs_free(&rr);
+}
+
+/* ---- trace_pipe_raw: the kernel's ring-buffer page (spec 6.4 - 6.6) ---- */
+
+struct page_rec {
+	uint64_t ts;
+	uint32_t len; /* payload bytes, padded to 4 */
+	const unsigned char *p;
+};
+
+/* Decode one page; returns the number of data records, fills @out. */
+static int decode_page(const unsigned char *page, size_t size, struct page_rec *out, int max,
+		       uint64_t *commit_out, int *extends)
+{
+	uint64_t ts, commit;
+	size_t off = 16, end;
+	int n = 0;
+
+	memcpy(&ts, page, 8);
+	memcpy(&commit, page + 8, 8);
+	*commit_out = commit;
+	end = 16 + (commit & ((1u << 27) - 1));
+	cr_assert_leq(end, size, "commit %#llx beyond the page", (unsigned long long)commit);
+	*extends = 0;
+	while (off + 4 <= end) {
+		uint32_t w, type_len, delta, arr;
+
+		memcpy(&w, page + off, 4);
+		type_len = w & 0x1f;
+		delta = w >> 5;
+		if (type_len == 29) {
+			cr_assert_neq(delta, 0,
+				      "padding with delta 0 means end of data, before commit");
+			memcpy(&arr, page + off + 4, 4);
+			off += 4 + arr;
+			continue;
+		}
+		if (type_len == 30) {
+			memcpy(&arr, page + off + 4, 4);
+			ts += ((uint64_t)arr << 27) | delta;
+			off += 8;
+			(*extends)++;
+			continue;
+		}
+		cr_assert_neq(type_len, 31, "absolute time stamps are not expected in delta mode");
+		ts += delta;
+		cr_assert_lt(n, max);
+		if (type_len == 0) {
+			memcpy(&arr, page + off + 4, 4);
+			cr_assert_gt(arr, 4u + 112u, "type_len 0 is for payloads over 112 bytes");
+			out[n].len = arr - 4;
+			out[n].p = page + off + 8;
+			off += 4 + arr;
+		} else {
+			out[n].len = type_len * 4;
+			out[n].p = page + off + 4;
+			off += 4 + type_len * 4;
+		}
+		out[n].ts = ts;
+		cr_assert_leq(off, end, "record runs past commit");
+		n++;
+	}
+	cr_assert_eq(off, end, "records do not end at commit");
+	return n;
+}
+
+static uint64_t ts_diff(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : b - a;
+}
+
+Test(ring, trace_pipe_raw_page)
+{
+	struct fdr_test_recs rr;
+	struct page_rec pr[8];
+	struct fdr_file *f;
+	unsigned char page[4096], more[16];
+	char path[64], longs[151];
+	struct timespec gap = { 0, 150 * 1000 * 1000 };
+	uint64_t commit;
+	ssize_t n;
+	int cpu, k, nr, extends;
+	size_t i;
+
+	memset(longs, 'L', 150);
+	longs[150] = 0;
+	setup(0, 0);
+	cpu = fdr_test_pin(0);
+	fdr_tring_seq(1, 11, "a");
+	fdr_tring_seq(2, 22, longs); /* payload > 112 bytes: type_len 0 */
+	nanosleep(&gap, NULL); /* delta >= 2^27 ns: a TIME_EXTEND */
+	fdr_tring_seq(3, 33, "c");
+	cr_assert_eq(fdr_test_collect(env.s, 0, cpu, 0, &rr), 0);
+	cr_assert_eq(rr.nr, 3);
+
+	snprintf(path, sizeof(path), "per_cpu/cpu%d/trace_pipe_raw", cpu);
+	cr_assert_eq(fdr_file_open(env.s, path, O_RDONLY | O_NONBLOCK, &f), 0);
+	n = fdr_file_read(f, page, sizeof(page));
+	cr_assert_eq(n, 4096, "a page-sized read returns the whole sub-buffer, got %zd", n);
+	nr = decode_page(page, sizeof(page), pr, 8, &commit, &extends);
+	cr_assert_eq(nr, 3, "page holds %d records", nr);
+	cr_assert_eq(commit >> 30, 0, "no missed-events flags without a loss (commit %#llx)",
+		     (unsigned long long)commit);
+	cr_assert_eq(extends, 1, "one TIME_EXTEND for the 150 ms gap, got %d", extends);
+	{
+		uint64_t base;
+
+		memcpy(&base, page, 8);
+		cr_assert_eq(base, pr[0].ts, "first record's delta must be 0");
+	}
+	for (k = 0; k < nr; k++) {
+		cr_assert_eq(pr[k].len, (rr.v[k].len + 3) & ~3u, "record %d: length %u vs %u", k,
+			     pr[k].len, rr.v[k].len);
+		cr_assert_eq(memcmp(pr[k].p, rr.v[k].payload, rr.v[k].len), 0,
+			     "record %d payload differs", k);
+		/*
+		 * Two readers may convert TSC stamps with slightly different rates
+		 * (see clock/record_ts_stable_across_readers); an encoding error
+		 * (a lost TIME_EXTEND, wrong units) is off by far more than 20 us.
+		 */
+		cr_assert_leq(ts_diff(pr[k].ts, rr.v[k].ts), 20000,
+			      "record %d: page time %llu vs %llu", k, (unsigned long long)pr[k].ts,
+			      (unsigned long long)rr.v[k].ts);
+	}
+	for (i = 16 + (commit & ((1u << 27) - 1)); i < sizeof(page); i++)
+		cr_assert_eq(page[i], 0, "byte %zu after the data is not zero", i);
+	/* consumed */
+	n = fdr_file_read(f, more, sizeof(more));
+	cr_assert_eq(n, -EAGAIN, "empty ring, O_NONBLOCK: -EAGAIN, got %zd", n);
+	fdr_file_close(f);
+	cr_assert_eq(stat_of(0, cpu, "read events"), 3);
+	cr_assert_eq(stat_of(0, cpu, "entries"), 0);
+	fdr_test_recs_free(&rr);
+}
+
+Test(ring, trace_pipe_raw_small_reads)
+{
+	struct fdr_file *f;
+	unsigned char whole[4096];
+	size_t got = 0;
+	char path[64];
+	int cpu;
+
+	setup(0, 0);
+	cpu = fdr_test_pin(0);
+	write_seq(0, 4);
+	snprintf(path, sizeof(path), "per_cpu/cpu%d/trace_pipe_raw", cpu);
+	cr_assert_eq(fdr_file_open(env.s, path, O_RDONLY | O_NONBLOCK, &f), 0);
+	/* 100 + 100 + the rest: consecutive pieces of the same sub-buffer */
+	while (got < sizeof(whole)) {
+		size_t want = got < 200 ? 100 : sizeof(whole) - got;
+		ssize_t n = fdr_file_read(f, whole + got, want);
+
+		cr_assert_eq(n, (ssize_t)want, "piece at %zu: %zd", got, n);
+		got += (size_t)n;
+	}
+	cr_assert_eq(fdr_file_read(f, whole, 1), -EAGAIN, "one sub-buffer, then nothing");
+	fdr_file_close(f);
+	{
+		struct page_rec pr[8];
+		uint64_t commit;
+		int ext, k, nr = decode_page(whole, sizeof(whole), pr, 8, &commit, &ext);
+
+		cr_assert_eq(nr, 4);
+		for (k = 0; k < 4; k++) {
+			rec_seq h;
+
+			memcpy(&h, pr[k].p, sizeof(h));
+			cr_assert_eq(h.seq, (uint32_t)k);
+		}
+	}
+}
+
+Test(ring, second_consumer_is_busy)
+{
+	struct fdr_reader *a, *b;
+	pid_t pid;
+	int st;
+
+	setup(0, 0);
+	cr_assert_eq(fdr_reader_open(env.s, 0, -1, FDR_READ_CONSUME, &a), 0);
+	/* another process */
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		int ret = fdr_reader_open(env.s, 0, -1, FDR_READ_CONSUME, &b);
+
+		_exit(ret == -EBUSY ? 0 : 1);
+	}
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "a second process must get EBUSY");
+	fdr_reader_close(a);
+	cr_assert_eq(fdr_reader_open(env.s, 0, -1, FDR_READ_CONSUME, &b), 0,
+		     "closing frees the slot");
+	fdr_reader_close(b);
+}
+
+static void *late_marker(void *p)
+{
+	struct timespec d = { 0, 100 * 1000 * 1000 };
+
+	(void)p;
+	nanosleep(&d, NULL);
+	fdr_marker("late");
+	return NULL;
+}
+
+Test(ring, trace_pipe_blocks_until_data)
+{
+	struct fdr_file *f;
+	pthread_t t;
+	char buf[256];
+	ssize_t n;
+
+	setup(0, 0);
+	cr_assert_eq(fdr_file_open(env.s, "trace_pipe", O_RDONLY, &f), 0);
+	cr_assert_eq(pthread_create(&t, NULL, late_marker, NULL), 0);
+	n = fdr_file_read(f, buf, sizeof(buf) - 1); /* blocks until the marker */
+	pthread_join(t, NULL);
+	cr_assert_gt(n, 0, "blocking trace_pipe read: %zd", n);
+	buf[n] = 0;
+	cr_assert_not_null(strstr(buf, "tracing_mark_write: late\n"), "trace_pipe:\n%s", buf);
+	fdr_file_close(f);
+}
+
+Test(ring, trace_pipe_eof_when_tracing_off, .timeout = 10)
+{
+	struct fdr_file *f;
+	char buf[256];
+	ssize_t n;
+
+	setup(0, 0);
+	cr_assert_gt(fdr_marker("one"), 0);
+	cr_assert_eq(fdr_test_puts(env.s, "tracing_on", O_TRUNC, "0\n"), 2);
+	cr_assert_eq(fdr_marker("two"), -EBADF, "fdr_marker() with tracing off");
+	cr_assert_eq(fdr_file_open(env.s, "trace_pipe", O_RDONLY, &f), 0);
+	n = fdr_file_read(f, buf, sizeof(buf));
+	cr_assert_gt(n, 0);
+	/* tracing off and this fd returned data: end of file, not a block */
+	n = fdr_file_read(f, buf, sizeof(buf));
+	cr_assert_eq(n, 0, "expected EOF, got %zd", n);
+	fdr_file_close(f);
+}
+
+/* ---- fork ---- */
+
+Test(ring, fork_child_records_own_pid)
+{
+	struct fdr_test_recs rr;
+	pid_t child;
+	int st, parent_n = 0, child_n = 0;
+	size_t i;
+	char *txt;
+
+	setup(0, 0);
+	prctl(PR_SET_NAME, "fdrparent");
+	write_seq(0, 5);
+	child = fork();
+	cr_assert_geq(child, 0);
+	if (child == 0) {
+		prctl(PR_SET_NAME, "fdrchild");
+		write_seq(100, 7);
+		_exit(0);
+	}
+	cr_assert_eq(waitpid(child, &st, 0), child);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	write_seq(5, 5);
+	cr_assert_eq(fdr_test_collect(env.s, 0, -1, 0, &rr), 0);
+	cr_assert_eq(rr.nr, 17);
+	for (i = 0; i < rr.nr; i++) {
+		rec_seq h;
+
+		memcpy(&h, rr.v[i].payload, sizeof(h));
+		if (h.seq >= 100) {
+			cr_assert_eq(h.fdr__common.pid, child,
+				     "child's record carries pid %d, child is %d",
+				     h.fdr__common.pid, child);
+			child_n++;
+		} else {
+			cr_assert_eq(h.fdr__common.pid, gettid_(), "parent's record carries pid %d",
+				     h.fdr__common.pid);
+			parent_n++;
+		}
+	}
+	cr_assert_eq(child_n, 7);
+	cr_assert_eq(parent_n, 10);
+	fdr_test_recs_free(&rr);
+	/* the child's name was saved too */
+	txt = fdr_test_read(env.s, "saved_cmdlines", 0, NULL, &st);
+	cr_assert_not_null(txt);
+	{
+		char want[64];
+
+		snprintf(want, sizeof(want), "%d fdrchild\n", (int)child);
+		cr_assert_not_null(strstr(txt, want), "saved_cmdlines lacks '%s':\n%s", want, txt);
+		snprintf(want, sizeof(want), "%d fdrparent\n", (int)gettid_());
+		cr_assert_not_null(strstr(txt, want), "saved_cmdlines lacks '%s':\n%s", want, txt);
+	}
+	free(txt);
+}
+
+/* ---- signal-handler nesting ---- */
+
+static volatile sig_atomic_t sig_writes;
+static volatile uint32_t in_main_write;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	fdr_tring_seq(0x80000000u | (uint32_t)sig_writes, in_main_write, "sig");
+	sig_writes = sig_writes + 1;
+}
+
+Test(ring, signal_handler_nesting, .timeout = 60)
+{
+	struct itimerval it = { { 0, 50 }, { 0, 50 } };
+	struct sigaction sa;
+	struct fdr_test_recs rr;
+	uint64_t main_writes = 0, nsig, main_read = 0, sig_read = 0, nested = 0, interrupting = 0;
+	struct timespec t0, t1;
+	size_t i;
+
+	setup(16384, 1);
+	fdr_test_pin(0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm;
+	sa.sa_flags = SA_RESTART;
+	cr_assert_eq(sigaction(SIGALRM, &sa, NULL), 0);
+	cr_assert_eq(setitimer(ITIMER_REAL, &it, NULL), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		in_main_write = 1;
+		fdr_tring_seq((uint32_t)main_writes, 0, "main");
+		in_main_write = 0;
+		main_writes++;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+	} while (sig_writes < 400 && main_writes < 150000 && t1.tv_sec - t0.tv_sec < 10);
+	memset(&it, 0, sizeof(it));
+	setitimer(ITIMER_REAL, &it, NULL);
+	signal(SIGALRM, SIG_IGN);
+	nsig = (uint64_t)sig_writes;
+	cr_assert_gt(nsig, 0, "no signal arrived");
+
+	cr_assert_eq(fdr_test_collect(env.s, 0, -1, 0, &rr), 0);
+	cr_assert_eq(rr.nr + rr.lost, main_writes + nsig, "read %zu + lost %llu != written %llu",
+		     rr.nr, (unsigned long long)rr.lost, (unsigned long long)(main_writes + nsig));
+	cr_assert_eq(rr.lost, 0, "16 MiB holds this run; nothing may be lost");
+	for (i = 0; i < rr.nr; i++) {
+		rec_seq h;
+
+		memcpy(&h, rr.v[i].payload, sizeof(h));
+		if (h.seq & 0x80000000u) {
+			cr_assert_eq(h.seq & 0x7fffffffu, sig_read, "handler records out of order");
+			sig_read++;
+			if (h.val)
+				interrupting++;
+			if (h.fdr__common.preempt_count)
+				nested++;
+		} else {
+			cr_assert_eq(h.seq, main_read, "main seq %u, expected %llu", h.seq,
+				     (unsigned long long)main_read);
+			cr_assert_eq(h.fdr__common.preempt_count, 0,
+				     "a main-line write is not nested");
+			main_read++;
+		}
+	}
+	cr_assert_eq(sig_read, nsig, "signal-handler writes: read %llu of %llu",
+		     (unsigned long long)sig_read, (unsigned long long)nsig);
+	cr_assert_eq(main_read, main_writes);
+	cr_assert_gt(interrupting, 0, "no handler write interrupted a write (out of %llu)",
+		     (unsigned long long)nsig);
+	cr_log_info(
+		"%llu main writes, %llu from the handler, %llu inside a write call, %llu nested in a commit",
+		(unsigned long long)main_writes, (unsigned long long)nsig,
+		(unsigned long long)interrupting, (unsigned long long)nested);
+	fdr_test_recs_free(&rr);
+}
