@@ -173,15 +173,23 @@ static int cat_path(struct fdr_session *s, const char *path, int follow_hint)
 	struct fdr_file *f;
 	char buf[65536];
 	ssize_t n;
-	int ret = open_file(s, path, O_RDONLY, &f);
+	/*
+	 * Pipes are read without blocking, waiting in 100 ms steps in between, so
+	 * that Ctrl-C and SIGTERM stop us whenever they come.
+	 */
+	int pipe = strstr(path, "trace_pipe") != NULL || strstr(path, "snapshot_raw") != NULL;
+	int ret = open_file(s, path, O_RDONLY | (pipe ? O_NONBLOCK : 0), &f);
 
 	(void)follow_hint;
 	if (ret)
 		return ret;
 	while (!stop_requested) {
 		n = fdr_file_read(f, buf, sizeof(buf));
-		if (n == -EAGAIN)
-			continue;
+		if (n == -EAGAIN || n == -EINTR) {
+			if (n == -EAGAIN)
+				fdr_file_poll(f, 100);
+			continue; /* the loop condition sees a stop request */
+		}
 		if (n < 0) {
 			ret = die(1, "%s: read: %s", path, strerror((int)-n));
 			break;
@@ -302,7 +310,7 @@ static int cmd_ls(int argc, char **argv)
 {
 	struct fdr_session *s;
 	struct fdr_dirent *ents;
-	const char *path = argc > 1 ? argv[1] : "";
+	const char *path = "";
 	int ret, long_fmt = 0, i, is_dir;
 	unsigned mode;
 	size_t n, k;

@@ -42,9 +42,17 @@
 #define FDR_ERROR_TEXT_LEN 480
 #define FDR_PENDING_RULES 64
 #define FDR_RULE_LEN 128
+#define FDR_MAX_PIDS 32 /* set_event_pid entries per instance */
+#define FDR_MAX_HOLDERS 8 /* processes tracked as holding an instance's files open */
+#define FDR_MAX_FILTERS 256 /* compiled filters, shared by all instances */
+#define FDR_MAX_TRIGGERS 512
+#define FDR_FILTER_TEXT_LEN 512
+#define FDR_FILTER_PROG_BYTES 4096 /* = sizeof(struct fdr_filter_prog) */
 
 /* Event ids: the kernel's ftrace:print is 5; ours keep it, user events start at 1000. */
 #define FDR_EVENT_ID_PRINT 5
+#define FDR_EVENT_ID_USER_STACK 12 /* the kernel's user_stack: stacktrace triggers */
+#define FDR_STACK_DEPTH 8
 #define FDR_EVENT_ID_FIRST_USER 1000
 
 /* struct fdr_abi_field.kind */
@@ -55,7 +63,8 @@ enum fdr_abi_kind {
 	FDR_KIND_STRING = 4, /* __data_loc char[]: u32 (len << 16 | offset) */
 	FDR_KIND_BYTES = 5, /* __data_loc unsigned char[] */
 	FDR_KIND_ULONG_IP = 6, /* ftrace:print ip */
-	FDR_KIND_TAIL_CHARS = 7, /* ftrace:print char buf[], runs to the record's end */
+		FDR_KIND_TAIL_CHARS = 7, /* ftrace:print char buf[], runs to the record's end */
+	FDR_KIND_ULONG_ARRAY = 8, /* ftrace:user_stack unsigned long caller[N] */
 };
 
 struct fdr_abi_field {
@@ -158,13 +167,71 @@ struct fdr_abi_instance {
 	uint32_t ring_gen; /* current file is ring.<index>.<ring_gen> */
 	uint32_t subbuf_size; /* bytes, power of two >= 4096 */
 	uint32_t buffer_percent;
-	uint32_t open_files; /* handles held open on this instance (rmdir EBUSY) */
+		uint32_t open_files; /* handles held by processes beyond holders[] (rmdir EBUSY) */
 	uint64_t cpumask[FDR_MAX_CPUS / 64]; /* tracing_cpumask */
 	uint32_t nr_pending; /* rules applied to events registered later */
 	uint32_t error_seq;
 	char pending[FDR_PENDING_RULES][FDR_RULE_LEN];
 	struct fdr_abi_error errors[FDR_ERROR_LOG_ENTRIES];
-	uint8_t reserved[256];
+	uint32_t nr_pids; /* set_event_pid: 0 = every pid records */
+	uint32_t reserved1;
+		int32_t pids[FDR_MAX_PIDS]; /* ascending; a writer's tid or tgid must be listed */
+	struct {
+		uint32_t pid; /* a process holding files of this instance open */
+		uint32_t count; /* how many */
+	} holders[FDR_MAX_HOLDERS]; /* protected by the control lock */
+	uint8_t reserved[248 - 4 * FDR_MAX_PIDS - 8 * FDR_MAX_HOLDERS];
+};
+
+/*
+ * What runs in the writer besides recording, per event and instance: a filter
+ * (a compiled program; a record that does not match is not written) and a list
+ * of triggers (run after the record is committed, even if the event is not
+ * enabled in that instance). A slot is never changed while it can be in use: a
+ * change writes a fresh slot and publishes its index; a freed slot is reused
+ * only after FDR_HOOK_GRACE_NS, longer than any writer holds one.
+ */
+#define FDR_HOOK_GRACE_NS (2ull * 1000 * 1000 * 1000)
+
+struct fdr_abi_hooks {
+	uint64_t filtered[FDR_MAX_INSTANCES / 64]; /* bit i: filter[i] is set */
+	uint64_t triggered[FDR_MAX_INSTANCES / 64]; /* bit i: trigger[i] is set */
+	uint64_t soft[FDR_MAX_INSTANCES / 64]; /* armed by a trigger (shows as '*') */
+	uint16_t filter[FDR_MAX_INSTANCES]; /* filter slot + 1, 0 = none */
+	uint16_t trigger[FDR_MAX_INSTANCES]; /* first trigger slot + 1 (newest first) */
+	uint16_t filter_err[FDR_MAX_INSTANCES]; /* a rejected filter's text, slot + 1 */
+};
+
+enum fdr_abi_slot_state {
+	FDR_SLOT_FREE = 0,
+	FDR_SLOT_USED = 1,
+};
+
+struct fdr_abi_filter {
+	uint32_t state; /* enum fdr_abi_slot_state */
+	uint32_t event_slot;
+	uint64_t freed_ns; /* CLOCK_MONOTONIC when freed */
+	char text[FDR_FILTER_TEXT_LEN]; /* as written, for the filter file */
+	uint8_t prog[FDR_FILTER_PROG_BYTES]; /* struct fdr_filter_prog */
+};
+
+enum fdr_abi_trigger_cmd {
+	FDR_TRIG_TRACEON = 1,
+	FDR_TRIG_TRACEOFF = 2,
+	FDR_TRIG_SNAPSHOT = 3,
+	FDR_TRIG_STACKTRACE = 4,
+	FDR_TRIG_ENABLE_EVENT = 5,
+	FDR_TRIG_DISABLE_EVENT = 6,
+};
+
+struct fdr_abi_trigger {
+	uint32_t state; /* enum fdr_abi_slot_state */
+	uint32_t next; /* next trigger of the same event and instance, slot + 1 */
+	uint32_t cmd; /* enum fdr_abi_trigger_cmd */
+	int32_t count; /* remaining fires, -1 = unlimited; decremented atomically */
+	uint32_t target; /* enable/disable_event: the target's event slot */
+	uint32_t filter; /* "if FILTER": filter slot + 1, 0 = always */
+	uint64_t freed_ns;
 };
 
 /* struct fdr_abi_control.ts_source */
@@ -194,25 +261,25 @@ struct fdr_abi_control {
 	uint64_t cal_mono_ns;
 	uint64_t cal_boot_ns;
 	uint64_t cal_real_ns;
-	uint64_t tsc_khz; /* measured at creation; readers refine it */
+		uint64_t tsc_khz; /* measured at creation over 50 ms; fixed for the session's life */
 	uint32_t next_event_id;
 	uint32_t creator_pid;
 	uint8_t lock[64]; /* pthread_mutex_t, robust + process-shared */
 	uint32_t nr_events;
 	uint32_t cmdline_size; /* saved_cmdlines_size */
 	uint64_t dropped_no_slot; /* events dropped: cpu id beyond nr_cpus etc. */
-	/*
-	 * A later calibration point, refreshed by attached processes about every
-	 * second: with the creation point it gives the TSC rate to readers that run
-	 * after every writer is gone, or on another machine (boot_id differs).
-	 */
-	uint64_t cal_last_tsc;
-	uint64_t cal_last_mono_ns;
+		uint64_t reserved3[2];
 	char boot_id[40]; /* /proc/sys/kernel/random/boot_id of the creating boot */
-	uint8_t reserved0[3864];
+	uint32_t hooks_active; /* filters + triggers + pid lists in the session; 0 = fast path */
+	uint32_t reserved2;
+	uint8_t reserved0[3856];
 	struct fdr_abi_instance instances[FDR_MAX_INSTANCES];
 	struct fdr_abi_event events[FDR_MAX_EVENTS];
 	struct fdr_abi_cmdline cmdlines[FDR_CMDLINE_SLOTS];
+	/* filters and triggers: per event, per instance; see lib/core/hooks.c */
+	struct fdr_abi_hooks hooks[FDR_MAX_EVENTS];
+	struct fdr_abi_filter filters[FDR_MAX_FILTERS];
+	struct fdr_abi_trigger triggers[FDR_MAX_TRIGGERS];
 };
 _Static_assert(sizeof(struct fdr_abi_cmdline) == 24 && sizeof(struct fdr_abi_error) == 496 &&
 		       offsetof(struct fdr_abi_control, instances) == 4096,

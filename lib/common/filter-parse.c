@@ -432,10 +432,37 @@ static int fp_parse_int(const char *s, int n, const struct fp_field *f, uint64_t
 	return 0;
 }
 
+/* A CPU number of a cpulist: decimal, or N for the last CPU. Returns -1 if none or too big. */
+static int fp_cpu_num(const char *s, int n, int *i, uint32_t *out)
+{
+	uint32_t v = 0;
+
+	if (*i < n && s[*i] == 'N') {
+		(*i)++;
+		*out = FDR_MAX_CPUS - 1;
+		return 0;
+	}
+	if (*i >= n || !fp_isdigit((unsigned char)s[*i]))
+		return -1;
+	for (; *i < n && fp_isdigit((unsigned char)s[*i]); (*i)++) {
+		v = v * 10 + (uint32_t)(s[*i] - '0');
+		if (v >= FDR_MAX_CPUS)
+			return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int fp_end_of_region(const char *s, int n, int i)
+{
+	return i >= n || fp_isspace((unsigned char)s[i]) || s[i] == ',';
+}
+
 /*
- * A cpulist as the kernel's cpulist_parse() takes it: regions "N", "N-M" or
- * "N-M:used/group", separated by ',' (blanks allowed around them). Sets bits
- * in @mask (FDR_MAX_CPUS bits). Returns 0 or -1.
+ * A cpulist as the kernel's cpulist_parse() (bitmap_parselist()) takes it:
+ * regions "A", "A-B", "A-B:used/group" or "all", N standing for the last
+ * CPU, separated by ',' or blanks. Sets bits in @mask (FDR_MAX_CPUS bits).
+ * Returns 0 or -1.
  */
 static int fp_parse_cpulist(const char *s, int n, uint8_t *mask)
 {
@@ -448,48 +475,35 @@ static int fp_parse_cpulist(const char *s, int n, uint8_t *mask)
 			i++;
 		if (i >= n)
 			return 0;
-		if (!fp_isdigit((unsigned char)s[i]))
-			return -1;
-		for (a = 0; i < n && fp_isdigit((unsigned char)s[i]); i++) {
-			a = a * 10 + (uint32_t)(s[i] - '0');
-			if (a >= FDR_MAX_CPUS)
+		if (n - i >= 3 && (s[i] | 0x20) == 'a' && (s[i + 1] | 0x20) == 'l' &&
+		    (s[i + 2] | 0x20) == 'l') {
+			a = 0;
+			b = FDR_MAX_CPUS - 1;
+			i += 3;
+		} else {
+			if (fp_cpu_num(s, n, &i, &a))
 				return -1;
+			b = a;
+			if (!fp_end_of_region(s, n, i)) {
+				if (s[i] != '-')
+					return -1;
+				i++;
+				if (fp_cpu_num(s, n, &i, &b))
+					return -1;
+			}
 		}
-		b = a;
-		used = group = 1;
-		if (i < n && s[i] == '-') {
+		used = group = b - a + 1;
+		if (!fp_end_of_region(s, n, i)) {
+			if (s[i] != ':')
+				return -1;
 			i++;
-			if (i >= n || !fp_isdigit((unsigned char)s[i]))
+			if (fp_cpu_num(s, n, &i, &used) || i >= n || s[i] != '/')
 				return -1;
-			for (b = 0; i < n && fp_isdigit((unsigned char)s[i]); i++) {
-				b = b * 10 + (uint32_t)(s[i] - '0');
-				if (b >= FDR_MAX_CPUS)
-					return -1;
-			}
-			if (i < n && s[i] == ':') {
-				i++;
-				for (used = 0; i < n && fp_isdigit((unsigned char)s[i]); i++) {
-					used = used * 10 + (uint32_t)(s[i] - '0');
-					if (used > FDR_MAX_CPUS)
-						return -1;
-				}
-				if (i >= n || s[i] != '/')
-					return -1;
-				i++;
-				if (i >= n || !fp_isdigit((unsigned char)s[i]))
-					return -1;
-				for (group = 0; i < n && fp_isdigit((unsigned char)s[i]); i++) {
-					group = group * 10 + (uint32_t)(s[i] - '0');
-					if (group > FDR_MAX_CPUS)
-						return -1;
-				}
-				if (!used || !group || used > group)
-					return -1;
-			}
+			i++;
+			if (fp_cpu_num(s, n, &i, &group))
+				return -1;
 		}
-		if (a > b)
-			return -1;
-		if (i < n && !fp_isspace((unsigned char)s[i]) && s[i] != ',')
+		if (!fp_end_of_region(s, n, i) || a > b || !group || used > group)
 			return -1;
 		for (cpu = a; cpu <= b; cpu++)
 			if ((cpu - a) % group < used)
@@ -594,14 +608,14 @@ static int fp_pred_cpus(struct fp_state *st, int i, int base, const struct fp_fi
 		/* one CPU: a plain compare, & becomes == (the kernel does the same) */
 		in->op = FDR_FOP_EQ;
 		in->imm = (uint64_t)last;
-	} else if (op == OP_BAND) {
+	} else if (op == OP_BAND && nbits) {
 		in->op = FDR_FOP_INMASK;
 		moff = fp_pool_add(st, mask, last / 8 + 1);
 		if (moff < 0)
 			return -ENOSPC;
 		in->imm = (uint64_t)moff | (uint64_t)(last / 8 + 1) << 16;
 	} else {
-		/* one CPU never equals a set of several */
+		/* one CPU never equals a set of several (nor an empty one) */
 		in->op = FDR_FOP_FALSE;
 	}
 	return i;

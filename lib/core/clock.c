@@ -90,42 +90,42 @@ void fdr_clock_boot_id(char *buf, size_t len)
 }
 
 /*
- * Refresh the session's later calibration point (called about every second by
- * the agent of each attached process). tsc is cleared while the pair changes, so
- * a reader sees either a whole pair or tsc = 0.
+ * One (tsc, mono) pair, read so that the TSC reads bracket the clock read as
+ * tightly as possible: the best of a few tries, the midpoint of the bracket.
  */
-void fdr_clock_refresh(struct fdr_abi_control *ctl)
+static void ck_pair(uint64_t *tsc, uint64_t *mono)
 {
-	uint64_t tsc = fdr_rdtsc(), mono = fdr_clock_mono_ns();
+	uint64_t best = UINT64_MAX;
+	int i;
 
-	__atomic_store_n(&ctl->cal_last_tsc, 0, __ATOMIC_RELEASE);
-	__atomic_store_n(&ctl->cal_last_mono_ns, mono, __ATOMIC_RELEASE);
-	__atomic_store_n(&ctl->cal_last_tsc, tsc, __ATOMIC_RELEASE);
+	for (i = 0; i < 16; i++) {
+		uint64_t a = fdr_rdtsc(), m = fdr_clock_mono_ns(), b = fdr_rdtsc();
+
+		if (b > a && b - a < best) {
+			best = b - a;
+			*tsc = a + (b - a) / 2;
+			*mono = m;
+		}
+	}
 }
 
-/* Measure the TSC rate against CLOCK_MONOTONIC over about 20 ms. */
+/*
+ * Measure the TSC rate against CLOCK_MONOTONIC over 50 ms. The rate is fixed for
+ * the session's life, so a record converts to the same time on every read, on
+ * any machine; each sub-buffer carries its own (tsc, mono) point, so the rate's
+ * error (a few 1e-7) only scales the distance to that point.
+ */
 uint64_t fdr_clock_calibrate_khz(void)
 {
-	uint64_t t0 = fdr_clock_mono_ns(), c0 = fdr_rdtsc(), t1, c1;
-	struct timespec d = { 0, 20 * 1000 * 1000 };
+	uint64_t t0, c0, t1, c1;
+	struct timespec d = { 0, 50 * 1000 * 1000 };
 
+	ck_pair(&c0, &t0);
 	nanosleep(&d, NULL);
-	t1 = fdr_clock_mono_ns();
-	c1 = fdr_rdtsc();
+	ck_pair(&c1, &t1);
 	if (t1 <= t0 || c1 <= c0)
 		return 0;
-	return (uint64_t)((long double)(c1 - c0) * 1000000.0L / (long double)(t1 - t0));
-}
-
-/* Was the session made on the running boot? (An empty id: assume so.) */
-static int fdr_clock_same_boot(const struct fdr_abi_control *ctl)
-{
-	char id[sizeof(ctl->boot_id)];
-
-	if (!ctl->boot_id[0])
-		return 1;
-	fdr_clock_boot_id(id, sizeof(id));
-	return !id[0] || strncmp(id, ctl->boot_id, sizeof(id)) == 0;
+	return (uint64_t)((long double)(c1 - c0) * 1000000.0L / (long double)(t1 - t0) + 0.5L);
 }
 
 /**
@@ -134,14 +134,12 @@ static int fdr_clock_same_boot(const struct fdr_abi_control *ctl)
  * @ctl: the session's control block (its creation calibration point)
  * @clock: enum fdr_abi_clock
  *
- * Samples "now" on the TSC and CLOCK_MONOTONIC to measure the TSC rate over the
- * session's lifetime. Cheap enough to call once per read.
+ * Uses only what the session stores, so a record converts to the same time on
+ * every read, after every writer is gone, or on another machine.
  */
 void fdr_clock_conv_init(struct fdr_clock_conv *c, const struct fdr_abi_control *ctl,
 			 uint32_t clock)
 {
-	uint64_t tsc_now = fdr_rdtsc(), mono_now = fdr_clock_mono_ns();
-
 	memset(c, 0, sizeof(*c));
 	c->clock = clock < FDR_CLOCK_NR ? clock : FDR_CLOCK_LOCAL;
 	c->ts_source = ctl->ts_source;
@@ -152,24 +150,6 @@ void fdr_clock_conv_init(struct fdr_clock_conv *c, const struct fdr_abi_control 
 		c->ns_per_tick = 1000000.0L / (long double)ctl->tsc_khz;
 	else
 		c->ns_per_tick = 1.0L;
-	/*
-	 * Over more than 50 ms the lifetime rate beats the 20 ms creation estimate.
-	 * "Now" is a valid second point only on the boot that made the session; a
-	 * session read after a reboot or on another machine uses the last point the
-	 * writers left.
-	 */
-	if (!fdr_clock_same_boot(ctl)) {
-		uint64_t t1 = __atomic_load_n(&ctl->cal_last_tsc, __ATOMIC_ACQUIRE);
-
-		mono_now = __atomic_load_n(&ctl->cal_last_mono_ns, __ATOMIC_ACQUIRE);
-		tsc_now = __atomic_load_n(&ctl->cal_last_tsc, __ATOMIC_ACQUIRE);
-		if (t1 != tsc_now)
-			tsc_now = 0;
-	}
-	if (c->ts_source == FDR_TS_TSC && tsc_now > ctl->cal_tsc &&
-	    mono_now > ctl->cal_mono_ns + 50000000ull)
-		c->ns_per_tick = (long double)(mono_now - ctl->cal_mono_ns) /
-				 (long double)(tsc_now - ctl->cal_tsc);
 	c->mult = (uint64_t)(c->ns_per_tick * 4294967296.0L + 0.5L);
 }
 

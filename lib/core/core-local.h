@@ -34,8 +34,8 @@ struct fdr_pcpu {
 };
 
 _Static_assert(offsetof(struct fdr_pbuf, data) == 8 && offsetof(struct fdr_pbuf, ss_mask) == 16 &&
-		       offsetof(struct fdr_pbuf, ring_bytes) == 24 && sizeof(struct fdr_pbuf) == 32 &&
-		       offsetof(struct fdr_pcpu, active) == 64,
+		       offsetof(struct fdr_pbuf, ring_bytes) == 24 &&
+		       sizeof(struct fdr_pbuf) == 32 && offsetof(struct fdr_pcpu, active) == 64,
 	       "the rseq asm in ring-fast.h reads these structs at these offsets");
 
 /* One mapped ring file (one instance, one generation). */
@@ -77,7 +77,6 @@ FDR_HIDDEN uint64_t fdr_clock_real_ns(void);
 FDR_HIDDEN int fdr_clock_tsc_usable(void);
 FDR_HIDDEN uint64_t fdr_clock_calibrate_khz(void);
 FDR_HIDDEN void fdr_clock_boot_id(char *buf, size_t len);
-FDR_HIDDEN void fdr_clock_refresh(struct fdr_abi_control *ctl);
 
 static inline uint64_t fdr_rdtsc(void)
 {
@@ -108,6 +107,12 @@ FDR_HIDDEN void fdr_testpoint(const char *name);
 /* event.c: the process's current session (NULL when detached) */
 FDR_HIDDEN extern _Atomic(struct fdr_session *) fdr_proc_session;
 FDR_HIDDEN void fdr_agent_kick(void);
+
+/* hooks.c */
+FDR_HIDDEN void fdr_hooks_commit(struct fdr_session *s, const uint64_t *enabled, uint32_t slot,
+				 unsigned char *rec, size_t total);
+FDR_HIDDEN void fdr_hooks_forget_self(void);
+FDR_HIDDEN void fdr_hooks_prepare(void);
 
 /* session.c */
 FDR_HIDDEN void fdr_session_lock_init(struct fdr_abi_control *ctl);

@@ -116,8 +116,8 @@ int fdr_event_def_to_abi(const struct fdr_event_def *def, struct fdr_abi_event *
 		a->is_signed = f->is_signed;
 		a->kind = f->kind;
 	}
-	if (def->print_fmt && strlen(def->print_fmt) < FDR_PRINT_FMT_LEN && def->print_args) {
-		const char *p = def->print_args;
+	if (def->print_fmt && strlen(def->print_fmt) < FDR_PRINT_FMT_LEN) {
+		const char *p = def->print_args ? def->print_args : "";
 		int ok = 1;
 
 		while (*p && ok) {
@@ -175,12 +175,12 @@ static int ev_lock_session(struct fdr_session *s, int timeout_ms)
 	return -ret;
 }
 
-static int ev_mask_any(const struct fdr_abi_event *e)
+static int ev_mask_any(const uint64_t *mask)
 {
 	uint32_t w;
 
 	for (w = 0; w < FDR_MAX_INSTANCES / 64; w++)
-		if (__atomic_load_n(&e->enabled[w], __ATOMIC_ACQUIRE))
+		if (__atomic_load_n(&mask[w], __ATOMIC_ACQUIRE))
 			return 1;
 	return 0;
 }
@@ -206,7 +206,10 @@ static void ev_sync_def(struct fdr_session *s, struct fdr_event_def *def, int *l
 		def->slot = slot + 1;
 	}
 	e = &s->ctl->events[def->slot - 1];
-	def->enabled = e->state == FDR_EVENT_READY && e->id == def->id && ev_mask_any(e);
+	/* an event with triggers runs them even where it is not enabled (soft mode) */
+	def->enabled =
+		e->state == FDR_EVENT_READY && e->id == def->id &&
+		(ev_mask_any(e->enabled) || ev_mask_any(s->ctl->hooks[def->slot - 1].triggered));
 }
 
 static void ev_sync_rings(struct fdr_session *s)
@@ -296,9 +299,7 @@ static void ev_detach(void)
 
 static void ev_agent_round(void)
 {
-	static uint64_t last_refresh;
 	struct fdr_session *s;
-	uint64_t now = fdr_clock_mono_ns();
 
 	pthread_mutex_lock(&ev_lock);
 	s = atomic_load(&fdr_proc_session);
@@ -311,11 +312,6 @@ static void ev_agent_round(void)
 		ev_attach();
 	else if (__atomic_load_n(&s->ctl->gen, __ATOMIC_ACQUIRE) != ev_seen_gen)
 		ev_sync(s);
-	s = atomic_load(&fdr_proc_session);
-	if (s && now - last_refresh > 1000000000ull) {
-		fdr_clock_refresh(s->ctl);
-		last_refresh = now;
-	}
 	pthread_mutex_unlock(&ev_lock);
 }
 
@@ -323,6 +319,7 @@ static void *ev_agent(void *arg)
 {
 	(void)arg;
 	prctl(PR_SET_NAME, "fdr-agent");
+	fdr_hooks_prepare();
 	for (;;) {
 		struct fdr_session *s;
 		struct timespec to = { 0, 200 * 1000 * 1000 };
@@ -375,6 +372,7 @@ static void ev_atfork_parent(void)
 static void ev_atfork_child(void)
 {
 	ev_tid = 0; /* the child records under its own pid */
+	fdr_hooks_forget_self();
 	ev_cmd_sid = 0;
 	ev_nest = 0;
 	ev_agent_running = 0;
@@ -481,8 +479,8 @@ static void ev_save_cmdline(struct fdr_session *s, int32_t tid)
  * each instance of @mask that is tracing. Returns how many rings took it, or -1
  * if no instance of the mask was tracing.
  */
-static inline int ev_write_all(struct fdr_session *s, const uint64_t *mask, unsigned char *payload,
-			       size_t len)
+static inline int ev_write_all(struct fdr_session *s, const uint64_t *mask, uint32_t slot,
+			       unsigned char *payload, size_t len)
 {
 	unsigned char *rec = payload - sizeof(struct fdr_abi_rec);
 	size_t total = (sizeof(struct fdr_abi_rec) + len + 7) & ~(size_t)7;
@@ -494,6 +492,11 @@ static inline int ev_write_all(struct fdr_session *s, const uint64_t *mask, unsi
 	memcpy(payload + len, &zero, sizeof(zero)); /* the padding bytes */
 	r->len_type = (uint32_t)total | FDR_REC_DATA << FDR_REC_TYPE_SHIFT;
 	r->reserved = 0;
+	if (__builtin_expect(__atomic_load_n(&s->ctl->hooks_active, __ATOMIC_ACQUIRE) != 0, 0)) {
+		/* filters, pid lists or triggers somewhere in the session */
+		fdr_hooks_commit(s, mask, slot, rec, total);
+		return 1;
+	}
 	for (w = 0; w < FDR_MAX_INSTANCES / 64; w++) {
 		uint64_t bits = __atomic_load_n(&mask[w], __ATOMIC_RELAXED);
 
@@ -547,7 +550,7 @@ void fdr_event_commit(struct fdr_event_def *def, void *payload, size_t len)
 		c->flags = 0;
 		c->preempt_count = (uint8_t)(ev_nest - 1);
 		c->pid = ev_tid;
-		ev_write_all(s, e->enabled, payload, len);
+		ev_write_all(s, e->enabled, def->slot - 1, payload, len);
 	}
 	ev_nest--;
 }
@@ -604,7 +607,7 @@ int fdr_marker_write(const char *text, size_t len)
 		p[16 + len++] = '\n';
 	p[16 + len] = 0;
 	ev_save_cmdline(s, c->pid);
-	ret = ev_write_all(s, mask, p, 16 + len + 1);
+	ret = ev_write_all(s, mask, 0, p, 16 + len + 1); /* ftrace:print is slot 0 */
 	ev_nest--;
 	errno = saved;
 	return ret > 0 ? (int)len : -EBADF; /* refused: full in discard mode, as the kernel */

@@ -16,6 +16,16 @@
 
 #define RSEQ_SIG_STR "0x53053053"
 
+/*
+ * A record never ends exactly at the end of its sub-buffer: at least one 8-byte
+ * padding record follows the last one. So the fast path never moves head to a
+ * sub-buffer boundary; only step 1 does (checking room in discard mode, bumping
+ * switch_gen, wrapping at the end of the ring). @limit is the largest offset a
+ * record of @len may start at.
+ */
+#define RB_MAX_LEN(pc) ((pc)->subbuf_size - FDR_SUBBUF_HDR - 8)
+#define RB_LIMIT(pc, len) ((pc)->subbuf_size - (len)-8)
+
 /* Return codes of the critical sections. */
 enum { RB_OK = 0, RB_ABORT = 1, RB_SLOW = 2, RB_CMPFAIL = 3 };
 
@@ -36,65 +46,65 @@ static inline struct rseq *rb_rseq_area(void)
  * buffer (shared memory is not trusted, even by writers) goes to the slow path,
  * which refuses it.
  */
-#define RB_STAMP_TSC                                                                               \
-	"rdtsc\n\t"                                                                               \
-	"shlq $32, %%rdx\n\t"                                                                     \
-	"orq %%rdx, %%rax\n\t"                                                                    \
+#define RB_STAMP_TSC           \
+	"rdtsc\n\t"            \
+	"shlq $32, %%rdx\n\t"  \
+	"orq %%rdx, %%rax\n\t" \
 	"movq %%rax, 8(%[src])\n\t"
 #define RB_STAMP_NONE ""
 
 #define RB_APPEND_ASM(STAMP)                                                                       \
 	__asm__ goto(".pushsection __rseq_cs, \"aw\"\n\t"                                          \
-		     ".balign 32\n\t"                                                               \
-		     "3:\n\t"                                                                       \
-		     ".long 0x0, 0x0\n\t"                                                           \
-		     ".quad 1f, (2f - 1f), 4f\n\t"                                                  \
-		     ".popsection\n\t"                                                              \
-		     "leaq 3b(%%rip), %%rax\n\t"                                                    \
-		     "movq %%rax, 8(%[rs])\n\t"                                                     \
-		     "1:\n\t"                                                                       \
-		     "cmpl %[cpu], 4(%[rs])\n\t"                                                    \
-		     "jnz 4f\n\t"                                                                   \
-		     "movq 64(%[pc]), %%r9\n\t"                                                     \
-		     "movl (%%r9), %%r9d\n\t"                                                       \
-		     "andl $1, %%r9d\n\t"                                                           \
-		     "shll $5, %%r9d\n\t"                                                           \
-		     "addq %[pc], %%r9\n\t"                                                         \
-		     "movq 0(%%r9), %%rsi\n\t"                                                      \
-		     "movq (%%rsi), %%r8\n\t"                                                       \
-		     "movl %%r8d, %%ecx\n\t"                                                        \
-		     "andq 16(%%r9), %%rcx\n\t"                                                     \
-		     "jz %l[slow]\n\t"                                                              \
-		     "cmpq %[limit], %%rcx\n\t"                                                     \
-		     "ja %l[slow]\n\t"                                                              \
-		     "movl %%r8d, %%edi\n\t"                                                        \
-		     "leaq (%%rdi,%[len]), %%rax\n\t"                                               \
-		     "cmpq 24(%%r9), %%rax\n\t"                                                     \
-		     "ja %l[slow]\n\t"                                                              \
-		     "addq 8(%%r9), %%rdi\n\t" STAMP "movq %[src], %%rsi\n\t"                     \
-		     "movq %[len], %%rcx\n\t"                                                       \
-		     "shrq $3, %%rcx\n\t"                                                           \
-		     "5:\n\t"                                                                       \
-		     "movq (%%rsi), %%rax\n\t"                                                      \
-		     "movq %%rax, (%%rdi)\n\t"                                                      \
-		     "addq $8, %%rsi\n\t"                                                           \
-		     "addq $8, %%rdi\n\t"                                                           \
-		     "decq %%rcx\n\t"                                                               \
-		     "jnz 5b\n\t"                                                                   \
-		     "addq %[len], %%r8\n\t"                                                        \
-		     "movq 0(%%r9), %%rsi\n\t"                                                      \
-		     "movq %%r8, (%%rsi)\n\t"                                                       \
-		     "2:\n\t"                                                                       \
+		     ".balign 32\n\t"                                                              \
+		     "3:\n\t"                                                                      \
+		     ".long 0x0, 0x0\n\t"                                                          \
+		     ".quad 1f, (2f - 1f), 4f\n\t"                                                 \
+		     ".popsection\n\t"                                                             \
+		     "leaq 3b(%%rip), %%rax\n\t"                                                   \
+		     "movq %%rax, 8(%[rs])\n\t"                                                    \
+		     "1:\n\t"                                                                      \
+		     "cmpl %[cpu], 4(%[rs])\n\t"                                                   \
+		     "jnz 4f\n\t"                                                                  \
+		     "movq 64(%[pc]), %%r9\n\t"                                                    \
+		     "movl (%%r9), %%r9d\n\t"                                                      \
+		     "andl $1, %%r9d\n\t"                                                          \
+		     "shll $5, %%r9d\n\t"                                                          \
+		     "addq %[pc], %%r9\n\t"                                                        \
+		     "movq 0(%%r9), %%rsi\n\t"                                                     \
+		     "movq (%%rsi), %%r8\n\t"                                                      \
+		     "movl %%r8d, %%ecx\n\t"                                                       \
+		     "andq 16(%%r9), %%rcx\n\t"                                                    \
+		     "jz %l[slow]\n\t"                                                             \
+		     "cmpq %[limit], %%rcx\n\t"                                                    \
+		     "ja %l[slow]\n\t"                                                             \
+		     "movl %%r8d, %%edi\n\t"                                                       \
+		     "leaq (%%rdi,%[len]), %%rax\n\t"                                              \
+		     "cmpq 24(%%r9), %%rax\n\t"                                                    \
+		     "ja %l[slow]\n\t"                                                             \
+		     "addq 8(%%r9), %%rdi\n\t" STAMP "movq %[src], %%rsi\n\t"                      \
+		     "movq %[len], %%rcx\n\t"                                                      \
+		     "shrq $3, %%rcx\n\t"                                                          \
+		     "5:\n\t"                                                                      \
+		     "movq (%%rsi), %%rax\n\t"                                                     \
+		     "movq %%rax, (%%rdi)\n\t"                                                     \
+		     "addq $8, %%rsi\n\t"                                                          \
+		     "addq $8, %%rdi\n\t"                                                          \
+		     "decq %%rcx\n\t"                                                              \
+		     "jnz 5b\n\t"                                                                  \
+		     "addq %[len], %%r8\n\t"                                                       \
+		     "movq 0(%%r9), %%rsi\n\t"                                                     \
+		     "movq %%r8, (%%rsi)\n\t"                                                      \
+		     "2:\n\t"                                                                      \
 		     ".pushsection __rseq_failure, \"ax\"\n\t"                                     \
-		     ".byte 0x0f, 0xb9, 0x3d\n\t"                                                   \
-		     ".long " RSEQ_SIG_STR "\n\t"                                                   \
-		     "4:\n\t"                                                                       \
-		     "jmp %l[abort]\n\t"                                                            \
-		     ".popsection\n\t"                                                              \
-		     :                                                                               \
-		     : [rs] "r"(rs), [cpu] "r"(cpu), [pc] "r"(pc), [src] "r"(src), [len] "r"(len),    \
-		       [limit] "r"(limit)                                                            \
-		     : "rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "memory", "cc"                \
+		     ".byte 0x0f, 0xb9, 0x3d\n\t"                                                  \
+		     ".long " RSEQ_SIG_STR "\n\t"                                                  \
+		     "4:\n\t"                                                                      \
+		     "jmp %l[abort]\n\t"                                                           \
+		     ".popsection\n\t"                                                             \
+		     :                                                                             \
+		     : [rs] "r"(rs), [cpu] "r"(cpu), [pc] "r"(pc), [src] "r"(src), [len] "r"(len), \
+		       [limit] "r"(limit)                                                          \
+		     : "rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "memory", "cc"               \
 		     : abort, slow)
 
 static inline int rb_append_tsc(struct rseq *rs, uint32_t cpu, struct fdr_pcpu *pc,
@@ -128,8 +138,10 @@ FDR_HIDDEN extern int fdr_ring_tsc;
  * current sub-buffer and no preemption hits the critical section. Everything else
  * goes to fdr_ring_write().
  */
-static inline __attribute__((always_inline)) int fdr_ring_write_fast(struct fdr_session *s, uint32_t inst, struct fdr_ring_map *m,
-				      unsigned char *rec, size_t len)
+static inline __attribute__((always_inline)) int fdr_ring_write_fast(struct fdr_session *s,
+								     uint32_t inst,
+								     struct fdr_ring_map *m,
+								     unsigned char *rec, size_t len)
 {
 	struct rseq *rs = rb_rseq_area();
 	uint32_t cpu = __atomic_load_n(&rs->cpu_id_start, __ATOMIC_RELAXED);
@@ -140,8 +152,8 @@ static inline __attribute__((always_inline)) int fdr_ring_write_fast(struct fdr_
 	if (__builtin_expect(cpu < m->nr_cpus && fdr_ring_tsc, 1)) {
 		struct fdr_pcpu *pc = &m->pcpu[cpu];
 
-		if (__builtin_expect(len <= pc->subbuf_size - FDR_SUBBUF_HDR, 1) &&
-		    rb_append_tsc(rs, cpu, pc, rec, len, pc->subbuf_size - len) == RB_OK)
+		if (__builtin_expect(len <= RB_MAX_LEN(pc), 1) &&
+		    rb_append_tsc(rs, cpu, pc, rec, len, RB_LIMIT(pc, len)) == RB_OK)
 			return 0;
 	}
 	return fdr_ring_write(s, inst, m, rec, len);

@@ -245,19 +245,19 @@ int fdr_ring_write(struct fdr_session *s, uint32_t inst, struct fdr_ring_map *m,
 			goto out;
 		}
 		pc = &m->pcpu[cpu];
-		if (len > pc->subbuf_size - FDR_SUBBUF_HDR) {
+		if (len > RB_MAX_LEN(pc)) {
 			__atomic_fetch_add(&pc->cpu[0]->too_big, 1, __ATOMIC_RELAXED);
 			ret = -E2BIG;
 			goto out;
 		}
 		FDR_TESTPOINT("reserve");
 		if (tsc) {
-			ret = rb_append_tsc(rs, cpu, pc, rec, len, pc->subbuf_size - len);
+			ret = rb_append_tsc(rs, cpu, pc, rec, len, RB_LIMIT(pc, len));
 		} else {
 			uint64_t ts = fdr_clock_mono_ns();
 
 			memcpy(rec + 8, &ts, sizeof(ts));
-			ret = rb_append_nots(rs, cpu, pc, rec, len, pc->subbuf_size - len);
+			ret = rb_append_nots(rs, cpu, pc, rec, len, RB_LIMIT(pc, len));
 		}
 		if (ret == RB_OK) {
 			FDR_TESTPOINT("commit");

@@ -359,8 +359,7 @@ int fdr_session_create(const char *dir, const struct fdr_session_opts *o, struct
 	c->cal_boot_ns = fdr_clock_boot_ns();
 	c->cal_real_ns = fdr_clock_real_ns();
 	c->created_mono_ns = c->cal_mono_ns;
-	c->cal_last_mono_ns = c->cal_mono_ns;
-	c->cal_last_tsc = c->cal_tsc;
+
 	fdr_clock_boot_id(c->boot_id, sizeof(c->boot_id));
 	fdr_session_lock_init(c);
 	ses_instance_defaults(&c->instances[0], "", ss, overwrite);
@@ -387,6 +386,29 @@ int fdr_session_create(const char *dir, const struct fdr_session_opts *o, struct
 		f[1].kind = FDR_KIND_TAIL_CHARS;
 		e->state = FDR_EVENT_READY;
 		c->nr_events = 1;
+	}
+	/* the built-in ftrace:user_stack event (stacktrace triggers) */
+	{
+		struct fdr_abi_event *e = &c->events[1];
+		struct fdr_abi_field *f = e->fields;
+
+		e->id = FDR_EVENT_ID_USER_STACK;
+		snprintf(e->system, sizeof(e->system), "ftrace");
+		snprintf(e->name, sizeof(e->name), "user_stack");
+		e->nr_fields = 2;
+		e->payload_size = 16 + 8 * FDR_STACK_DEPTH;
+		snprintf(f[0].name, sizeof(f[0].name), "tgid");
+		snprintf(f[0].type, sizeof(f[0].type), "unsigned int");
+		f[0].offset = 8;
+		f[0].size = 4;
+		f[0].kind = FDR_KIND_INT;
+		snprintf(f[1].name, sizeof(f[1].name), "caller");
+		snprintf(f[1].type, sizeof(f[1].type), "unsigned long");
+		f[1].offset = 16;
+		f[1].size = 8 * FDR_STACK_DEPTH;
+		f[1].kind = FDR_KIND_ULONG_ARRAY;
+		e->state = FDR_EVENT_READY;
+		c->nr_events = 2;
 	}
 	/* release: the magic last; fdr_session_open() checks it */
 	__atomic_store_n(&c->magic, FDR_ABI_MAGIC_CONTROL, __ATOMIC_RELEASE);

@@ -294,6 +294,9 @@ int fdr_format_event_file(const struct fdr_abi_event *e, struct fdr_buf *b)
 		type[FDR_FIELD_TYPE_LEN] = 0;
 		if (f->kind == FDR_KIND_CHARS)
 			ret |= fdr_buf_printf(b, "\tfield:char %s[%u];", fname, f->size);
+		else if (f->kind == FDR_KIND_ULONG_ARRAY)
+			ret |= fdr_buf_printf(b, "\tfield:unsigned long %s[%u];", fname,
+					      f->size / 8);
 		else if (f->kind == FDR_KIND_TAIL_CHARS)
 			ret |= fdr_buf_printf(b, "\tfield:char %s[];", fname);
 		else if (f->kind == FDR_KIND_STRING || f->kind == FDR_KIND_BYTES)
@@ -308,7 +311,17 @@ int fdr_format_event_file(const struct fdr_abi_event *e, struct fdr_buf *b)
 		ret |= fdr_buf_printf(b, "\"%%ps: %%s\", (void *)REC->ip, REC->buf\n");
 		return ret ? -ENOMEM : 0;
 	}
-	if (e->print_fmt[0] && e->nr_print_args) {
+	if (e->id == FDR_EVENT_ID_USER_STACK && strcmp(e->system, "ftrace") == 0) {
+		ret |= fdr_buf_add(b, "\"", 1);
+		for (i = 0; i < FDR_STACK_DEPTH; i++)
+			ret |= fdr_buf_printf(b, "\\t=> %%ps\\n");
+		ret |= fdr_buf_add(b, "\"", 1);
+		for (i = 0; i < FDR_STACK_DEPTH; i++)
+			ret |= fdr_buf_printf(b, ", (void *)REC->caller[%u]", i);
+		ret |= fdr_buf_add(b, "\n", 1);
+		return ret ? -ENOMEM : 0;
+	}
+	if (e->print_fmt[0]) {
 		char pf[FDR_PRINT_FMT_LEN + 1];
 		uint32_t n = e->nr_print_args < FDR_PRINT_ARGS_MAX ? e->nr_print_args :
 								     FDR_PRINT_ARGS_MAX;
@@ -599,6 +612,10 @@ static int fmt_conv(const char *spec, size_t spec_len, char conv, const struct f
 	fmt[k] = 0;
 	if (conv == 'd' || conv == 'i')
 		return fdr_buf_printf(b, fmt, (long long)v);
+	/* unsigned conversions see the field's own width, as printf on the C type would */
+	if (f->size == 4 || (f->size < 4 && f->is_signed && v < 0) ||
+	    (f->size < 4 && !f->is_signed))
+		v &= (int64_t)0xffffffffull; /* promoted to int, as C passes it to printf */
 	return fdr_buf_printf(b, fmt, (unsigned long long)v);
 }
 #pragma GCC diagnostic pop
@@ -668,7 +685,7 @@ int fdr_format_body(const struct fdr_abi_event *e, const unsigned char *p, uint3
 	uint32_t i, nf = fmt_nr_fields(e);
 	int ret = 0;
 
-	if (e->print_fmt[0] && e->nr_print_args) {
+	if (e->print_fmt[0]) {
 		const char *f = e->print_fmt,
 			   *end = e->print_fmt + strnlen(e->print_fmt, FDR_PRINT_FMT_LEN);
 		uint32_t arg = 0, nargs = e->nr_print_args < FDR_PRINT_ARGS_MAX ?
@@ -787,8 +804,22 @@ int fdr_format_record(struct fdr_session *s, uint32_t inst, const struct fdr_rec
 		ret |= fb_add(b, t, n);
 		return ret ? -ENOMEM : 0;
 	}
+	if (e->id == FDR_EVENT_ID_USER_STACK && strcmp(e->system, "ftrace") == 0) {
+		uint32_t k;
+
+		/* the kernel's user stack lines: " =>  <%016lx>" per address */
+		ret |= fb_add(b, "<user stack trace>\n", 19);
+		for (k = 0; k < FDR_STACK_DEPTH && 16 + 8 * (k + 1) <= rec->len; k++) {
+			uint64_t ip;
+
+			memcpy(&ip, rec->payload + 16 + 8 * k, 8);
+			if (ip)
+				ret |= fdr_buf_printf(b, " =>  <%016" PRIx64 ">\n", ip);
+		}
+		return ret ? -ENOMEM : 0;
+	}
 	ret |= fb_add(b, plan->name, plan->name_len);
-	if (e->print_fmt[0] && e->nr_print_args) {
+	if (e->print_fmt[0]) {
 		ret |= fdr_format_body(e, rec->payload, rec->len, b);
 	} else {
 		uint32_t i;

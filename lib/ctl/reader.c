@@ -22,6 +22,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -224,7 +225,8 @@ static int rd_peek(struct fdr_reader *r, struct rd_cpu *rc)
 		 */
 		rd_cpu_set_buffer(rc, &r->ring, rc->bi ^ 1);
 	}
-	for (guard = 0; guard < 1000000; guard++) {
+	/* each round returns, moves to another sub-buffer or re-reads head: bounded */
+	for (guard = 0; guard < 4 * (int)rc->n + 64; guard++) {
 		uint64_t S = rc->pos & ~mask;
 
 		if (rc->buf_pos == S && (rc->pos & mask) >= FDR_SUBBUF_HDR) {
@@ -351,6 +353,26 @@ static int rd_map(struct fdr_reader *r)
 	return 0;
 }
 
+/* Does @pid run? A zombie (never reaped, as under some container inits) does not. */
+static int rd_pid_alive(pid_t pid)
+{
+	char path[64], buf[256], *p;
+	FILE *f;
+	size_t n;
+
+	if (kill(pid, 0) < 0 && errno == ESRCH)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return !(p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X'));
+}
+
 /*
  * Take a CPU's consuming-reader slot (trace_pipe is exclusive per CPU, also
  * within one process). A slot whose holder died is taken over.
@@ -362,7 +384,7 @@ static int rd_slot_take(struct fdr_abi_cpu *c)
 
 	if (holder == me)
 		return -EBUSY;
-	if (holder && (kill((pid_t)holder, 0) == 0 || errno != ESRCH))
+	if (holder && rd_pid_alive((pid_t)holder))
 		return -EBUSY;
 	if (!__atomic_compare_exchange_n(&c->reader_pid, &holder, me, 0, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE))
@@ -527,7 +549,7 @@ int fdr_reader_next(struct fdr_reader *r, struct fdr_record *rec)
 /**
  * fdr_reader_wait - wait until a CPU of the reader has unread records
  * @timeout_ms: -1 forever
- * Returns 1 (data), 0 (timeout).
+ * Returns 1 (data), 0 (timeout), -EINTR (a signal arrived).
  */
 int fdr_reader_wait(struct fdr_reader *r, int timeout_ms)
 {
@@ -545,7 +567,8 @@ int fdr_reader_wait(struct fdr_reader *r, int timeout_ms)
 		}
 		if (timeout_ms >= 0 && waited >= timeout_ms)
 			return 0;
-		nanosleep(&d, NULL);
+		if (nanosleep(&d, NULL) < 0 && errno == EINTR)
+			return -EINTR; /* a signal: let the caller decide */
 		waited += 2;
 		if (waited > 50)
 			d.tv_nsec = 10 * 1000 * 1000;

@@ -25,6 +25,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@
 #include <unistd.h>
 
 #include "fdr/fdr-read.h"
+#include "ctl-local.h"
 
 enum node {
 	N_NONE,
@@ -81,6 +83,11 @@ enum node {
 	F_CPU_TRACE_PIPE_RAW,
 	F_CPU_STATS,
 	F_CPU_BUFFER_SIZE_KB,
+	/* filters, triggers, pid lists */
+	F_EVENT_FILTER,
+	F_SYS_FILTER,
+	F_EVENT_TRIGGER,
+	F_SET_EVENT_PID,
 	/* snapshots */
 	F_SNAPSHOT,
 	F_CPU_SNAPSHOT,
@@ -111,6 +118,7 @@ static const struct node_desc inst_files[] = {
 	{ "saved_cmdlines_size", F_SAVED_CMDLINES_SIZE, 0440, 1 },
 	{ "set_event", F_SET_EVENT, 0640, 0 },
 	{ "set_event_pending", F_SET_EVENT_PENDING, 0440, 0 },
+	{ "set_event_pid", F_SET_EVENT_PID, 0640, 0 },
 	{ "snapshot", F_SNAPSHOT, 0640, 0 },
 	{ "timestamp_mode", F_TIMESTAMP_MODE, 0440, 0 },
 	{ "trace", F_TRACE, 0640, 0 },
@@ -180,6 +188,11 @@ struct fdr_file {
 	unsigned char *page; /* trace_pipe_raw: the page being read */
 	size_t page_len, page_off;
 	char err[1024];
+	int log_pending; /* an error_log entry to write after the command */
+	int log_pos;
+	char log_loc[64];
+	char log_msg[512];
+	int held; /* counted in the instance's open files (rmdir EBUSY) */
 };
 
 /* ---- path resolution ------------------------------------------------------------------ */
@@ -236,9 +249,11 @@ static const struct fdr_abi_event *event_find(struct fdr_session *s, const char 
 	return NULL;
 }
 
+/* ftrace:* are record types of fdr itself (print, user_stack): no enable, no filter. */
 static int is_print_event(const char *sys, const char *ev)
 {
-	return strcmp(sys, "ftrace") == 0 && strcmp(ev, "print") == 0;
+	(void)ev;
+	return strcmp(sys, "ftrace") == 0;
 }
 
 /* Split @path into components (at most 8); returns the count or -ENAMETOOLONG. */
@@ -346,7 +361,8 @@ static int resolve(struct fdr_session *s, const char *path, struct tree_path *p)
 		} else {
 			if (strlen(comp[i]) >= FDR_NAME_LEN || !event_exists(s, comp[i], NULL))
 				return -ENOENT;
-			snprintf(p->sys, sizeof(p->sys), "%s", comp[i]);
+			memcpy(p->sys, comp[i],
+			       strlen(comp[i]) + 1); /* checked: shorter than FDR_NAME_LEN */
 			p->node = D_EVENTS_SYS;
 			if (++i == n)
 				return 0;
@@ -357,9 +373,16 @@ static int resolve(struct fdr_session *s, const char *path, struct tree_path *p)
 				p->is_dir = 0;
 				return 0;
 			}
+			if (strcmp(comp[i], "filter") == 0 && i + 1 == n &&
+			    strcmp(p->sys, "ftrace")) {
+				p->node = F_SYS_FILTER;
+				p->mode = 0640;
+				p->is_dir = 0;
+				return 0;
+			}
 			if (strlen(comp[i]) >= FDR_NAME_LEN || !event_exists(s, p->sys, comp[i]))
 				return -ENOENT;
-			snprintf(p->ev, sizeof(p->ev), "%s", comp[i]);
+			memcpy(p->ev, comp[i], strlen(comp[i]) + 1);
 			p->node = D_EVENT;
 			if (++i == n)
 				return 0;
@@ -374,6 +397,13 @@ static int resolve(struct fdr_session *s, const char *path, struct tree_path *p)
 			} else if (strcmp(comp[i], "id") == 0) {
 				p->node = F_EVENT_ID;
 				p->mode = 0440;
+			} else if (strcmp(comp[i], "filter") == 0 &&
+				   !is_print_event(p->sys, p->ev)) {
+				p->node = F_EVENT_FILTER;
+				p->mode = 0640;
+			} else if (strcmp(comp[i], "trigger") == 0) {
+				p->node = F_EVENT_TRIGGER;
+				p->mode = 0640;
 			} else {
 				return -ENOENT;
 			}
@@ -444,11 +474,23 @@ static int bad_input(struct fdr_file *f, const char *location, const char *cmd, 
 		memset(f->err + n, ' ', (size_t)pos + 2);
 		snprintf(f->err + n + pos + 2, sizeof(f->err) - (size_t)(n + pos + 2), "^\n");
 	}
+	/* logged by fdr_file_write() once no lock is held (this may run under it) */
+	snprintf(f->log_loc, sizeof(f->log_loc), "%s", location);
+	snprintf(f->log_msg, sizeof(f->log_msg), "%s", msg);
+	f->log_pos = pos;
+	f->log_pending = 1;
+	return -EINVAL;
+}
+
+static void flush_error_log(struct fdr_file *f, const char *cmd)
+{
+	if (!f->log_pending)
+		return;
+	f->log_pending = 0;
 	if (fdr_session_lock(f->s) == 0) {
-		fdr_session_error(f->s, f->p.inst, location, msg, cmd, pos);
+		fdr_session_error(f->s, f->p.inst, f->log_loc, f->log_msg, cmd, f->log_pos);
 		fdr_session_unlock(f->s);
 	}
-	return -EINVAL;
 }
 
 /* ---- number and name parsing ------------------------------------------------------------ */
@@ -808,7 +850,7 @@ static int gen_available_events(struct fdr_file *f, int only_enabled)
 
 		if (e->state != FDR_EVENT_READY || is_print_event(e->system, e->name))
 			continue;
-		if (only_enabled && !bit_inst(e, f->p.inst))
+		if (only_enabled && !bit_inst(e, f->p.inst) && !fdr_hooks_soft(c, f->p.inst, e))
 			continue;
 		ret = fdr_buf_printf(&f->content, "%.*s:%.*s\n", FDR_NAME_LEN, e->system,
 				     FDR_NAME_LEN, e->name);
@@ -988,7 +1030,10 @@ static int generate(struct fdr_file *f)
 	case F_EVENT_ENABLE: {
 		const struct fdr_abi_event *e = event_find(f->s, f->p.sys, f->p.ev);
 
-		return e ? fdr_buf_printf(b, "%d\n", bit_inst(e, f->p.inst)) : -ENOENT;
+		if (!e)
+			return -ENOENT;
+		return fdr_buf_printf(b, "%d%s\n", bit_inst(e, f->p.inst),
+				      fdr_hooks_soft(c, f->p.inst, e) ? "*" : "");
 	}
 	case F_EVENT_FORMAT: {
 		const struct fdr_abi_event *e = event_find(f->s, f->p.sys, f->p.ev);
@@ -999,6 +1044,30 @@ static int generate(struct fdr_file *f)
 		const struct fdr_abi_event *e = event_find(f->s, f->p.sys, f->p.ev);
 
 		return e ? fdr_buf_printf(b, "%u\n", e->id) : -ENOENT;
+	}
+	case F_EVENT_FILTER: {
+		const struct fdr_abi_event *e = event_find(f->s, f->p.sys, f->p.ev);
+
+		return e ? fdr_hooks_filter_text(c, f->p.inst, e, b) : -ENOENT;
+	}
+	case F_EVENT_TRIGGER: {
+		const struct fdr_abi_event *e = event_find(f->s, f->p.sys, f->p.ev);
+
+		return e ? fdr_hooks_trigger_text(c, f->p.inst, e, b) : -ENOENT;
+	}
+	case F_SYS_FILTER:
+		return fdr_buf_printf(
+			b,
+			"### global filter ###\n"
+			"# Use this to set filters for multiple events.\n"
+			"# Only events with the given fields will be affected.\n"
+			"# If no events are modified, an error message will be displayed here\n");
+	case F_SET_EVENT_PID: {
+		uint32_t i, np = in->nr_pids < FDR_MAX_PIDS ? in->nr_pids : FDR_MAX_PIDS;
+
+		for (i = 0; i < np; i++)
+			ret |= fdr_buf_printf(b, "%d\n", in->pids[i]);
+		return ret;
 	}
 	case F_HEADER_PAGE:
 		return fdr_format_header_page(in->subbuf_size, b);
@@ -1093,6 +1162,61 @@ static int node_is_write_only(enum node n)
 	return n == F_TRACE_MARKER;
 }
 
+/* Files that keep an instance busy while open (rmdir gives EBUSY), as on tracefs. */
+static int node_holds_instance(const struct tree_path *p)
+{
+	return p->inst != 0 && p->node != F_EVENT_FORMAT && p->node != F_EVENT_ID &&
+	       p->node != F_HEADER_PAGE && p->node != F_HEADER_EVENT;
+}
+
+/* Count an open handle on its instance (lock taken here). */
+static void hold_instance(struct fdr_file *f, int delta)
+{
+	struct fdr_abi_instance *in = &fdr_session_control(f->s)->instances[f->p.inst];
+	uint32_t me = (uint32_t)getpid(), i, free_slot = FDR_MAX_HOLDERS;
+
+	if (fdr_session_lock(f->s))
+		return;
+	for (i = 0; i < FDR_MAX_HOLDERS; i++) {
+		if (in->holders[i].pid == me && in->holders[i].count)
+			break;
+		if (!in->holders[i].count && free_slot == FDR_MAX_HOLDERS)
+			free_slot = i;
+	}
+	if (delta > 0) {
+		if (i == FDR_MAX_HOLDERS && free_slot < FDR_MAX_HOLDERS) {
+			i = free_slot;
+			in->holders[i].pid = me;
+		}
+		if (i < FDR_MAX_HOLDERS)
+			in->holders[i].count++;
+		else
+			in->open_files++;
+		f->held = 1;
+	} else if (i < FDR_MAX_HOLDERS) {
+		in->holders[i].count--;
+	} else if (in->open_files) {
+		in->open_files--;
+	}
+	fdr_session_unlock(f->s);
+}
+
+/* Is an instance held open by a live process? (lock held) */
+static int instance_busy(const struct fdr_abi_instance *in)
+{
+	uint32_t i;
+
+	if (in->open_files)
+		return 1;
+	for (i = 0; i < FDR_MAX_HOLDERS; i++) {
+		pid_t pid = (pid_t)in->holders[i].pid;
+
+		if (in->holders[i].count && pid && (kill(pid, 0) == 0 || errno != ESRCH))
+			return 1;
+	}
+	return 0;
+}
+
 /**
  * fdr_file_open - open a file of the control tree
  * Returns 0, -ENOENT, -EISDIR, -EACCES (writing a read-only file), -EBUSY
@@ -1148,6 +1272,16 @@ int fdr_file_open(struct fdr_session *s, const char *path, int flags, struct fdr
 			fdr_session_unlock(s);
 			fdr_session_changed(s);
 			break;
+		case F_SET_EVENT_PID:
+			ret = fdr_session_lock(s);
+			if (ret)
+				goto err;
+			__atomic_store_n(&fdr_session_control(s)->instances[f->p.inst].nr_pids, 0,
+					 __ATOMIC_RELEASE);
+			fdr_hooks_recount(fdr_session_control(s));
+			fdr_session_unlock(s);
+			fdr_session_changed(s);
+			break;
 		case F_ERROR_LOG:
 			ret = fdr_session_lock(s);
 			if (ret)
@@ -1160,6 +1294,8 @@ int fdr_file_open(struct fdr_session *s, const char *path, int flags, struct fdr
 			break;
 		}
 	}
+	if (node_holds_instance(&f->p))
+		hold_instance(f, 1);
 	*out = f;
 	return 0;
 err:
@@ -1178,6 +1314,8 @@ void fdr_file_close(struct fdr_file *f)
 {
 	if (!f)
 		return;
+	if (f->held)
+		hold_instance(f, -1);
 	fdr_reader_close(f->reader);
 	fdr_buf_free(&f->content);
 	free(f->page);
@@ -1223,6 +1361,8 @@ static ssize_t serve(struct fdr_file *f, void *buf, size_t n)
 
 	if (n > avail)
 		n = avail;
+	if (!n)
+		return 0;
 	memcpy(buf, f->content.data + f->off, n);
 	f->off += n;
 	return (ssize_t)n;
@@ -1281,7 +1421,9 @@ static ssize_t read_pipe(struct fdr_file *f, void *buf, size_t n)
 			return 0;
 		if (f->flags & O_NONBLOCK)
 			return -EAGAIN;
-		fdr_reader_wait(f->reader, 100);
+		ret = fdr_reader_wait(f->reader, 100);
+		if (ret < 0)
+			return ret;
 	}
 	f->got_data = 1;
 	return serve(f, buf, n);
@@ -1305,7 +1447,9 @@ static ssize_t read_pipe_raw(struct fdr_file *f, void *buf, size_t n)
 		}
 		if (f->flags & O_NONBLOCK)
 			return -EAGAIN;
-		fdr_reader_wait(f->reader, 100);
+		ret = fdr_reader_wait(f->reader, 100);
+		if (ret < 0)
+			return ret;
 	}
 	if (n > f->page_len - f->page_off)
 		n = f->page_len - f->page_off;
@@ -1316,7 +1460,8 @@ static ssize_t read_pipe_raw(struct fdr_file *f, void *buf, size_t n)
 
 /**
  * fdr_file_read - read from a file: ordinary files by offset, trace as a stream,
- * trace_pipe/trace_pipe_raw consuming (blocking unless O_NONBLOCK: -EAGAIN)
+ * trace_pipe/trace_pipe_raw consuming (blocking unless O_NONBLOCK: -EAGAIN;
+ * a signal during the wait gives -EINTR)
  * Returns bytes read, 0 at end of file, or a negative errno (-EINVAL for a
  * write-only file, as tracefs).
  */
@@ -1480,6 +1625,150 @@ static int write_subbuf_size(struct fdr_file *f, const char *cmd)
 	ret = fdr_session_resize(f->s, f->p.inst, -1, 0, ss);
 	fdr_session_unlock(f->s);
 	return ret;
+}
+
+/* events/SYS/EVENT/filter: compile, keep the old filter on error (see hooks-ctl.c) */
+static int write_event_filter(struct fdr_file *f, const char *cmd)
+{
+	struct fdr_abi_control *c = fdr_session_control(f->s);
+	const struct fdr_abi_event *e = event_find(f->s, f->p.sys, f->p.ev);
+	const char *msg = NULL;
+	int pos = 0, ret;
+
+	if (!e)
+		return -ENOENT;
+	ret = fdr_session_lock(f->s);
+	if (ret)
+		return ret;
+	ret = fdr_hooks_filter_set(c, f->p.inst, e, cmd, &msg, &pos);
+	fdr_session_unlock(f->s);
+	fdr_session_changed(f->s);
+	if (ret == -EINVAL)
+		return bad_input(f, "event filter parse error", cmd, pos, "%s",
+				 msg ? msg : "Error");
+	if (ret == -ENOSPC)
+		return bad_input(f, "event filter parse error", cmd, -1,
+				 "no room for another filter (at most %d in a session)",
+				 FDR_MAX_FILTERS);
+	return ret;
+}
+
+/*
+ * events/SYS/filter: set the filter of every event of SYS that has the fields it
+ * names; the others keep theirs and show the error (spec §9). "0" clears all.
+ */
+static int write_sys_filter(struct fdr_file *f, const char *cmd)
+{
+	struct fdr_abi_control *c = fdr_session_control(f->s);
+	const char *msg = NULL, *first_msg = NULL;
+	int pos = 0, first_pos = 0, set = 0, failed = 0, ret;
+	uint32_t i;
+
+	ret = fdr_session_lock(f->s);
+	if (ret)
+		return ret;
+	for (i = 0; i < FDR_MAX_EVENTS; i++) {
+		const struct fdr_abi_event *e = &c->events[i];
+
+		if (e->state != FDR_EVENT_READY || strncmp(e->system, f->p.sys, FDR_NAME_LEN))
+			continue;
+		ret = fdr_hooks_filter_set(c, f->p.inst, e, cmd, &msg, &pos);
+		if (ret == 0) {
+			set++;
+		} else {
+			failed++;
+			if (!first_msg) {
+				first_msg = msg;
+				first_pos = pos;
+			}
+		}
+	}
+	fdr_session_unlock(f->s);
+	fdr_session_changed(f->s);
+	if (!set && failed)
+		return bad_input(f, "event filter parse error", cmd, first_pos, "%s",
+				 first_msg ? first_msg : "Error");
+	return 0;
+}
+
+/* events/SYS/EVENT/trigger: one trigger command per write; '>' does not clear */
+static int write_trigger(struct fdr_file *f, const char *cmd)
+{
+	const struct fdr_abi_event *e = event_find(f->s, f->p.sys, f->p.ev);
+	char msg[512] = "";
+	int pos = 0, ret;
+
+	if (!e)
+		return -ENOENT;
+	if (!*cmd)
+		return 0; /* "echo > trigger" writes nothing: nothing to do */
+	ret = fdr_session_lock(f->s);
+	if (ret)
+		return ret;
+	ret = fdr_hooks_trigger_cmd(f->s, f->p.inst, e, cmd, msg, sizeof(msg), &pos);
+	fdr_session_unlock(f->s);
+	fdr_session_changed(f->s);
+	if (ret == -EINVAL)
+		return bad_input(f, "event trigger parse error", cmd, pos, "%s", msg);
+	if (ret == -ENOSPC)
+		return bad_input(f, "event trigger parse error", cmd, -1,
+				 "no room for another trigger (at most %d in a session)",
+				 FDR_MAX_TRIGGERS);
+	return ret;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* set_event_pid: whitespace-separated decimal pids, added to the list */
+static int write_pids(struct fdr_file *f, const char *cmd)
+{
+	struct fdr_abi_instance *in = &fdr_session_control(f->s)->instances[f->p.inst];
+	int32_t pids[FDR_MAX_PIDS];
+	uint32_t n = in->nr_pids < FDR_MAX_PIDS ? in->nr_pids : FDR_MAX_PIDS, i;
+	const char *p = cmd;
+	int ret;
+
+	memcpy(pids, in->pids, sizeof(pids));
+	while (*p) {
+		char *end;
+		long v;
+
+		p += strspn(p, " \t\n");
+		if (!*p)
+			break;
+		v = strtol(p, &end, 10);
+		if (end == p || v < 0 || v > INT32_MAX || (*end && !strchr(" \t\n", *end)))
+			return bad_input(f, "set_event_pid", cmd, (int)(p - cmd),
+					 "expected a decimal pid, found '%.*s'",
+					 (int)strcspn(p, " \t\n"), p);
+		for (i = 0; i < n && pids[i] != (int32_t)v; i++)
+			;
+		if (i == n) {
+			if (n == FDR_MAX_PIDS)
+				return bad_input(f, "set_event_pid", cmd, (int)(p - cmd),
+						 "too many pids (at most %d per instance)",
+						 FDR_MAX_PIDS);
+			pids[n++] = (int32_t)v;
+		}
+		p = end;
+	}
+	qsort(pids, n, sizeof(pids[0]), cmp_pid);
+	ret = fdr_session_lock(f->s);
+	if (ret)
+		return ret;
+	/* writers read nr_pids first: shrink it while the list changes */
+	__atomic_store_n(&in->nr_pids, 0, __ATOMIC_RELEASE);
+	memcpy(in->pids, pids, sizeof(pids));
+	__atomic_store_n(&in->nr_pids, n, __ATOMIC_RELEASE);
+	fdr_hooks_recount(fdr_session_control(f->s));
+	fdr_session_unlock(f->s);
+	fdr_session_changed(f->s);
+	return 0;
 }
 
 /*
@@ -1663,11 +1952,24 @@ ssize_t fdr_file_write(struct fdr_file *f, const void *buf, size_t n)
 	case F_CPU_SNAPSHOT:
 		ret = write_snapshot(f, cmd);
 		break;
+	case F_EVENT_FILTER:
+		ret = write_event_filter(f, cmd);
+		break;
+	case F_SYS_FILTER:
+		ret = write_sys_filter(f, cmd);
+		break;
+	case F_EVENT_TRIGGER:
+		ret = write_trigger(f, cmd);
+		break;
+	case F_SET_EVENT_PID:
+		ret = write_pids(f, cmd);
+		break;
 	default:
 		ret = -EACCES;
 		break;
 	}
 out:
+	flush_error_log(f, cmd);
 	free(cmd);
 	return ret < 0 ? ret : (ssize_t)n;
 }
@@ -1759,8 +2061,10 @@ int fdr_tree_readdir(struct fdr_session *s, const char *path, struct fdr_dirent 
 			}
 		break;
 	case D_EVENTS_SYS:
-		if (strcmp(p.sys, "ftrace"))
+		if (strcmp(p.sys, "ftrace")) {
 			ret = ents_add(ents, nr, &cap, "enable", 0, 0640);
+			ret |= ents_add(ents, nr, &cap, "filter", 0, 0640);
+		}
 		for (i = 0; i < FDR_MAX_EVENTS && !ret; i++)
 			if (c->events[i].state == FDR_EVENT_READY &&
 			    strncmp(c->events[i].system, p.sys, FDR_NAME_LEN) == 0) {
@@ -1770,10 +2074,13 @@ int fdr_tree_readdir(struct fdr_session *s, const char *path, struct fdr_dirent 
 			}
 		break;
 	case D_EVENT:
-		if (!is_print_event(p.sys, p.ev))
+		if (!is_print_event(p.sys, p.ev)) {
 			ret = ents_add(ents, nr, &cap, "enable", 0, 0640);
+			ret |= ents_add(ents, nr, &cap, "filter", 0, 0640);
+		}
 		ret |= ents_add(ents, nr, &cap, "format", 0, 0440);
 		ret |= ents_add(ents, nr, &cap, "id", 0, 0440);
+		ret |= ents_add(ents, nr, &cap, "trigger", 0, 0640);
 		break;
 	case D_OPTIONS:
 		for (k = 0; k < NR_OPTIONS && !ret; k++)
@@ -1852,8 +2159,12 @@ int fdr_tree_rmdir(struct fdr_session *s, const char *path)
 	if (ret)
 		return ret;
 	ret = find_instance(s, name, &inst);
-	if (!ret)
+	if (!ret && instance_busy(&fdr_session_control(s)->instances[inst]))
+		ret = -EBUSY;
+	if (!ret) {
+		fdr_hooks_instance_clear(fdr_session_control(s), inst);
 		ret = fdr_session_instance_free(s, inst);
+	}
 	fdr_session_unlock(s);
 	return ret;
 }
