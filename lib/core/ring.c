@@ -332,7 +332,7 @@ int fdr_ring_map_open(struct fdr_session *s, uint32_t inst, uint32_t gen, struct
 	ret = -EUCLEAN;
 	if (h->magic != FDR_ABI_MAGIC_RING || h->version != FDR_ABI_VERSION ||
 	    h->struct_size != sizeof(*h) || h->nr_cpus == 0 || h->nr_cpus > FDR_MAX_CPUS ||
-	    h->file_size != (uint64_t)st.st_size ||
+	    h->file_size != (uint64_t)st.st_size || (h->cpu_off & 7) ||
 	    h->cpu_off + (uint64_t)FDR_RING_BUFS * h->nr_cpus * sizeof(struct fdr_abi_cpu) >
 		    h->file_size)
 		goto err;

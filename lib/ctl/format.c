@@ -626,6 +626,7 @@ static int fmt_conv(const char *spec, size_t spec_len, char conv, const struct f
  * Entries are checked against the registry entry and its layout hash on each use.
  */
 struct fmt_plan {
+	const struct fdr_abi_control *ctl;
 	const struct fdr_abi_event *e;
 	uint64_t layout_hash;
 	uint32_t id;
@@ -645,15 +646,17 @@ static const struct fmt_plan *fmt_plan_get(const struct fdr_abi_control *ctl, ui
 	const struct fdr_abi_event *e;
 	uint32_t i;
 
-	if (pl->e && pl->id == id && pl->e->id == id && pl->e->state == FDR_EVENT_READY &&
-	    pl->e->layout_hash == pl->layout_hash &&
+	/* the entry must belong to this control block before it is looked at */
+	if (pl->e && pl->ctl == ctl && pl->id == id &&
 	    (const void *)pl->e >= (const void *)ctl->events &&
-	    (const void *)pl->e < (const void *)(ctl->events + FDR_MAX_EVENTS))
+	    (const void *)pl->e < (const void *)(ctl->events + FDR_MAX_EVENTS) && pl->e->id == id &&
+	    pl->e->state == FDR_EVENT_READY && pl->e->layout_hash == pl->layout_hash)
 		return pl;
 	e = fdr_event_by_id(ctl, id);
 	if (!e)
 		return NULL;
 	memset(pl, 0, sizeof(*pl));
+	pl->ctl = ctl;
 	pl->e = e;
 	pl->id = id;
 	pl->layout_hash = e->layout_hash;

@@ -87,7 +87,7 @@ static int rd_ring_check(const void *base, size_t size, struct rd_ring *r)
 
 	if (size < sizeof(*h) || h->magic != FDR_ABI_MAGIC_RING || h->version != FDR_ABI_VERSION ||
 	    h->struct_size != sizeof(*h) || h->nr_cpus == 0 || h->nr_cpus > FDR_MAX_CPUS ||
-	    h->file_size != size || h->cpu_off > size ||
+	    h->file_size != size || h->cpu_off > size || (h->cpu_off & 7) ||
 	    (size - h->cpu_off) / sizeof(struct fdr_abi_cpu) < (uint64_t)FDR_RING_BUFS * h->nr_cpus)
 		return -EUCLEAN;
 	for (cpu = 0; cpu < FDR_RING_BUFS * h->nr_cpus; cpu++) {
@@ -96,7 +96,7 @@ static int rd_ring_check(const void *base, size_t size, struct rd_ring *r)
 		int shift = rd_log2(c->subbuf_size);
 
 		if (shift < 12 || shift > 20 || c->nr_subbufs < 3 || c->data_off > size ||
-		    (size - c->data_off) / c->subbuf_size < c->nr_subbufs)
+		    (c->data_off & 7) || (size - c->data_off) / c->subbuf_size < c->nr_subbufs)
 			return -EUCLEAN;
 	}
 	r->hdr = h;
@@ -228,6 +228,12 @@ static int rd_peek(struct fdr_reader *r, struct rd_cpu *rc)
 	/* each round returns, moves to another sub-buffer or re-reads head: bounded */
 	for (guard = 0; guard < 4 * (int)rc->n + 64; guard++) {
 		uint64_t S = rc->pos & ~mask;
+
+		if (rc->pos & 7) {
+			/* records are 8-aligned: a bogus position (hostile consumed) skips on */
+			rc->pos = S + rc->ss;
+			continue;
+		}
 
 		if (rc->buf_pos == S && (rc->pos & mask) >= FDR_SUBBUF_HDR) {
 			uint32_t off = (uint32_t)(rc->pos & mask);
