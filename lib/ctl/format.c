@@ -740,6 +740,17 @@ int fdr_format_body(const struct fdr_abi_event *e, const unsigned char *p, uint3
 	return ret ? -ENOMEM : 0;
 }
 
+/* The "comm-pid " column of recent pids, so most records copy it in one go. */
+struct fmt_task {
+	int32_t pid;
+	uint32_t len; /* of text; 0 = empty entry */
+	size_t comm_len;
+	char comm[FDR_COMM_LEN + 8];
+	char text[48];
+};
+#define FMT_TASKS 64
+static __thread struct fmt_task fmt_tasks[FMT_TASKS];
+
 /**
  * fdr_format_record - one line of trace / trace_pipe output for a record
  * ("%16s-%-7d [%03d] ..... %5lu.%06lu: NAME: BODY\n", as the kernel prints it)
@@ -760,17 +771,47 @@ int fdr_format_record(struct fdr_session *s, uint32_t inst, const struct fdr_rec
 	memcpy(&c, rec->payload, sizeof(c));
 	if (in->options & FDR_OPT_CONTEXT_INFO) {
 		const char *name = fdr_comm_lookup(ctl, c.pid, comm, sizeof(comm));
-		char tmp[24], *d;
+		struct fmt_task *tk = &fmt_tasks[(uint32_t)c.pid % FMT_TASKS];
+		size_t nlen = strlen(name);
 
-		/* "%16s-%-7d " */
-		ret |= fb_pad(b, name, strlen(name), 16, 0);
-		ret |= fb_add(b, "-", 1);
-		d = fb_digits(c.pid < 0 ? -(uint64_t)(int64_t)c.pid : (uint64_t)c.pid,
-			      tmp + sizeof(tmp));
-		if (c.pid < 0)
-			*--d = '-';
-		ret |= fb_pad(b, d, (size_t)(tmp + sizeof(tmp) - d), 7, 1);
-		ret |= fb_add(b, " ", 1);
+		/* "%16s-%-7d ", remembered per pid while its name stays the same */
+		if (tk->len == 0 || tk->pid != c.pid || tk->comm_len != nlen ||
+		    memcmp(tk->comm, name, nlen) != 0) {
+			struct fdr_buf t = { tk->text, 0, sizeof(tk->text) };
+			char tmp[24], *d;
+
+			tk->len = 0;
+			if (nlen < sizeof(tk->comm)) {
+				d = fb_digits(c.pid < 0 ? -(uint64_t)(int64_t)c.pid :
+							  (uint64_t)c.pid,
+					      tmp + sizeof(tmp));
+				if (c.pid < 0)
+					*--d = '-';
+				/* fits: 16 + 1 + 11 + 1 < sizeof(text); t never reallocates */
+				fb_pad(&t, name, nlen, 16, 0);
+				fb_add(&t, "-", 1);
+				fb_pad(&t, d, (size_t)(tmp + sizeof(tmp) - d), 7, 1);
+				fb_add(&t, " ", 1);
+				tk->pid = c.pid;
+				memcpy(tk->comm, name, nlen);
+				tk->comm_len = nlen;
+				tk->len = t.len;
+			}
+		}
+		if (tk->len) {
+			ret |= fb_add(b, tk->text, tk->len);
+		} else {
+			char tmp[24], *d;
+
+			ret |= fb_pad(b, name, nlen, 16, 0);
+			ret |= fb_add(b, "-", 1);
+			d = fb_digits(c.pid < 0 ? -(uint64_t)(int64_t)c.pid : (uint64_t)c.pid,
+				      tmp + sizeof(tmp));
+			if (c.pid < 0)
+				*--d = '-';
+			ret |= fb_pad(b, d, (size_t)(tmp + sizeof(tmp) - d), 7, 1);
+			ret |= fb_add(b, " ", 1);
+		}
 		if (in->options & FDR_OPT_RECORD_TGID) {
 			const struct fdr_abi_cmdline *cl =
 				&ctl->cmdlines[(uint32_t)c.pid % FDR_CMDLINE_SLOTS];
