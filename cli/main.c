@@ -534,7 +534,8 @@ static int cmd_start(int argc, char **argv)
 		ret = write_path(s, path, "1\n", O_TRUNC);
 	}
 	if (!ret)
-		fprintf(stderr, "fdr: session '%s' %s in %s\n", session_name,
+		fprintf(stderr, "fdr: session %s%s%s %s in %s\n", session_path ? "" : "'",
+			session_path ? "" : session_name, session_path ? "" : "'",
 			created ? "created" : "started", dir);
 	fdr_session_close(s);
 	return ret;
@@ -547,7 +548,8 @@ static int common_opts(int argc, char **argv, const char **inst, int *cpu, int *
 
 	optind = 1;
 	*ret = 0;
-	while ((c = getopt(argc, argv, "+i:c:")) != -1) {
+	/* options anywhere among the verb's words (GNU getopt permutes them) */
+	while ((c = getopt(argc, argv, "i:c:")) != -1) {
 		char *end;
 
 		switch (c) {
@@ -690,8 +692,8 @@ static int cmd_list(int argc, char **argv)
 		char name[2 * FDR_NAME_LEN + 2];
 		int k, match = argi >= argc;
 
-		if (e->state != FDR_EVENT_READY || e->id == FDR_EVENT_ID_PRINT)
-			continue;
+		if (e->state != FDR_EVENT_READY || strncmp(e->system, "ftrace", FDR_NAME_LEN) == 0)
+			continue; /* fdr's own record types: not events to enable */
 		snprintf(name, sizeof(name), "%.*s:%.*s", FDR_NAME_LEN, e->system, FDR_NAME_LEN,
 			 e->name);
 		for (k = argi; k < argc && !match; k++) {
@@ -778,7 +780,10 @@ static int cmd_stat(int argc, char **argv)
 			return die(1, "no instance '%s'", inst);
 		}
 	}
-	printf("session: %s (%s)\n", session_name, fdr_session_path(s));
+	if (session_path)
+		printf("session: %s\n", fdr_session_path(s));
+	else
+		printf("session: %s (%s)\n", session_name, fdr_session_path(s));
 	printf("instance: %s\n", idx ? inst : "(top)");
 	printf("tracing_on: %u\n", c->instances[idx].tracing_on);
 	printf("mode: %s\n",
@@ -796,6 +801,18 @@ static int cmd_stat(int argc, char **argv)
 	if (c->dropped_no_slot)
 		printf("dropped (no CPU slot / nesting / no rseq): %" PRIu64 "\n",
 		       c->dropped_no_slot);
+	{
+		void *base;
+		size_t size;
+
+		if (fdr_session_ring(s, idx, &base, &size) == 0) {
+			const struct fdr_abi_ring *h = base;
+
+			printf("snapshot: %s, %" PRIu64 " taken, %" PRIu64 " refused%s\n",
+			       h->spare_allocated ? "allocated" : "freed", h->snap_count,
+			       h->snap_refused, h->saver_pid ? ", a saver is attached" : "");
+		}
+	}
 	nr = fdr_ring_nr_cpus(s, idx);
 	for (cpu = 0; cpu < nr; cpu++) {
 		printf("cpu%d: buffer_size_kb %d\n", cpu,
@@ -853,7 +870,9 @@ static int snapshot_save(struct fdr_session *s, uint32_t inst, const char *pre, 
 		return die(1, "%s: %s", dir, strerror(errno));
 	snprintf(path, sizeof(path), "%ssnapshot", pre);
 	fprintf(stderr, "fdr snapshot: saving every snapshot into %s (Ctrl-C stops)\n", dir);
-	while (!stop_requested) {
+	for (;;) {
+		/* after a stop request, one more round saves a snapshot already taken */
+		int last_round = stop_requested;
 		struct fdr_abi_ring *h;
 		void *base;
 		size_t size;
@@ -901,11 +920,13 @@ static int snapshot_save(struct fdr_session *s, uint32_t inst, const char *pre, 
 			__atomic_store_n(&h->saved_seq, seq, __ATOMIC_RELEASE);
 			printf("%s\n", file);
 			fflush(stdout);
-		} else {
+		} else if (!last_round) {
 			struct timespec d = { 0, 2 * 1000 * 1000 };
 
 			nanosleep(&d, NULL);
 		}
+		if (last_round)
+			break;
 	}
 	{
 		void *base;

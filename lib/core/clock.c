@@ -6,16 +6,16 @@
  * nonstop_tsc), CLOCK_MONOTONIC nanoseconds otherwise (control.ts_source says
  * which). Readers convert to the instance's trace_clock. For TSC stamps every
  * sub-buffer header carries a calibration point (tsc, mono, boot) taken when the
- * sub-buffer began; a record is converted from the nearest point with a rate
- * measured between the session's creation point and "now", so the error is the
- * rate error times the age of the sub-buffer, well under a microsecond for
- * sub-buffers younger than a second. Clocks:
+ * sub-buffer began (reused by a thread for up to ~1 ms); a record converts from
+ * its sub-buffer's point with the TSC rate measured once, over 50 ms, when the
+ * session was created. Using only stored data, a record converts to the same
+ * time on every read, after every writer is gone, and on another machine; the
+ * rate's error (a few 1e-7) only scales the distance to the point. Clocks:
  *   local, global, perf, mono  CLOCK_MONOTONIC ns
- *   mono_raw                   CLOCK_MONOTONIC_RAW ns (approximated by mono)
+ *   mono_raw, tai              CLOCK_MONOTONIC ns (approximations)
  *   boot                       CLOCK_BOOTTIME ns
- *   tai                        CLOCK_REALTIME ns (close enough for ordering)
  *   x86-tsc, counter           the raw stamp, printed as a number
- *   uptime                     jiffies-like 10 ms ticks of mono
+ *   uptime                     10 ms ticks of CLOCK_MONOTONIC
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -74,6 +74,29 @@ int fdr_clock_tsc_usable(void)
 #else
 	return 0;
 #endif
+}
+
+/**
+ * fdr_clock_point - a calibration point: the TSC, CLOCK_MONOTONIC and
+ * CLOCK_BOOTTIME at (nearly) one instant. The boot clock is read between two
+ * monotonic reads and the pair is retried while they are more than 1 µs apart
+ * (a first call of a clock, a preemption), so boot - mono is exact to well
+ * under a microsecond.
+ */
+void fdr_clock_point(uint64_t *tsc, uint64_t *mono, uint64_t *boot)
+{
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		uint64_t m0 = fdr_clock_mono_ns(), t = fdr_rdtsc(), b = fdr_clock_boot_ns();
+		uint64_t m1 = fdr_clock_mono_ns();
+
+		*tsc = t;
+		*mono = m0 + (m1 - m0) / 2;
+		*boot = b;
+		if (m1 - m0 < 1000)
+			break;
+	}
 }
 
 /* This boot's id (36 characters), "" if unknown. */
@@ -179,8 +202,8 @@ uint64_t fdr_clock_conv(const struct fdr_clock_conv *c, uint64_t raw,
 		ref_mono = c->ref_mono_ns;
 		boot_off = c->ref_boot_ns - c->ref_mono_ns;
 		/* a calibration point is used only if it looks sane (hostile memory) */
-		if (cal && cal->cal_tsc && cal->cal_mono_ns >= c->ref_mono_ns &&
-		    cal->cal_boot_ns >= cal->cal_mono_ns) {
+		/* any sane point: a session on disk may be written again after a reboot */
+		if (cal && cal->cal_tsc && cal->cal_boot_ns >= cal->cal_mono_ns) {
 			ref_tsc = cal->cal_tsc;
 			ref_mono = cal->cal_mono_ns;
 			boot_off = cal->cal_boot_ns - cal->cal_mono_ns;

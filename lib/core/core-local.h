@@ -77,6 +77,7 @@ FDR_HIDDEN uint64_t fdr_clock_real_ns(void);
 FDR_HIDDEN int fdr_clock_tsc_usable(void);
 FDR_HIDDEN uint64_t fdr_clock_calibrate_khz(void);
 FDR_HIDDEN void fdr_clock_boot_id(char *buf, size_t len);
+FDR_HIDDEN void fdr_clock_point(uint64_t *tsc, uint64_t *mono, uint64_t *boot);
 
 static inline uint64_t fdr_rdtsc(void)
 {

@@ -123,7 +123,7 @@ static void hk_stack(struct fdr_session *s, uint32_t inst, int32_t tid)
 	struct fdr_ring_map *m = atomic_load_explicit(&s->rings[inst], memory_order_acquire);
 	int n, i;
 
-	if (!m)
+	if (!m || !__atomic_load_n(&s->ctl->instances[inst].tracing_on, __ATOMIC_ACQUIRE))
 		return;
 	/* skip this function, the hook runner and the event path */
 	n = backtrace(frames, FDR_STACK_DEPTH + 3);
@@ -190,8 +190,10 @@ static void hk_run_triggers(struct fdr_session *s, struct fdr_abi_hooks *h, uint
 			struct fdr_ring_map *m =
 				atomic_load_explicit(&s->rings[inst], memory_order_acquire);
 
-			if (m && hk_take(tr))
-				fdr_ring_swap(m, -1);
+			/* a refused swap (saver busy, not allocated) does not use up a count */
+			if (m && hk_take(tr) && fdr_ring_swap(m, -1) < 0 &&
+			    __atomic_load_n(&tr->count, __ATOMIC_ACQUIRE) >= 0)
+				__atomic_fetch_add(&tr->count, 1, __ATOMIC_RELEASE);
 			break;
 		}
 		case FDR_TRIG_STACKTRACE:

@@ -35,9 +35,11 @@ static inline struct rseq *rb_rseq_area(void)
 }
 
 /*
- * Fast path, one rseq critical section. @pc is this CPU's struct fdr_pcpu: the
- * section reads *pc->active to pick the live buffer (so a snapshot swap that
- * lands before the section commits makes it abort and retry in the new buffer),
+  * Fast path, one rseq critical section. @pc is this CPU's struct fdr_pcpu: the
+ * section reads *pc->active to pick the live buffer, so a writer that started
+ * before a snapshot swap either commits into the old buffer before it is read
+ * (readers of a snapshot wait for that, see reader.c) or is interrupted and
+ * retries in the new buffer,
  * then that buffer's head, data, ss_mask and ring_bytes. It copies @len bytes (a
  * multiple of 8, at least 16) from @src to head if the record fits in the current
  * sub-buffer, and publishes it with the single store of the new head. STAMP puts

@@ -41,6 +41,12 @@
  * (lib/ctl/reader.c) rely on that: they copy a sub-buffer, then re-read head; the
  * copy is good if the writer has not since entered the same slot one lap later.
  *
+  * Snapshots: each CPU has two such buffers, the live one and the spare, and a
+ * word "active" saying which is live. The fast path reads it inside its
+ * critical section. fdr_ring_swap() empties the spare (its reader position
+ * moves to its writer position) and flips "active" on every CPU: O(CPUs),
+ * whatever the buffer size, and writers never wait for it.
+ *
  * Mappings are never unmapped while the process lives: a retired mapping (after a
  * resize or when the session goes away) is replaced in place by anonymous memory,
  * so a writer still holding the old pointer writes harmlessly into private pages.
@@ -152,11 +158,8 @@ static void rb_calibration(struct fdr_abi_subbuf *h)
 {
 	uint64_t now = fdr_rdtsc();
 
-	if (!rb_cal.tsc || now - rb_cal.tsc > (1u << 21) || now < rb_cal.tsc) {
-		rb_cal.tsc = now;
-		rb_cal.mono = fdr_clock_mono_ns();
-		rb_cal.boot = fdr_clock_boot_ns();
-	}
+	if (!rb_cal.tsc || now - rb_cal.tsc > (1u << 21) || now < rb_cal.tsc)
+		fdr_clock_point(&rb_cal.tsc, &rb_cal.mono, &rb_cal.boot);
 	h->cal_tsc = rb_cal.tsc;
 	h->cal_mono_ns = rb_cal.mono;
 	h->cal_boot_ns = rb_cal.boot;
@@ -413,9 +416,7 @@ void fdr_ring_buffer_reset(struct fdr_abi_cpu *c, unsigned char *data)
 
 	sb->pos = 0;
 	sb->cum = 0;
-	sb->cal_tsc = fdr_rdtsc();
-	sb->cal_mono_ns = fdr_clock_mono_ns();
-	sb->cal_boot_ns = fdr_clock_boot_ns();
+	fdr_clock_point(&sb->cal_tsc, &sb->cal_mono_ns, &sb->cal_boot_ns);
 	sb->reserved = 0;
 	c->consumed = 0;
 	c->consumed_cum = 0;

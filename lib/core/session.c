@@ -354,9 +354,7 @@ int fdr_session_create(const char *dir, const struct fdr_session_opts *o, struct
 	} else {
 		c->ts_source = FDR_TS_MONO;
 	}
-	c->cal_tsc = fdr_rdtsc();
-	c->cal_mono_ns = fdr_clock_mono_ns();
-	c->cal_boot_ns = fdr_clock_boot_ns();
+	fdr_clock_point(&c->cal_tsc, &c->cal_mono_ns, &c->cal_boot_ns);
 	c->cal_real_ns = fdr_clock_real_ns();
 	c->created_mono_ns = c->cal_mono_ns;
 
@@ -790,6 +788,22 @@ int fdr_session_write(struct fdr_session *s, uint32_t inst, const void *payload,
 	memset(rec, 0, total);
 	r->len_type = (uint32_t)total | FDR_REC_DATA << FDR_REC_TYPE_SHIFT;
 	memcpy(rec + sizeof(*r), payload, len);
+	if (__atomic_load_n(&s->ctl->hooks_active, __ATOMIC_ACQUIRE)) {
+		/* filters and triggers of the record's event (ftrace:print for markers) */
+		uint64_t mask[FDR_MAX_INSTANCES / 64] = { 0 };
+		const struct fdr_common *c = payload;
+		uint32_t slot;
+
+		for (slot = 0; slot < FDR_MAX_EVENTS; slot++)
+			if (s->ctl->events[slot].state == FDR_EVENT_READY &&
+			    s->ctl->events[slot].id == c->type)
+				break;
+		if (slot < FDR_MAX_EVENTS) {
+			mask[inst / 64] = 1ull << (inst % 64);
+			fdr_hooks_commit(s, mask, slot, rec, total);
+			return 0;
+		}
+	}
 	return fdr_ring_write(s, inst, m, rec, total);
 }
 

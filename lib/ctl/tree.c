@@ -837,6 +837,14 @@ static const char readme_text[] =
 	"\t\t\t  pending rules (see set_event_pending) and applied when a\n"
 	"\t\t\t  process registers a matching event.\n"
 	"  set_event_pending\t- the pending rules (fdr only)\n"
+	"  set_event_pid\t\t- only these pids (thread or process ids) record\n"
+	"  events/<system>/<event>/filter - a filter, e.g. 'status >= 500 && path ~ \"/api*\"';\n"
+	"\t\t\t  '0' clears; a rejected filter keeps the previous one\n"
+	"  events/<system>/<event>/trigger - [!]CMD[:COUNT] [if FILTER], CMD one of\n"
+	"\t\t\t  traceon traceoff snapshot stacktrace\n"
+	"\t\t\t  enable_event:<system>:<event> disable_event:<system>:<event>\n"
+	"  snapshot\t\t- 1: take a snapshot (swap in the spare buffers), 0: free\n"
+	"\t\t\t  them, 2: clear; reading shows the snapshot\n"
 	"  options/\t\t- context-info record-cmd record-tgid overwrite irq-info markers\n";
 
 static int gen_available_events(struct fdr_file *f, int only_enabled)
