@@ -25,9 +25,10 @@ run_ctest() {
 	[ $# -gt 0 ] && shift
 	targs=("$@")
 	echo "==== $name: configure and build ($dir)"
-	if ! cmake -S . -B "$dir" -G Ninja -DFDR_BUILD_BENCH=OFF "${cargs[@]}" >"$dir.log" 2>&1 ||
-	   ! ninja -C "$dir" >>"$dir.log" 2>&1; then
-		tail -40 "$dir.log"
+	mkdir -p "$dir"
+	if ! cmake -S . -B "$dir" -G Ninja -DFDR_BUILD_BENCH=OFF "${cargs[@]}" >"$dir/ci-build.log" 2>&1 ||
+	   ! ninja -C "$dir" >>"$dir/ci-build.log" 2>&1; then
+		tail -40 "$dir/ci-build.log"
 		echo "==== $name: BUILD FAILED"
 		failed=$((failed + 1))
 		steps_failed+=("$name (build)")
