@@ -10,7 +10,8 @@
  * steps. The program comes from shared memory, where anyone who can map the
  * session can scribble, so every read of it is checked before use:
  *
- *   header      struct_size, magic, version, nr_insns <= MAX, pool_len <= POOL
+ *   header      struct_size, magic, version, nr_insns <= MAX, pool_len <= POOL,
+ *               known flags, reserved 0
  *   each insn   jt and jf in (i, nr_insns + 1]: only forward, so at most
  *               nr_insns steps; op and src known; numeric size matches src
  *   operands    field bytes inside the record (offset + size <= len, and for
@@ -127,7 +128,8 @@ int fdr_filter_glob_match(const char *pat, size_t plen, const char *s, size_t sl
 			have_back = 1;
 			continue;
 		}
-		if (p < plen && i < slen && flt_glob_one(pat, plen, p, (unsigned char)s[i], &next)) {
+		if (p < plen && i < slen &&
+		    flt_glob_one(pat, plen, p, (unsigned char)s[i], &next)) {
 			p = next;
 			i++;
 			continue;
@@ -283,9 +285,8 @@ static inline int flt_insn_ok(unsigned op, unsigned src, uint32_t jt, uint32_t j
 			return 0;
 		if (src == FDR_FSRC_CPU && off)
 			return 0;
-		if (op == FDR_FOP_INMASK &&
-		    ((imm >> 32) || !plen || plen > FDR_MAX_CPUS / 8 || poff > pool_len ||
-		     plen > pool_len - poff))
+		if (op == FDR_FOP_INMASK && ((imm >> 32) || !plen || plen > FDR_MAX_CPUS / 8 ||
+					     poff > pool_len || plen > pool_len - poff))
 			return 0;
 		return 1;
 	case FDR_FOP_STR_EQ:
@@ -329,8 +330,8 @@ static inline void flt_load_insn(const struct fdr_filter_insn *src, struct fdr_f
 
 /*
  * The header: 0 and its fields, or -1 when it does not check out. One branch
- * per check: cheaper than folding them (the checks cost a third of `status
- * >= 500` when folded).
+ * per check: measurably cheaper than folding them with '|' (7.35 -> 6.75 ns
+ * for `status >= 500`).
  */
 static inline int flt_header(const struct fdr_filter_prog *p, uint32_t *nr, uint32_t *pool_len,
 			     uint32_t *flags)
@@ -645,7 +646,8 @@ int fdr_filter_validate(const struct fdr_filter_prog *p)
 
 	if (!p)
 		return -EINVAL;
-	if (FLT_ONCE(p->struct_size) != FDR_FILTER_PROG_SIZE || FLT_ONCE(p->magic) != FDR_FILTER_MAGIC)
+	if (FLT_ONCE(p->struct_size) != FDR_FILTER_PROG_SIZE ||
+	    FLT_ONCE(p->magic) != FDR_FILTER_MAGIC)
 		return -EINVAL;
 	if (FLT_ONCE(p->version) != FDR_FILTER_VERSION)
 		return -EPROTO;

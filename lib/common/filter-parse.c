@@ -673,8 +673,8 @@ static int fp_pred_number(struct fp_state *st, int i, int base, const struct fp_
 			  struct fdr_filter_insn *in, int *neg)
 {
 	static const uint8_t fop[OP_NR] = {
-		[OP_NE] = FDR_FOP_EQ, [OP_EQ] = FDR_FOP_EQ, [OP_LE] = FDR_FOP_GT,
-		[OP_LT] = FDR_FOP_LT, [OP_GE] = FDR_FOP_LT, [OP_GT] = FDR_FOP_GT,
+		[OP_NE] = FDR_FOP_EQ,	  [OP_EQ] = FDR_FOP_EQ, [OP_LE] = FDR_FOP_GT,
+		[OP_LT] = FDR_FOP_LT,	  [OP_GE] = FDR_FOP_LT, [OP_GT] = FDR_FOP_GT,
 		[OP_BAND] = FDR_FOP_BAND,
 	};
 	char num[24];

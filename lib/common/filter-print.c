@@ -74,7 +74,8 @@ static void fpr_add(struct fpr_buf *b, const char *s, size_t n)
 		b->buf[b->len < b->size ? b->len : b->size - 1] = 0;
 }
 
-static void fpr_printf(struct fpr_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fpr_printf(struct fpr_buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 static void fpr_printf(struct fpr_buf *b, const char *fmt, ...)
 {
@@ -154,9 +155,9 @@ int fdr_filter_format_error(const char *text, const struct fdr_filter_error *err
 static const char *fpr_src_name(unsigned src)
 {
 	static const char *const names[FDR_FSRC_NR] = {
-		[FDR_FSRC_U8] = "u8",	  [FDR_FSRC_S8] = "s8",	    [FDR_FSRC_U16] = "u16",
-		[FDR_FSRC_S16] = "s16",	  [FDR_FSRC_U32] = "u32",   [FDR_FSRC_S32] = "s32",
-		[FDR_FSRC_U64] = "u64",	  [FDR_FSRC_S64] = "s64",   [FDR_FSRC_CPU] = "cpu",
+		[FDR_FSRC_U8] = "u8",	    [FDR_FSRC_S8] = "s8",     [FDR_FSRC_U16] = "u16",
+		[FDR_FSRC_S16] = "s16",	    [FDR_FSRC_U32] = "u32",   [FDR_FSRC_S32] = "s32",
+		[FDR_FSRC_U64] = "u64",	    [FDR_FSRC_S64] = "s64",   [FDR_FSRC_CPU] = "cpu",
 		[FDR_FSRC_CHARS] = "chars", [FDR_FSRC_DLOC] = "dloc", [FDR_FSRC_TAIL] = "tail",
 		[FDR_FSRC_COMM] = "comm",
 	};
@@ -167,10 +168,16 @@ static const char *fpr_src_name(unsigned src)
 static const char *fpr_op_name(unsigned op)
 {
 	static const char *const names[FDR_FOP_NR] = {
-		[FDR_FOP_EQ] = "==",	    [FDR_FOP_LT] = "<",		[FDR_FOP_GT] = ">",
-		[FDR_FOP_BAND] = "&",	    [FDR_FOP_INMASK] = "in",	[FDR_FOP_FALSE] = "false",
-		[FDR_FOP_STR_EQ] = "==",    [FDR_FOP_STR_PREFIX] = "prefix",
-		[FDR_FOP_STR_SUFFIX] = "suffix", [FDR_FOP_STR_SUBSTR] = "contains",
+		[FDR_FOP_EQ] = "==",
+		[FDR_FOP_LT] = "<",
+		[FDR_FOP_GT] = ">",
+		[FDR_FOP_BAND] = "&",
+		[FDR_FOP_INMASK] = "in",
+		[FDR_FOP_FALSE] = "false",
+		[FDR_FOP_STR_EQ] = "==",
+		[FDR_FOP_STR_PREFIX] = "prefix",
+		[FDR_FOP_STR_SUFFIX] = "suffix",
+		[FDR_FOP_STR_SUBSTR] = "contains",
 		[FDR_FOP_STR_GLOB] = "glob",
 	};
 
@@ -191,8 +198,8 @@ static void fpr_target(struct fpr_buf *b, unsigned t, unsigned nr)
  * fdr_filter_dump - a listing of a program, one line per predicate
  * @p: the program (read as hostile: nothing outside it is read)
  *
- * For example `status >= 500` lists as
- *     0: s32@8 < 500 ? discard : record
+ * For example `status >= 500` on an int at offset 8 lists as
+ *     0: s32@8 < 500 (0x1f4) ? discard : record
  * String operands are shown quoted with non-printing bytes as \xNN.
  *
  * Returns: the length of the full listing (as snprintf), or -EINVAL.
@@ -221,7 +228,8 @@ int fdr_filter_dump(const struct fdr_filter_prog *p, char *buf, size_t size)
 			fpr_printf(&b, "[%u]", in->size);
 		fpr_printf(&b, " %s", fpr_op_name(in->op));
 		if (in->op >= FDR_FOP_STR_EQ || in->op == FDR_FOP_INMASK) {
-			unsigned off = (unsigned)(in->imm & 0xffff), len = (unsigned)(in->imm >> 16 & 0xffff), k;
+			unsigned off = (unsigned)(in->imm & 0xffff),
+				 len = (unsigned)(in->imm >> 16 & 0xffff), k;
 
 			fpr_add(&b, in->op == FDR_FOP_INMASK ? " {" : " \"", 2);
 			for (k = 0; k < len && off + k < FDR_FILTER_POOL_SIZE; k++) {

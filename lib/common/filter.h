@@ -28,11 +28,11 @@
 #define FDR_FILTER_PROG_SIZE 4096
 #define FDR_FILTER_MAX_INSNS 128 /* predicates per filter */
 #define FDR_FILTER_HDR_SIZE 32
-#define FDR_FILTER_POOL_SIZE                                                                      \
-	(FDR_FILTER_PROG_SIZE - FDR_FILTER_HDR_SIZE -                                              \
+#define FDR_FILTER_POOL_SIZE                          \
+	(FDR_FILTER_PROG_SIZE - FDR_FILTER_HDR_SIZE - \
 	 FDR_FILTER_MAX_INSNS * (int)sizeof(struct fdr_filter_insn))
 #define FDR_FILTER_MAX_STR 255 /* longest quoted operand (the kernel's MAX_FILTER_STR_VAL - 1) */
-#define FDR_FILTER_MAX_DEPTH 256 /* '(' and '!' nesting the compiler accepts */
+#define FDR_FILTER_MAX_DEPTH 256 /* nested '(' the compiler accepts */
 
 /* fdr_filter_compile() returns this for "0": remove the filter. */
 #define FDR_FILTER_CLEAR 1
@@ -122,28 +122,28 @@ struct fdr_filter_ctx {
  * Parse errors: the kernel's table, same order, same text
  * (kernel/trace/trace_events_filter.c ERRORS), so the codes are the kernel's.
  */
-#define FDR_FILTER_ERRORS                                                                          \
-	C(NONE, "No error")                                                                        \
-	C(INVALID_OP, "Invalid operator")                                                          \
-	C(TOO_MANY_OPEN, "Too many '('")                                                           \
-	C(TOO_MANY_CLOSE, "Too few '('")                                                           \
-	C(MISSING_QUOTE, "Missing matching quote")                                                 \
-	C(MISSING_BRACE_OPEN, "Missing '{'")                                                       \
-	C(MISSING_BRACE_CLOSE, "Missing '}'")                                                      \
-	C(OPERAND_TOO_LONG, "Operand too long")                                                    \
-	C(EXPECT_STRING, "Expecting string field")                                                 \
-	C(EXPECT_DIGIT, "Expecting numeric field")                                                 \
-	C(ILLEGAL_FIELD_OP, "Illegal operation for field type")                                    \
-	C(FIELD_NOT_FOUND, "Field not found")                                                      \
-	C(ILLEGAL_INTVAL, "Illegal integer value")                                                 \
-	C(BAD_SUBSYS_FILTER, "Couldn't find or set field in one of a subsystem's events")          \
-	C(TOO_MANY_PREDS, "Too many terms in predicate expression")                                \
-	C(INVALID_FILTER, "Meaningless filter expression")                                         \
-	C(INVALID_CPULIST, "Invalid cpulist")                                                      \
-	C(IP_FIELD_ONLY, "Only 'ip' field is supported for function trace")                        \
-	C(INVALID_VALUE, "Invalid value (did you forget quotes)?")                                 \
-	C(NO_FUNCTION, "Function not found")                                                       \
-	C(ERRNO, "Error")                                                                          \
+#define FDR_FILTER_ERRORS                                                                 \
+	C(NONE, "No error")                                                               \
+	C(INVALID_OP, "Invalid operator")                                                 \
+	C(TOO_MANY_OPEN, "Too many '('")                                                  \
+	C(TOO_MANY_CLOSE, "Too few '('")                                                  \
+	C(MISSING_QUOTE, "Missing matching quote")                                        \
+	C(MISSING_BRACE_OPEN, "Missing '{'")                                              \
+	C(MISSING_BRACE_CLOSE, "Missing '}'")                                             \
+	C(OPERAND_TOO_LONG, "Operand too long")                                           \
+	C(EXPECT_STRING, "Expecting string field")                                        \
+	C(EXPECT_DIGIT, "Expecting numeric field")                                        \
+	C(ILLEGAL_FIELD_OP, "Illegal operation for field type")                           \
+	C(FIELD_NOT_FOUND, "Field not found")                                             \
+	C(ILLEGAL_INTVAL, "Illegal integer value")                                        \
+	C(BAD_SUBSYS_FILTER, "Couldn't find or set field in one of a subsystem's events") \
+	C(TOO_MANY_PREDS, "Too many terms in predicate expression")                       \
+	C(INVALID_FILTER, "Meaningless filter expression")                                \
+	C(INVALID_CPULIST, "Invalid cpulist")                                             \
+	C(IP_FIELD_ONLY, "Only 'ip' field is supported for function trace")               \
+	C(INVALID_VALUE, "Invalid value (did you forget quotes)?")                        \
+	C(NO_FUNCTION, "Function not found")                                              \
+	C(ERRNO, "Error")                                                                 \
 	C(NO_FILTER, "No filter found")
 
 #define C(a, b) FDR_FILTER_ERR_##a,
