@@ -8,15 +8,27 @@
  * event's enabled word really changed. After the measurement it checks from the
  * ring's own counters that records were written (and the ring wrapped), or that
  * nothing was written for the disabled case. The session is destroyed at exit,
- * except after "fill", whose records the text-format test reads afterwards.
+ * except after "fill" and "fill-cpus", whose records the script reads afterwards.
+ *
+ * filter-out/filter-pass enable bench:nof and bench:flt; each round times
+ * bench:nof, writes "a >= 500" to events/bench/flt/filter through the control
+ * tree, times bench:flt and writes "0" to clear the filter again. The ring
+ * counters must show that bench:flt recorded the share of its calls that passes
+ * the filter (within 10 %). fill-cpus/snap allocate the
+ * snapshot buffers (fdr_session_snapshot_alloc(s, 0, 1)), fill every CPU's
+ * buffer until it has written 1.25 times its sub-buffers (so it is full and
+ * wrapping), take a snapshot, and fill the other buffers the same way; snap then
+ * times one fdr_snapshot() call.
  *
  * Environment: BENCH_BUFFER_KB (per CPU, default 256), BENCH_SUBBUF_KB (default 4).
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <fdr/fdr.h>
 #include <fdr/fdr-ctl.h>
 
 #define BENCH_TRACER "fdr"
+#define BENCH_HAVE_SNAPSHOT 1
 
 FDR_EVENT(bench, int3,
 	FDR_PROTO(int32_t a, int64_t b, uint64_t c),
@@ -41,7 +53,25 @@ FDR_EVENT(bench, off,
 		fdr_field_int(int64_t, b, b)
 		fdr_field_int(uint64_t, c, c)))
 
+FDR_EVENT(bench, nof,
+	FDR_PROTO(int32_t a, int64_t b, uint64_t c),
+	FDR_ARGS(a, b, c),
+	FDR_FIELDS(
+		fdr_field_int(int32_t, a, a)
+		fdr_field_int(int64_t, b, b)
+		fdr_field_int(uint64_t, c, c)))
+
+FDR_EVENT(bench, flt,
+	FDR_PROTO(int32_t a, int64_t b, uint64_t c),
+	FDR_ARGS(a, b, c),
+	FDR_FIELDS(
+		fdr_field_int(int32_t, a, a)
+		fdr_field_int(int64_t, b, b)
+		fdr_field_int(uint64_t, c, c)))
+
 #define BENCH_INT3(a, b, c) fdr_bench_int3(a, b, c)
+#define BENCH_NOF(a, b, c) fdr_bench_nof(a, b, c)
+#define BENCH_FLT(a, b, c) fdr_bench_flt(a, b, c)
 #define BENCH_STR(a, s) fdr_bench_str(a, s)
 #define BENCH_OFF(a, b, c) fdr_bench_off(a, b, c)
 
@@ -57,6 +87,13 @@ struct bench_ring_stats {
 };
 
 static struct bench_ring_stats bench_before;
+/* filter modes: sub-buffer switches while bench:nof ran, while bench:flt ran */
+static uint64_t bench_sw_nof, bench_sw_flt, bench_sw_mark;
+
+/* fill-cpus/snap: the ring of the top instance, mapped once in setup */
+static const struct fdr_abi_ring *bench_ring;
+#define BENCH_MAX_CPUS 1024
+static uint64_t bench_fill_start[BENCH_MAX_CPUS];
 
 static unsigned long bench_env(const char *name, unsigned long def)
 {
@@ -83,10 +120,15 @@ static int bench_ring_stats(struct bench_ring_stats *st)
 	h = base;
 	c = (const void *)((const char *)base + h->cpu_off);
 	for (cpu = 0; cpu < h->nr_cpus; cpu++) {
-		st->switches += __atomic_load_n(&c[cpu].head, __ATOMIC_ACQUIRE) >> 32;
-		st->refused += c[cpu].dropped + c[cpu].too_big + c[cpu].nested;
-		st->ring_subbufs = c[cpu].nr_subbufs;
+		/* the buffer writers use now (always buffer 0 without snapshots) */
+		const struct fdr_abi_cpu *a = &c[(c[cpu].active & 1) * h->nr_cpus + cpu];
+
+		st->switches += __atomic_load_n(&a->head, __ATOMIC_ACQUIRE) >> 32;
+		st->ring_subbufs = a->nr_subbufs;
 	}
+	/* refusals, in both buffers of every CPU (a swap zeroes the new live one's) */
+	for (cpu = 0; cpu < FDR_RING_BUFS * h->nr_cpus; cpu++)
+		st->refused += c[cpu].dropped + c[cpu].too_big + c[cpu].nested;
 	st->refused += fdr_session_control(bench_session)->dropped_no_slot;
 	return 0;
 }
@@ -133,6 +175,107 @@ static int bench_enable(struct fdr_event_def *def)
 	return 0;
 }
 
+/* The sub-buffer switches of @cpu's live buffer, and its sub-buffer count. */
+static uint64_t bench_cpu_switches(int cpu, uint32_t *nr_subbufs)
+{
+	const struct fdr_abi_cpu *c =
+		(const void *)((const char *)bench_ring + bench_ring->cpu_off);
+	uint32_t act = __atomic_load_n(&c[cpu].active, __ATOMIC_ACQUIRE) & 1;
+	const struct fdr_abi_cpu *a = &c[act * bench_ring->nr_cpus + (uint32_t)cpu];
+
+	*nr_subbufs = a->nr_subbufs;
+	return __atomic_load_n(&a->head, __ATOMIC_ACQUIRE) >> 32;
+}
+
+static int bench_cpu_filled(int cpu, uint64_t written, uint64_t kb)
+{
+	uint32_t nr;
+	uint64_t sw;
+
+	(void)kb; /* the ring's own counters say when it wrapped */
+	if (cpu >= BENCH_MAX_CPUS || (uint32_t)cpu >= bench_ring->nr_cpus)
+		return 1;
+	sw = bench_cpu_switches(cpu, &nr);
+	if (!written) {
+		bench_fill_start[cpu] = sw;
+		return 0;
+	}
+	return sw - bench_fill_start[cpu] >= nr + nr / 4ull;
+}
+
+/* Write @text to events/bench/flt/filter, as `echo TEXT > filter` would. */
+static int bench_write_filter(const char *text)
+{
+	struct fdr_file *f;
+	size_t len = strlen(text);
+	ssize_t w;
+	int ret;
+
+	ret = fdr_file_open(bench_session, "events/bench/flt/filter", O_WRONLY | O_TRUNC, &f);
+	if (ret) {
+		fprintf(stderr, "fdr-bench: open events/bench/flt/filter: %s\n", strerror(-ret));
+		return -1;
+	}
+	w = fdr_file_write(f, text, len);
+	if (w != (ssize_t)len) {
+		fprintf(stderr, "fdr-bench: writing '%s' to the filter: %s (%s)\n", text,
+			w < 0 ? strerror((int)-w) : "short write",
+			fdr_file_error(f) ? fdr_file_error(f) : "");
+		fdr_file_close(f);
+		return -1;
+	}
+	fdr_file_close(f);
+	ret = fdr_sync();
+	if (ret) {
+		fprintf(stderr, "fdr-bench: fdr_sync: %s\n", strerror(-ret));
+		return -1;
+	}
+	return 0;
+}
+
+/* Sub-buffer switches since the last mark, added to *acc. */
+static int bench_account(uint64_t *acc)
+{
+	struct bench_ring_stats st;
+
+	if (bench_ring_stats(&st))
+		return -1;
+	*acc += st.switches - bench_sw_mark;
+	bench_sw_mark = st.switches;
+	return 0;
+}
+
+static int bench_tracer_filter_on(void)
+{
+	if (bench_account(&bench_sw_nof))
+		return -1;
+	return bench_write_filter("a >= 500");
+}
+
+static int bench_tracer_filter_off(void)
+{
+	if (bench_account(&bench_sw_flt))
+		return -1;
+	return bench_write_filter("0");
+}
+
+/* snap: one fdr_snapshot() in the writing process, timed */
+static int bench_tracer_snapshot(double *us)
+{
+	uint64_t t0, t1;
+	int ret;
+
+	t0 = bench_now_ns();
+	ret = fdr_snapshot();
+	t1 = bench_now_ns();
+	if (ret) {
+		fprintf(stderr, "fdr-bench: fdr_snapshot: %s\n", strerror(-ret));
+		return -1;
+	}
+	*us = (double)(t1 - t0) / 1000.0;
+	return 0;
+}
+
 static int bench_tracer_setup(enum bench_mode mode, uint64_t n)
 {
 	struct fdr_session_opts o = { 0 };
@@ -152,6 +295,14 @@ static int bench_tracer_setup(enum bench_mode mode, uint64_t n)
 		o.buffer_size_kb = (uint32_t)(n * 64 / 1024 + 1024);
 		o.overwrite = 0;
 	}
+	if (mode == BENCH_FILL_CPUS || mode == BENCH_SNAP) {
+		if (n > UINT32_MAX) {
+			fprintf(stderr, "fdr-bench: %llu KiB per CPU is too large\n",
+				(unsigned long long)n);
+			return -1;
+		}
+		o.buffer_size_kb = (uint32_t)n;
+	}
 	ret = fdr_session_dir(name, dir, sizeof(dir));
 	if (!ret)
 		ret = fdr_session_create(dir, &o, &bench_session);
@@ -164,9 +315,33 @@ static int bench_tracer_setup(enum bench_mode mode, uint64_t n)
 		fprintf(stderr, "fdr-bench: fdr_sync: %s\n", strerror(-ret));
 		return -1;
 	}
+	if (mode == BENCH_FILL_CPUS || mode == BENCH_SNAP) {
+		void *base;
+		size_t size;
+
+		ret = fdr_session_lock(bench_session);
+		if (!ret) {
+			ret = fdr_session_snapshot_alloc(bench_session, 0, 1);
+			fdr_session_unlock(bench_session);
+		}
+		if (!ret)
+			ret = fdr_session_ring(bench_session, 0, &base, &size);
+		if (ret) {
+			fprintf(stderr, "fdr-bench: allocating the snapshot buffers: %s\n",
+				strerror(-ret));
+			return -1;
+		}
+		bench_ring = base;
+	}
 	switch (mode) {
 	case BENCH_NS_STR:
 		ret = bench_enable(&fdr_ev_bench_str);
+		break;
+	case BENCH_FILTER_OUT:
+	case BENCH_FILTER_PASS:
+		ret = bench_enable(&fdr_ev_bench_nof);
+		if (!ret)
+			ret = bench_enable(&fdr_ev_bench_flt);
 		break;
 	case BENCH_NS_OFF:
 		/* registered, session live, enabled nowhere */
@@ -182,7 +357,10 @@ static int bench_tracer_setup(enum bench_mode mode, uint64_t n)
 	}
 	if (ret)
 		return -1;
-	return bench_ring_stats(&bench_before);
+	if (bench_ring_stats(&bench_before))
+		return -1;
+	bench_sw_mark = bench_before.switches;
+	return 0;
 }
 
 static int bench_tracer_check(enum bench_mode mode)
@@ -197,6 +375,45 @@ static int bench_tracer_check(enum bench_mode mode)
 		fprintf(stderr, "fdr-bench: %llu records refused\n",
 			(unsigned long long)(after.refused - bench_before.refused));
 		return -1;
+	}
+	if (mode == BENCH_FILTER_OUT || mode == BENCH_FILTER_PASS) {
+		/* bench:nof recorded every call, bench:flt the share that passes */
+		uint64_t s1 = bench_sw_nof, s2 = bench_sw_flt;
+		double want = (double)s1 * bench_vals_pass / BENCH_NR_VALS;
+
+		if (s1 < 2 * after.ring_subbufs) {
+			fprintf(stderr, "fdr-bench: ring did not wrap (%llu sub-buffer switches)\n",
+				(unsigned long long)s1);
+			return -1;
+		}
+		if ((double)s2 < 0.9 * want - 2 || (double)s2 > 1.1 * want + 2) {
+			fprintf(stderr,
+				"fdr-bench: the filter kept %llu sub-buffers of records, "
+				"expected %.0f (%u of %u values pass)\n",
+				(unsigned long long)s2, want, bench_vals_pass, BENCH_NR_VALS);
+			return -1;
+		}
+		if (getenv("BENCH_VERBOSE"))
+			fprintf(stderr, "fdr-bench: sub-buffer switches: nof %llu flt %llu (expected %.0f)\n",
+				(unsigned long long)s1, (unsigned long long)s2, want);
+		return 0;
+	}
+	if (mode == BENCH_FILL_CPUS || mode == BENCH_SNAP) {
+		uint64_t want = mode == BENCH_SNAP ? 2 : 1;
+
+		/* every CPU's buffers are full: bench_fill_cpus() returned only then */
+		if (after.refused) {
+			fprintf(stderr, "fdr-bench: %llu records refused\n",
+				(unsigned long long)after.refused);
+			return -1;
+		}
+		if (bench_ring->snap_count != want) {
+			fprintf(stderr, "fdr-bench: %llu snapshots taken, expected %llu\n",
+				(unsigned long long)bench_ring->snap_count,
+				(unsigned long long)want);
+			return -1;
+		}
+		return 0;
 	}
 	if (mode == BENCH_NS_OFF) {
 		if (sw) {
@@ -224,7 +441,7 @@ static void bench_tracer_teardown(enum bench_mode mode)
 {
 	if (!bench_session)
 		return;
-	if (mode != BENCH_FILL)
+	if (mode != BENCH_FILL && mode != BENCH_FILL_CPUS)
 		fdr_session_destroy(bench_session);
 	fdr_session_close(bench_session);
 	bench_session = NULL;

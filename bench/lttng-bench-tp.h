@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * lttng-bench-tp.h - the LTTng-UST tracepoint provider of bench/compare-lttng:
- * the same three events, with the same field types, as fdr-bench.c defines.
+ * the same events, with the same field types, as fdr-bench.c defines.
  * (LTTNG_UST_* are the 2.13 names of TRACEPOINT_EVENT, ctf_integer, ...)
  */
 #undef LTTNG_UST_TRACEPOINT_PROVIDER
@@ -30,6 +30,20 @@ LTTNG_UST_TRACEPOINT_EVENT(bench, str,
 		lttng_ust_field_string(s, s)))
 
 LTTNG_UST_TRACEPOINT_EVENT(bench, off,
+	LTTNG_UST_TP_ARGS(int32_t, a, int64_t, b, uint64_t, c),
+	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_integer(int32_t, a, a)
+		lttng_ust_field_integer(int64_t, b, b)
+		lttng_ust_field_integer(uint64_t, c, c)))
+
+LTTNG_UST_TRACEPOINT_EVENT(bench, nof,
+	LTTNG_UST_TP_ARGS(int32_t, a, int64_t, b, uint64_t, c),
+	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_integer(int32_t, a, a)
+		lttng_ust_field_integer(int64_t, b, b)
+		lttng_ust_field_integer(uint64_t, c, c)))
+
+LTTNG_UST_TRACEPOINT_EVENT(bench, flt,
 	LTTNG_UST_TP_ARGS(int32_t, a, int64_t, b, uint64_t, c),
 	LTTNG_UST_TP_FIELDS(
 		lttng_ust_field_integer(int32_t, a, a)
