@@ -111,6 +111,79 @@ static const char *const fz_reads[] = {
 	"snapshot",
 };
 
+/*
+ * The template's files, loaded once: a session file is mostly zeros, so a copy
+ * is the file truncated to its size plus its non-zero pages.
+ */
+#define FZ_PAGE 4096
+static struct fz_file {
+	char name[256];
+	unsigned char *data;
+	size_t size;
+} fz_files_t[8];
+static unsigned fz_nr_files;
+
+static int fz_load_template(void)
+{
+	DIR *d = opendir(fz_template);
+	struct dirent *de;
+	int ret = d ? 0 : -1;
+
+	while (!ret && (de = readdir(d))) {
+		struct fz_file *t = &fz_files_t[fz_nr_files];
+		char path[PATH_MAX + 300];
+		struct stat st;
+		int fd;
+
+		if (de->d_name[0] == '.')
+			continue;
+		if (fz_nr_files == sizeof(fz_files_t) / sizeof(fz_files_t[0]))
+			return -1;
+		snprintf(t->name, sizeof(t->name), "%s", de->d_name);
+		snprintf(path, sizeof(path), "%s/%s", fz_template, de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &st) || !(t->data = malloc((size_t)st.st_size + 1)) ||
+		    read(fd, t->data, (size_t)st.st_size) != st.st_size)
+			ret = -1;
+		t->size = (size_t)st.st_size;
+		if (fd >= 0)
+			close(fd);
+		fz_nr_files++;
+	}
+	if (d)
+		closedir(d);
+	return ret;
+}
+
+/* Write the template's files into @dir (made 0700). */
+static int fz_copy_template(const char *dir)
+{
+	unsigned i;
+	int ret = mkdir(dir, 0700) ? -1 : 0;
+
+	for (i = 0; !ret && i < fz_nr_files; i++) {
+		const struct fz_file *t = &fz_files_t[i];
+		char path[PATH_MAX + 300];
+		size_t off;
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, t->name);
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd < 0 || ftruncate(fd, (off_t)t->size))
+			ret = -1;
+		for (off = 0; !ret && off < t->size; off += FZ_PAGE) {
+			size_t n = t->size - off < FZ_PAGE ? t->size - off : FZ_PAGE;
+
+			if ((t->data[off] || memcmp(t->data + off, t->data + off + 1, n - 1)) &&
+			    pwrite(fd, t->data + off, n, (off_t)off) != (ssize_t)n)
+				ret = -1;
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	return ret;
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	struct fdr_session_opts o = { .buffer_size_kb = FZ_KB,
@@ -137,43 +210,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	snprintf(fz_dir[0], sizeof(fz_dir[0]), "%s.0", fz_template);
 	snprintf(fz_dir[1], sizeof(fz_dir[1]), "%s.1", fz_template);
 	fdr_session_close(s);
-	return 0;
-}
-
-/* Copy the template session's files into @dir (made 0700). */
-static int fz_copy_template(const char *dir)
-{
-	static char buf[1 << 16];
-	DIR *d = opendir(fz_template);
-	struct dirent *de;
-	int ret = 0;
-
-	if (!d || mkdir(dir, 0700))
-		ret = -1;
-	while (!ret && (de = readdir(d))) {
-		char from[PATH_MAX + 300], to[PATH_MAX + 300];
-		int in, out;
-		ssize_t n;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(from, sizeof(from), "%s/%s", fz_template, de->d_name);
-		snprintf(to, sizeof(to), "%s/%s", dir, de->d_name);
-		in = open(from, O_RDONLY | O_CLOEXEC);
-		out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
-			if (write(out, buf, (size_t)n) != n)
-				ret = -1;
-		if (in < 0 || out < 0)
-			ret = -1;
-		if (in >= 0)
-			close(in);
-		if (out >= 0)
-			close(out);
+	if (fz_load_template()) {
+		fprintf(stderr, "fuzz-control: cannot load the template session\n");
+		exit(2);
 	}
-	if (d)
-		closedir(d);
-	return ret;
+	return 0;
 }
 
 /* A fresh copy of the template session; then the previous one goes. */
