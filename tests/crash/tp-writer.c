@@ -11,6 +11,7 @@
  *   and 'd' after the last record; GO_FD (-1: none) is read once before writing.
  * Exits 0 after COUNT records, 3 if the event never got enabled.
  */
+#define SC_WRITER_ONLY /* linked with fdr_testpoints only */
 #include "../stress/selfcheck.h"
 
 int main(int argc, char **argv)

@@ -14,6 +14,10 @@
  * A reader can thus tell a torn, shifted or invented record from a good one, and
  * count the records it missed from the gaps in each writer's sequence.
  *
+ * A writer linked with libfdr only (no libfdr-ctl) defines SC_WRITER_ONLY first:
+ * the helpers that use the control tree or readers are then left out (at -O0
+ * unused static functions are still emitted, with their references).
+ *
  * Isolation: the constructor below runs before the event's constructor and points
  * FDR_ROOT at a fresh private directory (inherited by the children we spawn), so
  * these tests never touch the user's sessions.
@@ -324,6 +328,7 @@ static SC_UNUSED int sc_session_dir(char *buf, size_t len)
 	return fdr_session_dir("t", buf, len);
 }
 
+#ifndef SC_WRITER_ONLY /* the control tree and readers are in libfdr-ctl */
 /* One write(2) to a control file; returns what fdr_file_write() returned. */
 static SC_UNUSED ssize_t sc_ctl_write(struct fdr_session *s, const char *path, int flags,
 				      const char *text)
@@ -355,6 +360,8 @@ static SC_UNUSED int sc_session_create(const struct fdr_session_opts *o, struct 
 	w = sc_ctl_write(*out, "set_event", O_TRUNC, "stress:*");
 	return w < 0 ? (int)w : 0;
 }
+
+#endif /* SC_WRITER_ONLY */
 
 /* In a writer: wait until stress:rec records (attach + enable), at most @ms. */
 static SC_UNUSED int sc_wait_enabled(int ms)
@@ -395,6 +402,7 @@ static SC_UNUSED int sc_pin(int idx)
 	return -1;
 }
 
+#ifndef SC_WRITER_ONLY
 /* ---- reader loops --------------------------------------------------------------------- */
 
 #define SC_MAX_REPORTS 20
@@ -510,6 +518,8 @@ static SC_UNUSED int sc_run_peeker(uint64_t seed, int done_fd)
 	       (unsigned long long)seen, (unsigned long long)bad);
 	return bad ? 1 : 0;
 }
+
+#endif /* SC_WRITER_ONLY */
 
 /* ---- children ------------------------------------------------------------------------------ */
 
