@@ -43,10 +43,10 @@
 #define FDR_PENDING_RULES 64
 #define FDR_RULE_LEN 128
 #define FDR_MAX_PIDS 32 /* set_event_pid entries per instance */
-#define FDR_MAX_HOLDERS 8 /* processes tracked as holding an instance's files open */
+#define FDR_MAX_HOLDERS 15 /* processes tracked as holding an instance's files open */
 #define FDR_MAX_FILTERS 256 /* compiled filters, shared by all instances */
 #define FDR_MAX_TRIGGERS 512
-#define FDR_FILTER_TEXT_LEN 512
+#define FDR_FILTER_TEXT_LEN 1024 /* the text, or the error block of a rejected one */
 #define FDR_FILTER_PROG_BYTES 4096 /* = sizeof(struct fdr_filter_prog) */
 
 /* Event ids: the kernel's ftrace:print is 5; ours keep it, user events start at 1000. */
@@ -270,8 +270,8 @@ struct fdr_abi_control {
 	uint64_t dropped_no_slot; /* events dropped: cpu id beyond nr_cpus etc. */
 		uint64_t reserved3[2];
 	char boot_id[40]; /* /proc/sys/kernel/random/boot_id of the creating boot */
-	uint32_t hooks_active; /* filters + triggers + pid lists in the session; 0 = fast path */
-	uint32_t reserved2;
+		uint32_t hooks_active; /* filters + triggers + pid lists in the session; 0 = fast path */
+	uint32_t pids_active; /* some instance has a set_event_pid list */
 	uint8_t reserved0[3856];
 	struct fdr_abi_instance instances[FDR_MAX_INSTANCES];
 	struct fdr_abi_event events[FDR_MAX_EVENTS];

@@ -121,6 +121,9 @@ static void ck_pair(uint64_t *tsc, uint64_t *mono)
 	uint64_t best = UINT64_MAX;
 	int i;
 
+	*tsc = fdr_rdtsc();
+	*mono = fdr_clock_mono_ns();
+
 	for (i = 0; i < 16; i++) {
 		uint64_t a = fdr_rdtsc(), m = fdr_clock_mono_ns(), b = fdr_rdtsc();
 

@@ -108,6 +108,7 @@ FDR_HIDDEN void fdr_testpoint(const char *name);
 /* event.c: the process's current session (NULL when detached) */
 FDR_HIDDEN extern _Atomic(struct fdr_session *) fdr_proc_session;
 FDR_HIDDEN void fdr_agent_kick(void);
+FDR_HIDDEN void fdr_event_enabled_hint(uint32_t slot);
 
 /* hooks.c */
 FDR_HIDDEN void fdr_hooks_commit(struct fdr_session *s, const uint64_t *enabled, uint32_t slot,

@@ -47,6 +47,8 @@ static ino_t ev_ctl_ino;
 static EV_TLS int ev_nest;
 static EV_TLS int32_t ev_tid;
 static EV_TLS uint64_t ev_cmd_sid; /* session whose saved_cmdlines has our comm */
+/* a definition of this process for each registry slot (the last one synced) */
+static struct fdr_event_def *_Atomic ev_slot_def[FDR_MAX_EVENTS];
 int fdr_ring_tsc;
 
 /* ---- definitions to registry format ---------------------------------------------- */
@@ -204,6 +206,7 @@ static void ev_sync_def(struct fdr_session *s, struct fdr_event_def *def, int *l
 			return;
 		def->id = s->ctl->events[slot].id;
 		def->slot = slot + 1;
+		atomic_store(&ev_slot_def[slot], def);
 	}
 	e = &s->ctl->events[def->slot - 1];
 	/* an event with triggers runs them even where it is not enabled (soft mode) */
@@ -436,7 +439,29 @@ void fdr_event_unregister(struct fdr_event_def *def)
 		}
 	}
 	def->enabled = 0;
+	if (def->slot && def->slot <= FDR_MAX_EVENTS) {
+		struct fdr_event_def *expect = def;
+
+		/* a library being unloaded: no hint may reach its definition */
+		atomic_compare_exchange_strong(&ev_slot_def[def->slot - 1], &expect, NULL);
+	}
 	pthread_mutex_unlock(&ev_lock);
+}
+
+/*
+ * fdr_event_enabled_hint - a trigger of this process just enabled the event in
+ * registry @slot: turn its call sites on now instead of at the agent's next
+ * round (the event path then checks the registry as usual). Async-signal-safe.
+ */
+void fdr_event_enabled_hint(uint32_t slot)
+{
+	struct fdr_event_def *d;
+
+	if (slot >= FDR_MAX_EVENTS)
+		return;
+	d = atomic_load(&ev_slot_def[slot]);
+	if (d && d->slot == slot + 1)
+		d->enabled = 1;
 }
 
 /** fdr_sync - attach and resynchronise now instead of at the agent's next wake-up */
@@ -474,6 +499,21 @@ static void ev_save_cmdline(struct fdr_session *s, int32_t tid)
 	__atomic_store_n(&c->pid, (uint32_t)tid, __ATOMIC_RELEASE);
 }
 
+/* Does anything besides recording apply to the event in registry @slot? */
+static int ev_hooked(const struct fdr_abi_control *ctl, uint32_t slot)
+{
+	const struct fdr_abi_hooks *h = &ctl->hooks[slot % FDR_MAX_EVENTS];
+	uint32_t w;
+
+	if (__atomic_load_n(&ctl->pids_active, __ATOMIC_ACQUIRE))
+		return 1;
+	for (w = 0; w < FDR_MAX_INSTANCES / 64; w++)
+		if (__atomic_load_n(&h->filtered[w], __ATOMIC_ACQUIRE) |
+		    __atomic_load_n(&h->triggered[w], __ATOMIC_ACQUIRE))
+			return 1;
+	return 0;
+}
+
 /*
  * Write one record (payload with 16 bytes of headroom, 8 bytes of tailroom) into
  * each instance of @mask that is tracing. Returns how many rings took it, or -1
@@ -492,8 +532,9 @@ static inline int ev_write_all(struct fdr_session *s, const uint64_t *mask, uint
 	memcpy(payload + len, &zero, sizeof(zero)); /* the padding bytes */
 	r->len_type = (uint32_t)total | FDR_REC_DATA << FDR_REC_TYPE_SHIFT;
 	r->reserved = 0;
-	if (__builtin_expect(__atomic_load_n(&s->ctl->hooks_active, __ATOMIC_ACQUIRE) != 0, 0)) {
-		/* filters, pid lists or triggers somewhere in the session */
+	if (__builtin_expect(__atomic_load_n(&s->ctl->hooks_active, __ATOMIC_ACQUIRE) != 0, 0) &&
+	    ev_hooked(s->ctl, slot)) {
+		/* this event has a filter or triggers, or some instance a pid list */
 		fdr_hooks_commit(s, mask, slot, rec, total);
 		return 1;
 	}

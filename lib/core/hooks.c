@@ -77,13 +77,18 @@ static int hk_pid_ok(const struct fdr_abi_instance *in, int32_t tid)
 
 /* Evaluate filter slot @f (slot + 1) on a payload; 1 = record. */
 static int hk_filter(const struct fdr_abi_control *ctl, uint32_t f, const unsigned char *payload,
-		     uint32_t len, const struct fdr_filter_ctx *ctx)
+		     uint32_t len, struct fdr_filter_ctx *ctx)
 {
 	const struct fdr_filter_prog *p;
 
 	if (!f || f > FDR_MAX_FILTERS)
 		return 1;
 	p = (const void *)ctl->filters[f - 1].prog;
+	if (p->flags & FDR_FILTER_F_COMM) {
+		/* the current name: a thread may rename itself at any time */
+		memset(ctx->comm, 0, sizeof(ctx->comm));
+		prctl(PR_GET_NAME, ctx->comm);
+	}
 	return fdr_filter_eval(p, payload, len, ctx);
 }
 
@@ -139,8 +144,8 @@ static void hk_stack(struct fdr_session *s, uint32_t inst, int32_t tid)
 }
 
 static void hk_run_triggers(struct fdr_session *s, struct fdr_abi_hooks *h, uint32_t inst,
-			    const unsigned char *payload, uint32_t len,
-			    const struct fdr_filter_ctx *ctx, int32_t tid)
+			    const unsigned char *payload, uint32_t len, struct fdr_filter_ctx *ctx,
+			    int32_t tid)
 {
 	struct fdr_abi_control *ctl = s->ctl;
 	struct fdr_abi_instance *in = &ctl->instances[inst];
@@ -179,10 +184,13 @@ static void hk_run_triggers(struct fdr_session *s, struct fdr_abi_hooks *h, uint
 			cur = __atomic_load_n(&te->enabled[inst / 64], __ATOMIC_ACQUIRE) & bit;
 			if (!!cur == on || !hk_take(tr))
 				break;
-			if (on)
+			if (on) {
 				__atomic_fetch_or(&te->enabled[inst / 64], bit, __ATOMIC_RELEASE);
-			else
+				/* this process records the target at once, before its agent runs */
+				fdr_event_enabled_hint(tr->target);
+			} else {
 				__atomic_fetch_and(&te->enabled[inst / 64], ~bit, __ATOMIC_RELEASE);
+			}
 			hk_changed(ctl);
 			break;
 		}

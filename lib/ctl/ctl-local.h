@@ -11,7 +11,7 @@
 FDR_CTL_HIDDEN void fdr_hooks_recount(struct fdr_abi_control *c);
 FDR_CTL_HIDDEN int fdr_hooks_filter_set(struct fdr_abi_control *c, uint32_t inst,
 					const struct fdr_abi_event *e, const char *text,
-					const char **msg, int *pos);
+					int sys_error, const char **msg, int *pos);
 FDR_CTL_HIDDEN int fdr_hooks_filter_text(const struct fdr_abi_control *c, uint32_t inst,
 					 const struct fdr_abi_event *e, struct fdr_buf *b);
 FDR_CTL_HIDDEN int fdr_hooks_trigger_cmd(struct fdr_session *s, uint32_t inst,

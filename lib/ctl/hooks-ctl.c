@@ -56,34 +56,50 @@ static int bit_get(const uint64_t *m, uint32_t i)
 /* Recompute control.hooks_active (lock held). */
 void fdr_hooks_recount(struct fdr_abi_control *c)
 {
-	uint32_t i, w, any = 0;
+	uint32_t i, w, any = 0, pids = 0;
 
 	for (i = 0; i < FDR_MAX_EVENTS && !any; i++)
 		for (w = 0; w < FDR_MAX_INSTANCES / 64; w++)
 			if (c->hooks[i].filtered[w] || c->hooks[i].triggered[w])
 				any = 1;
-	for (i = 0; i < FDR_MAX_INSTANCES && !any; i++)
+	for (i = 0; i < FDR_MAX_INSTANCES && !pids; i++)
 		if (c->instances[i].state == FDR_INST_LIVE && c->instances[i].nr_pids)
-			any = 1;
-	__atomic_store_n(&c->hooks_active, any, __ATOMIC_RELEASE);
+			pids = 1;
+	__atomic_store_n(&c->pids_active, pids, __ATOMIC_RELEASE);
+	__atomic_store_n(&c->hooks_active, any | pids, __ATOMIC_RELEASE);
 }
 
+/*
+ * A free filter slot: one that has been free for the grace period if there is
+ * one, else the one freed longest ago. Reusing a slot early is still safe for a
+ * writer that would be evaluating it (the evaluator checks everything it reads);
+ * at worst that one event is filtered by a mix of the two programs.
+ */
 static int filter_slot_new(struct fdr_abi_control *c, uint32_t event_slot)
 {
-	uint64_t now = hc_now();
+	uint64_t now = hc_now(), oldest = UINT64_MAX;
 	uint32_t i;
+	int pick = -1;
 
 	for (i = 0; i < FDR_MAX_FILTERS; i++) {
 		struct fdr_abi_filter *f = &c->filters[i];
 
-		if (f->state == FDR_SLOT_FREE &&
-		    (!f->freed_ns || now - f->freed_ns > FDR_HOOK_GRACE_NS)) {
-			f->state = FDR_SLOT_USED;
-			f->event_slot = event_slot;
-			return (int)i;
+		if (f->state != FDR_SLOT_FREE)
+			continue;
+		if (!f->freed_ns || now - f->freed_ns > FDR_HOOK_GRACE_NS) {
+			pick = (int)i;
+			break;
+		}
+		if (f->freed_ns < oldest) {
+			oldest = f->freed_ns;
+			pick = (int)i;
 		}
 	}
-	return -ENOSPC;
+	if (pick < 0)
+		return -ENOSPC;
+	c->filters[pick].state = FDR_SLOT_USED;
+	c->filters[pick].event_slot = event_slot;
+	return pick;
 }
 
 static void filter_slot_free(struct fdr_abi_control *c, uint32_t slot_plus1)
@@ -103,49 +119,83 @@ static uint32_t event_slot(const struct fdr_abi_control *c, const struct fdr_abi
 	return (uint32_t)(e - c->events);
 }
 
+/* Free an error-text slot: writers never read those, so it is reusable at once. */
+static void err_slot_free(struct fdr_abi_control *c, uint32_t slot_plus1)
+{
+	if (!slot_plus1 || slot_plus1 > FDR_MAX_FILTERS)
+		return;
+	c->filters[slot_plus1 - 1].freed_ns = 0;
+	__atomic_store_n(&c->filters[slot_plus1 - 1].state, FDR_SLOT_FREE, __ATOMIC_RELEASE);
+}
+
 /**
  * fdr_hooks_filter_set - set an event's filter in an instance (lock held)
  * @text: the expression; "0" clears
+ * @sys_error: set by a system filter: an event that rejects the expression
+ *             shows the kernel's "Couldn't find or set field in one of a
+ *             subsystem's events" instead of its own error
  * @msg, @pos: on -EINVAL the message and the byte the parser blames
  *
- * Returns 0, -EINVAL (rejected: the previous filter stays; the filter file
- * shows the error), -ENOSPC (no free filter slot).
+ * Only a filter that compiles takes a new program slot; clearing takes none and
+ * a rejected one reuses the event's error slot, so rewriting a filter any
+ * number of times never runs out of slots. Returns 0, -EINVAL (rejected: the
+ * previous filter stays; the filter file shows the error), -ENOSPC (no free
+ * slot), -ENOMEM.
  */
 int fdr_hooks_filter_set(struct fdr_abi_control *c, uint32_t inst, const struct fdr_abi_event *e,
-			 const char *text, const char **msg, int *pos)
+			 const char *text, int sys_error, const char **msg, int *pos)
 {
 	uint32_t es = event_slot(c, e);
 	struct fdr_abi_hooks *h = &c->hooks[es];
 	struct fdr_filter_error err = { 0, 0 };
+	struct fdr_filter_prog *prog = malloc(sizeof(*prog));
 	int slot, ret;
 
-	slot = filter_slot_new(c, es);
-	if (slot < 0)
-		return slot;
-	ret = fdr_filter_compile(e, text, (struct fdr_filter_prog *)(void *)c->filters[slot].prog,
-				 &err);
+	if (!prog)
+		return -ENOMEM;
+	ret = fdr_filter_compile(e, text, prog, &err);
 	if (ret == FDR_FILTER_CLEAR) {
 		uint16_t old = h->filter[inst];
 
-		filter_slot_free(c, (uint32_t)slot + 1);
 		bit_set(h->filtered, inst, 0);
 		__atomic_store_n(&h->filter[inst], 0, __ATOMIC_RELEASE);
 		filter_slot_free(c, old);
-		filter_slot_free(c, h->filter_err[inst]);
+		err_slot_free(c, h->filter_err[inst]);
 		h->filter_err[inst] = 0;
 		fdr_hooks_recount(c);
+		free(prog);
 		return 0;
 	}
 	if (ret < 0) {
-		/* keep the old filter; the slot keeps the error text for the filter file */
-		fdr_filter_format_error(text, &err, c->filters[slot].text,
-					sizeof(c->filters[slot].text));
-		filter_slot_free(c, h->filter_err[inst]);
-		h->filter_err[inst] = (uint16_t)(slot + 1);
+		/* keep the old filter; an error slot keeps the text for the filter file */
+		uint32_t es_slot = h->filter_err[inst];
+
+		if (sys_error && err.code == FDR_FILTER_ERR_FIELD_NOT_FOUND) {
+			/* the kernel's words for an event of the system that lacks a field */
+			err.code = FDR_FILTER_ERR_BAD_SUBSYS_FILTER;
+			err.pos = 0;
+		}
+		if (!es_slot || es_slot > FDR_MAX_FILTERS) {
+			slot = filter_slot_new(c, es);
+			es_slot = slot >= 0 ? (uint32_t)slot + 1 : 0;
+		}
+		if (es_slot) {
+			fdr_filter_format_error(text, &err, c->filters[es_slot - 1].text,
+						sizeof(c->filters[es_slot - 1].text));
+			h->filter_err[inst] = (uint16_t)es_slot;
+		}
 		*msg = fdr_filter_error_message(&err);
 		*pos = err.pos;
+		free(prog);
 		return -EINVAL;
 	}
+	slot = filter_slot_new(c, es);
+	if (slot < 0) {
+		free(prog);
+		return slot;
+	}
+	memcpy(c->filters[slot].prog, prog, sizeof(*prog));
+	free(prog);
 	snprintf(c->filters[slot].text, sizeof(c->filters[slot].text), "%s", text);
 	{
 		uint16_t old = h->filter[inst];
@@ -154,7 +204,7 @@ int fdr_hooks_filter_set(struct fdr_abi_control *c, uint32_t inst, const struct 
 		__atomic_store_n(&h->filter[inst], (uint16_t)(slot + 1), __ATOMIC_RELEASE);
 		bit_set(h->filtered, inst, 1);
 		filter_slot_free(c, old);
-		filter_slot_free(c, h->filter_err[inst]);
+		err_slot_free(c, h->filter_err[inst]);
 		h->filter_err[inst] = 0;
 	}
 	fdr_hooks_recount(c);
@@ -215,19 +265,26 @@ static int trig_same(const struct fdr_abi_trigger *a, uint32_t cmd, uint32_t tar
 	       a->target == target;
 }
 
+/* A free trigger slot, as filter_slot_new() picks them. */
 static int trig_slot_new(struct fdr_abi_control *c)
 {
-	uint64_t now = hc_now();
+	uint64_t now = hc_now(), oldest = UINT64_MAX;
 	uint32_t i;
+	int pick = -1;
 
 	for (i = 0; i < FDR_MAX_TRIGGERS; i++) {
 		struct fdr_abi_trigger *t = &c->triggers[i];
 
-		if (t->state == FDR_SLOT_FREE &&
-		    (!t->freed_ns || now - t->freed_ns > FDR_HOOK_GRACE_NS))
+		if (t->state != FDR_SLOT_FREE)
+			continue;
+		if (!t->freed_ns || now - t->freed_ns > FDR_HOOK_GRACE_NS)
 			return (int)i;
+		if (t->freed_ns < oldest) {
+			oldest = t->freed_ns;
+			pick = (int)i;
+		}
 	}
-	return -ENOSPC;
+	return pick < 0 ? -ENOSPC : pick;
 }
 
 /* Is any trigger of instance @inst targeting event @target (for soft mode)? */
@@ -509,7 +566,7 @@ void fdr_hooks_instance_clear(struct fdr_abi_control *c, uint32_t inst)
 		bit_set(h->triggered, inst, 0);
 		bit_set(h->soft, inst, 0);
 		filter_slot_free(c, h->filter[inst]);
-		filter_slot_free(c, h->filter_err[inst]);
+		err_slot_free(c, h->filter_err[inst]);
 		h->filter[inst] = 0;
 		h->filter_err[inst] = 0;
 		for (t = h->trigger[inst], n = 0;

@@ -56,6 +56,9 @@ struct rd_cpu {
 	int have; /* rec is a peeked record */
 	struct fdr_record rec;
 	uint64_t rec_pos_after;
+	int bounded; /* a snapshot reader stops at the writer position seen at open */
+	uint32_t end_off;
+	uint64_t end_sub;
 	struct fdr_abi_subbuf rec_sb;
 };
 
@@ -279,6 +282,11 @@ refresh : {
 		return ret;
 	oldest = w_sub >= (uint64_t)(rc->n - 1) * rc->ss ? w_sub - (uint64_t)(rc->n - 1) * rc->ss :
 							   0;
+	if (rc->bounded && (w_sub > rc->end_sub || (w_sub == rc->end_sub && w_off > rc->end_off))) {
+		/* the snapshot became live again: what came after it is not ours */
+		w_sub = rc->end_sub;
+		w_off = rc->end_off;
+	}
 	if (S < oldest) {
 		S = oldest;
 		rc->pos = S;
@@ -485,6 +493,9 @@ int fdr_reader_open(struct fdr_session *s, uint32_t inst, int cpu, unsigned flag
 			goto err;
 		rc->pos = __atomic_load_n(&rc->c->consumed, __ATOMIC_ACQUIRE);
 		rc->cum = __atomic_load_n(&rc->c->consumed_cum, __ATOMIC_RELAXED);
+		if ((flags & FDR_READ_SNAPSHOT) &&
+		    rd_writer_retry(rc, &rc->end_sub, &rc->end_off) == 0)
+			rc->bounded = 1;
 		if (flags & FDR_READ_CONSUME) {
 			/* one consuming reader per CPU: the live one and the snapshot's */
 			ret = rd_slot_take(

@@ -1186,15 +1186,20 @@ static void hold_instance(struct fdr_file *f, int delta)
 	if (fdr_session_lock(f->s))
 		return;
 	for (i = 0; i < FDR_MAX_HOLDERS; i++) {
+		pid_t pid = (pid_t)in->holders[i].pid;
+
 		if (in->holders[i].pid == me && in->holders[i].count)
 			break;
-		if (!in->holders[i].count && free_slot == FDR_MAX_HOLDERS)
+		/* a slot is free when empty, or when its process is gone */
+		if ((!in->holders[i].count || (pid && kill(pid, 0) < 0 && errno == ESRCH)) &&
+		    free_slot == FDR_MAX_HOLDERS)
 			free_slot = i;
 	}
 	if (delta > 0) {
 		if (i == FDR_MAX_HOLDERS && free_slot < FDR_MAX_HOLDERS) {
 			i = free_slot;
 			in->holders[i].pid = me;
+			in->holders[i].count = 0;
 		}
 		if (i < FDR_MAX_HOLDERS)
 			in->holders[i].count++;
@@ -1648,7 +1653,7 @@ static int write_event_filter(struct fdr_file *f, const char *cmd)
 	ret = fdr_session_lock(f->s);
 	if (ret)
 		return ret;
-	ret = fdr_hooks_filter_set(c, f->p.inst, e, cmd, &msg, &pos);
+	ret = fdr_hooks_filter_set(c, f->p.inst, e, cmd, 0, &msg, &pos);
 	fdr_session_unlock(f->s);
 	fdr_session_changed(f->s);
 	if (ret == -EINVAL)
@@ -1680,7 +1685,7 @@ static int write_sys_filter(struct fdr_file *f, const char *cmd)
 
 		if (e->state != FDR_EVENT_READY || strncmp(e->system, f->p.sys, FDR_NAME_LEN))
 			continue;
-		ret = fdr_hooks_filter_set(c, f->p.inst, e, cmd, &msg, &pos);
+		ret = fdr_hooks_filter_set(c, f->p.inst, e, cmd, 1, &msg, &pos);
 		if (ret == 0) {
 			set++;
 		} else {
