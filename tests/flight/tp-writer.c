@@ -12,6 +12,8 @@
  *   event records and 'd' after the last record; GO_FD (-1: none) is read once
  *   before writing. Exits 0 after COUNT records, 3 if the event never got enabled.
  */
+/* a writer only: no control-tree or reader helpers (libfdr with test points alone) */
+#define SC_WRITER_ONLY
 #include "../stress/selfcheck.h"
 
 int main(int argc, char **argv)
