@@ -294,8 +294,9 @@ _Static_assert(sizeof(struct fdr_abi_cmdline) == 24 && sizeof(struct fdr_abi_err
  * header, then the event payload (the kernel's 8-byte common header + fields),
  * padded to 8 bytes. A FDR_REC_PAD record fills the unused end of a sub-buffer.
  *
- * head = (switch_gen << 32) | data_off: data_off is the byte offset in the CPU's
- * data area where the next record goes. See lib/core/ring.c for the protocol.
+  * head = switch_gen << 48 | nrec << 32 | data_off: data_off is the byte offset in
+ * the CPU's data area where the next record goes, nrec the number of records in
+ * the current sub-buffer. See lib/core/ring.c for the protocol.
  */
 #define FDR_REC_DATA 1u
 #define FDR_REC_PAD 2u

@@ -42,7 +42,8 @@ static inline struct rseq *rb_rseq_area(void)
  * retries in the new buffer,
  * then that buffer's head, data, ss_mask and ring_bytes. It copies @len bytes (a
  * multiple of 8, at least 16) from @src to head if the record fits in the current
- * sub-buffer, and publishes it with the single store of the new head. STAMP puts
+  * sub-buffer, and publishes it with the single store of the new head, which
+ * also counts the record (bits 32-47, see fdr-abi.h). STAMP puts
  * the timestamp into src+8 first (rdtsc, inside the section, so timestamps never
  * go backwards on a CPU). A head whose offset would put the record outside the
  * buffer (shared memory is not trusted, even by writers) goes to the slow path,
@@ -93,6 +94,9 @@ static inline struct rseq *rb_rseq_area(void)
 		     "addq $8, %%rdi\n\t"                                                          \
 		     "decq %%rcx\n\t"                                                              \
 		     "jnz 5b\n\t"                                                                  \
+		     		     "rolq $32, %%r8\n\t"                                                          \
+		     "incq %%r8\n\t"                                                               \
+		     "rolq $32, %%r8\n\t"                                                          \
 		     "addq %[len], %%r8\n\t"                                                       \
 		     "movq 0(%%r9), %%rsi\n\t"                                                     \
 		     "movq %%r8, (%%rsi)\n\t"                                                      \

@@ -22,10 +22,11 @@
  *    oldest ------------------->  head (writer)   next to be overwritten
  *   H = struct fdr_abi_subbuf, P = padding record up to the sub-buffer's end
  *
- * head = (switch_gen << 32) | data_off. Three kinds of append, each one rseq
- * critical section ending in the single store of head:
+  * head = switch_gen << 48 | nrec << 32 | data_off (nrec: records in the current
+ * sub-buffer). Three kinds of append, each one rseq critical section ending in
+ * the single store of head:
  *  - fast path: the record fits after data_off in the current sub-buffer: copy it,
- *    head += len. The timestamp (rdtsc) is taken inside the critical section, so
+ *    head += len, nrec += 1. The timestamp (rdtsc) is taken inside the critical section, so
  *    timestamps never go backwards on a CPU.
  *  - step 1 (pad): it does not fit: write a padding record over the rest, move head
  *    to offset 0 of the next sub-buffer and bump switch_gen. In discard mode this
@@ -34,8 +35,8 @@
  *    linear position, the count of records before it, a clock calibration point),
  *    head += sizeof(header).
  * Steps 1 and 2 compare head with the value the slow path computed from, so a
- * concurrent append on the same CPU makes them retry; switch_gen makes an ABA on
- * head require four billion sub-buffer switches during one preemption.
+  * concurrent append on the same CPU makes them retry; switch_gen makes an ABA on
+ * head require 65536 sub-buffer switches during one preemption.
  *
  * The writer never writes outside the sub-buffer that head points into. Readers
  * (lib/ctl/reader.c) rely on that: they copy a sub-buffer, then re-read head; the
@@ -138,12 +139,6 @@ static uint64_t rb_count_records(const unsigned char *sb, uint32_t ss)
 	return n;
 }
 
-/* Count the records of a sub-buffer below offset @end (the writer's offset). */
-static uint64_t rb_count_records_upto(const unsigned char *sb, uint32_t end)
-{
-	return rb_count_records(sb, end);
-}
-
 /*
  * The calibration point a new sub-buffer header carries. clock_gettime() twice
  * per sub-buffer would cost a few ns per event, so each thread reuses its last
@@ -187,7 +182,8 @@ static int rb_switch(struct rseq *rs, uint32_t cpu, struct fdr_pcpu *pc, struct 
 			.len_type = (ss - off) | FDR_REC_PAD << FDR_REC_TYPE_SHIFT,
 		};
 		uint32_t next = idx + 1 == pc->nr_subbufs ? 0 : (idx + 1) << pc->ss_shift;
-		uint64_t newhead = ((head >> 32) + 1) << 32 | next;
+		/* a new sub-buffer: switch_gen + 1, record count 0 */
+		uint64_t newhead = ((head >> 48) + 1) << 48 | next;
 
 		if (!overwrite) {
 			/* acquire: pairs with the release of consumed in the reader */
@@ -603,8 +599,9 @@ int fdr_ring_swap(struct fdr_ring_map *m, int cpu)
 			const struct fdr_abi_subbuf *sh = (const void *)sb;
 
 			if (off) {
+				/* the head counts the sub-buffer's records: no need to read them */
 				pos = sh->pos + off;
-				cum = sh->cum + rb_count_records_upto(sb, off);
+				cum = sh->cum + ((head >> 32) & 0xffff);
 			} else {
 				pos = sh->pos + pc->subbuf_size;
 				cum = sh->cum + rb_count_records(sb, pc->subbuf_size);
