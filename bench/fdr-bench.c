@@ -81,7 +81,7 @@ static struct fdr_session *bench_session;
 
 /* Ring counters of the top instance, summed over CPUs. */
 struct bench_ring_stats {
-	uint64_t switches; /* sub-buffer switches (the switch_gen half of head) */
+	uint64_t switches; /* sub-buffer switches (from the sub-buffer headers) */
 	uint64_t refused; /* dropped + too_big + nested */
 	uint64_t ring_subbufs; /* sub-buffers per CPU */
 };
@@ -100,6 +100,25 @@ static unsigned long bench_env(const char *name, unsigned long def)
 	const char *v = getenv(name);
 
 	return v && *v ? strtoul(v, NULL, 10) : def;
+}
+
+/*
+ * Sub-buffers a CPU buffer has begun since it was made: the linear position of
+ * the writer's sub-buffer (its header) over the sub-buffer size. Exact and
+ * 64-bit, unlike head's switch_gen (16 bits).
+ */
+static uint64_t bench_buf_switches(const void *base, const struct fdr_abi_cpu *a)
+{
+	uint64_t head = __atomic_load_n(&a->head, __ATOMIC_ACQUIRE);
+	uint32_t doff = (uint32_t)head, ss = a->subbuf_size, idx = doff / ss;
+	const unsigned char *data = (const unsigned char *)base + a->data_off;
+	const struct fdr_abi_subbuf *h;
+
+	if (doff % ss)
+		h = (const void *)(data + (size_t)idx * ss);
+	else /* between the two steps of a switch: the previous header, one further */
+		h = (const void *)(data + (size_t)(idx ? idx - 1 : a->nr_subbufs - 1) * ss);
+	return h->pos / ss + (doff % ss ? 0 : 1);
 }
 
 static int bench_ring_stats(struct bench_ring_stats *st)
@@ -123,7 +142,7 @@ static int bench_ring_stats(struct bench_ring_stats *st)
 		/* the buffer writers use now (always buffer 0 without snapshots) */
 		const struct fdr_abi_cpu *a = &c[(c[cpu].active & 1) * h->nr_cpus + cpu];
 
-		st->switches += __atomic_load_n(&a->head, __ATOMIC_ACQUIRE) >> 32;
+				st->switches += bench_buf_switches(base, a);
 		st->ring_subbufs = a->nr_subbufs;
 	}
 	/* refusals, in both buffers of every CPU (a swap zeroes the new live one's) */
@@ -183,8 +202,8 @@ static uint64_t bench_cpu_switches(int cpu, uint32_t *nr_subbufs)
 	uint32_t act = __atomic_load_n(&c[cpu].active, __ATOMIC_ACQUIRE) & 1;
 	const struct fdr_abi_cpu *a = &c[act * bench_ring->nr_cpus + (uint32_t)cpu];
 
-	*nr_subbufs = a->nr_subbufs;
-	return __atomic_load_n(&a->head, __ATOMIC_ACQUIRE) >> 32;
+		*nr_subbufs = a->nr_subbufs;
+	return bench_buf_switches(bench_ring, a);
 }
 
 static int bench_cpu_filled(int cpu, uint64_t written, uint64_t kb)
