@@ -63,7 +63,7 @@ static pid_t spawn_tp(const char *fault, uint32_t wid, uint64_t count, int cpu_i
 		      uint64_t rate_us, int ready_fd, int go_fd)
 {
 	char a_wid[16], a_count[32], a_seed[32], a_cpu[16], a_rate[32], a_ready[16], a_go[16];
-	char env[96], self[] = "fdr-flight-tpwriter";
+	char env[96], self[] = "fdr-crash-tpwriter";
 	char *args[] = { self, a_wid, a_count, a_seed, a_cpu, a_rate, a_ready, a_go, NULL };
 	char *extra[] = { env, NULL };
 	int keep[2], nr_keep = 0;
