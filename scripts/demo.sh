@@ -12,6 +12,11 @@ export FDR_SESSION=${FDR_SESSION:-demo}
 
 echo "== fdr start -b 256 -e 'demo:*'   (before the program exists: the rule waits)"
 "$fdr" start -b 256 -e 'demo:*'
+echo "== a trigger: freeze the buffers at the first failure (demo:request must exist first)"
+build/demo/fdr-demo -n 1 -q 2>/dev/null
+"$fdr" write trace
+"$fdr" append events/demo/request/trigger 'snapshot:1 if status >= 500'
+"$fdr" cat events/demo/request/trigger
 echo "== fdr-demo: 1000 requests, about 1 in 100 fails with status 500"
 build/demo/fdr-demo
 echo "== fdr show (the first lines)"
@@ -19,6 +24,8 @@ echo "== fdr show (the first lines)"
 echo "   ..."
 echo "== the failures, with the events just before each one"
 "$fdr" show | grep -B3 'status=500' | head -24
+echo "== fdr snapshot show: what was recorded up to the first failure, frozen while tracing went on"
+"$fdr" snapshot show | tail -6
 echo "== fdr stat"
 "$fdr" stat | head -12
 echo
