@@ -519,8 +519,9 @@ static int ev_hooked(const struct fdr_abi_control *ctl, uint32_t slot)
  * each instance of @mask that is tracing. Returns how many rings took it, or -1
  * if no instance of the mask was tracing.
  */
-static inline int ev_write_all(struct fdr_session *s, const uint64_t *mask, uint32_t slot,
-			       unsigned char *payload, size_t len)
+static inline __attribute__((always_inline)) int ev_write_all(struct fdr_session *s,
+							      const uint64_t *mask, uint32_t slot,
+							      unsigned char *payload, size_t len)
 {
 	unsigned char *rec = payload - sizeof(struct fdr_abi_rec);
 	size_t total = (sizeof(struct fdr_abi_rec) + len + 7) & ~(size_t)7;
