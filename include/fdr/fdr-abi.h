@@ -348,17 +348,8 @@ struct fdr_abi_cpu {
 	/* snapshot, meaningful in the buffer-0 entry of each CPU only */
 	uint32_t active; /* which of the CPU's two buffers writers use (0/1) */
 	uint32_t reserved2;
-		uint64_t swap_ns; /* CLOCK_MONOTONIC of the last swap on this CPU */
-	/*
-	 * Where this buffer's writer stood when a swap made it the snapshot: head,
-	 * and the linear position and record count there. The next swap, which makes
-	 * it live again, uses them if head has not moved, instead of reading the
-	 * buffer's cold memory.
-	 */
-	uint64_t frozen_head;
-	uint64_t frozen_pos;
-	uint64_t frozen_cum;
-	uint8_t pad3[8];
+	uint64_t swap_ns; /* CLOCK_MONOTONIC of the last swap on this CPU */
+	uint8_t pad3[32];
 };
 _Static_assert(sizeof(struct fdr_abi_cpu) == 256, "fdr_abi_cpu layout");
 

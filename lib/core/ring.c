@@ -423,7 +423,6 @@ void fdr_ring_buffer_reset(struct fdr_abi_cpu *c, unsigned char *data)
 	c->dropped = 0;
 	c->too_big = 0;
 	c->nested = 0;
-	c->frozen_head = 0;
 	/* release: the header above is in place before writers can use the buffer */
 	__atomic_store_n(&c->head, FDR_SUBBUF_HDR, __ATOMIC_RELEASE);
 }
@@ -529,37 +528,6 @@ err:
 	return ret;
 }
 
-/*
- * The linear position and the record count at head @head of buffer @b: from the
- * header of head's sub-buffer and head's record count. Returns 0, or -EIO for a
- * head out of range (then *pos and *cum are 0).
- */
-static int rb_writer_at(const struct fdr_pcpu *pc, const struct fdr_pbuf *b, uint64_t head,
-			uint64_t *pos, uint64_t *cum)
-{
-	uint32_t doff = (uint32_t)head, idx = doff >> pc->ss_shift,
-		 off = doff & (pc->subbuf_size - 1);
-	uint32_t hidx;
-	const unsigned char *sb;
-	const struct fdr_abi_subbuf *sh;
-
-	*pos = *cum = 0;
-	if (idx >= pc->nr_subbufs)
-		return -EIO;
-	hidx = off ? idx : (idx == 0 ? pc->nr_subbufs - 1 : idx - 1);
-	sb = b->data + ((size_t)hidx << pc->ss_shift);
-	sh = (const void *)sb;
-	if (off) {
-		/* the head counts the sub-buffer's records: no need to read them */
-		*pos = sh->pos + off;
-		*cum = sh->cum + ((head >> 32) & 0xffff);
-	} else {
-		*pos = sh->pos + pc->subbuf_size;
-		*cum = sh->cum + rb_count_records(sb, pc->subbuf_size);
-	}
-	return 0;
-}
-
 /* A swap in progress older than this belongs to a process that died: take over. */
 #define RB_SWAP_STALE_NS (100ull * 1000 * 1000)
 /* A saver that has not refreshed its heartbeat for this long is gone. */
@@ -619,29 +587,25 @@ int fdr_ring_swap(struct fdr_ring_map *m, int cpu)
 		uint32_t act = __atomic_load_n(pc->active, __ATOMIC_ACQUIRE) & 1, nb = act ^ 1;
 		struct fdr_abi_cpu *nc = pc->cpu[nb];
 		struct fdr_pbuf *b = &pc->buf[nb];
-		struct fdr_abi_cpu *oc = pc->cpu[act];
 		uint64_t head = __atomic_load_n(b->head, __ATOMIC_ACQUIRE);
-		uint64_t ohead = __atomic_load_n(pc->buf[act].head, __ATOMIC_ACQUIRE);
-		uint64_t pos = 0, cum = 0, opos, ocum;
+		uint32_t doff = (uint32_t)head, idx = doff >> pc->ss_shift,
+			 off = doff & (pc->subbuf_size - 1);
+		uint64_t pos = 0, cum = 0;
 
-		/*
-		 * The old live buffer (its memory is warm): where its writer stands
-		 * now, for the swap that will make it live again.
-		 */
-		if (rb_writer_at(pc, &pc->buf[act], ohead, &opos, &ocum) == 0) {
-			__atomic_store_n(&oc->frozen_pos, opos, __ATOMIC_RELAXED);
-			__atomic_store_n(&oc->frozen_cum, ocum, __ATOMIC_RELAXED);
-			__atomic_store_n(&oc->frozen_head, ohead, __ATOMIC_RELEASE);
-		}
-		/*
-		 * Empty the new live buffer: its reader starts at its writer position,
-		 * known from the previous swap unless a late writer moved head since.
-		 */
-		if (head && __atomic_load_n(&nc->frozen_head, __ATOMIC_ACQUIRE) == head) {
-			pos = __atomic_load_n(&nc->frozen_pos, __ATOMIC_RELAXED);
-			cum = __atomic_load_n(&nc->frozen_cum, __ATOMIC_RELAXED);
-		} else {
-			rb_writer_at(pc, b, head, &pos, &cum);
+		/* empty the new live buffer: its reader starts at its writer position */
+		if (idx < pc->nr_subbufs) {
+			uint32_t hidx = off ? idx : (idx == 0 ? pc->nr_subbufs - 1 : idx - 1);
+			const unsigned char *sb = b->data + ((size_t)hidx << pc->ss_shift);
+			const struct fdr_abi_subbuf *sh = (const void *)sb;
+
+			if (off) {
+				/* the head counts the sub-buffer's records: no need to read them */
+				pos = sh->pos + off;
+				cum = sh->cum + ((head >> 32) & 0xffff);
+			} else {
+				pos = sh->pos + pc->subbuf_size;
+				cum = sh->cum + rb_count_records(sb, pc->subbuf_size);
+			}
 		}
 		__atomic_store_n(&nc->consumed_cum, cum, __ATOMIC_RELAXED);
 		__atomic_store_n(&nc->base_cum, cum, __ATOMIC_RELAXED);
