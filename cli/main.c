@@ -389,6 +389,20 @@ static int cmd_rmdir(int argc, char **argv)
 
 /* ---- verbs ------------------------------------------------------------------------------ */
 
+/* The index of instance @inst (0 for none or ""), FDR_MAX_INSTANCES if none such. */
+static uint32_t inst_index(const struct fdr_abi_control *c, const char *inst)
+{
+	uint32_t idx;
+
+	if (!inst || !*inst)
+		return 0;
+	for (idx = 1; idx < FDR_MAX_INSTANCES; idx++)
+		if (c->instances[idx].state == FDR_INST_LIVE &&
+		    strncmp(c->instances[idx].name, inst, FDR_NAME_LEN) == 0)
+			break;
+	return idx;
+}
+
 /* Prefix of an instance's files: "" or "instances/NAME/". */
 static void inst_prefix(const char *inst, char *buf, size_t len)
 {
@@ -677,15 +691,10 @@ static int cmd_list(int argc, char **argv)
 	if (ret)
 		return ret;
 	c = fdr_session_control(s);
-	if (inst && *inst) {
-		for (idx = 1; idx < FDR_MAX_INSTANCES; idx++)
-			if (c->instances[idx].state == FDR_INST_LIVE &&
-			    strncmp(c->instances[idx].name, inst, FDR_NAME_LEN) == 0)
-				break;
-		if (idx == FDR_MAX_INSTANCES) {
-			fdr_session_close(s);
-			return die(1, "no instance '%s'", inst);
-		}
+	idx = inst_index(c, inst);
+	if (idx == FDR_MAX_INSTANCES) {
+		fdr_session_close(s);
+		return die(1, "no instance '%s'", inst);
 	}
 	for (i = 0; i < FDR_MAX_EVENTS; i++) {
 		const struct fdr_abi_event *e = &c->events[i];
@@ -770,15 +779,10 @@ static int cmd_stat(int argc, char **argv)
 		return ret;
 	c = fdr_session_control(s);
 	inst_prefix(inst, pre, sizeof(pre));
-	if (inst && *inst) {
-		for (idx = 1; idx < FDR_MAX_INSTANCES; idx++)
-			if (c->instances[idx].state == FDR_INST_LIVE &&
-			    strncmp(c->instances[idx].name, inst, FDR_NAME_LEN) == 0)
-				break;
-		if (idx == FDR_MAX_INSTANCES) {
-			fdr_session_close(s);
-			return die(1, "no instance '%s'", inst);
-		}
+	idx = inst_index(c, inst);
+	if (idx == FDR_MAX_INSTANCES) {
+		fdr_session_close(s);
+		return die(1, "no instance '%s'", inst);
 	}
 	if (session_path)
 		printf("session: %s\n", fdr_session_path(s));
@@ -993,14 +997,7 @@ static int cmd_snapshot(int argc, char **argv)
 	} else {
 		uint32_t idx = 0;
 
-		if (inst && *inst) {
-			const struct fdr_abi_control *c = fdr_session_control(s);
-
-			for (idx = 1; idx < FDR_MAX_INSTANCES; idx++)
-				if (c->instances[idx].state == FDR_INST_LIVE &&
-				    strncmp(c->instances[idx].name, inst, FDR_NAME_LEN) == 0)
-					break;
-		}
+		idx = inst_index(fdr_session_control(s), inst);
 		ret = idx == FDR_MAX_INSTANCES ? -ENOENT : fdr_session_lock(s);
 		if (!ret) {
 			ret = fdr_session_snapshot_alloc(s, idx, 1);
