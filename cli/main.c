@@ -446,7 +446,7 @@ static int cmd_start(int argc, char **argv)
 	unsigned long v;
 	int nev = 0, c, ret, i, mode = 0, created;
 
-	optind = 1;
+	optind = 0; /* 0, not 1: glibc then resets its permutation state too */
 	while ((c = getopt_long(argc, argv, "+b:m:e:S:C:i:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'b':
@@ -560,7 +560,7 @@ static int common_opts(int argc, char **argv, const char **inst, int *cpu, int *
 {
 	int c;
 
-	optind = 1;
+	optind = 0; /* 0, not 1: glibc then resets its permutation state too */
 	*ret = 0;
 	/* options anywhere among the verb's words (GNU getopt permutes them) */
 	while ((c = getopt(argc, argv, "i:c:")) != -1) {
