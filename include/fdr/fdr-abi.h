@@ -89,12 +89,13 @@ enum fdr_abi_event_state {
  * enable masks change (atomically, one bit per instance).
  */
 struct fdr_abi_event {
-	uint32_t state; /* enum fdr_abi_event_state */
+		uint32_t state; /* enum fdr_abi_event_state */
 	uint32_t id; /* common_type */
+	/* id and enabled share a cache line: the event path reads both */
+	uint64_t enabled[FDR_MAX_INSTANCES / 64]; /* bit i: enabled in instance i */
+	uint64_t layout_hash; /* processes must agree on the layout to share the id */
 	char system[FDR_NAME_LEN];
 	char name[FDR_NAME_LEN];
-	uint64_t layout_hash; /* processes must agree on the layout to share the id */
-	uint64_t enabled[FDR_MAX_INSTANCES / 64]; /* bit i: enabled in instance i */
 	uint32_t nr_fields; /* user fields, after the 4 common ones */
 	uint32_t payload_size; /* fixed part, common header included */
 	char print_fmt[FDR_PRINT_FMT_LEN]; /* "" = default name=value print */
