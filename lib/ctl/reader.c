@@ -344,17 +344,22 @@ static void rd_take(struct fdr_reader *r, struct rd_cpu *rc)
 }
 
 /* Has the ring been resized (new file) since we opened it? Then reopen. */
-static int rd_map(struct fdr_reader *r)
+/* Map an instance's current ring file and validate it. */
+static int rd_ring_get(struct fdr_session *s, uint32_t inst, struct rd_ring *ring)
 {
 	void *base;
 	size_t size;
+	int ret = fdr_session_ring(s, inst, &base, &size);
+
+	return ret ? ret : rd_ring_check(base, size, ring);
+}
+
+static int rd_map(struct fdr_reader *r)
+{
 	uint32_t i;
 	int ret;
 
-	ret = fdr_session_ring(r->s, r->inst, &base, &size);
-	if (ret)
-		return ret;
-	ret = rd_ring_check(base, size, &r->ring);
+	ret = rd_ring_get(r->s, r->inst, &r->ring);
 	if (ret)
 		return ret;
 	r->gen = r->ring.hdr->gen;
@@ -864,13 +869,8 @@ int fdr_ring_clear_ex(struct fdr_session *s, uint32_t inst, int cpu, unsigned fl
 int fdr_ring_nr_cpus(struct fdr_session *s, uint32_t inst)
 {
 	struct rd_ring ring;
-	void *base;
-	size_t size;
-	int ret = fdr_session_ring(s, inst, &base, &size);
+	int ret = rd_ring_get(s, inst, &ring);
 
-	if (ret)
-		return ret;
-	ret = rd_ring_check(base, size, &ring);
 	return ret ? ret : (int)ring.nr_cpus;
 }
 
@@ -879,17 +879,12 @@ int fdr_ring_cpu_size_kb(struct fdr_session *s, uint32_t inst, uint32_t cpu)
 {
 	struct rd_ring ring;
 	const struct fdr_abi_cpu *c;
-	void *base;
-	size_t size;
-	int ret = fdr_session_ring(s, inst, &base, &size);
+	int ret = rd_ring_get(s, inst, &ring);
 
-	if (ret)
-		return ret;
-	ret = rd_ring_check(base, size, &ring);
 	if (ret)
 		return ret;
 	if (cpu >= ring.nr_cpus)
 		return -ENOENT;
-	c = (const struct fdr_abi_cpu *)((const char *)base + ring.hdr->cpu_off) + cpu;
+	c = rd_entry(&ring, 0, cpu);
 	return (int)((uint64_t)(c->nr_subbufs - 1) * (c->subbuf_size - 16) / 1024);
 }
