@@ -276,6 +276,59 @@ static int ses_make_ring(int dir_fd, uint32_t inst, uint32_t gen, uint32_t nr_cp
 	return ret;
 }
 
+/*
+ * fdr's own record types, registered in every new session: ftrace:print
+ * (trace_marker) and ftrace:user_stack (stacktrace triggers), laid out as the
+ * kernel's. Each has two fields after the common header.
+ */
+static const struct {
+	uint32_t id;
+	const char *name;
+	uint32_t payload_size;
+	struct {
+		const char *name, *type;
+		uint16_t offset, size;
+		uint8_t kind;
+	} f[2];
+} ses_builtins[] = {
+	{ FDR_EVENT_ID_PRINT,
+	  "print",
+	  16,
+	  { { "ip", "unsigned long", 8, 8, FDR_KIND_ULONG_IP },
+	    { "buf", "char", 16, 0, FDR_KIND_TAIL_CHARS } } },
+	{ FDR_EVENT_ID_USER_STACK,
+	  "user_stack",
+	  16 + 8 * FDR_STACK_DEPTH,
+	  { { "tgid", "unsigned int", 8, 4, FDR_KIND_INT },
+	    { "caller", "unsigned long", 16, 8 * FDR_STACK_DEPTH, FDR_KIND_ULONG_ARRAY } } },
+};
+
+static void ses_builtin_events(struct fdr_abi_control *c)
+{
+	uint32_t i, k;
+
+	for (i = 0; i < sizeof(ses_builtins) / sizeof(ses_builtins[0]); i++) {
+		struct fdr_abi_event *e = &c->events[i];
+
+		e->id = ses_builtins[i].id;
+		snprintf(e->system, sizeof(e->system), "ftrace");
+		snprintf(e->name, sizeof(e->name), "%s", ses_builtins[i].name);
+		e->nr_fields = 2;
+		e->payload_size = ses_builtins[i].payload_size;
+		for (k = 0; k < 2; k++) {
+			struct fdr_abi_field *f = &e->fields[k];
+
+			snprintf(f->name, sizeof(f->name), "%s", ses_builtins[i].f[k].name);
+			snprintf(f->type, sizeof(f->type), "%s", ses_builtins[i].f[k].type);
+			f->offset = ses_builtins[i].f[k].offset;
+			f->size = ses_builtins[i].f[k].size;
+			f->kind = ses_builtins[i].f[k].kind;
+		}
+		e->state = FDR_EVENT_READY;
+		c->nr_events = i + 1;
+	}
+}
+
 /**
  * fdr_session_create - create a session, or open it if it exists
  * @dir: the session directory (its parent is created 0700 if missing)
@@ -362,52 +415,7 @@ int fdr_session_create(const char *dir, const struct fdr_session_opts *o, struct
 	fdr_session_lock_init(c);
 	ses_instance_defaults(&c->instances[0], "", ss, overwrite);
 	c->instances[0].state = FDR_INST_LIVE;
-	/* the built-in ftrace:print event (trace_marker) */
-	{
-		struct fdr_abi_event *e = &c->events[0];
-		struct fdr_abi_field *f = e->fields;
-
-		e->id = FDR_EVENT_ID_PRINT;
-		snprintf(e->system, sizeof(e->system), "ftrace");
-		snprintf(e->name, sizeof(e->name), "print");
-		e->nr_fields = 2;
-		e->payload_size = 16;
-		snprintf(f[0].name, sizeof(f[0].name), "ip");
-		snprintf(f[0].type, sizeof(f[0].type), "unsigned long");
-		f[0].offset = 8;
-		f[0].size = 8;
-		f[0].kind = FDR_KIND_ULONG_IP;
-		snprintf(f[1].name, sizeof(f[1].name), "buf");
-		snprintf(f[1].type, sizeof(f[1].type), "char");
-		f[1].offset = 16;
-		f[1].size = 0;
-		f[1].kind = FDR_KIND_TAIL_CHARS;
-		e->state = FDR_EVENT_READY;
-		c->nr_events = 1;
-	}
-	/* the built-in ftrace:user_stack event (stacktrace triggers) */
-	{
-		struct fdr_abi_event *e = &c->events[1];
-		struct fdr_abi_field *f = e->fields;
-
-		e->id = FDR_EVENT_ID_USER_STACK;
-		snprintf(e->system, sizeof(e->system), "ftrace");
-		snprintf(e->name, sizeof(e->name), "user_stack");
-		e->nr_fields = 2;
-		e->payload_size = 16 + 8 * FDR_STACK_DEPTH;
-		snprintf(f[0].name, sizeof(f[0].name), "tgid");
-		snprintf(f[0].type, sizeof(f[0].type), "unsigned int");
-		f[0].offset = 8;
-		f[0].size = 4;
-		f[0].kind = FDR_KIND_INT;
-		snprintf(f[1].name, sizeof(f[1].name), "caller");
-		snprintf(f[1].type, sizeof(f[1].type), "unsigned long");
-		f[1].offset = 16;
-		f[1].size = 8 * FDR_STACK_DEPTH;
-		f[1].kind = FDR_KIND_ULONG_ARRAY;
-		e->state = FDR_EVENT_READY;
-		c->nr_events = 2;
-	}
+	ses_builtin_events(c);
 	/* release: the magic last; fdr_session_open() checks it */
 	__atomic_store_n(&c->magic, FDR_ABI_MAGIC_CONTROL, __ATOMIC_RELEASE);
 	if (msync(c, sizeof(*c), MS_SYNC) < 0) {
