@@ -90,6 +90,9 @@ FDR_API int fdr_format_record(struct fdr_session *s, uint32_t inst, const struct
 			      struct fdr_buf *b);
 FDR_API int fdr_format_body(const struct fdr_abi_event *e, const unsigned char *p, uint32_t len,
 			    struct fdr_buf *b);
+/* "NAME: BODY\n" of a record of event @e (built-in ftrace events as the kernel shows them) */
+FDR_API int fdr_format_event_line(const struct fdr_abi_event *e, const unsigned char *payload,
+				  uint32_t len, struct fdr_buf *b);
 FDR_API int fdr_format_ts(uint32_t clock, uint64_t ts, struct fdr_buf *b);
 FDR_API const char *fdr_comm_lookup(const struct fdr_abi_control *ctl, int32_t pid, char *buf,
 				    size_t len);

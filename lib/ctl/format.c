@@ -740,6 +740,62 @@ int fdr_format_body(const struct fdr_abi_event *e, const unsigned char *p, uint3
 	return ret ? -ENOMEM : 0;
 }
 
+/*
+ * The built-in ftrace events print as the kernel prints them: "tracing_mark_write:
+ * TEXT" and "<user stack trace>" lines. Returns 1 when @e is one of them (printed,
+ * newline included), 0 when not, or a negative errno.
+ */
+static int fmt_builtin(const struct fdr_abi_event *e, const unsigned char *payload, uint32_t len,
+		       struct fdr_buf *b)
+{
+	int ret = 0;
+
+	if (strncmp(e->system, "ftrace", FDR_NAME_LEN) != 0)
+		return 0;
+	if (e->id == FDR_EVENT_ID_PRINT) {
+		const unsigned char *t = payload + 16;
+		uint32_t n = len > 16 ? (uint32_t)strnlen((const char *)t, len - 16) : 0;
+
+		/* the text carries its own newline; an embedded NUL cuts it, as in the kernel */
+		ret |= fb_add(b, "tracing_mark_write: ", 20);
+		ret |= fb_add(b, t, n);
+		return ret ? -ENOMEM : 1;
+	}
+	if (e->id == FDR_EVENT_ID_USER_STACK) {
+		uint32_t k;
+
+		/* the kernel's user stack lines: " =>  <%016lx>" per address */
+		ret |= fb_add(b, "<user stack trace>\n", 19);
+		for (k = 0; k < FDR_STACK_DEPTH && 16 + 8 * (k + 1) <= len; k++) {
+			uint64_t ip;
+
+			memcpy(&ip, payload + 16 + 8 * k, 8);
+			if (ip)
+				ret |= fdr_buf_printf(b, " =>  <%016" PRIx64 ">\n", ip);
+		}
+		return ret ? -ENOMEM : 1;
+	}
+	return 0;
+}
+
+/**
+ * fdr_format_event_line - "NAME: BODY\n" of a record of event @e, as the kernel's
+ * trace file shows it after the timestamp (any event description, any source)
+ */
+int fdr_format_event_line(const struct fdr_abi_event *e, const unsigned char *payload, uint32_t len,
+			  struct fdr_buf *b)
+{
+	int ret = fmt_builtin(e, payload, len, b);
+
+	if (ret)
+		return ret < 0 ? ret : 0;
+	ret = fb_add(b, e->name, strnlen(e->name, FDR_NAME_LEN));
+	ret |= fb_add(b, ": ", 2);
+	ret |= fdr_format_body(e, payload, len, b);
+	ret |= fb_add(b, "\n", 1);
+	return ret ? -ENOMEM : 0;
+}
+
 /* The "comm-pid " column of recent pids, so most records copy it in one go. */
 struct fmt_task {
 	int32_t pid;
@@ -764,7 +820,7 @@ int fdr_format_record(struct fdr_session *s, uint32_t inst, const struct fdr_rec
 	const struct fmt_plan *plan;
 	struct fdr_common c;
 	char comm[FDR_COMM_LEN];
-	int ret = 0;
+	int ret = 0, builtin;
 
 	if (rec->len < sizeof(c))
 		return 0;
@@ -839,29 +895,9 @@ int fdr_format_record(struct fdr_session *s, uint32_t inst, const struct fdr_rec
 	if (!plan)
 		return fdr_buf_printf(b, "type: %u\n", c.type) | ret ? -ENOMEM : 0;
 	e = plan->e;
-	if (e->id == FDR_EVENT_ID_PRINT && strcmp(e->system, "ftrace") == 0) {
-		const unsigned char *t = rec->payload + 16;
-		uint32_t n = rec->len > 16 ? (uint32_t)strnlen((const char *)t, rec->len - 16) : 0;
-
-		/* the text carries its own newline; an embedded NUL cuts it, as in the kernel */
-		ret |= fb_add(b, "tracing_mark_write: ", 20);
-		ret |= fb_add(b, t, n);
-		return ret ? -ENOMEM : 0;
-	}
-	if (e->id == FDR_EVENT_ID_USER_STACK && strcmp(e->system, "ftrace") == 0) {
-		uint32_t k;
-
-		/* the kernel's user stack lines: " =>  <%016lx>" per address */
-		ret |= fb_add(b, "<user stack trace>\n", 19);
-		for (k = 0; k < FDR_STACK_DEPTH && 16 + 8 * (k + 1) <= rec->len; k++) {
-			uint64_t ip;
-
-			memcpy(&ip, rec->payload + 16 + 8 * k, 8);
-			if (ip)
-				ret |= fdr_buf_printf(b, " =>  <%016" PRIx64 ">\n", ip);
-		}
-		return ret ? -ENOMEM : 0;
-	}
+	builtin = fmt_builtin(e, rec->payload, rec->len, b);
+	if (builtin)
+		return builtin < 0 || ret ? -ENOMEM : 0;
 	ret |= fb_add(b, plan->name, plan->name_len);
 	if (e->print_fmt[0]) {
 		ret |= fdr_format_body(e, rec->payload, rec->len, b);

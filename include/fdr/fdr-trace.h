@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * fdr-trace.h - a recorded trace as one source of records, whatever it was read
+ * from: a live session's instance (its buffers or its snapshot) or a trace.dat
+ * file. `fdr report`, `fdr export` and the text formats read through it.
+ *
+ * A source gives its events as struct fdr_abi_event descriptions (the same ones
+ * the session registry holds, so fdr_format_body() prints any of them), its
+ * pid->comm names, and its records merged in time order.
+ */
+#ifndef FDR_TRACE_H
+#define FDR_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fdr/fdr-abi.h"
+#include "fdr/fdr-ctl.h"
+#include "fdr/fdr-read.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct fdr_trace;
+
+struct fdr_trace_info {
+	uint32_t nr_cpus;
+	uint32_t clock; /* enum fdr_abi_clock of the records' ts */
+	uint32_t page_size; /* sub-buffer / page size of the source, bytes */
+	uint32_t long_size; /* 8 */
+	char clock_name[32]; /* "local", "mono", ... as trace_clock shows it */
+	char origin[256]; /* session directory or file path */
+	char hostname[65]; /* where the trace was recorded ("" if unknown) */
+	char sysname[65]; /* uname: "Linux" */
+	char release[65]; /* uname: kernel release */
+	uint64_t offset_ns; /* ts + offset_ns = CLOCK_REALTIME ns at record time (0 if unknown) */
+};
+
+struct fdr_trace_rec {
+	uint32_t cpu;
+	uint32_t len; /* payload bytes, common header included */
+	uint64_t ts; /* in the source's clock: ns for ns clocks, else raw counts */
+	const unsigned char *payload; /* valid until the next fdr_trace_next() */
+	uint64_t lost_before; /* records lost on this CPU just before this one */
+	const struct fdr_abi_event *ev; /* NULL if the source has no such event id */
+};
+
+/* flags: FDR_READ_SNAPSHOT reads the snapshot; FDR_READ_CONSUME consumes */
+FDR_API int fdr_trace_open_session(struct fdr_session *s, uint32_t inst, unsigned flags,
+				   struct fdr_trace **out);
+/*
+ * Opens a trace.dat file (versions 6 and 7 without compression). On a malformed
+ * file returns -EINVAL and, if @err is not NULL, a message saying what was
+ * expected, what was found and at which offset.
+ */
+FDR_API int fdr_trace_open_file(const char *path, struct fdr_trace **out, struct fdr_buf *err);
+FDR_API void fdr_trace_close(struct fdr_trace *t);
+FDR_API const struct fdr_trace_info *fdr_trace_get_info(const struct fdr_trace *t);
+/* Returns 1 and fills @rec, 0 at the end, or a negative errno. */
+FDR_API int fdr_trace_next(struct fdr_trace *t, struct fdr_trace_rec *rec);
+/* Events: by index (0..fdr_trace_nr_events()-1) and by id; NULL if none. */
+FDR_API size_t fdr_trace_nr_events(const struct fdr_trace *t);
+FDR_API const struct fdr_abi_event *fdr_trace_event_at(const struct fdr_trace *t, size_t i);
+FDR_API const struct fdr_abi_event *fdr_trace_event(const struct fdr_trace *t, uint32_t id);
+/* The command name of @pid ("<...>" if unknown), in @buf. */
+FDR_API const char *fdr_trace_comm(const struct fdr_trace *t, int32_t pid, char *buf,
+				   size_t len);
+/*
+ * One record as a line of the `trace` file, newline included:
+ * "            demo-1234    [001] ..... 12.345678: request: status=200 ..."
+ */
+FDR_API int fdr_trace_format(const struct fdr_trace *t, const struct fdr_trace_rec *rec,
+			     struct fdr_buf *b);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FDR_TRACE_H */
