@@ -49,14 +49,16 @@ static inline struct rseq *rb_rseq_area(void)
  * buffer (shared memory is not trusted, even by writers) goes to the slow path,
  * which refuses it.
  */
-#define RB_STAMP_TSC           \
-	"rdtsc\n\t"            \
-	"shlq $32, %%rdx\n\t"  \
-	"orq %%rdx, %%rax\n\t" \
-	"movq %%rax, 8(%[src])\n\t"
+#define RB_STAMP_TSC_READ     \
+	"rdtsc\n\t"           \
+	"shlq $32, %%rdx\n\t" \
+	"orq %%rax, %%rdx\n\t"
+#define RB_STAMP_TSC_STORE       \
+	"subq %[len], %%rdi\n\t" \
+	"movq %%rdx, 8(%%rdi)\n\t"
 #define RB_STAMP_NONE ""
 
-#define RB_APPEND_ASM(STAMP)                                                                       \
+#define RB_APPEND_ASM(STAMP_READ, STAMP_STORE)                                                     \
 	__asm__ goto(".pushsection __rseq_cs, \"aw\"\n\t"                                          \
 		     ".balign 32\n\t"                                                              \
 		     "3:\n\t"                                                                      \
@@ -67,8 +69,7 @@ static inline struct rseq *rb_rseq_area(void)
 		     "movq %%rax, 8(%[rs])\n\t"                                                    \
 		     "1:\n\t"                                                                      \
 		     "cmpl %[cpu], 4(%[rs])\n\t"                                                   \
-		     "jnz 4f\n\t"                                                                  \
-		     "movq 64(%[pc]), %%r9\n\t"                                                    \
+		     "jnz 4f\n\t" STAMP_READ "movq 64(%[pc]), %%r9\n\t"                            \
 		     "movl (%%r9), %%r9d\n\t"                                                      \
 		     "andl $1, %%r9d\n\t"                                                          \
 		     "shll $5, %%r9d\n\t"                                                          \
@@ -84,7 +85,8 @@ static inline struct rseq *rb_rseq_area(void)
 		     "leaq (%%rdi,%[len]), %%rax\n\t"                                              \
 		     "cmpq 24(%%r9), %%rax\n\t"                                                    \
 		     "ja %l[slow]\n\t"                                                             \
-		     "addq 8(%%r9), %%rdi\n\t" STAMP "movq %[src], %%rsi\n\t"                      \
+		     "addq 8(%%r9), %%rdi\n\t"                                                     \
+		     "movq %[src], %%rsi\n\t"                                                      \
 		     "movq %[len], %%rcx\n\t"                                                      \
 		     "shrq $3, %%rcx\n\t"                                                          \
 		     "5:\n\t"                                                                      \
@@ -93,8 +95,7 @@ static inline struct rseq *rb_rseq_area(void)
 		     "addq $8, %%rsi\n\t"                                                          \
 		     "addq $8, %%rdi\n\t"                                                          \
 		     "decq %%rcx\n\t"                                                              \
-		     "jnz 5b\n\t"                                                                  \
-		     		     "rolq $32, %%r8\n\t"                                                          \
+		     "jnz 5b\n\t" STAMP_STORE "rolq $32, %%r8\n\t"                                 \
 		     "incq %%r8\n\t"                                                               \
 		     "rolq $32, %%r8\n\t"                                                          \
 		     "addq %[len], %%r8\n\t"                                                       \
@@ -116,7 +117,7 @@ static inline struct rseq *rb_rseq_area(void)
 static inline int rb_append_tsc(struct rseq *rs, uint32_t cpu, struct fdr_pcpu *pc,
 				unsigned char *src, uint64_t len, uint64_t limit)
 {
-	RB_APPEND_ASM(RB_STAMP_TSC);
+	RB_APPEND_ASM(RB_STAMP_TSC_READ, RB_STAMP_TSC_STORE);
 	return RB_OK;
 abort:
 	return RB_ABORT;
@@ -128,7 +129,7 @@ slow:
 static inline int rb_append_nots(struct rseq *rs, uint32_t cpu, struct fdr_pcpu *pc,
 				 unsigned char *src, uint64_t len, uint64_t limit)
 {
-	RB_APPEND_ASM(RB_STAMP_NONE);
+	RB_APPEND_ASM(RB_STAMP_NONE, RB_STAMP_NONE);
 	return RB_OK;
 abort:
 	return RB_ABORT;

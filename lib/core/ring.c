@@ -120,24 +120,8 @@ cmpfail:
 	return RB_CMPFAIL;
 }
 
-/* Count the records of a finished sub-buffer; it is ours, but check it anyway. */
-static uint64_t rb_count_records(const unsigned char *sb, uint32_t ss)
-{
-	uint32_t off = FDR_SUBBUF_HDR;
-	uint64_t n = 0;
-
-	while (off + sizeof(struct fdr_abi_rec) <= ss) {
-		const struct fdr_abi_rec *r = (const void *)(sb + off);
-		uint32_t len = r->len_type & FDR_REC_LEN_MASK;
-		uint32_t type = r->len_type >> FDR_REC_TYPE_SHIFT;
-
-		if (type != FDR_REC_DATA || len < sizeof(*r) || (len & 7) || len > ss - off)
-			break;
-		n++;
-		off += len;
-	}
-	return n;
-}
+/* head bits 32-47: records in the current sub-buffer (kept through step 1 of a switch) */
+#define RB_NREC_MASK (0xffffull << 32)
 
 /*
  * The calibration point a new sub-buffer header carries. clock_gettime() twice
@@ -182,8 +166,11 @@ static int rb_switch(struct rseq *rs, uint32_t cpu, struct fdr_pcpu *pc, struct 
 			.len_type = (ss - off) | FDR_REC_PAD << FDR_REC_TYPE_SHIFT,
 		};
 		uint32_t next = idx + 1 == pc->nr_subbufs ? 0 : (idx + 1) << pc->ss_shift;
-		/* a new sub-buffer: switch_gen + 1, record count 0 */
-		uint64_t newhead = ((head >> 48) + 1) << 48 | next;
+		/*
+		 * a new sub-buffer: switch_gen + 1; the record count stays, so step 2
+		 * knows how many records the finished sub-buffer holds without reading it
+		 */
+		uint64_t newhead = ((head >> 48) + 1) << 48 | (head & RB_NREC_MASK) | next;
 
 		if (!overwrite) {
 			/* acquire: pairs with the release of consumed in the reader */
@@ -202,12 +189,12 @@ static int rb_switch(struct rseq *rs, uint32_t cpu, struct fdr_pcpu *pc, struct 
 		struct fdr_abi_subbuf h;
 
 		h.pos = ph->pos + ss;
-		h.cum = ph->cum + rb_count_records(prev, ss);
+		h.cum = ph->cum + ((head & RB_NREC_MASK) >> 32);
 		rb_calibration(&h);
 		h.reserved = 0;
 		FDR_TESTPOINT("switch-header");
-		return rb_cmp_copy_store(rs, cpu, b, head, head + FDR_SUBBUF_HDR, &h,
-					 b->data + data_off, FDR_SUBBUF_HDR / 8);
+		return rb_cmp_copy_store(rs, cpu, b, head, (head & ~RB_NREC_MASK) + FDR_SUBBUF_HDR,
+					 &h, b->data + data_off, FDR_SUBBUF_HDR / 8);
 	}
 }
 
@@ -603,8 +590,9 @@ int fdr_ring_swap(struct fdr_ring_map *m, int cpu)
 				pos = sh->pos + off;
 				cum = sh->cum + ((head >> 32) & 0xffff);
 			} else {
+				/* between the steps of a switch: the count is the finished one's */
 				pos = sh->pos + pc->subbuf_size;
-				cum = sh->cum + rb_count_records(sb, pc->subbuf_size);
+				cum = sh->cum + ((head & RB_NREC_MASK) >> 32);
 			}
 		}
 		__atomic_store_n(&nc->consumed_cum, cum, __ATOMIC_RELAXED);
