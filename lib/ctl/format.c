@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,24 +118,31 @@ static char *fb_digits(uint64_t v, char *end)
 	char *p = end;
 	uint32_t w;
 
+	/* above 32 bits: 8 digits at a time with one 64-bit division, then 32-bit ones */
 	while (v > UINT32_MAX) {
-		const char *d = pairs + (v % 100) * 2;
+		uint32_t lo = (uint32_t)(v % 100000000u);
+		int k;
 
-		v /= 100;
-		*--p = d[1];
-		*--p = d[0];
+		v /= 100000000u;
+		for (k = 0; k < 4; k++) {
+			const char *d = pairs + (lo % 100) * 2;
+
+			lo /= 100;
+			p -= 2;
+			memcpy(p, d, 2);
+		}
 	}
 	w = (uint32_t)v; /* 32-bit divisions from here: cheaper */
 	while (w >= 100) {
 		const char *d = pairs + (w % 100) * 2;
 
 		w /= 100;
-		*--p = d[1];
-		*--p = d[0];
+		p -= 2;
+		memcpy(p, d, 2);
 	}
 	if (w >= 10) {
-		*--p = pairs[w * 2 + 1];
-		*--p = pairs[w * 2];
+		p -= 2;
+		memcpy(p, pairs + w * 2, 2);
 	} else {
 		*--p = (char)('0' + w);
 	}
@@ -638,11 +646,58 @@ struct fmt_plan {
 };
 
 #define FMT_PLANS 64
-static __thread struct fmt_plan fmt_plans[FMT_PLANS];
 
-static const struct fmt_plan *fmt_plan_get(const struct fdr_abi_control *ctl, uint32_t id)
+/* The "comm-pid " column of recent pids, so most records copy it in one go. */
+struct fmt_task {
+	int32_t pid;
+	uint32_t len; /* of text; 0 = empty entry */
+	size_t comm_len;
+	char comm[FDR_COMM_LEN + 8];
+	char text[48];
+};
+#define FMT_TASKS 64
+
+/*
+ * Each thread's caches, behind one initial-exec TLS pointer: a general-dynamic
+ * __thread array costs a __tls_get_addr() call per use in a shared library.
+ */
+struct fmt_cache {
+	struct fmt_plan plans[FMT_PLANS];
+	struct fmt_task tasks[FMT_TASKS];
+};
+static __thread __attribute__((tls_model("initial-exec"))) struct fmt_cache *fmt_cache_tls;
+static pthread_key_t fmt_cache_key;
+static pthread_once_t fmt_cache_once = PTHREAD_ONCE_INIT;
+
+static void fmt_cache_key_init(void)
 {
-	struct fmt_plan *pl = &fmt_plans[id % FMT_PLANS];
+	if (pthread_key_create(&fmt_cache_key, free) != 0)
+		fmt_cache_key = (pthread_key_t)-1;
+}
+
+/* This thread's caches, or NULL without memory (then nothing is cached). */
+static struct fmt_cache *fmt_cache_get(void)
+{
+	struct fmt_cache *c = fmt_cache_tls;
+
+	if (__builtin_expect(c != NULL, 1))
+		return c;
+	pthread_once(&fmt_cache_once, fmt_cache_key_init);
+	if (fmt_cache_key == (pthread_key_t)-1)
+		return NULL;
+	c = calloc(1, sizeof(*c));
+	if (c && pthread_setspecific(fmt_cache_key, c) != 0) {
+		free(c);
+		c = NULL;
+	}
+	fmt_cache_tls = c;
+	return c;
+}
+
+static const struct fmt_plan *fmt_plan_get(struct fmt_cache *cache,
+					   const struct fdr_abi_control *ctl, uint32_t id)
+{
+	struct fmt_plan *pl = &cache->plans[id % FMT_PLANS];
 	const struct fdr_abi_event *e;
 	uint32_t i;
 
@@ -750,7 +805,8 @@ static int fmt_builtin(const struct fdr_abi_event *e, const unsigned char *paylo
 {
 	int ret = 0;
 
-	if (strncmp(e->system, "ftrace", FDR_NAME_LEN) != 0)
+	if ((e->id != FDR_EVENT_ID_PRINT && e->id != FDR_EVENT_ID_USER_STACK) ||
+	    strncmp(e->system, "ftrace", FDR_NAME_LEN) != 0)
 		return 0;
 	if (e->id == FDR_EVENT_ID_PRINT) {
 		const unsigned char *t = payload + 16;
@@ -796,17 +852,6 @@ int fdr_format_event_line(const struct fdr_abi_event *e, const unsigned char *pa
 	return ret ? -ENOMEM : 0;
 }
 
-/* The "comm-pid " column of recent pids, so most records copy it in one go. */
-struct fmt_task {
-	int32_t pid;
-	uint32_t len; /* of text; 0 = empty entry */
-	size_t comm_len;
-	char comm[FDR_COMM_LEN + 8];
-	char text[48];
-};
-#define FMT_TASKS 64
-static __thread struct fmt_task fmt_tasks[FMT_TASKS];
-
 /**
  * fdr_format_record - one line of trace / trace_pipe output for a record
  * ("%16s-%-7d [%03d] ..... %5lu.%06lu: NAME: BODY\n", as the kernel prints it)
@@ -818,6 +863,7 @@ int fdr_format_record(struct fdr_session *s, uint32_t inst, const struct fdr_rec
 	const struct fdr_abi_instance *in = &ctl->instances[inst];
 	const struct fdr_abi_event *e;
 	const struct fmt_plan *plan;
+	struct fmt_cache *cache = fmt_cache_get();
 	struct fdr_common c;
 	char comm[FDR_COMM_LEN];
 	int ret = 0, builtin;
@@ -827,9 +873,11 @@ int fdr_format_record(struct fdr_session *s, uint32_t inst, const struct fdr_rec
 	memcpy(&c, rec->payload, sizeof(c));
 	if (in->options & FDR_OPT_CONTEXT_INFO) {
 		const char *name = fdr_comm_lookup(ctl, c.pid, comm, sizeof(comm));
-		struct fmt_task *tk = &fmt_tasks[(uint32_t)c.pid % FMT_TASKS];
+		struct fmt_task none,
+			*tk = cache ? &cache->tasks[(uint32_t)c.pid % FMT_TASKS] : &none;
 		size_t nlen = strlen(name);
 
+		none.len = 0; /* only this is read before the entry is rebuilt */
 		/* "%16s-%-7d ", remembered per pid while its name stays the same */
 		if (tk->len == 0 || tk->pid != c.pid || tk->comm_len != nlen ||
 		    memcmp(tk->comm, name, nlen) != 0) {
@@ -891,7 +939,13 @@ int fdr_format_record(struct fdr_session *s, uint32_t inst, const struct fdr_rec
 		ret |= fdr_format_ts(in->clock, rec->ts, b);
 		ret |= fb_add(b, ": ", 2);
 	}
-	plan = fmt_plan_get(ctl, c.type);
+	if (!cache) {
+		e = fdr_event_by_id(ctl, c.type);
+		if (!e)
+			return fdr_buf_printf(b, "type: %u\n", c.type) | ret ? -ENOMEM : 0;
+		return fdr_format_event_line(e, rec->payload, rec->len, b) | ret ? -ENOMEM : 0;
+	}
+	plan = fmt_plan_get(cache, ctl, c.type);
 	if (!plan)
 		return fdr_buf_printf(b, "type: %u\n", c.type) | ret ? -ENOMEM : 0;
 	e = plan->e;
