@@ -43,9 +43,10 @@ static inline struct rseq *rb_rseq_area(void)
  * then that buffer's head, data, ss_mask and ring_bytes. It copies @len bytes (a
  * multiple of 8, at least 16) from @src to head if the record fits in the current
   * sub-buffer, and publishes it with the single store of the new head, which
- * also counts the record (bits 32-47, see fdr-abi.h). STAMP puts
- * the timestamp into src+8 first (rdtsc, inside the section, so timestamps never
- * go backwards on a CPU). A head whose offset would put the record outside the
+ * also counts the record (bits 32-47, see fdr-abi.h). STAMP_READ reads the TSC
+ * first thing in the section (its latency overlaps the rest; inside the section,
+ * so timestamps never go backwards on a CPU) and STAMP_STORE writes it at
+ * offset 8 of the copied record; without them the caller put it in src+8. A head whose offset would put the record outside the
  * buffer (shared memory is not trusted, even by writers) goes to the slow path,
  * which refuses it.
  */
