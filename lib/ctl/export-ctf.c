@@ -92,30 +92,36 @@ struct ctf_names {
 	char length[FDR_MAX_FIELDS][CTF_NAME_MAX];
 };
 
-static int ctf_name_taken(const struct ctf_names *n, uint32_t upto, int with_len, const char *name)
+static int ctf_name_taken(const struct ctf_names *n, uint32_t upto, const char *name)
 {
 	uint32_t i;
 
-	for (i = 0; i < upto; i++)
-		if (!strcmp(n->field[i], name) || (n->length[i][0] && !strcmp(n->length[i], name)))
+	for (i = 0; i < FDR_MAX_FIELDS; i++)
+		if ((i < upto && !strcmp(n->field[i], name)) ||
+		    (n->length[i][0] && n->length[i] != name && !strcmp(n->length[i], name)))
 			return 1;
-	return with_len && !strcmp(n->field[upto], name);
+	return 0;
 }
 
 /* Make @name unique among the names set so far ("_2", "_3"... appended). */
-static void ctf_name_unique(const struct ctf_names *n, uint32_t upto, int with_len, char *name)
+static void ctf_name_unique(const struct ctf_names *n, uint32_t upto, char *name)
 {
 	char base[64];
 	unsigned k = 2;
 
-	if (!ctf_name_taken(n, upto, with_len, name))
+	if (!ctf_name_taken(n, upto, name))
 		return;
 	snprintf(base, sizeof(base), "%.60s", name);
 	do
 		snprintf(name, CTF_NAME_MAX, "%.60s_%u", base, k++ % 100000u);
-	while (ctf_name_taken(n, upto, with_len, name));
+	while (ctf_name_taken(n, upto, name));
 }
 
+/*
+ * Field names first, each made unique among the earlier ones; then the length
+ * fields of byte arrays ("_" + the array's name + "_length"), unique among all
+ * of them, so a user field keeps its name whatever follows it.
+ */
 static int ctf_event_names(const struct fdr_abi_event *e, struct ctf_names *n)
 {
 	uint32_t i, nf = e->nr_fields < FDR_MAX_FIELDS ? e->nr_fields : FDR_MAX_FIELDS;
@@ -133,14 +139,15 @@ static int ctf_event_names(const struct fdr_abi_event *e, struct ctf_names *n)
 			return -ENOMEM;
 		}
 		snprintf(n->field[i], CTF_NAME_MAX, "%s", b.data);
-		/* names that clash with the event context's show the same in readers */
-		ctf_name_unique(n, i, 0, n->field[i]);
-		if (f->kind == FDR_KIND_BYTES) {
-			snprintf(n->length[i], CTF_NAME_MAX, "_%.60s_length", n->field[i]);
-			ctf_name_unique(n, i, 1, n->length[i]);
-		}
+		ctf_name_unique(n, i, n->field[i]);
 	}
 	fdr_buf_free(&b);
+	for (i = 0; i < nf; i++) {
+		if (e->fields[i].kind != FDR_KIND_BYTES)
+			continue;
+		snprintf(n->length[i], CTF_NAME_MAX, "_%.60s_length", n->field[i]);
+		ctf_name_unique(n, nf, n->length[i]);
+	}
 	return 0;
 }
 
