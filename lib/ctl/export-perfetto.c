@@ -41,6 +41,8 @@
 #include "ctl/trace-src.h"
 
 #define JSON_SAFE_INT (1ull << 53)
+/* Append a string literal. */
+#define PF_LIT(b, s) fdr_buf_add((b), (s), sizeof(s) - 1)
 
 /* ---- JSON strings ---------------------------------------------------------------------- */
 
@@ -90,7 +92,7 @@ static size_t utf8_seq(const unsigned char *s, size_t n)
 int fdr_export_json_string(const void *s, size_t n, struct fdr_buf *b)
 {
 	const unsigned char *p = s, *end = p + n;
-	int ret = fdr_buf_add(b, "\"", 1);
+	int ret = PF_LIT(b, "\"");
 
 	while (p < end && !ret) {
 		const unsigned char *run = p;
@@ -108,25 +110,25 @@ int fdr_export_json_string(const void *s, size_t n, struct fdr_buf *b)
 
 			switch (*p) {
 			case '"':
-				ret |= fdr_buf_add(b, "\\\"", 2);
+				ret |= PF_LIT(b, "\\\"");
 				break;
 			case '\\':
-				ret |= fdr_buf_add(b, "\\\\", 2);
+				ret |= PF_LIT(b, "\\\\");
 				break;
 			case '\n':
-				ret |= fdr_buf_add(b, "\\n", 2);
+				ret |= PF_LIT(b, "\\n");
 				break;
 			case '\t':
-				ret |= fdr_buf_add(b, "\\t", 2);
+				ret |= PF_LIT(b, "\\t");
 				break;
 			case '\r':
-				ret |= fdr_buf_add(b, "\\r", 2);
+				ret |= PF_LIT(b, "\\r");
 				break;
 			case '\b':
-				ret |= fdr_buf_add(b, "\\b", 2);
+				ret |= PF_LIT(b, "\\b");
 				break;
 			case '\f':
-				ret |= fdr_buf_add(b, "\\f", 2);
+				ret |= PF_LIT(b, "\\f");
 				break;
 			default:
 				snprintf(esc, sizeof(esc), "\\u%04x", *p);
@@ -141,11 +143,11 @@ int fdr_export_json_string(const void *s, size_t n, struct fdr_buf *b)
 			ret |= fdr_buf_add(b, p, k);
 			p += k;
 		} else {
-			ret |= fdr_buf_add(b, "\\ufffd", 6);
+			ret |= PF_LIT(b, "\\ufffd");
 			p++;
 		}
 	}
-	return ret | fdr_buf_add(b, "\"", 1) ? -ENOMEM : 0;
+	return ret | PF_LIT(b, "\"") ? -ENOMEM : 0;
 }
 
 static int json_cstr(const char *s, size_t max, struct fdr_buf *b)
@@ -224,14 +226,14 @@ static int pf_hex(struct fdr_buf *b, const unsigned char *s, uint32_t n)
 {
 	static const char hex[] = "0123456789abcdef";
 	uint32_t i;
-	int ret = fdr_buf_add(b, "\"", 1);
+	int ret = PF_LIT(b, "\"");
 
 	for (i = 0; i < n && !ret; i++) {
 		char h[2] = { hex[s[i] >> 4], hex[s[i] & 15] };
 
 		ret = fdr_buf_add(b, h, 2);
 	}
-	return ret | fdr_buf_add(b, "\"", 1);
+	return ret | PF_LIT(b, "\"");
 }
 
 static int pf_value(const struct fdr_abi_field *f, const unsigned char *p, uint32_t len,
@@ -247,34 +249,34 @@ static int pf_value(const struct fdr_abi_field *f, const unsigned char *p, uint3
 	case FDR_KIND_STRING:
 	case FDR_KIND_TAIL_CHARS:
 		if (pf_get_bytes(f, p, len, &s, &n))
-			return fdr_buf_add(b, "null", 4);
+			return PF_LIT(b, "null");
 		return fdr_export_json_string(s, n, b);
 	case FDR_KIND_BYTES:
 		if (pf_get_bytes(f, p, len, &s, &n))
-			return fdr_buf_add(b, "null", 4);
+			return PF_LIT(b, "null");
 		return pf_hex(b, s, n);
 	case FDR_KIND_ULONG_ARRAY:
 		if ((uint32_t)f->offset + f->size > len)
-			return fdr_buf_add(b, "null", 4);
-		ret = fdr_buf_add(b, "[", 1);
+			return PF_LIT(b, "null");
+		ret = PF_LIT(b, "[");
 		for (i = 0; i < f->size / 8u; i++) {
 			memcpy(&v, p + f->offset + 8 * i, 8);
 			ret |= fdr_buf_printf(b, "%s\"0x%" PRIx64 "\"", i ? "," : "", v);
 		}
-		return ret | fdr_buf_add(b, "]", 1);
+		return ret | PF_LIT(b, "]");
 	case FDR_KIND_ULONG_IP:
 		if (pf_get_int(f, p, len, &v))
-			return fdr_buf_add(b, "null", 4);
+			return PF_LIT(b, "null");
 		return fdr_buf_printf(b, "\"0x%" PRIx64 "\"", v);
 	case FDR_KIND_BOOL:
 		if (pf_get_int(f, p, len, &v))
-			return fdr_buf_add(b, "null", 4);
+			return PF_LIT(b, "null");
 		if (v <= 1)
-			return v ? fdr_buf_add(b, "true", 4) : fdr_buf_add(b, "false", 5);
+			return v ? PF_LIT(b, "true") : PF_LIT(b, "false");
 		return fdr_buf_printf(b, "%" PRIu64, v);
 	default:
 		if (pf_get_int(f, p, len, &v))
-			return fdr_buf_add(b, "null", 4);
+			return PF_LIT(b, "null");
 		if (f->is_signed) {
 			int64_t sv = (int64_t)v;
 
@@ -369,7 +371,7 @@ static int pf_record(struct pf_writer *w, const struct fdr_trace_rec *rec)
 	memcpy(&c, rec->payload, sizeof(c));
 	ret = pf_pid_add(w, c.pid);
 	ret |= pf_begin_event(w);
-	ret |= fdr_buf_add(b, "{\"name\":", 8);
+	ret |= PF_LIT(b, "{\"name\":");
 	if (marker) {
 		const unsigned char *t = rec->payload + 16;
 		uint32_t n = rec->len > 16 ? (uint32_t)strnlen((const char *)t, rec->len - 16) : 0;
@@ -387,7 +389,7 @@ static int pf_record(struct pf_writer *w, const struct fdr_trace_rec *rec)
 	}
 	if (!marker)
 		ret |= fdr_export_json_string(e->name, stem ? stem : nlen, b);
-	ret |= fdr_buf_add(b, ",\"cat\":", 7);
+	ret |= PF_LIT(b, ",\"cat\":");
 	ret |= json_cstr(e->system, FDR_NAME_LEN, b);
 	ret |= fdr_buf_printf(b, ",\"ph\":\"%s\",%s", ph, *ph == 'i' ? "\"s\":\"t\"," : "");
 	ret |= pf_ts(b, rec->ts);
@@ -396,12 +398,12 @@ static int pf_record(struct pf_writer *w, const struct fdr_trace_rec *rec)
 		const struct fdr_abi_field *f = &e->fields[i];
 
 		if (i)
-			ret |= fdr_buf_add(b, ",", 1);
+			ret |= PF_LIT(b, ",");
 		ret |= json_cstr(f->name, FDR_FIELD_NAME_LEN, b);
-		ret |= fdr_buf_add(b, ":", 1);
+		ret |= PF_LIT(b, ":");
 		ret |= pf_value(f, rec->payload, rec->len, b);
 	}
-	ret |= fdr_buf_add(b, "}}", 2);
+	ret |= PF_LIT(b, "}}");
 	return ret ? -ENOMEM : 0;
 }
 
@@ -409,8 +411,7 @@ static int pf_lost(struct pf_writer *w, const struct fdr_trace_rec *rec)
 {
 	int ret = pf_begin_event(w);
 
-	ret |= fdr_buf_add(
-		&w->b, "{\"name\":\"lost events\",\"cat\":\"fdr\",\"ph\":\"i\",\"s\":\"g\",", 53);
+	ret |= PF_LIT(&w->b, "{\"name\":\"lost events\",\"cat\":\"fdr\",\"ph\":\"i\",\"s\":\"g\",");
 	ret |= pf_ts(&w->b, rec->ts);
 	ret |= fdr_buf_printf(&w->b,
 			      ",\"pid\":0,\"tid\":0,\"args\":{\"cpu\":%u,\"count\":%" PRIu64 "}}",
@@ -431,7 +432,7 @@ static int pf_names(struct pf_writer *w, int32_t pid)
 				      "\"args\":{\"name\":",
 				      k ? "thread_name" : "process_name", pid, pid);
 		ret |= json_cstr(name, FDR_COMM_LEN + 8, &w->b);
-		ret |= fdr_buf_add(&w->b, "}}", 2);
+		ret |= PF_LIT(&w->b, "}}");
 	}
 	return ret ? -ENOMEM : 0;
 }
@@ -440,18 +441,18 @@ static int pf_metadata(struct pf_writer *w)
 {
 	const struct fdr_trace_info *in = fdr_trace_get_info(w->t);
 	struct fdr_buf *b = &w->b;
-	int ret = fdr_buf_add(b, "\n],\n\"metadata\":{\"source\":\"fdr\",\"fdr-version\":", 46);
+	int ret = PF_LIT(b, "\n],\n\"metadata\":{\"source\":\"fdr\",\"fdr-version\":");
 
 	ret |= json_cstr(fdr_version(), 64, b);
-	ret |= fdr_buf_add(b, ",\"origin\":", 10);
+	ret |= PF_LIT(b, ",\"origin\":");
 	ret |= json_cstr(in->origin, sizeof(in->origin), b);
-	ret |= fdr_buf_add(b, ",\"hostname\":", 12);
+	ret |= PF_LIT(b, ",\"hostname\":");
 	ret |= json_cstr(in->hostname, sizeof(in->hostname), b);
-	ret |= fdr_buf_add(b, ",\"sysname\":", 11);
+	ret |= PF_LIT(b, ",\"sysname\":");
 	ret |= json_cstr(in->sysname, sizeof(in->sysname), b);
-	ret |= fdr_buf_add(b, ",\"release\":", 11);
+	ret |= PF_LIT(b, ",\"release\":");
 	ret |= json_cstr(in->release, sizeof(in->release), b);
-	ret |= fdr_buf_add(b, ",\"trace-clock\":", 15);
+	ret |= PF_LIT(b, ",\"trace-clock\":");
 	ret |= json_cstr(in->clock_name, sizeof(in->clock_name), b);
 	ret |= fdr_buf_printf(b,
 			      ",\"ts-unit\":\"%s\",\"clock-offset-ns\":\"%" PRIu64
@@ -484,7 +485,7 @@ int fdr_export_perfetto(struct fdr_trace *t, const char *path, struct fdr_export
 	ret = fdr_export_file_open(&w.out, path, err);
 	if (ret)
 		return ret;
-	ret = fdr_buf_add(&w.b, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", 39);
+	ret = PF_LIT(&w.b, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
 	while (!ret && (ret = fdr_trace_next(t, &rec)) > 0) {
 		ret = 0;
 		if (rec.lost_before) {
