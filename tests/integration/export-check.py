@@ -284,23 +284,48 @@ def check_ctf(fdr, show, bt2, ctfdir):
         else:
             if sorted(fields) != sorted(want + lengths):
                 errors.append("%s: fields %s, expected %s" % (key, list(fields), want + lengths))
-            got.append("%d %s-%d [%03d] %s" % ((ns + 500) // 1000, text_of(ectx["procname"]),
-                                               ectx["vtid"], cpu,
-                                               body(formats, key[0], key[1], values)))
+            head = "%d %s-%d [%03d] " % ((ns + 500) // 1000, text_of(ectx["procname"]),
+                                         ectx["vtid"], cpu)
+            # babeltrace2 2.0.x shows an empty `string` field with a stale value (fixed
+            # upstream: review.lttng.org/c/babeltrace/+/4528): also accept it empty
+            alts = [head + body(formats, key[0], key[1], values)]
+            for n, t in zip(f["names"], f["types"]):
+                if t == "__data_loc char[]" and values[n]:
+                    alts.append(head + body(formats, key[0], key[1], dict(values, **{n: ""})))
+            got.append(alts)
     want_recs = ["%d %s-%d [%03d] %s" % tuple(r) for r in parse_show(show)]
     return errors + compare(want_recs, got)
 
 
 def compare(want, got):
+    """want and got must hold the same records; show what only one side has.
+    An entry of got may be a list: the record as exported, then readings of it
+    that a known reader bug makes acceptable too."""
     errors = []
     if len(want) != len(got):
         errors.append("%d records in fdr show, %d exported" % (len(want), len(got)))
-    sw, sg = sorted(want), sorted(got)
-    for a, b in zip(sw, sg):
-        if a != b:
-            errors.append("differs:\n  fdr show: %r\n  export:   %r" % (a, b))
-            if len(errors) > 5:
+    pool = {}
+    for w in want:
+        pool[w] = pool.get(w, 0) + 1
+    only_got, stale = [], 0
+    # exact readings first, so a lenient one never takes another record's match
+    for g in sorted(got, key=lambda g: isinstance(g, list) and pool.get(g[0], 0) == 0):
+        alts = g if isinstance(g, list) else [g]
+        for k, a in enumerate(alts):
+            if pool.get(a, 0) > 0:
+                pool[a] -= 1
+                stale += k > 0
                 break
+        else:
+            only_got.append(alts[0])
+    if stale:
+        print("# export-check: %d empty strings shown with a stale value by babeltrace2 "
+              "(its 2.0.x bug)" % stale)
+    only_want = [w for w, n in pool.items() for _ in range(n)]
+    for w in only_want[:5]:
+        errors.append("only in fdr show: %r" % w)
+    for g in only_got[:5]:
+        errors.append("only exported:    %r" % g)
     return errors
 
 
