@@ -26,7 +26,7 @@
 #include "fdr/fdr-ctl.h"
 #include "fdr/fdr-read.h"
 
-#define EXIT_USAGE 2
+#include "cli.h"
 
 static const char *session_name;
 static const char *session_path; /* --dir PATH, or $FDR_DIR */
@@ -1012,6 +1012,40 @@ static int cmd_snapshot(int argc, char **argv)
 	return ret;
 }
 
+/* ---- for the verbs in their own files (cli.h) ------------------------------------------- */
+
+int cli_open_session(struct fdr_session **s)
+{
+	return open_session(s);
+}
+
+int cli_die(int code, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return die(code, "%s", msg);
+}
+
+int cli_usage_error(int argc, char **argv, int argi, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return usage_error(argc, argv, argi, "%s", msg);
+}
+
+uint32_t cli_inst_index(const struct fdr_abi_control *c, const char *inst)
+{
+	return inst_index(c, inst);
+}
+
 static int cmd_help(int argc, char **argv);
 
 static const struct verb verbs[] = {
@@ -1041,6 +1075,13 @@ static const struct verb verbs[] = {
 	  "save DIR: allocate, then write every snapshot taken from now on, by anyone, to\n"
 	  "its own file in DIR until Ctrl-C (a snapshot is refused until the previous one\n"
 	  "is written, so each file is whole)." },
+	{ "export", cmd_export,
+	  "export --format ctf|perfetto|text -o OUT [-i INSTANCE] [--snapshot] [FILE]",
+	  "Write the trace in another tool's format, without consuming it: ctf (a CTF 1.8\n"
+	  "directory for babeltrace2 and Trace Compass), perfetto (Chrome JSON for\n"
+	  "ui.perfetto.dev and trace_processor) or text (the 'trace' file). The source is\n"
+	  "the session's instance (its snapshot with --snapshot), or the trace.dat FILE.\n"
+	  "OUT appears only when complete; '-o -' writes perfetto or text to stdout." },
 	{ "stat", cmd_stat, "stat [-i INSTANCE]",
 	  "Show the session's state and per-CPU statistics." },
 	{ "cat", cmd_cat, "cat PATH...", "Read control-tree files, like cat on tracefs." },

@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * export.c - fdr export --format ctf|perfetto|text -o OUT [-i INSTANCE] [--snapshot] [FILE]
+ *
+ * Without FILE the source is the session's instance (or its snapshot), read
+ * without consuming it; with FILE, a trace.dat file. The conversion itself is
+ * in lib/ctl/export*.c; here are the arguments and the messages.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fdr/fdr-export.h"
+#include "fdr/fdr-read.h"
+#include "fdr/fdr-trace.h"
+
+#include "cli.h"
+
+/*
+ * The trace.dat reader lands in lib/ctl separately; until it is linked in, the
+ * reference stays unresolved and FILE is refused with a message, not a crash.
+ */
+#pragma weak fdr_trace_open_file
+
+enum exp_format { EXP_NONE, EXP_CTF, EXP_PERFETTO, EXP_TEXT };
+
+static int exp_run(enum exp_format fmt, struct fdr_trace *t, const char *out,
+		   struct fdr_export_stats *st, struct fdr_buf *err)
+{
+	const char *path = strcmp(out, "-") ? out : NULL;
+
+	switch (fmt) {
+	case EXP_CTF:
+		return fdr_export_ctf(t, out, st, err);
+	case EXP_PERFETTO:
+		return fdr_export_perfetto(t, path, st, err);
+	default:
+		return fdr_export_text(t, path, st, err);
+	}
+}
+
+int cmd_export(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "instance", required_argument, NULL, 'i' },
+		{ "snapshot", no_argument, NULL, 'S' },
+		{ NULL, 0, NULL, 0 },
+	};
+	enum exp_format fmt = EXP_NONE;
+	const char *out = NULL, *inst = NULL, *file = NULL;
+	struct fdr_export_stats st = { 0 };
+	struct fdr_buf err = { 0 };
+	struct fdr_session *s = NULL;
+	struct fdr_trace *t = NULL;
+	int c, ret, snapshot = 0, inst_argi = -1, snap_argi = -1;
+
+	optind = 0; /* 0, not 1: glibc then resets its permutation state too */
+	while ((c = getopt_long(argc, argv, "f:o:i:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (!strcmp(optarg, "ctf"))
+				fmt = EXP_CTF;
+			else if (!strcmp(optarg, "perfetto"))
+				fmt = EXP_PERFETTO;
+			else if (!strcmp(optarg, "text"))
+				fmt = EXP_TEXT;
+			else
+				return cli_usage_error(
+					argc, argv, optind - 1,
+					"expected a format ctf, perfetto or text, found '%s'",
+					optarg);
+			break;
+		case 'o':
+			if (!*optarg)
+				return cli_usage_error(argc, argv, optind - 1,
+						       "expected an output path, found ''");
+			out = optarg;
+			break;
+		case 'i':
+			inst = optarg;
+			inst_argi = optind - 1;
+			break;
+		case 'S':
+			snapshot = 1;
+			snap_argi = optind - 1;
+			break;
+		default:
+			return cli_usage_error(argc, argv, optind - 1, "unknown option");
+		}
+	}
+	if (fmt == EXP_NONE)
+		return cli_usage_error(
+			argc, argv, -1,
+			"expected --format ctf, perfetto or text, found no --format");
+	if (!out)
+		return cli_usage_error(argc, argv, -1, "expected -o OUT, found no -o");
+	if (optind < argc)
+		file = argv[optind++];
+	if (optind < argc)
+		return cli_usage_error(argc, argv, optind,
+				       "expected at most one trace.dat FILE, found '%s' too",
+				       argv[optind]);
+	if (fmt == EXP_CTF && !strcmp(out, "-"))
+		return cli_usage_error(argc, argv, -1,
+				       "expected a directory for -o with --format ctf, found '-'");
+	if (file && inst)
+		return cli_usage_error(argc, argv, inst_argi,
+				       "expected -i INSTANCE only without FILE (it selects the "
+				       "session's instance)");
+	if (file && snapshot)
+		return cli_usage_error(argc, argv, snap_argi,
+				       "expected --snapshot only without FILE (it selects the "
+				       "session's snapshot)");
+
+	if (file && !fdr_trace_open_file)
+		return cli_die(1, "%s: this build cannot read trace.dat files yet", file);
+	if (file) {
+		ret = fdr_trace_open_file(file, &t, &err);
+		if (ret) {
+			if (err.len)
+				ret = cli_die(ret == -EINVAL ? EXIT_USAGE : 1, "%s", err.data);
+			else
+				ret = cli_die(1, "%s: %s", file, strerror(-ret));
+			fdr_buf_free(&err);
+			return ret;
+		}
+	} else {
+		uint32_t idx;
+
+		ret = cli_open_session(&s);
+		if (ret)
+			return ret;
+		idx = cli_inst_index(fdr_session_control(s), inst);
+		if (idx == FDR_MAX_INSTANCES) {
+			fdr_session_close(s);
+			return cli_usage_error(argc, argv, inst_argi,
+					       "expected an instance of the session, found '%s'",
+					       inst);
+		}
+		ret = fdr_trace_open_session(s, idx, snapshot ? FDR_READ_SNAPSHOT : 0, &t);
+		if (ret) {
+			fdr_session_close(s);
+			if (snapshot && ret == -ENODEV)
+				return cli_die(1, "no snapshot in this instance (take one with "
+						  "'fdr snapshot')");
+			return cli_die(1, "cannot read the %s: %s",
+				       snapshot ? "snapshot" : "instance", strerror(-ret));
+		}
+	}
+	ret = exp_run(fmt, t, out, &st, &err);
+	if (ret)
+		ret = cli_die(1, "%s", err.len ? err.data : strerror(-ret));
+	else if (st.unknown || st.lost || st.clamped)
+		fprintf(stderr,
+			"fdr export: %" PRIu64 " events written; %" PRIu64
+			" lost in the source, %" PRIu64 " of unknown event ids skipped, %" PRIu64
+			" timestamps raised to keep "
+			"each CPU's time going forward\n",
+			st.events, st.lost, st.unknown, st.clamped);
+	fdr_buf_free(&err);
+	fdr_trace_close(t);
+	fdr_session_close(s);
+	return ret;
+}

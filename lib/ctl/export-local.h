@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * export-local.h - what the exporters share: output that appears at its final
+ * name only when complete (a temporary file or directory renamed into place),
+ * and write errors reported with the file's name.
+ */
+#ifndef FDR_EXPORT_LOCAL_H
+#define FDR_EXPORT_LOCAL_H
+
+#include "fdr/fdr-export.h"
+
+#define FDR_EXPORT_FLUSH (1u << 20) /* bytes buffered before a write(2) */
+
+struct fdr_export_out {
+	char *path; /* the destination; NULL: standard output */
+	char *tmp; /* where it is written until complete */
+	int fd; /* the file (or the directory for fdr_export_dir_*) */
+	int is_dir;
+	struct fdr_buf *err;
+};
+
+/* A file at @path (NULL: standard output), written under a temporary name. */
+int fdr_export_file_open(struct fdr_export_out *o, const char *path, struct fdr_buf *err);
+/* A directory at @path that must not exist or be empty, written under a temporary name. */
+int fdr_export_dir_open(struct fdr_export_out *o, const char *path, struct fdr_buf *err);
+/* Create file @name in the directory; returns an fd or a negative errno (message in err). */
+int fdr_export_dir_file(struct fdr_export_out *o, const char *name);
+/* Write all of @n bytes to @fd (named @name in messages); 0 or a negative errno. */
+int fdr_export_write(struct fdr_export_out *o, int fd, const char *name, const void *p, size_t n);
+/* Write and empty @b if it holds @min bytes or more. */
+int fdr_export_flush(struct fdr_export_out *o, int fd, const char *name, struct fdr_buf *b,
+		     size_t min);
+/* Close and move into place; on failure everything written is removed. */
+int fdr_export_commit(struct fdr_export_out *o);
+/* Remove everything written (safe after a failed commit or open). */
+void fdr_export_abort(struct fdr_export_out *o);
+/* Set the message of a failure to @errnum about @what; returns -@errnum. */
+int fdr_export_fail(struct fdr_buf *err, int errnum, const char *what, const char *detail);
+
+#endif /* FDR_EXPORT_LOCAL_H */

@@ -1,0 +1,522 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * export-perfetto.c - a trace as Chrome JSON trace events, the layout that
+ * ui.perfetto.dev, trace_processor and chrome://tracing load:
+ *
+ *   {"displayTimeUnit":"ns","traceEvents":[
+ *   {"name":"request","cat":"demo","ph":"i","s":"t","ts":1234.567,"pid":42,"tid":42,
+ *    "args":{"status":200,"latency_ns":81234,"path":"/api/users"}},
+ *   ...
+ *   {"name":"thread_name","ph":"M","pid":42,"tid":42,"args":{"name":"fdr-demo"}}],
+ *   "metadata":{"source":"fdr",...}}
+ *
+ * One line per trace event, so the file can be read with grep as well.
+ *
+ *  - ts is in microseconds with the nanoseconds as three decimals, on the
+ *    source's trace clock (metadata gives the offset to CLOCK_REALTIME: absolute
+ *    times in ns would not fit a double's 53 bits).
+ *  - pid and tid are both the record's common_pid (the kernel's pid is a thread
+ *    id; records do not carry the process id). Each pid seen gets
+ *    process_name and thread_name metadata ("M") events with its comm.
+ *  - An event named NAME_begin or NAME_entry opens a slice NAME ("B") on its
+ *    thread; NAME_end or NAME_exit closes it ("E"). Every other event is a
+ *    thread-scoped instant ("i", "s":"t"). The category is the event's system.
+ *  - ftrace:print (trace_marker) is an instant named by its text (without the
+ *    final newline), with args ip and buf; losses are global instants
+ *    "lost events" with args cpu and count.
+ *  - args hold every field: integers as JSON numbers (as strings beyond 2^53,
+ *    where doubles lose digits), bool as true/false (a number if neither 0 nor
+ *    1), strings and char arrays as JSON strings, byte arrays as a hex string,
+ *    addresses as "0x..." strings; a field outside a short record is null.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctl/export-local.h"
+#include "ctl/trace-src.h"
+
+#define JSON_SAFE_INT (1ull << 53)
+/* Append a string literal. */
+#define PF_LIT(b, s) fdr_buf_add((b), (s), sizeof(s) - 1)
+
+/* ---- JSON strings ---------------------------------------------------------------------- */
+
+/* Length of the valid UTF-8 sequence at @s (1-4), or 0 if it is not valid. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+	unsigned char c = s[0];
+	size_t len, i;
+	unsigned char lo = 0x80, hi = 0xbf;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		len = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		len = 4;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	/* no overlong forms, no surrogates, nothing above U+10FFFF */
+	if (c == 0xe0)
+		lo = 0xa0;
+	else if (c == 0xed)
+		hi = 0x9f;
+	else if (c == 0xf0)
+		lo = 0x90;
+	else if (c == 0xf4)
+		hi = 0x8f;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (i = 2; i < len; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return len;
+}
+
+/**
+ * fdr_export_json_string - @n bytes of @s as a JSON string, quotes included:
+ * '"' and '\' escaped, control characters as \n, \t... or \u00XX, valid UTF-8
+ * copied, and each byte of an invalid sequence as U+FFFD
+ *
+ * Returns: 0 or -ENOMEM.
+ */
+int fdr_export_json_string(const void *s, size_t n, struct fdr_buf *b)
+{
+	const unsigned char *p = s, *end = p + n;
+	int ret = PF_LIT(b, "\"");
+
+	while (p < end && !ret) {
+		const unsigned char *run = p;
+		size_t k;
+
+		/* copy plain runs in one go */
+		while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
+			p++;
+		if (p > run)
+			ret |= fdr_buf_add(b, run, (size_t)(p - run));
+		if (p >= end)
+			break;
+		if (*p < 0x80) {
+			char esc[8];
+
+			switch (*p) {
+			case '"':
+				ret |= PF_LIT(b, "\\\"");
+				break;
+			case '\\':
+				ret |= PF_LIT(b, "\\\\");
+				break;
+			case '\n':
+				ret |= PF_LIT(b, "\\n");
+				break;
+			case '\t':
+				ret |= PF_LIT(b, "\\t");
+				break;
+			case '\r':
+				ret |= PF_LIT(b, "\\r");
+				break;
+			case '\b':
+				ret |= PF_LIT(b, "\\b");
+				break;
+			case '\f':
+				ret |= PF_LIT(b, "\\f");
+				break;
+			default:
+				snprintf(esc, sizeof(esc), "\\u%04x", *p);
+				ret |= fdr_buf_add(b, esc, 6);
+				break;
+			}
+			p++;
+			continue;
+		}
+		k = utf8_seq(p, (size_t)(end - p));
+		if (k) {
+			ret |= fdr_buf_add(b, p, k);
+			p += k;
+		} else {
+			ret |= PF_LIT(b, "\\ufffd");
+			p++;
+		}
+	}
+	return ret | PF_LIT(b, "\"") ? -ENOMEM : 0;
+}
+
+static int json_cstr(const char *s, size_t max, struct fdr_buf *b)
+{
+	return fdr_export_json_string(s, strnlen(s, max), b);
+}
+
+/* ---- fields ---------------------------------------------------------------------------- */
+
+static int pf_get_int(const struct fdr_abi_field *f, const unsigned char *p, uint32_t len,
+		      uint64_t *v)
+{
+	uint8_t u8;
+	uint16_t u16;
+	uint32_t u32;
+
+	if ((uint32_t)f->offset + f->size > len)
+		return -1;
+	switch (f->size) {
+	case 1:
+		memcpy(&u8, p + f->offset, 1);
+		*v = f->is_signed ? (uint64_t)(int64_t)(int8_t)u8 : u8;
+		return 0;
+	case 2:
+		memcpy(&u16, p + f->offset, 2);
+		*v = f->is_signed ? (uint64_t)(int64_t)(int16_t)u16 : u16;
+		return 0;
+	case 4:
+		memcpy(&u32, p + f->offset, 4);
+		*v = f->is_signed ? (uint64_t)(int64_t)(int32_t)u32 : u32;
+		return 0;
+	case 8:
+		memcpy(v, p + f->offset, 8);
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+static int pf_get_bytes(const struct fdr_abi_field *f, const unsigned char *p, uint32_t len,
+			const unsigned char **s, uint32_t *n)
+{
+	uint32_t loc, off, l;
+
+	switch (f->kind) {
+	case FDR_KIND_CHARS:
+		if ((uint32_t)f->offset + f->size > len)
+			return -1;
+		*s = p + f->offset;
+		*n = (uint32_t)strnlen((const char *)*s, f->size);
+		return 0;
+	case FDR_KIND_TAIL_CHARS:
+		if (f->offset > len)
+			return -1;
+		*s = p + f->offset;
+		*n = (uint32_t)strnlen((const char *)*s, len - f->offset);
+		return 0;
+	case FDR_KIND_STRING:
+	case FDR_KIND_BYTES:
+		if ((uint32_t)f->offset + 4 > len)
+			return -1;
+		memcpy(&loc, p + f->offset, 4);
+		off = loc & 0xffff;
+		l = loc >> 16;
+		if (off > len || l > len - off)
+			return -1;
+		*s = p + off;
+		*n = f->kind == FDR_KIND_STRING ? (uint32_t)strnlen((const char *)*s, l) : l;
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+static int pf_hex(struct fdr_buf *b, const unsigned char *s, uint32_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	uint32_t i;
+	int ret = PF_LIT(b, "\"");
+
+	for (i = 0; i < n && !ret; i++) {
+		char h[2] = { hex[s[i] >> 4], hex[s[i] & 15] };
+
+		ret = fdr_buf_add(b, h, 2);
+	}
+	return ret | PF_LIT(b, "\"");
+}
+
+static int pf_value(const struct fdr_abi_field *f, const unsigned char *p, uint32_t len,
+		    struct fdr_buf *b)
+{
+	const unsigned char *s;
+	uint32_t n, i;
+	uint64_t v;
+	int ret = 0;
+
+	switch (f->kind) {
+	case FDR_KIND_CHARS:
+	case FDR_KIND_STRING:
+	case FDR_KIND_TAIL_CHARS:
+		if (pf_get_bytes(f, p, len, &s, &n))
+			return PF_LIT(b, "null");
+		return fdr_export_json_string(s, n, b);
+	case FDR_KIND_BYTES:
+		if (pf_get_bytes(f, p, len, &s, &n))
+			return PF_LIT(b, "null");
+		return pf_hex(b, s, n);
+	case FDR_KIND_ULONG_ARRAY:
+		if ((uint32_t)f->offset + f->size > len)
+			return PF_LIT(b, "null");
+		ret = PF_LIT(b, "[");
+		for (i = 0; i < f->size / 8u; i++) {
+			memcpy(&v, p + f->offset + 8 * i, 8);
+			ret |= fdr_buf_printf(b, "%s\"0x%" PRIx64 "\"", i ? "," : "", v);
+		}
+		return ret | PF_LIT(b, "]");
+	case FDR_KIND_ULONG_IP:
+		if (pf_get_int(f, p, len, &v))
+			return PF_LIT(b, "null");
+		return fdr_buf_printf(b, "\"0x%" PRIx64 "\"", v);
+	case FDR_KIND_BOOL:
+		if (pf_get_int(f, p, len, &v))
+			return PF_LIT(b, "null");
+		if (v <= 1)
+			return v ? PF_LIT(b, "true") : PF_LIT(b, "false");
+		return fdr_buf_printf(b, "%" PRIu64, v);
+	default:
+		if (pf_get_int(f, p, len, &v))
+			return PF_LIT(b, "null");
+		if (f->is_signed) {
+			int64_t sv = (int64_t)v;
+
+			if (sv > (int64_t)JSON_SAFE_INT || sv < -(int64_t)JSON_SAFE_INT)
+				return fdr_buf_printf(b, "\"%" PRId64 "\"", sv);
+			return fdr_buf_printf(b, "%" PRId64, sv);
+		}
+		if (v > JSON_SAFE_INT)
+			return fdr_buf_printf(b, "\"%" PRIu64 "\"", v);
+		return fdr_buf_printf(b, "%" PRIu64, v);
+	}
+}
+
+/* ---- records --------------------------------------------------------------------------- */
+
+struct pf_writer {
+	struct fdr_export_out out;
+	struct fdr_trace *t;
+	struct fdr_buf b;
+	int32_t *pids; /* open addressing; 0 = empty, pid 0 kept in has_pid0 */
+	size_t nr_pids, pid_slots;
+	int has_pid0;
+	int first; /* no trace event written yet */
+	struct fdr_export_stats st;
+};
+
+static int pf_pid_add(struct pf_writer *w, int32_t pid)
+{
+	size_t i;
+
+	if (pid == 0) {
+		w->has_pid0 = 1;
+		return 0;
+	}
+	if ((w->nr_pids + 1) * 2 > w->pid_slots) {
+		size_t n = w->pid_slots ? w->pid_slots * 2 : 256, k;
+		int32_t *grown = calloc(n, sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		for (k = 0; k < w->pid_slots; k++) {
+			if (!w->pids[k])
+				continue;
+			for (i = (uint32_t)w->pids[k] % n; grown[i]; i = (i + 1) % n)
+				;
+			grown[i] = w->pids[k];
+		}
+		free(w->pids);
+		w->pids = grown;
+		w->pid_slots = n;
+	}
+	for (i = (uint32_t)pid % w->pid_slots; w->pids[i]; i = (i + 1) % w->pid_slots)
+		if (w->pids[i] == pid)
+			return 0;
+	w->pids[i] = pid;
+	w->nr_pids++;
+	return 0;
+}
+
+static int pf_begin_event(struct pf_writer *w)
+{
+	int ret = fdr_buf_add(&w->b, w->first ? "\n" : ",\n", w->first ? 1 : 2);
+
+	w->first = 0;
+	return ret;
+}
+
+static int pf_ts(struct fdr_buf *b, uint64_t ts)
+{
+	return fdr_buf_printf(b, "\"ts\":%" PRIu64 ".%03u", ts / 1000u, (unsigned)(ts % 1000u));
+}
+
+/* Does @name end in @suffix? Then its length without it. */
+static size_t pf_suffix(const char *name, size_t len, const char *suffix)
+{
+	size_t n = strlen(suffix);
+
+	return len > n && !memcmp(name + len - n, suffix, n) ? len - n : 0;
+}
+
+static int pf_record(struct pf_writer *w, const struct fdr_trace_rec *rec)
+{
+	const struct fdr_abi_event *e = rec->ev;
+	struct fdr_buf *b = &w->b;
+	struct fdr_common c;
+	size_t nlen = strnlen(e->name, FDR_NAME_LEN), stem;
+	const char *ph = "i";
+	uint32_t i, nf = e->nr_fields < FDR_MAX_FIELDS ? e->nr_fields : FDR_MAX_FIELDS;
+	int ret,
+		marker = e->id == FDR_EVENT_ID_PRINT && !strncmp(e->system, "ftrace", FDR_NAME_LEN);
+
+	memcpy(&c, rec->payload, sizeof(c));
+	ret = pf_pid_add(w, c.pid);
+	ret |= pf_begin_event(w);
+	ret |= PF_LIT(b, "{\"name\":");
+	if (marker) {
+		const unsigned char *t = rec->payload + 16;
+		uint32_t n = rec->len > 16 ? (uint32_t)strnlen((const char *)t, rec->len - 16) : 0;
+
+		if (n && t[n - 1] == '\n')
+			n--;
+		ret |= fdr_export_json_string(t, n, b);
+		stem = 0;
+	} else if ((stem = pf_suffix(e->name, nlen, "_begin")) ||
+		   (stem = pf_suffix(e->name, nlen, "_entry"))) {
+		ph = "B";
+	} else if ((stem = pf_suffix(e->name, nlen, "_end")) ||
+		   (stem = pf_suffix(e->name, nlen, "_exit"))) {
+		ph = "E";
+	}
+	if (!marker)
+		ret |= fdr_export_json_string(e->name, stem ? stem : nlen, b);
+	ret |= PF_LIT(b, ",\"cat\":");
+	ret |= json_cstr(e->system, FDR_NAME_LEN, b);
+	ret |= fdr_buf_printf(b, ",\"ph\":\"%s\",%s", ph, *ph == 'i' ? "\"s\":\"t\"," : "");
+	ret |= pf_ts(b, rec->ts);
+	ret |= fdr_buf_printf(b, ",\"pid\":%d,\"tid\":%d,\"args\":{", c.pid, c.pid);
+	for (i = 0; i < nf; i++) {
+		const struct fdr_abi_field *f = &e->fields[i];
+
+		if (i)
+			ret |= PF_LIT(b, ",");
+		ret |= json_cstr(f->name, FDR_FIELD_NAME_LEN, b);
+		ret |= PF_LIT(b, ":");
+		ret |= pf_value(f, rec->payload, rec->len, b);
+	}
+	ret |= PF_LIT(b, "}}");
+	return ret ? -ENOMEM : 0;
+}
+
+static int pf_lost(struct pf_writer *w, const struct fdr_trace_rec *rec)
+{
+	int ret = pf_begin_event(w);
+
+	ret |= PF_LIT(&w->b, "{\"name\":\"lost events\",\"cat\":\"fdr\",\"ph\":\"i\",\"s\":\"g\",");
+	ret |= pf_ts(&w->b, rec->ts);
+	ret |= fdr_buf_printf(&w->b,
+			      ",\"pid\":0,\"tid\":0,\"args\":{\"cpu\":%u,\"count\":%" PRIu64 "}}",
+			      rec->cpu, rec->lost_before);
+	return ret ? -ENOMEM : 0;
+}
+
+static int pf_names(struct pf_writer *w, int32_t pid)
+{
+	char comm[FDR_COMM_LEN + 8];
+	const char *name = fdr_trace_comm(w->t, pid, comm, sizeof(comm));
+	int ret = 0, k;
+
+	for (k = 0; k < 2; k++) {
+		ret |= pf_begin_event(w);
+		ret |= fdr_buf_printf(&w->b,
+				      "{\"name\":\"%s\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
+				      "\"args\":{\"name\":",
+				      k ? "thread_name" : "process_name", pid, pid);
+		ret |= json_cstr(name, FDR_COMM_LEN + 8, &w->b);
+		ret |= PF_LIT(&w->b, "}}");
+	}
+	return ret ? -ENOMEM : 0;
+}
+
+static int pf_metadata(struct pf_writer *w)
+{
+	const struct fdr_trace_info *in = fdr_trace_get_info(w->t);
+	struct fdr_buf *b = &w->b;
+	int ret = PF_LIT(b, "\n],\n\"metadata\":{\"source\":\"fdr\",\"fdr-version\":");
+
+	ret |= json_cstr(fdr_version(), 64, b);
+	ret |= PF_LIT(b, ",\"origin\":");
+	ret |= json_cstr(in->origin, sizeof(in->origin), b);
+	ret |= PF_LIT(b, ",\"hostname\":");
+	ret |= json_cstr(in->hostname, sizeof(in->hostname), b);
+	ret |= PF_LIT(b, ",\"sysname\":");
+	ret |= json_cstr(in->sysname, sizeof(in->sysname), b);
+	ret |= PF_LIT(b, ",\"release\":");
+	ret |= json_cstr(in->release, sizeof(in->release), b);
+	ret |= PF_LIT(b, ",\"trace-clock\":");
+	ret |= json_cstr(in->clock_name, sizeof(in->clock_name), b);
+	ret |= fdr_buf_printf(b,
+			      ",\"ts-unit\":\"%s\",\"clock-offset-ns\":\"%" PRIu64
+			      "\",\"nr-cpus\":%u,\"events\":%" PRIu64 ",\"lost\":%" PRIu64
+			      ",\"unknown\":%" PRIu64 "}}\n",
+			      fdr_clock_is_ns(in->clock) ? "ns" : "counts", in->offset_ns,
+			      in->nr_cpus, w->st.events, w->st.lost, w->st.unknown);
+	return ret ? -ENOMEM : 0;
+}
+
+/**
+ * fdr_export_perfetto - write @t as a Chrome JSON trace (ui.perfetto.dev,
+ * trace_processor); the mapping is in the comment at the top of this file
+ * @path: the file, or NULL for standard output
+ * @st: counts (may be NULL)
+ *
+ * Returns: 0 or a negative errno (message in @err).
+ */
+int fdr_export_perfetto(struct fdr_trace *t, const char *path, struct fdr_export_stats *st,
+			struct fdr_buf *err)
+{
+	struct pf_writer w;
+	struct fdr_trace_rec rec;
+	size_t i;
+	int ret;
+
+	memset(&w, 0, sizeof(w));
+	w.t = t;
+	w.first = 1;
+	ret = fdr_export_file_open(&w.out, path, err);
+	if (ret)
+		return ret;
+	ret = PF_LIT(&w.b, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
+	while (!ret && (ret = fdr_trace_next(t, &rec)) > 0) {
+		ret = 0;
+		if (rec.lost_before) {
+			w.st.lost += rec.lost_before;
+			ret = pf_lost(&w, &rec);
+		}
+		if (!rec.ev || rec.len < sizeof(struct fdr_common))
+			w.st.unknown++;
+		else if (!ret && !(ret = pf_record(&w, &rec)))
+			w.st.events++;
+		if (!ret)
+			ret = fdr_export_flush(&w.out, w.out.fd, NULL, &w.b, FDR_EXPORT_FLUSH);
+	}
+	if (ret < 0 && !(err && err->len))
+		fdr_export_fail(err, -ret, fdr_trace_get_info(t)->origin, "read");
+	if (!ret && w.has_pid0)
+		ret = pf_names(&w, 0);
+	for (i = 0; !ret && i < w.pid_slots; i++)
+		if (w.pids[i])
+			ret = pf_names(&w, w.pids[i]);
+	if (!ret && pf_metadata(&w))
+		ret = fdr_export_fail(err, ENOMEM, "perfetto", NULL);
+	if (!ret)
+		ret = fdr_export_flush(&w.out, w.out.fd, NULL, &w.b, 0);
+	fdr_buf_free(&w.b);
+	free(w.pids);
+	if (!ret)
+		ret = fdr_export_commit(&w.out);
+	else
+		fdr_export_abort(&w.out);
+	if (st)
+		*st = w.st;
+	return ret;
+}

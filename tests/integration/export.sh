@@ -1,0 +1,316 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# export.sh FDR EXPORT_GEN [FDR_DEMO] - fdr export, in a private FDR_ROOT.
+#
+# Records demo events, trace_marker lines with quotes, backslashes and a
+# newline, and export-gen's events (CTF keywords and forbidden bytes in names,
+# every field kind, integers at their limits, hard strings), then checks:
+#   ctf       babeltrace2 reads it with nothing on stderr; every record and
+#             every field equals fdr show's (export-check.py), timestamps map
+#             to CLOCK_REALTIME and go forward per CPU
+#   perfetto  the JSON layout, and every record and field against fdr show
+#   text      byte for byte fdr show
+# and the errors: usage (exit 2), write errors (exit 1, nothing left behind).
+#
+# Prints "ok N - name" / "not ok N - name", then "N passed, N failed".
+set -u
+
+FDR=${1:?usage: export.sh FDR EXPORT_GEN [FDR_DEMO]}
+GEN=${2:?usage: export.sh FDR EXPORT_GEN [FDR_DEMO]}
+DEMO=${3:-}
+HERE=$(cd "$(dirname "$0")" && pwd)
+CHECK=$HERE/export-check.py
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/fdr-export.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+export FDR_ROOT=$T/root
+export FDR_SESSION=exp
+unset FDR_DIR FDR_CLOCK_SOURCE FDR_NO_AGENT
+
+pass=0
+fail=0
+ncase=0
+OUT=$T/out
+ERR=$T/err
+
+diag() {
+	echo "#   $*"
+}
+
+run() {
+	"$@" >"$OUT" 2>"$ERR"
+	rc=$?
+	return 0
+}
+
+fdr() {
+	run "$FDR" "$@"
+}
+
+show_io() {
+	sed 's/^/#   stdout: /' "$OUT" | head -20
+	sed 's/^/#   stderr: /' "$ERR" | head -20
+}
+
+expect_rc() {
+	if [ "$rc" -ne "$1" ]; then
+		diag "exit status $rc, expected $1"
+		show_io
+		return 1
+	fi
+}
+
+expect_err() {
+	grep -Eq -- "$1" "$ERR" && return 0
+	diag "stderr lacks /$1/"
+	show_io
+	return 1
+}
+
+# no_leftovers DIR: no temporary export files (NAME.tmp-XXXXXX) in DIR
+no_leftovers() {
+	local left
+	left=$(find "$1" -maxdepth 1 -name '*.tmp-*' | head -3)
+	[ -z "$left" ] && return 0
+	diag "left behind: $left"
+	return 1
+}
+
+have() {
+	command -v "$1" >/dev/null 2>&1
+}
+
+# ---- the recording ------------------------------------------------------------
+
+setup() {
+	fdr start -e 'demo:*'
+	expect_rc 0 || return 1
+	if [ -n "$DEMO" ] && [ -x "$DEMO" ]; then
+		run timeout -k 5 60 "$DEMO" -n 300 -r 20000
+		expect_rc 0 || return 1
+	fi
+	fdr write trace_marker 'he said "hi" \back\slash'
+	expect_rc 0 || return 1
+	fdr write trace_marker "$(printf 'two\nlines\ttab')"
+	expect_rc 0 || return 1
+	run "$GEN" 12
+	expect_rc 0 || return 1
+	fdr show
+	cp "$OUT" "$T/show"
+	local n
+	n=$(grep -vc '^#' "$T/show")
+	[ "$n" -ge 60 ] || { diag "only $n lines in fdr show"; return 1; }
+	echo "# $(grep -c ': request: ' "$T/show") demo requests, $(grep -c ': event: ' "$T/show") gen:event"
+}
+
+# ---- cases --------------------------------------------------------------------
+
+test_ctf_babeltrace2() {
+	have babeltrace2 || { echo "# skip: no babeltrace2"; return 0; }
+	have python3 || { echo "# skip: no python3"; return 0; }
+	fdr export --format ctf -o "$T/ctf"
+	expect_rc 0 || return 1
+	[ -s "$T/ctf/metadata" ] && ls "$T/ctf"/stream_* >/dev/null 2>&1 ||
+		{ diag "no metadata or stream files"; ls -l "$T/ctf"; return 1; }
+	run babeltrace2 --no-delta --clock-seconds "$T/ctf"
+	expect_rc 0 || return 1
+	if [ -s "$ERR" ]; then
+		diag "babeltrace2 wrote to stderr"
+		show_io
+		return 1
+	fi
+	cp "$OUT" "$T/bt2"
+	run python3 "$CHECK" ctf "$FDR" "$T/show" "$T/bt2" "$T/ctf"
+	expect_rc 0 || return 1
+	# the default (time of day) output too: every line, nothing on stderr
+	run babeltrace2 "$T/ctf"
+	expect_rc 0 || return 1
+	[ ! -s "$ERR" ] || { diag "babeltrace2 (default output) wrote to stderr"; show_io; return 1; }
+	[ "$(wc -l <"$OUT")" -eq "$(wc -l <"$T/bt2")" ] || { diag "line counts differ"; return 1; }
+}
+
+test_ctf_names() {
+	# TSDL keywords and forbidden bytes never reach the metadata as identifiers
+	grep -q 'name = "gen:event";' "$T/ctf/metadata" || { diag "no gen:event class"; return 1; }
+	grep -Eq '\b_align;' "$T/ctf/metadata" || { diag "field 'align' not written as _align"; return 1; }
+	grep -Eq '\b_x_y;' "$T/ctf/metadata" || { diag "field 'x-y' not written as _x_y"; return 1; }
+	grep -Eq '\b_a_b_2;' "$T/ctf/metadata" || { diag "'a.b' after 'a-b' not _a_b_2"; return 1; }
+	grep -q 'name = "gen:odd _name_ __";' "$T/ctf/metadata" ||
+		{ diag "event name with quotes and UTF-8 not mangled as documented"; return 1; }
+	grep -Eq 'offset_s = [0-9]+;' "$T/ctf/metadata" || { diag "no clock offset"; return 1; }
+}
+
+test_perfetto() {
+	have python3 || { echo "# skip: no python3"; return 0; }
+	fdr export --format perfetto -o "$T/trace.json"
+	expect_rc 0 || return 1
+	run python3 "$CHECK" perfetto "$FDR" "$T/show" "$T/trace.json"
+	expect_rc 0 || return 1
+	grep -q '"ph":"B"' "$T/trace.json" && grep -q '"ph":"E"' "$T/trace.json" ||
+		{ diag "gen:op_begin/op_end did not become B/E slices"; return 1; }
+	grep -q '"name":"he said \\"hi\\" \\\\back\\\\slash"' "$T/trace.json" ||
+		{ diag "marker not an instant named by its text"; grep ftrace "$T/trace.json" | head -3; return 1; }
+	grep -q '"u64":"18446744073709551615"' "$T/trace.json" ||
+		{ diag "u64 beyond 2^53 not a string"; return 1; }
+	grep -q '\\ufffd' "$T/trace.json" || { diag "invalid UTF-8 not replaced"; return 1; }
+	# standard output: the same document
+	fdr export --format perfetto -o -
+	expect_rc 0 || return 1
+	cmp -s "$OUT" "$T/trace.json" || { diag "-o - differs from the file"; return 1; }
+}
+
+test_text() {
+	fdr export --format text -o "$T/trace.txt"
+	expect_rc 0 || return 1
+	diff "$T/show" "$T/trace.txt" >"$T/diff" ||
+		{ diag "text export differs from fdr show"; head -20 "$T/diff"; return 1; }
+	no_leftovers "$T"
+}
+
+test_not_consumed() {
+	fdr show
+	cmp -s "$OUT" "$T/show" || { diag "fdr show changed after the exports"; return 1; }
+}
+
+test_usage_errors() {
+	fdr export -o "$T/x"
+	expect_rc 2 || return 1
+	expect_err 'expected --format ctf, perfetto or text' || return 1
+	fdr export --format svg -o "$T/x"
+	expect_rc 2 || return 1
+	expect_err "expected a format ctf, perfetto or text, found 'svg'" || return 1
+	fdr export --format ctf
+	expect_rc 2 || return 1
+	expect_err 'expected -o OUT' || return 1
+	fdr export --format ctf -o -
+	expect_rc 2 || return 1
+	fdr export --format text -o "$T/x" a.dat b.dat
+	expect_rc 2 || return 1
+	expect_err "found 'b.dat' too" || return 1
+	fdr export --format text -o "$T/x" -i nosuch
+	expect_rc 2 || return 1
+	expect_err "expected an instance of the session, found 'nosuch'" || return 1
+	fdr export --format text -o "$T/x" --snapshot a.dat
+	expect_rc 2 || return 1
+	fdr export --format text -o "$T/x" --bogus
+	expect_rc 2 || return 1
+	[ ! -e "$T/x" ] || { diag "$T/x written by a refused command"; return 1; }
+}
+
+test_out_errors() {
+	mkdir -p "$T/full"
+	echo keep >"$T/full/file"
+	fdr export --format ctf -o "$T/full"
+	expect_rc 1 || return 1
+	expect_err 'expected a new or empty directory' || return 1
+	[ "$(ls "$T/full")" = file ] || { diag "non-empty OUT changed"; return 1; }
+	fdr export --format ctf -o "$T/nodir/sub/ctf"
+	expect_rc 1 || return 1
+	expect_err 'No such file or directory' || return 1
+	# a write error in the middle (the file size limit: EFBIG) leaves nothing behind
+	mkdir -p "$T/lim"
+	run bash -c 'trap "" XFSZ; ulimit -f 4; exec "$@"' _ "$FDR" export --format perfetto -o "$T/lim/p.json"
+	expect_rc 1 || return 1
+	expect_err 'File too large' || return 1
+	[ -z "$(ls -A "$T/lim")" ] || { diag "left in lim/: $(ls -A "$T/lim")"; return 1; }
+	run bash -c 'trap "" XFSZ; ulimit -f 4; exec "$@"' _ "$FDR" export --format ctf -o "$T/lim/ctf"
+	expect_rc 1 || return 1
+	expect_err 'File too large' || return 1
+	[ -z "$(ls -A "$T/lim")" ] || { diag "left in lim/: $(ls -A "$T/lim")"; return 1; }
+	run bash -c 'trap "" XFSZ; ulimit -f 4; exec "$@"' _ "$FDR" export --format text -o "$T/lim/t.txt"
+	expect_rc 1 || return 1
+	expect_err 'File too large' || return 1
+	[ -z "$(ls -A "$T/lim")" ] || { diag "left in lim/: $(ls -A "$T/lim")"; return 1; }
+	# an existing empty directory is fine, an existing file is replaced
+	mkdir -p "$T/empty"
+	fdr export --format ctf -o "$T/empty"
+	expect_rc 0 || return 1
+	[ -s "$T/empty/metadata" ] || { diag "empty OUT not filled"; return 1; }
+	echo old >"$T/old.json"
+	fdr export --format perfetto -o "$T/old.json"
+	expect_rc 0 || return 1
+	grep -q traceEvents "$T/old.json" || { diag "existing file not replaced"; return 1; }
+}
+
+test_instance_and_snapshot() {
+	local n
+	fdr mkdir instances/side
+	expect_rc 0 || return 1
+	fdr write instances/side/tracing_on 1
+	fdr write instances/side/trace_marker only in side
+	expect_rc 0 || return 1
+	fdr export --format text -i side -o "$T/side.txt"
+	expect_rc 0 || return 1
+	fdr show -i side
+	diff "$OUT" "$T/side.txt" >"$T/diff" || { diag "-i side differs"; head "$T/diff"; return 1; }
+	grep -q 'tracing_mark_write: only in side' "$T/side.txt" || { diag "marker missing"; return 1; }
+	[ "$(grep -vc '^#' "$T/side.txt")" -eq 1 ] || { diag "other records in -i side"; return 1; }
+	fdr snapshot take
+	expect_rc 0 || return 1
+	fdr write trace_marker after the snapshot
+	fdr export --format text --snapshot -o "$T/snap.txt"
+	expect_rc 0 || return 1
+	fdr snapshot show
+	diff "$OUT" "$T/snap.txt" >"$T/diff" || { diag "--snapshot differs from snapshot show"; head "$T/diff"; return 1; }
+	grep -q 'after the snapshot' "$T/snap.txt" && { diag "snapshot has a later record"; return 1; }
+	if have babeltrace2; then
+		fdr export --format ctf --snapshot -o "$T/snapctf"
+		expect_rc 0 || return 1
+		run babeltrace2 "$T/snapctf"
+		expect_rc 0 || return 1
+		[ ! -s "$ERR" ] || { diag "babeltrace2 stderr"; show_io; return 1; }
+		n=$(grep -Ec '^ *.*-[0-9]+ +\[[0-9]{3}\] ' "$T/snap.txt")
+		[ "$(wc -l <"$OUT")" -eq "$n" ] ||
+			{ diag "$(wc -l <"$OUT") events from babeltrace2, $n records in the snapshot"; return 1; }
+	fi
+}
+
+test_empty() {
+	fdr mkdir instances/empty
+	expect_rc 0 || return 1
+	fdr export --format ctf -i empty -o "$T/emptyctf"
+	expect_rc 0 || return 1
+	if have babeltrace2; then
+		run babeltrace2 "$T/emptyctf"
+		expect_rc 0 || return 1
+		[ ! -s "$OUT" ] && [ ! -s "$ERR" ] || { diag "empty trace: output"; show_io; return 1; }
+	fi
+	fdr export --format perfetto -i empty -o "$T/empty.json"
+	expect_rc 0 || return 1
+	if have python3; then
+		run python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["traceEvents"] == [], d' "$T/empty.json"
+		expect_rc 0 || return 1
+	fi
+}
+
+test_file_input() {
+	# a trace.dat FILE goes through fdr_trace_open_file(); a missing one is an error
+	fdr export --format text -o "$T/f.txt" "$T/no-such.dat"
+	[ "$rc" -ne 0 ] || { diag "exit 0 for a missing FILE"; return 1; }
+	expect_err 'no-such.dat' || return 1
+	[ ! -e "$T/f.txt" ] || { diag "output written"; return 1; }
+}
+
+# ---- main ---------------------------------------------------------------------
+
+cd "$T" || exit 1
+if ! setup; then
+	echo "not ok 1 - setup"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+for c in test_ctf_babeltrace2 test_ctf_names test_perfetto test_text test_not_consumed \
+	test_usage_errors test_out_errors test_instance_and_snapshot test_empty test_file_input; do
+	ncase=$((ncase + 1))
+	if "$c"; then
+		pass=$((pass + 1))
+		echo "ok $ncase - ${c#test_}"
+	else
+		fail=$((fail + 1))
+		echo "not ok $ncase - ${c#test_}"
+	fi
+done
+fdr destroy
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
