@@ -202,7 +202,7 @@ int cmd_record(int argc, char **argv)
 	struct rec_cpu *cpus = NULL;
 	unsigned char *buf = NULL;
 	uint32_t idx, cpu, nr = 0, ps;
-	uint64_t t0, t_last, ev_last = 0, stop_at = 0, total = 0, bytes = 0, lost = 0;
+	uint64_t t0, t_end = 0, t_last, ev_last = 0, stop_at = 0, total = 0, bytes = 0, lost = 0;
 	pid_t child = -1;
 	int child_status = 0, child_done = 0, stopping = 0, nr_cpus, cmd_at;
 	unsigned long v;
@@ -385,6 +385,7 @@ int cmd_record(int argc, char **argv)
 	}
 	ret = 0;
 stop:
+	t_end = rec_now_ns();
 	if (progress)
 		fprintf(stderr, "\r%*s\r", 72, "");
 	for (cpu = 0; cpu < nr; cpu++)
@@ -412,7 +413,7 @@ stop:
 			out_fd = -1;
 			ret = die(1, "cannot write %s: %s", out_path, strerror(errno));
 		} else {
-			double secs = (double)(rec_now_ns() - t0) / 1e9;
+			double secs = (double)(t_end - t0) / 1e9; /* recording, not assembling */
 			char hb[32];
 
 			out_fd = -1;
@@ -432,7 +433,7 @@ stop:
 			rec_human(bytes, hb, sizeof(hb));
 			fprintf(stderr,
 				"fdr record: %" PRIu64 " events, %" PRIu64
-				" lost, %s of pages in %.2f s (%.2f M events/s) written to %s\n",
+				" lost, %s of pages recorded in %.2f s (%.2f M events/s), written to %s\n",
 				total, lost, hb, secs, secs > 0 ? (double)total / secs / 1e6 : 0.0,
 				out_path);
 		}
