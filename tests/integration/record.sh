@@ -200,10 +200,15 @@ ok $res "record: per-CPU statistics in the file (trace-cmd report --stat)"
 "$FDR" destroy 2>/dev/null
 
 # ---- 4. lost records: discard mode, the reader stopped while the buffer overflows --------------
+# the command says when it runs (fdr record reads by then), then waits for the STOP
 "$FDR" record -e 'demo:*' -b 8 -m discard -o "$T/lost.dat" -- \
-	sh -c 'sleep 0.5; "$0" -n 20000 -r 0 -q' "$DEMO" >"$T/demo4.out" 2>"$T/lost.err" &
+	sh -c 'touch "$1"; sleep 0.5; "$0" -n 20000 -r 0 -q' "$DEMO" "$T/started" \
+	>"$T/demo4.out" 2>"$T/lost.err" &
 rpid=$!
-sleep 0.3
+for _ in $(seq 100); do
+	[ -e "$T/started" ] && break
+	sleep 0.05
+done
 kill -STOP $rpid
 sleep 1.5
 kill -CONT $rpid
