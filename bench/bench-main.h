@@ -48,6 +48,11 @@
  *               too. The session is kept (snapshot_cli_ms, LTTng's snapshot_*_us)
  *   snap KB     fill-cpus KB, then time one snapshot taken by the process itself;
  *               prints its microseconds (fdr only)
+ *   rate MS     one writer on CPU 0 writes bench:int3 for MS milliseconds into a
+ *               session set up beforehand (by `fdr record`, or an LTTng session
+ *               writing to disk), at full speed or, with BENCH_PACE=N, at no more
+ *               than N events per second (it spins when ahead); prints
+ *               "EVENTS EVENTS_PER_S" (record_mev_s)
  *
  * Results go to stdout, one line; diagnostics to stderr; exit status 1 on any
  * failure, so the script never turns a broken run into a figure.
@@ -76,6 +81,7 @@ enum bench_mode {
 	BENCH_FILTER_PASS,
 	BENCH_FILL_CPUS,
 	BENCH_SNAP,
+	BENCH_RATE,
 };
 
 static int bench_tracer_setup(enum bench_mode mode, uint64_t n);
@@ -406,13 +412,39 @@ static double bench_throughput(int nr, unsigned int ms)
 	return (double)total * 1e9 / (double)(t1 - t0);
 }
 
+/* ---- rate: one paced writer ---------------------------------------------------------- */
+
+/* Write bench:int3 on CPU 0 for @ms ms, at most @pace events/s (0: no limit). */
+static int bench_rate(unsigned int ms, uint64_t pace, uint64_t *events, double *per_s)
+{
+	uint64_t t0, t, end, i = 0;
+
+	if (bench_pin(0))
+		return -1;
+	t0 = bench_now_ns();
+	end = t0 + (uint64_t)ms * 1000000ull;
+	for (;;) {
+		bench_loop_int3(i, BENCH_CHUNK);
+		i += BENCH_CHUNK;
+		t = bench_now_ns();
+		if (t >= end)
+			break;
+		/* ahead of the pace: wait until the schedule catches up */
+		while (pace && (double)i * 1e9 > (double)pace * (double)(t - t0) && t < end)
+			t = bench_now_ns();
+	}
+	*events = i;
+	*per_s = (double)i * 1e9 / (double)(t - t0);
+	return 0;
+}
+
 /* ---- main -------------------------------------------------------------------------- */
 
 static int bench_usage(const char *prog)
 {
 	fprintf(stderr,
 		"usage: %s ns-int3|ns-str|ns-off|fill|filter-out|filter-pass N | scale MS |\n"
-		"       fill-cpus|snap KB\n",
+		"       fill-cpus|snap KB | rate MS\n",
 		prog);
 	return 2;
 }
@@ -444,6 +476,8 @@ int main(int argc, char **argv)
 		mode = BENCH_FILL_CPUS;
 	else if (!strcmp(argv[1], "snap"))
 		mode = BENCH_SNAP;
+	else if (!strcmp(argv[1], "rate"))
+		mode = BENCH_RATE;
 	else
 		return bench_usage(argv[0]);
 	errno = 0;
@@ -496,6 +530,17 @@ int main(int argc, char **argv)
 		if (bench_tracer_check(mode))
 			goto out;
 		printf("%.4f %.0f %.0f\n", thr2 / thr1, thr1, thr2);
+	} else if (mode == BENCH_RATE) {
+		const char *pace = getenv("BENCH_PACE");
+		uint64_t events;
+		double per_s;
+
+		if (bench_rate((unsigned int)n, pace ? strtoull(pace, NULL, 10) : 0, &events,
+			       &per_s))
+			goto out;
+		if (bench_tracer_check(mode))
+			goto out;
+		printf("%llu %.0f\n", (unsigned long long)events, per_s);
 	} else if (mode == BENCH_FILL) {
 		if (bench_pin(0))
 			goto out;

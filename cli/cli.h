@@ -1,24 +1,44 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * cli.h - what main.c shares with the verbs kept in their own files.
+ * cli.h - what the fdr command's verbs share (main.c defines it): the session
+ * selected by -s/-d, error reporting, the stop flag of SIGINT/SIGTERM.
  */
 #ifndef FDR_CLI_H
 #define FDR_CLI_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "fdr/fdr-ctl.h"
 
 #define EXIT_USAGE 2
 
-/* Open the session chosen by -s/-d/$FDR_SESSION; prints why not. 0 or an exit code. */
-int cli_open_session(struct fdr_session **s);
-/* "fdr VERB: MESSAGE" on stderr; returns @code. */
-int cli_die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* A usage error about argument @argi (-1: none), with a caret under it; returns 2. */
-int cli_usage_error(int argc, char **argv, int argi, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-/* The index of instance @inst (0 for NULL or ""), FDR_MAX_INSTANCES if none. */
-uint32_t cli_inst_index(const struct fdr_abi_control *c, const char *inst);
+extern const char *session_name;
+extern const char *session_path; /* --dir PATH, or $FDR_DIR */
+extern const char *verb;
+extern volatile sig_atomic_t stop_requested;
 
+void install_signals(void);
+/* "fdr VERB: MESSAGE" on stderr; returns @code */
+int die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* a usage error about argument @argi, with a caret under it; returns EXIT_USAGE */
+int usage_error(int argc, char **argv, int argi, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+int session_dir(char *dir, size_t len);
+int open_session(struct fdr_session **s);
+int write_path(struct fdr_session *s, const char *path, const char *text, int flags);
+/* the index of instance @inst ("" or NULL: the top one), FDR_MAX_INSTANCES if none */
+uint32_t inst_index(const struct fdr_abi_control *c, const char *inst);
+void inst_prefix(const char *inst, char *buf, size_t len);
+int parse_uint_arg(int argc, char **argv, int argi, const char *what, unsigned long max,
+		   unsigned long *out);
+int cmd_start(int argc, char **argv);
+
+/* export.c */
 int cmd_export(int argc, char **argv);
+/* record.c */
+int cmd_record(int argc, char **argv);
+int cmd_extract(int argc, char **argv);
 
 #endif /* FDR_CLI_H */

@@ -70,14 +70,14 @@ int cmd_export(int argc, char **argv)
 			else if (!strcmp(optarg, "text"))
 				fmt = EXP_TEXT;
 			else
-				return cli_usage_error(
+				return usage_error(
 					argc, argv, optind - 1,
 					"expected a format ctf, perfetto or text, found '%s'",
 					optarg);
 			break;
 		case 'o':
 			if (!*optarg)
-				return cli_usage_error(argc, argv, optind - 1,
+				return usage_error(argc, argv, optind - 1,
 						       "expected an output path, found ''");
 			out = optarg;
 			break;
@@ -90,55 +90,55 @@ int cmd_export(int argc, char **argv)
 			snap_argi = optind - 1;
 			break;
 		default:
-			return cli_usage_error(argc, argv, optind - 1, "unknown option");
+			return usage_error(argc, argv, optind - 1, "unknown option");
 		}
 	}
 	if (fmt == EXP_NONE)
-		return cli_usage_error(
+		return usage_error(
 			argc, argv, -1,
 			"expected --format ctf, perfetto or text, found no --format");
 	if (!out)
-		return cli_usage_error(argc, argv, -1, "expected -o OUT, found no -o");
+		return usage_error(argc, argv, -1, "expected -o OUT, found no -o");
 	if (optind < argc)
 		file = argv[optind++];
 	if (optind < argc)
-		return cli_usage_error(argc, argv, optind,
+		return usage_error(argc, argv, optind,
 				       "expected at most one trace.dat FILE, found '%s' too",
 				       argv[optind]);
 	if (fmt == EXP_CTF && !strcmp(out, "-"))
-		return cli_usage_error(argc, argv, -1,
+		return usage_error(argc, argv, -1,
 				       "expected a directory for -o with --format ctf, found '-'");
 	if (file && inst)
-		return cli_usage_error(argc, argv, inst_argi,
+		return usage_error(argc, argv, inst_argi,
 				       "expected -i INSTANCE only without FILE (it selects the "
 				       "session's instance)");
 	if (file && snapshot)
-		return cli_usage_error(argc, argv, snap_argi,
+		return usage_error(argc, argv, snap_argi,
 				       "expected --snapshot only without FILE (it selects the "
 				       "session's snapshot)");
 
 	if (file && !fdr_trace_open_file)
-		return cli_die(1, "%s: this build cannot read trace.dat files yet", file);
+		return die(1, "%s: this build cannot read trace.dat files yet", file);
 	if (file) {
 		ret = fdr_trace_open_file(file, &t, &err);
 		if (ret) {
 			if (err.len)
-				ret = cli_die(ret == -EINVAL ? EXIT_USAGE : 1, "%s", err.data);
+				ret = die(ret == -EINVAL ? EXIT_USAGE : 1, "%s", err.data);
 			else
-				ret = cli_die(1, "%s: %s", file, strerror(-ret));
+				ret = die(1, "%s: %s", file, strerror(-ret));
 			fdr_buf_free(&err);
 			return ret;
 		}
 	} else {
 		uint32_t idx;
 
-		ret = cli_open_session(&s);
+		ret = open_session(&s);
 		if (ret)
 			return ret;
-		idx = cli_inst_index(fdr_session_control(s), inst);
+		idx = inst_index(fdr_session_control(s), inst);
 		if (idx == FDR_MAX_INSTANCES) {
 			fdr_session_close(s);
-			return cli_usage_error(argc, argv, inst_argi,
+			return usage_error(argc, argv, inst_argi,
 					       "expected an instance of the session, found '%s'",
 					       inst);
 		}
@@ -146,15 +146,15 @@ int cmd_export(int argc, char **argv)
 		if (ret) {
 			fdr_session_close(s);
 			if (snapshot && ret == -ENODEV)
-				return cli_die(1, "no snapshot in this instance (take one with "
+				return die(1, "no snapshot in this instance (take one with "
 						  "'fdr snapshot')");
-			return cli_die(1, "cannot read the %s: %s",
+			return die(1, "cannot read the %s: %s",
 				       snapshot ? "snapshot" : "instance", strerror(-ret));
 		}
 	}
 	ret = exp_run(fmt, t, out, &st, &err);
 	if (ret)
-		ret = cli_die(1, "%s", err.len ? err.data : strerror(-ret));
+		ret = die(1, "%s", err.len ? err.data : strerror(-ret));
 	else if (st.unknown || st.lost || st.clamped)
 		fprintf(stderr,
 			"fdr export: %" PRIu64 " events written; %" PRIu64

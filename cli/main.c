@@ -25,13 +25,12 @@
 
 #include "fdr/fdr-ctl.h"
 #include "fdr/fdr-read.h"
-
 #include "cli.h"
 
-static const char *session_name;
-static const char *session_path; /* --dir PATH, or $FDR_DIR */
-static const char *verb = "fdr";
-static volatile sig_atomic_t stop_requested;
+const char *session_name;
+const char *session_path; /* --dir PATH, or $FDR_DIR */
+const char *verb = "fdr";
+volatile sig_atomic_t stop_requested;
 
 struct verb {
 	const char *name;
@@ -46,7 +45,7 @@ static void on_signal(int sig)
 	stop_requested = 1;
 }
 
-static void install_signals(void)
+void install_signals(void)
 {
 	struct sigaction sa;
 
@@ -57,8 +56,7 @@ static void install_signals(void)
 	sigaction(SIGPIPE, &sa, NULL);
 }
 
-static int die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int die(int code, const char *fmt, ...)
+int die(int code, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -71,9 +69,7 @@ static int die(int code, const char *fmt, ...)
 }
 
 /* A usage error about argument @argi of the verb, with a caret under it. */
-static int usage_error(int argc, char **argv, int argi, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int usage_error(int argc, char **argv, int argi, const char *fmt, ...)
+int usage_error(int argc, char **argv, int argi, const char *fmt, ...)
 {
 	va_list ap;
 	int i, col = 0;
@@ -99,7 +95,7 @@ static int usage_error(int argc, char **argv, int argi, const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
-static int session_dir(char *dir, size_t len)
+int session_dir(char *dir, size_t len)
 {
 	int ret;
 
@@ -119,7 +115,7 @@ static int session_dir(char *dir, size_t len)
 	return 0;
 }
 
-static int open_session(struct fdr_session **s)
+int open_session(struct fdr_session **s)
 {
 	char dir[4096];
 	int ret = session_dir(dir, sizeof(dir));
@@ -229,7 +225,7 @@ static char *join_args(int argc, char **argv)
 	return s;
 }
 
-static int write_path(struct fdr_session *s, const char *path, const char *text, int flags)
+int write_path(struct fdr_session *s, const char *path, const char *text, int flags)
 {
 	struct fdr_file *f;
 	ssize_t n;
@@ -390,7 +386,7 @@ static int cmd_rmdir(int argc, char **argv)
 /* ---- verbs ------------------------------------------------------------------------------ */
 
 /* The index of instance @inst (0 for none or ""), FDR_MAX_INSTANCES if none such. */
-static uint32_t inst_index(const struct fdr_abi_control *c, const char *inst)
+uint32_t inst_index(const struct fdr_abi_control *c, const char *inst)
 {
 	uint32_t idx;
 
@@ -404,7 +400,7 @@ static uint32_t inst_index(const struct fdr_abi_control *c, const char *inst)
 }
 
 /* Prefix of an instance's files: "" or "instances/NAME/". */
-static void inst_prefix(const char *inst, char *buf, size_t len)
+void inst_prefix(const char *inst, char *buf, size_t len)
 {
 	if (inst && *inst)
 		snprintf(buf, len, "instances/%s/", inst);
@@ -412,8 +408,8 @@ static void inst_prefix(const char *inst, char *buf, size_t len)
 		buf[0] = 0;
 }
 
-static int parse_uint_arg(int argc, char **argv, int argi, const char *what, unsigned long max,
-			  unsigned long *out)
+int parse_uint_arg(int argc, char **argv, int argi, const char *what, unsigned long max,
+		   unsigned long *out)
 {
 	char *end;
 	unsigned long v;
@@ -428,7 +424,7 @@ static int parse_uint_arg(int argc, char **argv, int argi, const char *what, uns
 	return 0;
 }
 
-static int cmd_start(int argc, char **argv)
+int cmd_start(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "buffer-size", required_argument, NULL, 'b' },
@@ -1012,40 +1008,6 @@ static int cmd_snapshot(int argc, char **argv)
 	return ret;
 }
 
-/* ---- for the verbs in their own files (cli.h) ------------------------------------------- */
-
-int cli_open_session(struct fdr_session **s)
-{
-	return open_session(s);
-}
-
-int cli_die(int code, const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return die(code, "%s", msg);
-}
-
-int cli_usage_error(int argc, char **argv, int argi, const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return usage_error(argc, argv, argi, "%s", msg);
-}
-
-uint32_t cli_inst_index(const struct fdr_abi_control *c, const char *inst)
-{
-	return inst_index(c, inst);
-}
-
 static int cmd_help(int argc, char **argv);
 
 static const struct verb verbs[] = {
@@ -1082,6 +1044,17 @@ static const struct verb verbs[] = {
 	  "ui.perfetto.dev and trace_processor) or text (the 'trace' file). The source is\n"
 	  "the session's instance (its snapshot with --snapshot), or the trace.dat FILE.\n"
 	  "OUT appears only when complete; '-o -' writes perfetto or text to stdout." },
+	{ "record", cmd_record,
+	  "record [-i INSTANCE] [-e EVENTS]... [-o FILE] [-b KB] [-m overwrite|discard] [[--] CMD [ARGS...]]",
+	  "Like trace-cmd record: enable EVENTS (creating the session if needed, as start\n"
+	  "does), empty the buffers, run CMD (pointed at the session) and record every\n"
+	  "CPU's buffer, consuming it, until CMD exits or Ctrl-C/SIGTERM; then write\n"
+	  "FILE (default trace.dat), a trace-cmd file (version 6) for trace-cmd report and\n"
+	  "KernelShark. Shows progress on a terminal and a per-CPU summary (events, bytes,\n"
+	  "lost) at the end. tracing_on is left as it was before (off for a new session)." },
+	{ "extract", cmd_extract, "extract [-i INSTANCE] [--snapshot] [-o FILE]",
+	  "Save what the buffers hold now (not consuming them), or the snapshot, as a\n"
+	  "trace-cmd file FILE (default trace.dat)." },
 	{ "stat", cmd_stat, "stat [-i INSTANCE]",
 	  "Show the session's state and per-CPU statistics." },
 	{ "cat", cmd_cat, "cat PATH...", "Read control-tree files, like cat on tracefs." },

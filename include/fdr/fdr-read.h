@@ -57,6 +57,16 @@ FDR_API void fdr_reader_close(struct fdr_reader *r);
 FDR_API const struct fdr_clock_conv *fdr_reader_clock(struct fdr_reader *r);
 FDR_API int fdr_reader_raw_page(struct fdr_reader *r, void *page, size_t page_size);
 
+/* What fdr_reader_raw_pages() put into pages (added to). */
+struct fdr_raw_stats {
+	uint64_t records; /* records written into the pages */
+	uint64_t lost; /* records flagged lost (overwritten) in the pages */
+};
+FDR_API int fdr_reader_raw_pages(struct fdr_reader *r, void *buf, size_t page_size, size_t nr_pages,
+				 struct fdr_raw_stats *st);
+FDR_API void fdr_raw_page_add_missed(void *page, size_t page_size, uint64_t missed);
+FDR_API uint64_t fdr_reader_refused(struct fdr_reader *r);
+
 FDR_API int fdr_ring_stats(struct fdr_session *s, uint32_t inst, uint32_t cpu,
 			   struct fdr_cpu_stats *st);
 FDR_API int fdr_ring_clear(struct fdr_session *s, uint32_t inst, int cpu);
@@ -78,8 +88,7 @@ FDR_API int fdr_buf_printf(struct fdr_buf *b, const char *fmt, ...)
 FDR_API int fdr_buf_add(struct fdr_buf *b, const void *p, size_t n);
 
 /* Look up the registry entry of an event id (NULL if none); borrowed. */
-FDR_API const struct fdr_abi_event *fdr_event_by_id(const struct fdr_abi_control *ctl,
-						     uint32_t id);
+FDR_API const struct fdr_abi_event *fdr_event_by_id(const struct fdr_abi_control *ctl, uint32_t id);
 FDR_API int fdr_format_event_file(const struct fdr_abi_event *e, struct fdr_buf *b);
 FDR_API int fdr_format_header_page(uint32_t subbuf_size, struct fdr_buf *b);
 FDR_API int fdr_format_header_event(struct fdr_buf *b);

@@ -607,87 +607,235 @@ const struct fdr_clock_conv *fdr_reader_clock(struct fdr_reader *r)
 
 /* ---- kernel ring-buffer page format ------------------------------------------------- */
 
-static int rd_put_u32(unsigned char *page, size_t *off, size_t cap, uint32_t v)
+/*
+ * Consume the peeked record of @rc locally: the shared reader position and
+ * counters are published later, once per page, by rd_publish(). Returns the
+ * records lost just before it.
+ */
+static uint64_t rd_take_local(struct rd_cpu *rc)
 {
-	if (*off + 4 > cap)
-		return -1;
-	memcpy(page + *off, &v, 4);
-	*off += 4;
-	return 0;
+	uint64_t lost = rc->lost;
+
+	rc->have = 0;
+	rc->pos = rc->rec_pos_after;
+	rc->cum++;
+	rc->lost = 0;
+	return lost;
 }
 
-/**
- * fdr_reader_raw_page - fill one page in the kernel's ring-buffer page format
- * (what trace_pipe_raw returns) with consumed records, for a one-CPU reader
- * @page: page_size bytes (header: u64 timestamp, u64 commit; then data)
- * Returns the number of records put (0 = none available), or a negative errno.
- */
-int fdr_reader_raw_page(struct fdr_reader *r, void *page_v, size_t page_size)
+/* Publish @n records consumed locally (and @lost records lost before them). */
+static void rd_publish(struct fdr_reader *r, struct rd_cpu *rc, uint64_t n, uint64_t lost)
 {
-	unsigned char *page = page_v;
-	size_t off = 16, cap = page_size;
-	uint64_t base_ts = 0, prev = 0, commit;
-	uint64_t missed = 0;
-	struct fdr_record rec;
-	int n = 0, ret;
+	if (!(r->flags & FDR_READ_CONSUME) || (!n && !lost))
+		return;
+	if (lost)
+		__atomic_fetch_add(&rc->c->overrun, lost, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&rc->c->read_events, n, __ATOMIC_RELAXED);
+	__atomic_store_n(&rc->c->consumed_cum, rc->cum, __ATOMIC_RELAXED);
+	/* release: pairs with the acquire of consumed in the discard-mode writer */
+	__atomic_store_n(&rc->c->consumed, rc->pos, __ATOMIC_RELEASE);
+}
 
-	if (page_size < 64)
-		return -EINVAL;
-	memset(page, 0, page_size);
+/*
+ * Fill one page in the kernel's ring-buffer page format from cursor @rc.
+ * A page holds records without a gap between them: records lost before one
+ * (overwritten) start a new page whose header flags them (missed events, the
+ * count stored after the data when it fits, as the kernel does). A timestamp
+ * going backwards also starts a new page, so every delta stays exact.
+ * Returns the records put (0: none available) or a negative errno; *@lost gets
+ * the records flagged as lost in this page.
+ */
+static int rd_fill_page(struct fdr_reader *r, struct rd_cpu *rc, unsigned char *page,
+			size_t page_size, uint64_t *lost)
+{
+	size_t off = 16, cap = page_size;
+	uint64_t base_ts = 0, prev = 0, commit, missed = 0;
+	int n = 0, ret = 0;
+
+	*lost = 0;
 	for (;;) {
-		struct rd_cpu *rc;
+		const struct fdr_record *rec;
 		size_t need, len4;
 		uint64_t delta;
 
-		if (r->nr != 1)
-			return -EINVAL;
-		rc = &r->cpus[0];
 		ret = rd_peek(r, rc);
 		if (ret <= 0)
 			break;
-		rec = rc->rec;
-		len4 = (rec.len + 3) & ~(size_t)3;
+		rec = &rc->rec;
+		len4 = ((size_t)rec->len + 3) & ~(size_t)3;
 		if (n == 0) {
-			base_ts = rec.ts;
-			prev = rec.ts;
-			missed = rec.lost_before;
-		} else if (rec.lost_before) {
-			break; /* a gap starts a new page, flagged there */
+			base_ts = rec->ts;
+			prev = rec->ts;
+			missed = rec->lost_before;
+		} else if (rec->lost_before || rec->ts < prev) {
+			break; /* a gap or a step back starts a new page */
 		}
-		delta = rec.ts >= prev ? rec.ts - prev : 0;
+		delta = rec->ts - prev;
 		need = (delta >= (1u << 27) ? 8 : 0) + (len4 <= 112 ? 4 : 8) + len4;
-		if (off + need > cap)
+		if (off + need > cap) {
+			if (n == 0) {
+				/* cannot fit in any page: skip it, counted as lost */
+				rd_take_local(rc);
+				rc->lost = missed + 1;
+				missed = 0;
+				continue;
+			}
 			break;
+		}
 		if (delta >= (1u << 27)) {
-			rd_put_u32(page, &off, cap,
-				   30u | (uint32_t)(delta & ((1u << 27) - 1)) << 5);
-			rd_put_u32(page, &off, cap, (uint32_t)(delta >> 27));
+			/* time extend: type 30, low 27 bits in time_delta, the rest in array[0] */
+			uint32_t w[2] = { 30u | (uint32_t)(delta & ((1u << 27) - 1)) << 5,
+					  (uint32_t)(delta >> 27) };
+
+			memcpy(page + off, w, 8);
+			off += 8;
 			delta = 0;
 		}
 		if (len4 <= 112) {
-			rd_put_u32(page, &off, cap, (uint32_t)(len4 / 4) | (uint32_t)delta << 5);
+			uint32_t w = (uint32_t)(len4 / 4) | (uint32_t)delta << 5;
+
+			memcpy(page + off, &w, 4);
+			off += 4;
 		} else {
-			rd_put_u32(page, &off, cap, (uint32_t)delta << 5);
-			rd_put_u32(page, &off, cap, (uint32_t)len4 + 4);
+			uint32_t w[2] = { (uint32_t)delta << 5, (uint32_t)len4 + 4 };
+
+			memcpy(page + off, w, 8);
+			off += 8;
 		}
-		memcpy(page + off, rec.payload, rec.len);
+		memcpy(page + off, rec->payload, rec->len);
+		if (len4 > rec->len)
+			memset(page + off + rec->len, 0, len4 - rec->len);
 		off += len4;
-		prev = rec.ts;
+		prev = rec->ts;
 		n++;
-		rd_take(r, rc);
+		rd_take_local(rc);
 	}
 	if (n == 0)
-		return 0;
+		return ret < 0 ? ret : 0;
+	rd_publish(r, rc, (uint64_t)n, missed);
 	commit = off - 16;
 	if (missed) {
 		commit |= 1ull << 31;
 		if (off + 8 <= cap) {
 			memcpy(page + off, &missed, 8);
 			commit |= 1ull << 30;
+			off += 8;
 		}
 	}
 	memcpy(page, &base_ts, 8);
 	memcpy(page + 8, &commit, 8);
+	memset(page + off, 0, cap - off);
+	*lost = missed;
+	return n;
+}
+
+/**
+ * fdr_reader_raw_page - fill one page in the kernel's ring-buffer page format
+ * (what trace_pipe_raw returns) with the next records of a one-CPU reader
+ * @page: page_size bytes (header: u64 timestamp, u64 commit; then data)
+ *
+ * Consumes them if the reader consumes. Timestamps are the reader's: ns in the
+ * instance's trace clock (raw counts for counter clocks).
+ * Returns the number of records put (0 = none available), -EINVAL (not a
+ * one-CPU reader, or a page smaller than 64 bytes), -ESTALE (the buffers were
+ * replaced: reopen), or a negative errno.
+ */
+int fdr_reader_raw_page(struct fdr_reader *r, void *page, size_t page_size)
+{
+	uint64_t lost;
+
+	if (page_size < 64 || r->nr != 1)
+		return -EINVAL;
+	if (fdr_session_control(r->s)->instances[r->inst].ring_gen != r->gen)
+		return -ESTALE;
+	return rd_fill_page(r, &r->cpus[0], page, page_size, &lost);
+}
+
+/**
+ * fdr_reader_raw_pages - fill up to @nr_pages consecutive pages, as
+ * fdr_reader_raw_page() fills one, in one call
+ * @buf: nr_pages * page_size bytes
+ * @st: if not NULL, the records put and the records flagged lost are added to it
+ *
+ * The reader position is published once per page, not per record, so a
+ * consuming reader costs the writers little.
+ * Returns the number of pages filled (0 = no record available), -EINVAL, or a
+ * negative errno (only if no page was filled).
+ */
+int fdr_reader_raw_pages(struct fdr_reader *r, void *buf, size_t page_size, size_t nr_pages,
+			 struct fdr_raw_stats *st)
+{
+	unsigned char *p = buf;
+	size_t i;
+
+	if (page_size < 64 || r->nr != 1)
+		return -EINVAL;
+	if (fdr_session_control(r->s)->instances[r->inst].ring_gen != r->gen)
+		return -ESTALE;
+	for (i = 0; i < nr_pages; i++) {
+		uint64_t lost;
+		int n = rd_fill_page(r, &r->cpus[0], p + i * page_size, page_size, &lost);
+
+		if (n <= 0) {
+			if (n < 0 && i == 0)
+				return n;
+			break;
+		}
+		if (st) {
+			st->records += (uint64_t)n;
+			st->lost += lost;
+		}
+	}
+	return (int)i;
+}
+
+/**
+ * fdr_raw_page_add_missed - flag @missed more records as lost before the first
+ * record of a page filled by fdr_reader_raw_page() (as the kernel flags
+ * overwritten records): the commit word's missed-events bit, and the count after
+ * the data when it fits
+ */
+void fdr_raw_page_add_missed(void *page_v, size_t page_size, uint64_t missed)
+{
+	unsigned char *page = page_v;
+	uint64_t commit, len, old = 0;
+
+	if (!missed || page_size < 64)
+		return;
+	memcpy(&commit, page + 8, 8);
+	len = commit & ((1ull << 30) - 1);
+	if (len > page_size - 16)
+		return;
+	if (commit & (1ull << 30))
+		memcpy(&old, page + 16 + len, 8);
+	else if (commit & (1ull << 31))
+		return; /* flagged without a count: stays "some were lost" */
+	commit = len | 1ull << 31;
+	if (16 + len + 8 <= page_size) {
+		old += missed;
+		memcpy(page + 16 + len, &old, 8);
+		commit |= 1ull << 30;
+	}
+	memcpy(page + 8, &commit, 8);
+}
+
+/**
+ * fdr_reader_refused - records the writers refused on the reader's CPUs so far
+ * (buffer full in discard mode, too big, nested too deep), read without a scan:
+ * cheap enough to call between batches
+ */
+uint64_t fdr_reader_refused(struct fdr_reader *r)
+{
+	uint64_t n = 0;
+	uint32_t i;
+
+	for (i = 0; i < r->nr; i++) {
+		const struct fdr_abi_cpu *c = r->cpus[i].c;
+
+		n += __atomic_load_n(&c->dropped, __ATOMIC_RELAXED) +
+		     __atomic_load_n(&c->too_big, __ATOMIC_RELAXED) +
+		     __atomic_load_n(&c->nested, __ATOMIC_RELAXED);
+	}
 	return n;
 }
 

@@ -1,0 +1,532 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * record.c - fdr record and fdr extract: trace.dat files for trace-cmd report
+ * and KernelShark.
+ *
+ * fdr record works like trace-cmd record. It enables the events (creating the
+ * session if needed, as fdr start does), empties the instance's buffers, runs
+ * the command if one is given, and until it exits (or SIGINT/SIGTERM) consumes
+ * every CPU's buffer as trace_pipe_raw does: each round fills up to
+ * RECORD_BATCH pages per CPU in the kernel's page format (the one copy that
+ * remains: the ring's record layout is not the kernel's, so fdr_reader_raw_pages()
+ * rebuilds the pages) and appends them to that CPU's spool file with one write.
+ * When a round finds nothing it sleeps RECORD_IDLE_US: short enough that a
+ * 4 MiB buffer filled at 1 GB/s does not overflow meanwhile. At the end the
+ * spools are copied into the trace.dat behind its header, in the kernel
+ * (copy_file_range), so the data is not copied through user space again.
+ *
+ * Lost records are counted exactly, per CPU: records overwritten before they
+ * were read (overwrite mode) from the gaps in the rings' record counts, and
+ * records refused (discard mode: buffer full) from the rings' counters. Both are
+ * flagged in the pages trace-cmd report shows as "CPU:N [M EVENTS DROPPED]";
+ * a refused count is attached to the first page read after it was seen.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#include "fdr/fdr-ctl.h"
+#include "fdr/fdr-read.h"
+#include "fdr/fdr-tracedat.h"
+#include "cli.h"
+
+#define RECORD_BATCH 256 /* pages per CPU per round: 1 MiB of 4 KiB pages */
+#define RECORD_IDLE_US 500
+#define RECORD_DRAIN_NS (2ull * 1000 * 1000 * 1000) /* at most, after the stop */
+
+struct rec_cpu {
+	struct fdr_reader *r;
+	struct fdr_tracedat_cpu out; /* spool fd, bytes, records, lost */
+	uint64_t refused_seen; /* the ring's refused count already accounted */
+	uint64_t overwritten; /* lost to overwrite (flagged in pages) */
+	uint64_t refused; /* lost to discard, too big, nesting */
+};
+
+static uint64_t rec_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int rec_write_all(int fd, const unsigned char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? -errno : -EIO;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static void rec_close_cpus(struct rec_cpu *cpus, uint32_t nr)
+{
+	uint32_t i;
+
+	for (i = 0; cpus && i < nr; i++) {
+		fdr_reader_close(cpus[i].r);
+		if (cpus[i].out.fd >= 0)
+			close(cpus[i].out.fd);
+	}
+	free(cpus);
+}
+
+/*
+ * One round over one CPU: fill pages and append them to its spool. Returns the
+ * pages written, or a negative errno.
+ */
+static int rec_pump(struct fdr_session *s, uint32_t inst, uint32_t cpu, struct rec_cpu *c,
+		    unsigned char *buf, uint32_t ps)
+{
+	struct fdr_raw_stats st = { 0 };
+	uint64_t refused;
+	int n, ret;
+
+	n = fdr_reader_raw_pages(c->r, buf, ps, RECORD_BATCH, &st);
+	if (n == -ESTALE) {
+		/* the buffers were resized: follow the new ones */
+		fdr_reader_close(c->r);
+		c->r = NULL;
+		ret = fdr_reader_open(s, inst, (int)cpu, FDR_READ_CONSUME, &c->r);
+		if (ret)
+			return ret;
+		c->refused_seen = fdr_reader_refused(c->r);
+		return 0;
+	}
+	if (n <= 0)
+		return n;
+	refused = fdr_reader_refused(c->r);
+	if (refused > c->refused_seen) {
+		fdr_raw_page_add_missed(buf, ps, refused - c->refused_seen);
+		c->refused += refused - c->refused_seen;
+	}
+	c->refused_seen = refused; /* lower: somebody cleared the counters */
+	ret = rec_write_all(c->out.fd, buf, (size_t)n * ps);
+	if (ret)
+		return ret;
+	c->out.size += (uint64_t)n * ps;
+	c->out.records += st.records;
+	c->overwritten += st.lost;
+	return n;
+}
+
+/* Account the refused records no page carried (none was read after them). */
+static void rec_final_refused(struct rec_cpu *c)
+{
+	uint64_t refused = c->r ? fdr_reader_refused(c->r) : c->refused_seen;
+
+	if (refused > c->refused_seen)
+		c->refused += refused - c->refused_seen;
+	c->refused_seen = refused;
+}
+
+static void rec_human(uint64_t bytes, char *buf, size_t len)
+{
+	if (bytes >= 10ull << 20)
+		snprintf(buf, len, "%.1f MiB", (double)bytes / (1 << 20));
+	else
+		snprintf(buf, len, "%.1f KiB", (double)bytes / 1024);
+}
+
+static int rec_set_tracing(struct fdr_session *s, const char *inst, int on)
+{
+	char pre[FDR_NAME_LEN + 16], path[256];
+
+	inst_prefix(inst, pre, sizeof(pre));
+	snprintf(path, sizeof(path), "%stracing_on", pre);
+	return write_path(s, path, on ? "1\n" : "0\n", O_TRUNC);
+}
+
+/* The child: the command to record, pointed at our session. */
+static void rec_exec(char **cmd)
+{
+	if (session_path)
+		setenv("FDR_DIR", session_path, 1);
+	else
+		setenv("FDR_SESSION", session_name, 1);
+	execvp(cmd[0], cmd);
+	fprintf(stderr, "fdr record: cannot run %s: %s\n", cmd[0], strerror(errno));
+	_exit(127);
+}
+
+/* tracing_on of instance @inst of the selected session, -1 if it does not exist yet. */
+static int rec_tracing_before(const char *inst)
+{
+	struct fdr_session *s;
+	char dir[4096];
+	uint32_t idx;
+	int on = -1;
+
+	if (session_path)
+		snprintf(dir, sizeof(dir), "%s", session_path);
+	else if (fdr_session_dir(session_name, dir, sizeof(dir)))
+		return -1;
+	if (fdr_session_open(dir, &s))
+		return -1;
+	idx = inst_index(fdr_session_control(s), inst);
+	if (idx < FDR_MAX_INSTANCES)
+		on = (int)fdr_session_control(s)->instances[idx].tracing_on;
+	fdr_session_close(s);
+	return on;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "instance", required_argument, NULL, 'i' },
+		{ "events", required_argument, NULL, 'e' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "buffer-size", required_argument, NULL, 'b' },
+		{ "mode", required_argument, NULL, 'm' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *inst = NULL, *out_path = "trace.dat", *mode = NULL, *kb = NULL;
+	char *start_argv[2 * 64 + 8];
+	int start_argc = 0, c, ret, nev = 0, tracing_before, out_fd = -1, progress;
+	struct fdr_session *s = NULL;
+	struct rec_cpu *cpus = NULL;
+	unsigned char *buf = NULL;
+	uint32_t idx, cpu, nr = 0, ps;
+	uint64_t t0, t_end = 0, t_last, ev_last = 0, stop_at = 0, total = 0, bytes = 0, lost = 0;
+	pid_t child = -1;
+	int child_status = 0, child_done = 0, stopping = 0, nr_cpus, cmd_at;
+	unsigned long v;
+
+	start_argv[start_argc++] = (char *)"record";
+	optind = 0; /* 0, not 1: glibc then resets its permutation state too */
+	while ((c = getopt_long(argc, argv, "+i:e:o:b:m:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			inst = optarg;
+			break;
+		case 'e':
+			if (nev == 64)
+				return usage_error(argc, argv, optind - 1,
+						   "expected at most 64 -e options");
+			start_argv[start_argc++] = (char *)"-e";
+			start_argv[start_argc++] = optarg;
+			nev++;
+			break;
+		case 'o':
+			if (!*optarg)
+				return usage_error(argc, argv, optind - 1,
+						   "expected an output file name, found ''");
+			out_path = optarg;
+			break;
+		case 'b':
+			ret = parse_uint_arg(argc, argv, optind - 1, "a buffer size in KiB per CPU",
+					     4u << 20, &v);
+			if (ret)
+				return ret;
+			kb = optarg;
+			break;
+		case 'm':
+			if (strcmp(optarg, "overwrite") && strcmp(optarg, "discard"))
+				return usage_error(
+					argc, argv, optind - 1,
+					"expected a mode 'overwrite' or 'discard', found '%s'",
+					optarg);
+			mode = optarg;
+			break;
+		default:
+			return usage_error(argc, argv, optind - 1, "unknown option");
+		}
+	}
+	cmd_at = optind; /* cmd_start() parses options again */
+	if (kb) {
+		start_argv[start_argc++] = (char *)"-b";
+		start_argv[start_argc++] = (char *)kb;
+	}
+	if (mode) {
+		start_argv[start_argc++] = (char *)"-m";
+		start_argv[start_argc++] = (char *)mode;
+	}
+	if (inst) {
+		start_argv[start_argc++] = (char *)"-i";
+		start_argv[start_argc++] = (char *)inst;
+	}
+	start_argv[start_argc] = NULL;
+
+	/* the session, the events, tracing on: what fdr start does */
+	tracing_before = rec_tracing_before(inst);
+	ret = cmd_start(start_argc, start_argv);
+	if (ret)
+		return ret;
+	ret = open_session(&s);
+	if (ret)
+		return ret;
+	idx = inst_index(fdr_session_control(s), inst);
+	if (idx == FDR_MAX_INSTANCES) {
+		ret = die(1, "no instance '%s'", inst);
+		goto out;
+	}
+	nr_cpus = fdr_ring_nr_cpus(s, idx);
+	ret = fdr_tracedat_page_size(s, idx);
+	if (nr_cpus <= 0 || ret < 0) {
+		ret = die(1, "cannot read the instance's buffers: %s",
+			  strerror(nr_cpus <= 0 ? -nr_cpus : -ret));
+		goto out;
+	}
+	ps = (uint32_t)ret;
+	out_fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (out_fd < 0) {
+		ret = die(1, "cannot create %s: %s", out_path, strerror(errno));
+		goto out;
+	}
+	buf = malloc((size_t)RECORD_BATCH * ps);
+	cpus = calloc((size_t)nr_cpus, sizeof(*cpus));
+	if (!buf || !cpus) {
+		ret = die(1, "out of memory");
+		goto out;
+	}
+	/* like trace-cmd record: the file holds what happens from now on */
+	fdr_ring_clear(s, idx, -1);
+	for (cpu = 0; cpu < (uint32_t)nr_cpus; cpu++, nr++) {
+		struct rec_cpu *rc = &cpus[cpu];
+
+		rc->out.fd = fdr_tracedat_spool_open(out_path);
+		if (rc->out.fd < 0) {
+			ret = die(1, "cannot create a temporary file next to %s: %s", out_path,
+				  strerror(-rc->out.fd));
+			nr++;
+			goto out;
+		}
+		ret = fdr_reader_open(s, idx, (int)cpu, FDR_READ_CONSUME, &rc->r);
+		if (ret) {
+			nr++;
+			ret = ret == -EBUSY ? die(1,
+						  "CPU %u: another process consumes this buffer "
+						  "(fdr pipe or another fdr record?)",
+						  cpu) :
+					      die(1, "CPU %u: cannot read its buffer: %s", cpu,
+						  strerror(-ret));
+			goto out;
+		}
+		rc->refused_seen = fdr_reader_refused(rc->r);
+	}
+	install_signals();
+	if (cmd_at < argc) {
+		fflush(NULL);
+		child = fork();
+		if (child < 0) {
+			ret = die(1, "cannot fork: %s", strerror(errno));
+			goto out;
+		}
+		if (child == 0)
+			rec_exec(argv + cmd_at);
+	}
+	progress = isatty(STDERR_FILENO);
+	fprintf(stderr, "fdr record: recording %u CPU%s into %s%s\n", nr, nr == 1 ? "" : "s",
+		out_path, child > 0 ? "" : " (Ctrl-C stops)");
+	t0 = t_last = rec_now_ns();
+	for (;;) {
+		int got = 0;
+		uint64_t now;
+
+		for (cpu = 0; cpu < nr; cpu++) {
+			int n = rec_pump(s, idx, cpu, &cpus[cpu], buf, ps);
+
+			if (n < 0) {
+				ret = die(1, "CPU %u: %s", cpu, strerror(-n));
+				goto stop;
+			}
+			got += n;
+		}
+		if (!stopping && child > 0 && !child_done &&
+		    waitpid(child, &child_status, WNOHANG) == child)
+			child_done = 1;
+		if (!stopping && (stop_requested || child_done)) {
+			/* drain what was written before the stop, then end */
+			stopping = 1;
+			stop_at = rec_now_ns();
+			if (child > 0 && !child_done)
+				kill(child, SIGTERM);
+			continue;
+		}
+		now = rec_now_ns();
+		if (stopping && (!got || now - stop_at > RECORD_DRAIN_NS))
+			break;
+		if (progress && now - t_last >= 1000000000ull) {
+			uint64_t ev = 0, by = 0, lo = 0;
+			char hb[32];
+
+			for (cpu = 0; cpu < nr; cpu++) {
+				ev += cpus[cpu].out.records;
+				by += cpus[cpu].out.size;
+				lo += cpus[cpu].overwritten + cpus[cpu].refused;
+			}
+			rec_human(by, hb, sizeof(hb));
+			fprintf(stderr,
+				"\r%.2f M events/s, %" PRIu64 " events, %s, %" PRIu64 " lost   ",
+				(double)(ev - ev_last) * 1e3 / (double)(now - t_last), ev, hb, lo);
+			ev_last = ev;
+			t_last = now;
+		}
+		if (!got) {
+			struct timespec d = { 0, RECORD_IDLE_US * 1000 };
+
+			nanosleep(&d, NULL);
+		}
+	}
+	ret = 0;
+stop:
+	t_end = rec_now_ns();
+	if (progress)
+		fprintf(stderr, "\r%*s\r", 72, "");
+	for (cpu = 0; cpu < nr; cpu++)
+		rec_final_refused(&cpus[cpu]);
+	if (tracing_before == 0 || tracing_before == -1)
+		rec_set_tracing(s, inst, 0); /* as it was (a new session: off) */
+	if (!ret) {
+		for (cpu = 0; cpu < nr; cpu++) {
+			cpus[cpu].out.lost = cpus[cpu].overwritten + cpus[cpu].refused;
+			fdr_reader_close(cpus[cpu].r);
+			cpus[cpu].r = NULL; /* other readers may consume again */
+		}
+		{
+			/* the writer takes an array of the CPUs' spools and figures */
+			struct fdr_tracedat_cpu *tc = calloc(nr, sizeof(*tc));
+
+			for (cpu = 0; tc && cpu < nr; cpu++)
+				tc[cpu] = cpus[cpu].out;
+			ret = tc ? fdr_tracedat_write(out_fd, s, idx, 0, ps, tc, nr) : -ENOMEM;
+			free(tc);
+		}
+		if (ret) {
+			ret = die(1, "cannot write %s: %s", out_path, strerror(-ret));
+		} else if (close(out_fd) < 0) {
+			out_fd = -1;
+			ret = die(1, "cannot write %s: %s", out_path, strerror(errno));
+		} else {
+			double secs = (double)(t_end - t0) / 1e9; /* recording, not assembling */
+			char hb[32];
+
+			out_fd = -1;
+			for (cpu = 0; cpu < nr; cpu++) {
+				const struct rec_cpu *rc = &cpus[cpu];
+
+				rec_human(rc->out.size, hb, sizeof(hb));
+				fprintf(stderr,
+					"  CPU%u: %" PRIu64 " events, %s, %" PRIu64
+					" lost (%" PRIu64 " overwritten, %" PRIu64 " refused)\n",
+					cpu, rc->out.records, hb, rc->out.lost, rc->overwritten,
+					rc->refused);
+				total += rc->out.records;
+				bytes += rc->out.size;
+				lost += rc->out.lost;
+			}
+			rec_human(bytes, hb, sizeof(hb));
+			fprintf(stderr,
+				"fdr record: %" PRIu64 " events, %" PRIu64
+				" lost, %s of pages recorded in %.2f s (%.2f M events/s), written to %s\n",
+				total, lost, hb, secs, secs > 0 ? (double)total / secs / 1e6 : 0.0,
+				out_path);
+		}
+	}
+out:
+	if (child > 0 && !child_done) {
+		int i;
+
+		for (i = 0; i < 200 && waitpid(child, &child_status, WNOHANG) != child; i++) {
+			struct timespec d = { 0, 10 * 1000 * 1000 };
+
+			nanosleep(&d, NULL);
+		}
+		if (i == 200)
+			fprintf(stderr, "fdr record: %s (pid %d) is still running\n", argv[cmd_at],
+				(int)child);
+		else
+			child_done = 1;
+	}
+	if (child > 0 && child_done && !ret) {
+		if (WIFEXITED(child_status) && WEXITSTATUS(child_status))
+			fprintf(stderr, "fdr record: %s exited with status %d\n", argv[cmd_at],
+				WEXITSTATUS(child_status));
+		else if (WIFSIGNALED(child_status))
+			fprintf(stderr, "fdr record: %s was killed by signal %d\n", argv[cmd_at],
+				WTERMSIG(child_status));
+	}
+	if (out_fd >= 0)
+		close(out_fd);
+	rec_close_cpus(cpus, nr);
+	free(buf);
+	fdr_session_close(s);
+	return ret;
+}
+
+int cmd_extract(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "instance", required_argument, NULL, 'i' },
+		{ "snapshot", no_argument, NULL, 'S' },
+		{ "output", required_argument, NULL, 'o' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *inst = NULL, *out_path = "trace.dat";
+	struct fdr_tracedat_cpu cpus[FDR_MAX_CPUS];
+	struct fdr_session *s;
+	unsigned flags = 0;
+	uint32_t idx, nr = 0, cpu;
+	uint64_t total = 0, lost = 0, bytes = 0;
+	int c, ret;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "i:o:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			inst = optarg;
+			break;
+		case 'S':
+			flags |= FDR_READ_SNAPSHOT;
+			break;
+		case 'o':
+			if (!*optarg)
+				return usage_error(argc, argv, optind - 1,
+						   "expected an output file name, found ''");
+			out_path = optarg;
+			break;
+		default:
+			return usage_error(argc, argv, optind - 1, "unknown option");
+		}
+	}
+	if (optind < argc)
+		return usage_error(argc, argv, optind, "expected options only, found '%s'",
+				   argv[optind]);
+	ret = open_session(&s);
+	if (ret)
+		return ret;
+	idx = inst_index(fdr_session_control(s), inst);
+	if (idx == FDR_MAX_INSTANCES) {
+		fdr_session_close(s);
+		return die(1, "no instance '%s'", inst);
+	}
+	ret = fdr_tracedat_extract(s, idx, flags, out_path, cpus, FDR_MAX_CPUS, &nr);
+	fdr_session_close(s);
+	if (ret)
+		return die(1, "cannot write %s: %s", out_path, strerror(-ret));
+	for (cpu = 0; cpu < nr; cpu++) {
+		total += cpus[cpu].records;
+		lost += cpus[cpu].lost;
+		bytes += cpus[cpu].size;
+	}
+	fprintf(stderr,
+		"fdr extract: %" PRIu64 " events (%" PRIu64 " lost before) from %u CPU%s, %" PRIu64
+		" bytes of pages, written to %s\n",
+		total, lost, nr, nr == 1 ? "" : "s", bytes, out_path);
+	return 0;
+}

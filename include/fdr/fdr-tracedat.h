@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * fdr-tracedat.h - writing trace-cmd's trace.dat (file format version 6), which
+ * trace-cmd report, KernelShark and libtracecmd read.
+ *
+ * A trace.dat is a header (the session's event formats, pid->comm names, options)
+ * followed by each CPU's data: pages in the kernel's ring-buffer page format, as
+ * fdr_reader_raw_pages() makes them. The CPUs' pages are gathered first (in spool
+ * files), the file is assembled at the end: the events that appeared meanwhile
+ * are then described too. trace-cmd record works the same way.
+ */
+#ifndef FDR_TRACEDAT_H
+#define FDR_TRACEDAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fdr/fdr-ctl.h"
+#include "fdr/fdr-read.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One CPU's pages, for fdr_tracedat_write(). */
+struct fdr_tracedat_cpu {
+	int fd; /* a file holding the pages from offset 0; -1: none */
+	uint64_t size; /* bytes: a multiple of the page size */
+	uint64_t records; /* records in the pages (for the CPU's statistics) */
+	uint64_t lost; /* records lost on this CPU while they were gathered */
+};
+
+FDR_API int fdr_tracedat_write(int fd, struct fdr_session *s, uint32_t inst, unsigned flags,
+			       uint32_t page_size, const struct fdr_tracedat_cpu *cpus,
+			       uint32_t nr_cpus);
+FDR_API int fdr_tracedat_spool_open(const char *out_path);
+FDR_API int fdr_tracedat_extract(struct fdr_session *s, uint32_t inst, unsigned flags,
+				 const char *path, struct fdr_tracedat_cpu *cpus, uint32_t max_cpus,
+				 uint32_t *nr_cpus);
+FDR_API int fdr_tracedat_page_size(struct fdr_session *s, uint32_t inst);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FDR_TRACEDAT_H */

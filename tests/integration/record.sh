@@ -1,0 +1,276 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# record.sh FDR FDR_DEMO [KSHARK_LOAD] - fdr record and fdr extract write
+# trace.dat files that trace-cmd report (and libtracecmd, as KernelShark uses it,
+# through KSHARK_LOAD) read back with the same records fdr show prints.
+#
+# Records are compared as "cpu pid timestamp event fields" lines: trace-cmd
+# report's and fdr show's, each normalised, must be identical (timestamps to the
+# microsecond both print). Exits 77 (skipped) only when trace-cmd is missing.
+set -u
+
+FDR=${1:?usage: record.sh FDR FDR_DEMO [KSHARK_LOAD]}
+DEMO=${2:?usage: record.sh FDR FDR_DEMO [KSHARK_LOAD]}
+KLOAD=${3:-}
+
+if ! command -v trace-cmd >/dev/null; then
+	echo "SKIP: trace-cmd is not installed (Debian package trace-cmd)"
+	exit 77
+fi
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/fdr-record.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+export FDR_ROOT=$T/root
+export FDR_SESSION=rec
+unset FDR_DIR FDR_CLOCK_SOURCE FDR_NO_AGENT
+
+pass=0
+fail=0
+ncase=0
+
+diag() {
+	echo "#   $*"
+}
+
+ok() {
+	ncase=$((ncase + 1))
+	if [ "$1" = 0 ]; then
+		pass=$((pass + 1))
+		echo "ok $ncase - $2"
+	else
+		fail=$((fail + 1))
+		echo "not ok $ncase - $2"
+	fi
+}
+
+# norm_tc REPORT: trace-cmd report lines as "cpu pid ts event fields"
+# ("print: tracing_mark_write: TEXT" becomes "tracing_mark_write TEXT", as fdr shows it)
+norm_tc() {
+	sed -nE 's/^ *.*-([0-9]+) +\[([0-9]+)\] +([0-9]+\.[0-9]+): +([^ :]+): *(.*)$/\2 \1 \3 \4 \5/p' "$1" |
+		sed -E 's/^([0-9]+ [0-9]+ [0-9.]+) print tracing_mark_write: /\1 tracing_mark_write /' |
+		sed -E 's/ +/ /g; s/ $//'
+}
+
+# norm_show SHOW: fdr show lines the same way
+norm_show() {
+	sed -nE 's/^ *.*-([0-9]+) +\[([0-9]+)\] +[^ ]+ +([0-9]+\.[0-9]+): +([^ :]+): *(.*)$/\2 \1 \3 \4 \5/p' "$1" |
+		sed -E 's/ +/ /g; s/ $//'
+}
+
+# same_records NAME REPORT SHOW: the normalised lines must be identical, and many
+same_records() {
+	local name=$1 n
+	norm_tc "$2" >"$T/a"
+	norm_show "$3" >"$T/b"
+	n=$(wc -l <"$T/b")
+	if [ "$n" -lt 100 ]; then
+		diag "$name: only $n records in fdr show's output"
+		return 1
+	fi
+	if ! diff -u "$T/b" "$T/a" >"$T/diff"; then
+		diag "$name: trace-cmd report differs from fdr show (- fdr show, + trace-cmd report):"
+		head -20 "$T/diff" | sed 's/^/#   /'
+		return 1
+	fi
+	return 0
+}
+
+# demo_total OUT: events the demo wrote, from its summary line
+# (requests + cache lookups (hits + misses = db queries) + db queries + markers)
+demo_total() {
+	sed -nE 's/.*: ([0-9]+) requests, ([0-9]+) failed, ([0-9]+) cache hits, ([0-9]+) db queries.*/\1 \2 \3 \4/p' "$1" |
+		awk '{ print $1 + $2 + $3 + 2 * $4 }'
+}
+
+# cpu_counts SUMMARY: "N0 N1 ..." events per CPU from fdr record's summary
+cpu_counts() {
+	sed -nE 's/^  CPU([0-9]+): ([0-9]+) events.*/\2/p' "$1" | tr '\n' ' '
+}
+
+# kshark FILE COUNTS...: libtracecmd loads every record of every CPU
+kshark() {
+	local f=$1
+	shift
+	[ -z "$KLOAD" ] && return 0
+	# leaks inside libtracecmd/libtraceevent are theirs, not what this checks
+	if ! ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+		"$KLOAD" "$f" "$@" >"$T/kl.out" 2>"$T/kl.err"; then
+		diag "kshark-load $f $*: $(tail -3 "$T/kl.err")"
+		return 1
+	fi
+	return 0
+}
+
+# ---- 1. fdr extract: the buffers, not consumed --------------------------------------------
+"$FDR" start -e 'demo:*' -b 4096 2>/dev/null
+"$DEMO" -n 3000 -r 0 -q >"$T/demo1.out" 2>&1
+"$FDR" extract -o "$T/ext.dat" 2>"$T/ext.err"
+r=$?
+"$FDR" show >"$T/show1" 2>&1
+trace-cmd report "$T/ext.dat" >"$T/rep1" 2>"$T/rep1.err"
+r2=$?
+res=0
+if [ $r != 0 ] || [ $r2 != 0 ]; then
+	diag "extract exit $r: $(cat "$T/ext.err"); trace-cmd report exit $r2: $(tail -2 "$T/rep1.err")"
+	res=1
+fi
+[ $res = 0 ] && { same_records extract "$T/rep1" "$T/show1" || res=1; }
+ok $res "extract: trace-cmd report shows what fdr show shows (cpu, pid, timestamp, event, fields)"
+
+res=0
+total=$(demo_total "$T/demo1.out")
+n=$(norm_tc "$T/rep1" | wc -l)
+nm=$(grep -c 'print: *tracing_mark_write: request .* failed' "$T/rep1")
+nf=$(sed -nE 's/.* ([0-9]+) failed,.*/\1/p' "$T/demo1.out")
+if [ "$n" != "$total" ] || [ "$nm" != "$nf" ] || [ "$nf" = 0 ]; then
+	diag "expected $total records with $nf markers (print: tracing_mark_write), found $n with $nm"
+	res=1
+fi
+ok $res "extract: every record of the demo, markers as print: tracing_mark_write"
+
+res=0
+counts=$("$FDR" stat 2>/dev/null | sed -nE 's/^entries: ([0-9]+)/\1/p' | tr '\n' ' ')
+# shellcheck disable=SC2086
+kshark "$T/ext.dat" $counts || res=1
+ok $res "extract: libtracecmd (KernelShark's loader) reads every record and field, per-CPU counts ($counts)"
+
+# ---- 2. fdr extract --snapshot ----------------------------------------------------------------
+"$FDR" snapshot 2>/dev/null
+"$FDR" extract --snapshot -o "$T/snap.dat" 2>"$T/snap.err"
+r=$?
+"$FDR" snapshot show >"$T/show2" 2>&1
+trace-cmd report "$T/snap.dat" >"$T/rep2" 2>"$T/rep2.err"
+res=0
+[ $r = 0 ] || { diag "extract --snapshot: $(cat "$T/snap.err")"; res=1; }
+[ $res = 0 ] && { same_records snapshot "$T/rep2" "$T/show2" || res=1; }
+ok $res "extract --snapshot: trace-cmd report shows what fdr snapshot show shows"
+"$FDR" destroy 2>/dev/null
+
+# ---- 3. fdr record: same records as a second instance holds ------------------------------------
+# The instance "ref" records the same demo events (each instance's record takes its
+# own timestamp: these may differ by a few ns, so ts are compared after the others)
+"$FDR" start -e 'demo:*' -b 4096 2>/dev/null
+"$FDR" start -i ref -e 'demo:*' -b 4096 2>/dev/null
+"$FDR" record -e 'demo:*' -o "$T/rec.dat" -- "$DEMO" -n 3000 -r 20000 -q >"$T/demo3.out" 2>"$T/rec.err"
+r=$?
+trace-cmd report "$T/rec.dat" >"$T/rep3" 2>"$T/rep3.err"
+"$FDR" show -i ref >"$T/show3" 2>&1
+res=0
+if [ $r != 0 ]; then
+	diag "fdr record exit $r: $(tail -3 "$T/rec.err")"
+	res=1
+fi
+total=$(demo_total "$T/rec.err")
+got=$(norm_tc "$T/rep3" | wc -l)
+if [ "$got" != "$total" ] || ! grep -q "fdr record: $total events, 0 lost" "$T/rec.err"; then
+	diag "expected $total records and a summary '$total events, 0 lost', found $got records:"
+	grep -v '^fdr: session' "$T/rec.err" | sed 's/^/#   /'
+	res=1
+fi
+# the demo instance ref: everything but the markers (they go to the top instance only)
+norm_tc "$T/rep3" | grep -v ' tracing_mark_write ' | awk '{ $3 = ""; print }' | sort -s -k1,1n >"$T/a3"
+norm_show "$T/show3" | awk '{ $3 = ""; print }' | sort -s -k1,1n >"$T/b3"
+if [ $res = 0 ] && ! diff -u "$T/b3" "$T/a3" >"$T/diff3"; then
+	diag "record differs from instance ref (- fdr show -i ref, + trace-cmd report):"
+	head -20 "$T/diff3" | sed 's/^/#   /'
+	res=1
+fi
+# timestamps: the writer stamps each instance's copy when it writes it, the top
+# instance's first, so the recorded one is not later (1 us: both are rounded) and at most 1 ms earlier
+# (extract above checks that pages carry fdr show's timestamps exactly)
+if [ $res = 0 ]; then
+	bad=$(paste -d' ' <(norm_tc "$T/rep3" | grep -v ' tracing_mark_write ' | sort -s -k1,1n | cut -d' ' -f3) \
+		<(norm_show "$T/show3" | sort -s -k1,1n | cut -d' ' -f3) |
+		awk '{ d = $2 - $1; if (d < -0.0000015 || d > 0.001) { n++; if (n == 1) first = $0 } }
+		     END { print n + 0, first }')
+	[ "${bad%% *}" = 0 ] || { diag "${bad%% *} timestamps not within [0, 1 ms] before instance ref's (first: ${bad#* })"; res=1; }
+fi
+ok $res "record: every demo record, same cpu/pid/event/fields as a second instance, 0 lost"
+
+res=0
+# shellcheck disable=SC2046
+kshark "$T/rec.dat" $(cpu_counts "$T/rec.err") || res=1
+ok $res "record: libtracecmd (KernelShark's loader) reads every record and field"
+
+res=0
+if ! trace-cmd report --stat "$T/rec.dat" 2>/dev/null | grep -q 'overrun: 0'; then
+	diag "trace-cmd report --stat shows no per-CPU stats: $(trace-cmd report --stat "$T/rec.dat" 2>&1 | tail -3)"
+	res=1
+fi
+ok $res "record: per-CPU statistics in the file (trace-cmd report --stat)"
+"$FDR" destroy 2>/dev/null
+
+# ---- 4. lost records: discard mode, the reader stopped while the buffer overflows --------------
+# the command says when it runs (fdr record reads by then), then waits for the STOP
+"$FDR" record -e 'demo:*' -b 8 -m discard -o "$T/lost.dat" -- \
+	sh -c 'touch "$1"; sleep 0.5; "$0" -n 20000 -r 0 -q' "$DEMO" "$T/started" \
+	>"$T/demo4.out" 2>"$T/lost.err" &
+rpid=$!
+for _ in $(seq 100); do
+	[ -e "$T/started" ] && break
+	sleep 0.05
+done
+kill -STOP $rpid
+sleep 1.5
+kill -CONT $rpid
+wait $rpid
+r=$?
+trace-cmd report "$T/lost.dat" >"$T/rep4" 2>"$T/rep4.err"
+res=0
+total=$(demo_total "$T/lost.err")
+lost=$(sed -nE 's/^fdr record: [0-9]+ events, ([0-9]+) lost.*/\1/p' "$T/lost.err")
+got=$(norm_tc "$T/rep4" | wc -l)
+dropped=$(sed -nE 's/^CPU:[0-9]+ \[([0-9]+) EVENTS DROPPED\]/\1/p' "$T/rep4" | awk '{ s += $1 } END { print s + 0 }')
+if [ $r != 0 ] || [ -z "$lost" ] || [ "${lost:-0}" = 0 ]; then
+	diag "expected a record with lost events, exit $r: $(grep -v '^fdr: session' "$T/lost.err" | tail -4)"
+	res=1
+elif [ $((got + lost)) != "$total" ]; then
+	diag "records in the file ($got) + lost ($lost) != events the demo wrote ($total)"
+	res=1
+elif [ "$dropped" != "$lost" ]; then
+	diag "trace-cmd report shows $dropped EVENTS DROPPED, fdr record counted $lost lost"
+	grep 'DROPPED' "$T/rep4" | head -3 | sed 's/^/#   /'
+	res=1
+fi
+ok $res "record, discard mode overflowing: file + lost = written; trace-cmd report shows CPU:N [M EVENTS DROPPED] for all of them"
+"$FDR" destroy 2>/dev/null
+
+# ---- 5. lost records: overwrite mode, extract after the buffer wrapped -------------------------
+"$FDR" start -e 'demo:*' -b 8 -m overwrite 2>/dev/null
+"$DEMO" -n 3000 -r 0 -q >"$T/demo5.out" 2>&1
+"$FDR" extract -o "$T/ovw.dat" 2>"$T/ovw.err"
+trace-cmd report "$T/ovw.dat" >"$T/rep5" 2>/dev/null
+"$FDR" show >"$T/show5" 2>&1
+res=0
+total=$(demo_total "$T/demo5.out")
+got=$(norm_tc "$T/rep5" | wc -l)
+dropped=$(sed -nE 's/^CPU:[0-9]+ \[([0-9]+) EVENTS DROPPED\]/\1/p' "$T/rep5" | awk '{ s += $1 } END { print s + 0 }')
+if [ "$dropped" = 0 ] || [ $((got + dropped)) != "$total" ]; then
+	diag "expected the overwritten records flagged: $got in the file + $dropped dropped != $total written"
+	res=1
+fi
+[ $res = 0 ] && { same_records overwrite "$T/rep5" "$T/show5" || res=1; }
+ok $res "extract, overwrite mode wrapped: CPU:N [M EVENTS DROPPED] counts what was overwritten; the rest matches fdr show"
+"$FDR" destroy 2>/dev/null
+
+# ---- 6. errors ----------------------------------------------------------------------------------
+res=0
+"$FDR" record -m sideways -o "$T/x.dat" -- true >"$T/out6" 2>&1
+r=$?
+if [ $r != 2 ] || ! grep -q "expected a mode 'overwrite' or 'discard', found 'sideways'" "$T/out6"; then
+	diag "exit $r: $(cat "$T/out6")"
+	res=1
+fi
+"$FDR" start 2>/dev/null
+"$FDR" extract -o "$T/no/such/dir/x.dat" >"$T/out6" 2>&1
+r=$?
+if [ $r != 1 ] || ! grep -q "cannot write $T/no/such/dir/x.dat" "$T/out6"; then
+	diag "extract into a missing directory: exit $r: $(cat "$T/out6")"
+	res=1
+fi
+ok $res "errors: a bad mode is a usage error; an unwritable output says where"
+"$FDR" destroy 2>/dev/null
+
+echo "$pass passed, $fail failed"
+[ $fail = 0 ]
