@@ -197,6 +197,69 @@ static int fb_zpad(struct fdr_buf *b, uint64_t v, size_t width)
 	return fb_add(b, p, (size_t)(tmp + sizeof(tmp) - p));
 }
 
+/*
+ * Unchecked writers for the per-record path: the caller reserved room for the
+ * worst case first (buf_reserve), so each returns the new end without checks.
+ */
+static inline unsigned fb_dec_len(uint64_t v)
+{
+	static const uint64_t pow10[20] = { 1ull,
+					    10ull,
+					    100ull,
+					    1000ull,
+					    10000ull,
+					    100000ull,
+					    1000000ull,
+					    10000000ull,
+					    100000000ull,
+					    1000000000ull,
+					    10000000000ull,
+					    100000000000ull,
+					    1000000000000ull,
+					    10000000000000ull,
+					    100000000000000ull,
+					    1000000000000000ull,
+					    10000000000000000ull,
+					    100000000000000000ull,
+					    1000000000000000000ull,
+					    10000000000000000000ull };
+	/* from the bit length (1233 / 4096 ~ log10(2)), then one correction */
+	unsigned t = ((unsigned)(64 - __builtin_clzll(v | 1)) * 1233) >> 12;
+	unsigned n = t + 1 - (v < pow10[t]);
+
+	return n ? n : 1;
+}
+
+static inline char *fb_put_u64(char *d, uint64_t v)
+{
+	unsigned n = fb_dec_len(v);
+
+	fb_digits(v, d + n);
+	return d + n;
+}
+
+static inline char *fb_put_s64(char *d, int64_t v)
+{
+	if (v < 0) {
+		*d++ = '-';
+		return fb_put_u64(d, -(uint64_t)v);
+	}
+	return fb_put_u64(d, (uint64_t)v);
+}
+
+/* %0Nu, N <= 20 */
+static inline char *fb_put_zpad(char *d, uint64_t v, unsigned width)
+{
+	unsigned n = fb_dec_len(v);
+
+	while (n < width) {
+		*d++ = '0';
+		width--;
+	}
+	fb_digits(v, d + n);
+	return d + n;
+}
+
 /* ---- registry lookups ------------------------------------------------------------------ */
 
 /** fdr_event_by_id - the registry entry with this id, or NULL; borrowed */
@@ -574,6 +637,65 @@ static int fmt_value_default(const struct fdr_abi_field *f, const unsigned char 
 	return fb_u64(b, (uint64_t)v);
 }
 
+/* fdr_format_ts() unchecked: at most 22 bytes */
+static inline char *fb_put_ts(char *d, uint32_t clock, uint64_t ts)
+{
+	unsigned n;
+
+	*d++ = ' ';
+	if (!fdr_clock_is_ns(clock)) {
+		for (n = fb_dec_len(ts); n < 12; n++)
+			*d++ = ' ';
+		return fb_put_u64(d, ts);
+	}
+	ts += 500; /* rounded to the microsecond, as the kernel prints it */
+	for (n = fb_dec_len(ts / 1000000000u); n < 5; n++)
+		*d++ = ' ';
+	d = fb_put_u64(d, ts / 1000000000u);
+	*d++ = '.';
+	return fb_put_zpad(d, (ts / 1000u) % 1000000u, 6);
+}
+
+/*
+ * fmt_value_default() unchecked, for the per-record path: writes at most
+ * FMT_VALUE_MAX(len) bytes (an integer, "<bad>", a string of at most @len bytes
+ * or @len bytes in hex).
+ */
+#define FMT_VALUE_MAX(len) (21 + 2 * (size_t)(len))
+static char *fmt_put_value(char *d, const struct fdr_abi_field *f, const unsigned char *p,
+			   uint32_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	uint8_t kind = __atomic_load_n(&f->kind, __ATOMIC_RELAXED); /* read once */
+	const unsigned char *str;
+	uint32_t n, i;
+	int64_t v;
+
+	if (kind == FDR_KIND_BYTES || kind == FDR_KIND_STRING || kind == FDR_KIND_CHARS ||
+	    kind == FDR_KIND_TAIL_CHARS) {
+		struct fdr_abi_field fc = *f;
+
+		fc.kind = kind;
+		if (fmt_get_bytes(&fc, p, len, &str, &n) || n > len)
+			goto bad;
+		if (kind != FDR_KIND_BYTES) {
+			memcpy(d, str, n);
+			return d + n;
+		}
+		for (i = 0; i < n; i++) {
+			*d++ = hex[str[i] >> 4];
+			*d++ = hex[str[i] & 15];
+		}
+		return d;
+	}
+	if (fmt_get_int(f, p, len, &v))
+		goto bad;
+	return f->is_signed ? fb_put_s64(d, v) : fb_put_u64(d, (uint64_t)v);
+bad:
+	memcpy(d, "<bad>", 5);
+	return d + 5;
+}
+
 /* The format below is built from a checked conversion spec, never from raw input. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
@@ -926,18 +1048,27 @@ int fdr_format_record(struct fdr_session *s, uint32_t inst, const struct fdr_rec
 			else
 				ret |= fdr_buf_printf(b, "(-------) ");
 		}
-		ret |= fb_add(b, "[", 1);
-		ret |= fb_zpad(b, rec->cpu, 3);
-		ret |= fb_add(b, "] ", 2);
-		if (in->options & FDR_OPT_IRQ_INFO) {
-			char flags[5] = { '.', '.', '.', '.', '.' };
+		if (buf_reserve(b, 64))
+			return -ENOMEM;
+		{
+			char *d = b->data + b->len;
 
-			if (c.preempt_count)
-				flags[3] = "0123456789abcdef"[c.preempt_count & 0xf];
-			ret |= fb_add(b, flags, 5);
+			*d++ = '[';
+			d = fb_put_zpad(d, rec->cpu, 3);
+			*d++ = ']';
+			*d++ = ' ';
+			if (in->options & FDR_OPT_IRQ_INFO) {
+				memcpy(d, ".....", 5);
+				if (c.preempt_count)
+					d[3] = "0123456789abcdef"[c.preempt_count & 0xf];
+				d += 5;
+			}
+			d = fb_put_ts(d, in->clock, rec->ts);
+			*d++ = ':';
+			*d++ = ' ';
+			*d = '\0';
+			b->len = (size_t)(d - b->data);
 		}
-		ret |= fdr_format_ts(in->clock, rec->ts, b);
-		ret |= fb_add(b, ": ", 2);
 	}
 	if (!cache) {
 		e = fdr_event_by_id(ctl, c.type);
@@ -952,17 +1083,31 @@ int fdr_format_record(struct fdr_session *s, uint32_t inst, const struct fdr_rec
 	builtin = fmt_builtin(e, rec->payload, rec->len, b);
 	if (builtin)
 		return builtin < 0 || ret ? -ENOMEM : 0;
-	ret |= fb_add(b, plan->name, plan->name_len);
 	if (e->print_fmt[0]) {
+		ret |= fb_add(b, plan->name, plan->name_len);
 		ret |= fdr_format_body(e, rec->payload, rec->len, b);
-	} else {
+		ret |= fb_add(b, "\n", 1);
+		return ret ? -ENOMEM : 0;
+	}
+	/* the default print, unchecked after one reservation for the worst case */
+	if (ret ||
+	    buf_reserve(b, plan->name_len + 2 +
+				   plan->nf * (FDR_FIELD_NAME_LEN + 2 + FMT_VALUE_MAX(rec->len))))
+		return -ENOMEM;
+	{
+		char *d = b->data + b->len;
 		uint32_t i;
 
+		memcpy(d, plan->name, plan->name_len);
+		d += plan->name_len;
 		for (i = 0; i < plan->nf; i++) {
-			ret |= fb_add(b, plan->lit[i], plan->lit_len[i]);
-			ret |= fmt_value_default(&e->fields[i], rec->payload, rec->len, b);
+			memcpy(d, plan->lit[i], plan->lit_len[i]);
+			d += plan->lit_len[i];
+			d = fmt_put_value(d, &e->fields[i], rec->payload, rec->len);
 		}
+		*d++ = '\n';
+		*d = '\0';
+		b->len = (size_t)(d - b->data);
 	}
-	ret |= fb_add(b, "\n", 1);
-	return ret ? -ENOMEM : 0;
+	return 0;
 }
