@@ -25,6 +25,7 @@
 
 #include "fdr/fdr-ctl.h"
 #include "fdr/fdr-read.h"
+#include "report.h"
 
 #define EXIT_USAGE 2
 
@@ -1041,6 +1042,12 @@ static const struct verb verbs[] = {
 	  "save DIR: allocate, then write every snapshot taken from now on, by anyone, to\n"
 	  "its own file in DIR until Ctrl-C (a snapshot is refused until the previous one\n"
 	  "is written, so each file is whole)." },
+	{ "report", cmd_report, "report [-i FILE] [-e EVENTS]... [-F FILTER]... [--cpu N] [FILE]",
+	  "Print a trace.dat file (trace-cmd's format, versions 6 and 7, uncompressed; the\n"
+	  "default FILE is trace.dat) as 'show' prints a trace: -e selects events (names\n"
+	  "and globs, as 'enable' takes them; repeat or separate with commas), -F keeps the\n"
+	  "records that match a filter in the kernel's grammar (events without its fields\n"
+	  "are left out), --cpu (-c) keeps one CPU." },
 	{ "stat", cmd_stat, "stat [-i INSTANCE]",
 	  "Show the session's state and per-CPU statistics." },
 	{ "cat", cmd_cat, "cat PATH...", "Read control-tree files, like cat on tracefs." },
