@@ -749,3 +749,111 @@ Test(tracedat, not_a_regular_file)
 	cr_expect_eq(fdr_trace_open_file("/", &t, &err), -EINVAL);
 	fdr_buf_free(&err);
 }
+
+/* ---- fdr's own format files -------------------------------------------------------------- */
+
+/*
+ * A file written by fdr describes fdr's events with fdr_format_event_file():
+ * read back, each record must print exactly as `fdr show` prints it, with the
+ * default print and with a custom one.
+ */
+Test(tracedat, fdr_format_files_print_as_fdr_show)
+{
+	static const struct fdr_field_desc fields[] = {
+		{ "a", 8, 1, FDR_FIELD_KIND_INT, 1 },	  { "b", 10, 2, FDR_FIELD_KIND_INT, 0 },
+		{ "c", 12, 4, FDR_FIELD_KIND_INT, 1 },	  { "d", 16, 8, FDR_FIELD_KIND_INT, 0 },
+		{ "e", 24, 1, FDR_FIELD_KIND_BOOL, 0 },	  { "f", 25, 8, FDR_FIELD_KIND_CHARS, 0 },
+		{ "g", 36, 4, FDR_FIELD_KIND_STRING, 0 }, { "h", 40, 4, FDR_FIELD_KIND_BYTES, 0 },
+		{ "i", 44, 8, FDR_FIELD_KIND_INT, 1 },
+	};
+	static const struct {
+		const char *fmt, *args;
+	} prints[] = {
+		{ NULL, NULL },
+		{ "st=%d lat=%llu path=%s x=%#x f=%-6s|", "c,d,g,b,f" },
+		{ "a=%d h=%s i=%lld e=%u", "a,h,i,e" },
+	};
+	unsigned char pl[64];
+	size_t k;
+
+	memset(pl, 0, sizeof(pl));
+	{
+		int8_t a = -5;
+		uint16_t bv = 65000;
+		int32_t c = -123456;
+		uint64_t d = 18446744073709551000ull;
+		uint8_t e = 1;
+		uint32_t gloc = 4u << 16 | 52, hloc = 3u << 16 | 56;
+		int64_t i = -9000000000ll;
+		uint16_t type = 1000;
+		int32_t pid = 77;
+
+		memcpy(pl, &type, 2);
+		memcpy(pl + 4, &pid, 4);
+		memcpy(pl + 8, &a, 1);
+		memcpy(pl + 10, &bv, 2);
+		memcpy(pl + 12, &c, 4);
+		memcpy(pl + 16, &d, 8);
+		memcpy(pl + 24, &e, 1);
+		memcpy(pl + 25, "abcdefgh", 8); /* a full array: no NUL */
+		memcpy(pl + 36, &gloc, 4);
+		memcpy(pl + 40, &hloc, 4);
+		memcpy(pl + 44, &i, 8);
+		memcpy(pl + 52, "/ok", 4);
+		memcpy(pl + 56, "\x01\xab\xff", 3);
+	}
+	for (k = 0; k < sizeof(prints) / sizeof(prints[0]); k++) {
+		struct fdr_event_def def = { .system = "demo",
+					     .name = "ev",
+					     .fields = fields,
+					     .nr_fields = 9,
+					     .fixed_size = 52,
+					     .print_fmt = prints[k].fmt,
+					     .print_args = prints[k].args };
+		struct fdr_abi_event orig;
+		struct fdr_buf text = { 0 }, want = { 0 }, got = { 0 };
+		struct tdb_event ev;
+		static struct tdb_page pg;
+		const unsigned char *data[1] = { pg.data };
+		uint32_t nr[1] = { 1 };
+		struct tdb_file f;
+		struct tdb b = { 0 };
+		struct fdr_trace *t = NULL;
+		struct fdr_trace_rec rec;
+
+		cr_assert_eq(fdr_event_def_to_abi(&def, &orig), 0);
+		orig.id = 1000;
+		orig.state = FDR_EVENT_READY;
+		cr_assert_eq(fdr_format_event_file(&orig, &text), 0);
+		ev.system = "demo";
+		ev.format = text.data;
+		tdb_page_begin(&pg, PAGE, 8, 5);
+		tdb_page_rec(&pg, 0, pl, 60, 0);
+		tdb_page_end(&pg, 0, 0, 0);
+		memset(&f, 0, sizeof(f));
+		f.version = 7;
+		f.page_size = PAGE;
+		f.commit_size = 8;
+		f.events = &ev;
+		f.nr_events = 1;
+		f.nr_cpus = 1;
+		f.cpu_data = data;
+		f.nr_pages = nr;
+		cr_assert_eq(tdb_build(&b, &f), 0);
+		cr_assert_eq(td_open_bytes(b.p, b.len, &t, NULL), 0);
+		cr_assert_eq(fdr_trace_next(t, &rec), 1);
+		cr_assert_not_null(rec.ev);
+		cr_expect_eq(rec.ev->nr_fields, 9);
+		cr_expect_eq(rec.ev->payload_size, orig.payload_size);
+		cr_assert_eq(fdr_format_event_line(&orig, pl, 60, &want), 0);
+		cr_assert_eq(fdr_format_event_line(rec.ev, rec.payload, rec.len, &got), 0);
+		cr_expect_str_eq(got.data, want.data, "print %zu:\n%s", k, text.data);
+		cr_expect_str_eq(rec.ev->print_fmt,
+				 orig.print_fmt[0] ? orig.print_fmt : rec.ev->print_fmt);
+		fdr_trace_close(t);
+		fdr_buf_free(&text);
+		fdr_buf_free(&want);
+		fdr_buf_free(&got);
+		free(b.p);
+	}
+}
