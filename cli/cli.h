@@ -37,6 +37,8 @@ int cmd_start(int argc, char **argv);
 
 /* export.c */
 int cmd_export(int argc, char **argv);
+/* report.c */
+int cmd_report(int argc, char **argv);
 /* record.c */
 int cmd_record(int argc, char **argv);
 int cmd_extract(int argc, char **argv);

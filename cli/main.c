@@ -1055,6 +1055,12 @@ static const struct verb verbs[] = {
 	{ "extract", cmd_extract, "extract [-i INSTANCE] [--snapshot] [-o FILE]",
 	  "Save what the buffers hold now (not consuming them), or the snapshot, as a\n"
 	  "trace-cmd file FILE (default trace.dat)." },
+	{ "report", cmd_report, "report [-i FILE] [-e EVENTS]... [-F FILTER]... [--cpu N] [FILE]",
+	  "Print a trace.dat file (trace-cmd's format, versions 6 and 7, uncompressed; the\n"
+	  "default FILE is trace.dat) as 'show' prints a trace: -e selects events (names\n"
+	  "and globs, as 'enable' takes them; repeat or separate with commas), -F keeps the\n"
+	  "records that match a filter in the kernel's grammar (events without its fields\n"
+	  "are left out), --cpu (-c) keeps one CPU." },
 	{ "stat", cmd_stat, "stat [-i INSTANCE]",
 	  "Show the session's state and per-CPU statistics." },
 	{ "cat", cmd_cat, "cat PATH...", "Read control-tree files, like cat on tracefs." },

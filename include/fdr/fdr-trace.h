@@ -42,7 +42,8 @@ struct fdr_trace_rec {
 	uint32_t len; /* payload bytes, common header included */
 	uint64_t ts; /* in the source's clock: ns for ns clocks, else raw counts */
 	const unsigned char *payload; /* valid until the next fdr_trace_next() */
-	uint64_t lost_before; /* records lost on this CPU just before this one */
+	uint64_t lost_before; /* records lost on this CPU just before this one; UINT64_MAX:
+			       some, count unknown (a trace.dat page without the count) */
 	const struct fdr_abi_event *ev; /* NULL if the source has no such event id */
 };
 
