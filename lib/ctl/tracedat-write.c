@@ -19,8 +19,11 @@
  *                    u64 len, "[clock]"                        (TRACECLOCK option)
  *   padding to a multiple of the page size, then each CPU's pages
  *
- * Options written: TRACECLOCK (empty: it says the clock follows the CPU table,
- * which is where trace-cmd reads it for version 6), UNAME, VERSION and one
+ * Options written: TRACECLOCK ("[clock]" and a NUL; it also says the clock
+ * follows the CPU table, which is where trace-cmd reads it for version 6; it is
+ * not left empty as trace-cmd's own writer leaves it, because trace-cmd 3.1.6
+ * then parses the contents of a malloc(0) and, depending on what the heap holds,
+ * shows raw timestamps or crashes), UNAME, VERSION and one
  * CPUSTAT per CPU (entries and lost records of the recording, like the
  * kernel's per_cpu/cpuN/stats).
  *
@@ -199,14 +202,15 @@ static int td_cmdlines(struct fdr_buf *b, const struct fdr_abi_control *ctl)
 	return ret ? -ENOMEM : 0;
 }
 
-static int td_options(struct fdr_buf *b, const struct fdr_tracedat_cpu *cpus, uint32_t nr_cpus)
+static int td_options(struct fdr_buf *b, const struct fdr_tracedat_cpu *cpus, uint32_t nr_cpus,
+		      const char *clock)
 {
 	struct fdr_buf t = { 0 };
 	struct utsname u;
 	uint32_t cpu;
 	int ret = td_add(b, "options  ", 10);
 
-	ret = ret ?: td_option(b, TD_OPT_TRACECLOCK, NULL, 0);
+	ret = ret ?: td_option(b, TD_OPT_TRACECLOCK, clock, (uint32_t)strlen(clock) + 1);
 	if (!ret && uname(&u) == 0) {
 		ret = fdr_buf_printf(&t, "%s %s %s %s", u.sysname, u.nodename, u.release,
 				     u.machine) ?
@@ -374,11 +378,11 @@ int fdr_tracedat_write(int fd, struct fdr_session *s, uint32_t inst, unsigned fl
 	ret = ret ?: td_u32(&b, 0); /* printk formats */
 	ret = ret ?: td_cmdlines(&b, ctl);
 	ret = ret ?: td_u32(&b, nr_cpus);
-	ret = ret ?: td_options(&b, cpus, nr_cpus);
+	snprintf(clock, sizeof(clock), "[%s]", fdr_trace_clock_name(ctl->instances[inst].clock));
+	ret = ret ?: td_options(&b, cpus, nr_cpus, clock);
 	ret = ret ?: td_add(&b, "flyrecord", 10);
 	if (ret)
 		goto out;
-	snprintf(clock, sizeof(clock), "[%s]", fdr_trace_clock_name(ctl->instances[inst].clock));
 	off = b.len + 16ull * nr_cpus + 8 + strlen(clock);
 	off = (off + page_size - 1) & ~(uint64_t)(page_size - 1);
 	for (cpu = 0; cpu < nr_cpus && !ret; cpu++) {

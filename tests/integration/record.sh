@@ -71,6 +71,8 @@ same_records() {
 	if ! diff -u "$T/b" "$T/a" >"$T/diff"; then
 		diag "$name: trace-cmd report differs from fdr show (- fdr show, + trace-cmd report):"
 		head -20 "$T/diff" | sed 's/^/#   /'
+		diag "$name: trace-cmd report's first lines, as printed:"
+		head -8 "$2" | sed 's/^/#   | /'
 		return 1
 	fi
 	return 0
@@ -177,14 +179,20 @@ if [ $res = 0 ] && ! diff -u "$T/b3" "$T/a3" >"$T/diff3"; then
 	res=1
 fi
 # timestamps: the writer stamps each instance's copy when it writes it, the top
-# instance's first, so the recorded one is not later (1 us: both are rounded) and at most 1 ms earlier
-# (extract above checks that pages carry fdr show's timestamps exactly)
+# instance's first, so the recorded one is never later (1 us: both are rounded);
+# it is earlier by the time between the two writes: at most 1 ms for 99% of them,
+# and at most 200 ms for all (a writer preempted between its two copies on a
+# loaded machine). extract above checks that pages carry fdr show's timestamps
+# exactly.
 if [ $res = 0 ]; then
 	bad=$(paste -d' ' <(norm_tc "$T/rep3" | grep -v ' tracing_mark_write ' | sort -s -k1,1n | cut -d' ' -f3) \
 		<(norm_show "$T/show3" | sort -s -k1,1n | cut -d' ' -f3) |
-		awk '{ d = $2 - $1; if (d < -0.0000015 || d > 0.001) { n++; if (n == 1) first = $0 } }
-		     END { print n + 0, first }')
-	[ "${bad%% *}" = 0 ] || { diag "${bad%% *} timestamps not within [0, 1 ms] before instance ref's (first: ${bad#* })"; res=1; }
+		awk '{ d = $2 - $1; t++
+		       if (d < -0.0000015 || d > 0.2) { n++; if (n == 1) first = $0 }
+		       if (d > 0.001) far++ }
+		     END { if (far * 100 > t) { n++; first = far " of " t " more than 1 ms apart" }
+		           print n + 0, first }')
+	[ "${bad%% *}" = 0 ] || { diag "${bad%% *} timestamps not within [0, 1 ms] (99%) or [0, 200 ms] (all) before instance ref's (first: ${bad#* })"; res=1; }
 fi
 ok $res "record: every demo record, same cpu/pid/event/fields as a second instance, 0 lost"
 
