@@ -25,6 +25,9 @@
 
 #include "fdr/fdr-ctl.h"
 #include "fdr/fdr-read.h"
+#ifdef FDR_HAVE_FUSE
+#include "mount.h"
+#endif
 
 #define EXIT_USAGE 2
 
@@ -1012,6 +1015,64 @@ static int cmd_snapshot(int argc, char **argv)
 	return ret;
 }
 
+/* fdr mount [-f] [--allow-other] [--debug] MOUNTPOINT */
+static int cmd_mount(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "allow-other", no_argument, NULL, 'o' },
+		{ "debug", no_argument, NULL, 'D' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, foreground = 0, allow_other = 0, debug = 0;
+
+	optind = 0; /* 0, not 1: glibc then resets its permutation state too */
+	while ((c = getopt_long(argc, argv, "f", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			foreground = 1;
+			break;
+		case 'o':
+			allow_other = 1;
+			break;
+		case 'D':
+			debug = foreground = 1;
+			break;
+		default:
+			return usage_error(argc, argv, optind - 1, "unknown option");
+		}
+	}
+	if (optind >= argc)
+		return usage_error(argc, argv, -1,
+				   "expected MOUNTPOINT (a directory), found nothing");
+	if (optind + 1 < argc)
+		return usage_error(argc, argv, optind + 1, "expected one MOUNTPOINT, found '%s'",
+				   argv[optind + 1]);
+#ifdef FDR_HAVE_FUSE
+	{
+		struct fdr_mount_opts mo = { 0 };
+		struct fdr_session *s;
+		int ret = open_session(&s);
+
+		if (ret)
+			return ret;
+		mo.name = session_path ? NULL : session_name;
+		mo.foreground = foreground;
+		mo.allow_other = allow_other;
+		mo.debug = debug;
+		ret = fdr_mount_run(s, argv[optind], &mo);
+		fdr_session_close(s);
+		return ret;
+	}
+#else
+	(void)foreground;
+	(void)allow_other;
+	(void)debug;
+	return die(1, "this fdr was built without FUSE support (libfuse3 >= 3.12 was not found "
+		      "when it was configured; on Debian install libfuse3-dev and rebuild)");
+#endif
+}
+
 static int cmd_help(int argc, char **argv);
 
 static const struct verb verbs[] = {
@@ -1052,6 +1113,13 @@ static const struct verb verbs[] = {
 	{ "mkdir", cmd_mkdir, "mkdir instances/NAME...",
 	  "Create instances (independent buffers)." },
 	{ "rmdir", cmd_rmdir, "rmdir instances/NAME...", "Remove instances." },
+	{ "mount", cmd_mount, "mount [-f] [--allow-other] [--debug] MOUNTPOINT",
+	  "Serve the control tree as a filesystem on MOUNTPOINT (FUSE), so that echo, cat,\n"
+	  "mkdir, rmdir and trace-cmd (see fdr-tracecmd) use it as they use tracefs. Goes\n"
+	  "to the background once the mount is ready, unless -f; unmount with\n"
+	  "'fusermount3 -u MOUNTPOINT' or stop the server with SIGINT/SIGTERM.\n"
+	  "--allow-other lets other users in (file modes still apply; non-root users need\n"
+	  "user_allow_other in /etc/fuse.conf); --debug prints libfuse's requests (implies -f)." },
 	{ "help", cmd_help, "help [VERB]", "Show help." },
 };
 #define NR_VERBS (sizeof(verbs) / sizeof(verbs[0]))
