@@ -9,7 +9,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh ca-certificates git gcc clang libclang-rt-14-dev libc6-dev cmake \
-	ninja-build pkg-config libcriterion-dev procps util-linux || exit 1
+	ninja-build pkg-config libcriterion-dev procps util-linux libfuse3-dev fuse3 trace-cmd || exit 1
 
 jobs=$(nproc 2>/dev/null || echo 2)
 passed=0
