@@ -1016,6 +1016,7 @@ static int cmd_snapshot(int argc, char **argv)
 }
 
 /* fdr mount [-f] [--allow-other] [--debug] MOUNTPOINT */
+#ifdef FDR_HAVE_FUSE
 static int cmd_mount(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -1024,19 +1025,21 @@ static int cmd_mount(int argc, char **argv)
 		{ "debug", no_argument, NULL, 'D' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, foreground = 0, allow_other = 0, debug = 0;
+	struct fdr_mount_opts mo = { 0 };
+	struct fdr_session *s;
+	int c, ret;
 
 	optind = 0; /* 0, not 1: glibc then resets its permutation state too */
 	while ((c = getopt_long(argc, argv, "f", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
-			foreground = 1;
+			mo.foreground = 1;
 			break;
 		case 'o':
-			allow_other = 1;
+			mo.allow_other = 1;
 			break;
 		case 'D':
-			debug = foreground = 1;
+			mo.debug = mo.foreground = 1;
 			break;
 		default:
 			return usage_error(argc, argv, optind - 1, "unknown option");
@@ -1048,30 +1051,23 @@ static int cmd_mount(int argc, char **argv)
 	if (optind + 1 < argc)
 		return usage_error(argc, argv, optind + 1, "expected one MOUNTPOINT, found '%s'",
 				   argv[optind + 1]);
-#ifdef FDR_HAVE_FUSE
-	{
-		struct fdr_mount_opts mo = { 0 };
-		struct fdr_session *s;
-		int ret = open_session(&s);
-
-		if (ret)
-			return ret;
-		mo.name = session_path ? NULL : session_name;
-		mo.foreground = foreground;
-		mo.allow_other = allow_other;
-		mo.debug = debug;
-		ret = fdr_mount_run(s, argv[optind], &mo);
-		fdr_session_close(s);
+	ret = open_session(&s);
+	if (ret)
 		return ret;
-	}
+	mo.name = session_path ? NULL : session_name;
+	ret = fdr_mount_run(s, argv[optind], &mo);
+	fdr_session_close(s);
+	return ret;
+}
 #else
-	(void)foreground;
-	(void)allow_other;
-	(void)debug;
+static int cmd_mount(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
 	return die(1, "this fdr was built without FUSE support (libfuse3 >= 3.12 was not found "
 		      "when it was configured; on Debian install libfuse3-dev and rebuild)");
-#endif
 }
+#endif
 
 static int cmd_help(int argc, char **argv);
 
