@@ -26,6 +26,9 @@
 #include "fdr/fdr-ctl.h"
 #include "fdr/fdr-read.h"
 #include "cli.h"
+#ifdef FDR_HAVE_FUSE
+#include "mount.h"
+#endif
 
 const char *session_name;
 const char *session_path; /* --dir PATH, or $FDR_DIR */
@@ -1008,6 +1011,60 @@ static int cmd_snapshot(int argc, char **argv)
 	return ret;
 }
 
+/* fdr mount [-f] [--allow-other] [--debug] MOUNTPOINT */
+#ifdef FDR_HAVE_FUSE
+static int cmd_mount(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "allow-other", no_argument, NULL, 'o' },
+		{ "debug", no_argument, NULL, 'D' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct fdr_mount_opts mo = { 0 };
+	struct fdr_session *s;
+	int c, ret;
+
+	optind = 0; /* 0, not 1: glibc then resets its permutation state too */
+	while ((c = getopt_long(argc, argv, "f", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			mo.foreground = 1;
+			break;
+		case 'o':
+			mo.allow_other = 1;
+			break;
+		case 'D':
+			mo.debug = mo.foreground = 1;
+			break;
+		default:
+			return usage_error(argc, argv, optind - 1, "unknown option");
+		}
+	}
+	if (optind >= argc)
+		return usage_error(argc, argv, -1,
+				   "expected MOUNTPOINT (a directory), found nothing");
+	if (optind + 1 < argc)
+		return usage_error(argc, argv, optind + 1, "expected one MOUNTPOINT, found '%s'",
+				   argv[optind + 1]);
+	ret = open_session(&s);
+	if (ret)
+		return ret;
+	mo.name = session_path ? NULL : session_name;
+	ret = fdr_mount_run(s, argv[optind], &mo);
+	fdr_session_close(s);
+	return ret;
+}
+#else
+static int cmd_mount(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	return die(1, "this fdr was built without FUSE support (libfuse3 >= 3.12 was not found "
+		      "when it was configured; on Debian install libfuse3-dev and rebuild)");
+}
+#endif
+
 static int cmd_help(int argc, char **argv);
 
 static const struct verb verbs[] = {
@@ -1072,6 +1129,13 @@ static const struct verb verbs[] = {
 	{ "mkdir", cmd_mkdir, "mkdir instances/NAME...",
 	  "Create instances (independent buffers)." },
 	{ "rmdir", cmd_rmdir, "rmdir instances/NAME...", "Remove instances." },
+	{ "mount", cmd_mount, "mount [-f] [--allow-other] [--debug] MOUNTPOINT",
+	  "Serve the control tree as a filesystem on MOUNTPOINT (FUSE), so that echo, cat,\n"
+	  "mkdir, rmdir and trace-cmd (see fdr-tracecmd) use it as they use tracefs. Goes\n"
+	  "to the background once the mount is ready, unless -f; unmount with\n"
+	  "'fusermount3 -u MOUNTPOINT' or stop the server with SIGINT/SIGTERM.\n"
+	  "--allow-other lets other users in (file modes still apply; non-root users need\n"
+	  "user_allow_other in /etc/fuse.conf); --debug prints libfuse's requests (implies -f)." },
 	{ "help", cmd_help, "help [VERB]", "Show help." },
 };
 #define NR_VERBS (sizeof(verbs) / sizeof(verbs[0]))
