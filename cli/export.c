@@ -19,12 +19,6 @@
 
 #include "cli.h"
 
-/*
- * The trace.dat reader lands in lib/ctl separately; until it is linked in, the
- * reference stays unresolved and FILE is refused with a message, not a crash.
- */
-#pragma weak fdr_trace_open_file
-
 enum exp_format { EXP_NONE, EXP_CTF, EXP_PERFETTO, EXP_TEXT };
 
 static int exp_run(enum exp_format fmt, struct fdr_trace *t, const char *out,
@@ -117,8 +111,6 @@ int cmd_export(int argc, char **argv)
 				       "expected --snapshot only without FILE (it selects the "
 				       "session's snapshot)");
 
-	if (file && !fdr_trace_open_file)
-		return die(1, "%s: this build cannot read trace.dat files yet", file);
 	if (file) {
 		ret = fdr_trace_open_file(file, &t, &err);
 		if (ret) {

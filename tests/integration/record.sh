@@ -137,6 +137,28 @@ counts=$("$FDR" stat 2>/dev/null | sed -nE 's/^entries: ([0-9]+)/\1/p' | tr '\n'
 kshark "$T/ext.dat" $counts || res=1
 ok $res "extract: libtracecmd (KernelShark's loader) reads every record and field, per-CPU counts ($counts)"
 
+# fdr's own readers of the file: fdr report and fdr export FILE print exactly the
+# record lines fdr show printed (the file keeps the formats, names and clock)
+res=0
+grep -v '^#' "$T/show1" >"$T/show1.lines"
+if ! "$FDR" report "$T/ext.dat" >"$T/frep1" 2>"$T/frep1.err"; then
+	diag "fdr report: $(cat "$T/frep1.err")"
+	res=1
+elif ! tail -n +2 "$T/frep1" | diff -u "$T/show1.lines" - >"$T/fdiff1"; then
+	diag "fdr report differs from fdr show (- show, + report):"
+	head -10 "$T/fdiff1" | sed 's/^/#   /'
+	res=1
+fi
+if ! "$FDR" export --format text -o "$T/fexp1" "$T/ext.dat" 2>"$T/fexp1.err"; then
+	diag "fdr export FILE: $(cat "$T/fexp1.err")"
+	res=1
+elif ! grep -v '^#' "$T/fexp1" | diff -u "$T/show1.lines" - >"$T/fdiff2"; then
+	diag "fdr export --format text FILE differs from fdr show (- show, + export):"
+	head -10 "$T/fdiff2" | sed 's/^/#   /'
+	res=1
+fi
+ok $res "extract: fdr report and fdr export read the file back as fdr show printed it"
+
 # ---- 2. fdr extract --snapshot ----------------------------------------------------------------
 "$FDR" snapshot 2>/dev/null
 "$FDR" extract --snapshot -o "$T/snap.dat" 2>"$T/snap.err"
