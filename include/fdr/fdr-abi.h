@@ -325,7 +325,18 @@ _Static_assert(sizeof(struct fdr_abi_subbuf) == FDR_SUBBUF_HDR, "fdr_abi_subbuf 
 struct fdr_abi_cpu {
 	/* writer line: changed only inside rseq critical sections on this CPU */
 	uint64_t head;
-	uint8_t pad0[56];
+	/*
+	 * The header of the sub-buffer head is in, mirrored here by step 2 of a
+	 * switch inside its rseq section, so a snapshot swap reads it from this
+	 * (hot) line instead of the data area: a seqlock, tag_a written first and
+	 * tag_b last, both the head value step 2 stored. Valid when tag_b, then pos
+	 * and cum, then tag_a read the same tag (see lib/core/ring.c).
+	 */
+	uint64_t hdr_tag_a;
+	uint64_t hdr_pos;
+	uint64_t hdr_cum;
+	uint64_t hdr_tag_b;
+	uint8_t pad0[24];
 	/* reader line */
 	uint64_t consumed; /* linear position up to which a consuming reader read */
 	uint64_t consumed_cum; /* records consumed or overrun up to 'consumed' */

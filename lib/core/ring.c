@@ -67,13 +67,21 @@
 
 #include "ring-fast.h"
 
+/* A second copy for rb_cmp_copy_store(): @lenq (> 0) quadwords from @src to @dst. */
+struct rb_copy {
+	const void *src; /* offset 0 */
+	void *dst; /* offset 8 */
+	uint64_t lenq; /* offset 16 */
+};
+
 /*
  * Slow-path step: if head still equals @expect on this CPU, copy @lenq quadwords
- * from @src to @dst and store @newhead.
+ * from @src to @dst, then (if @more is not NULL) @more's quadwords, and store
+ * @newhead.
  */
 static inline int rb_cmp_copy_store(struct rseq *rs, uint32_t cpu, struct fdr_pbuf *pc,
 				    uint64_t expect, uint64_t newhead, const void *src, void *dst,
-				    uint64_t lenq)
+				    uint64_t lenq, const struct rb_copy *more)
 {
 	__asm__ goto(".pushsection __rseq_cs, \"aw\"\n\t"
 		     ".balign 32\n\t"
@@ -99,6 +107,20 @@ static inline int rb_cmp_copy_store(struct rseq *rs, uint32_t cpu, struct fdr_pb
 		     "addq $8, %%rdi\n\t"
 		     "decq %%rcx\n\t"
 		     "jnz 5b\n\t"
+		     "movq %[more], %%rax\n\t"
+		     "testq %%rax, %%rax\n\t"
+		     "jz 6f\n\t"
+		     "movq 0(%%rax), %%rsi\n\t"
+		     "movq 8(%%rax), %%rdi\n\t"
+		     "movq 16(%%rax), %%rcx\n\t"
+		     "7:\n\t"
+		     "movq (%%rsi), %%rax\n\t"
+		     "movq %%rax, (%%rdi)\n\t"
+		     "addq $8, %%rsi\n\t"
+		     "addq $8, %%rdi\n\t"
+		     "decq %%rcx\n\t"
+		     "jnz 7b\n\t"
+		     "6:\n\t"
 		     "movq 0(%[pc]), %%rax\n\t"
 		     "movq %[newhead], (%%rax)\n\t"
 		     "2:\n\t"
@@ -110,7 +132,8 @@ static inline int rb_cmp_copy_store(struct rseq *rs, uint32_t cpu, struct fdr_pb
 		     ".popsection\n\t"
 		     :
 		     : [rs] "r"(rs), [cpu] "r"(cpu), [pc] "r"(pc), [expect] "r"(expect),
-		       [newhead] "r"(newhead), [src] "r"(src), [dst] "r"(dst), [lenq] "r"(lenq)
+		       [newhead] "r"(newhead), [src] "r"(src), [dst] "r"(dst), [lenq] "r"(lenq),
+		       [more] "r"(more)
 		     : "rax", "rcx", "rsi", "rdi", "memory", "cc"
 		     : abort, cmpfail);
 	return RB_OK;
@@ -181,20 +204,29 @@ static int rb_switch(struct rseq *rs, uint32_t cpu, struct fdr_pcpu *pc, struct 
 				return -ENOSPC;
 		}
 		FDR_TESTPOINT("switch-pad");
-		return rb_cmp_copy_store(rs, cpu, b, head, newhead, &pad, b->data + data_off, 1);
+		return rb_cmp_copy_store(rs, cpu, b, head, newhead, &pad, b->data + data_off, 1,
+					 NULL);
 	} else {
 		uint32_t pidx = idx == 0 ? pc->nr_subbufs - 1 : idx - 1;
 		const unsigned char *prev = b->data + (size_t)pidx * ss;
 		const struct fdr_abi_subbuf *ph = (const void *)prev;
 		struct fdr_abi_subbuf h;
+		uint64_t newhead, mirror[4];
+		const struct rb_copy more = { mirror, &c->hdr_tag_a, 4 };
 
 		h.pos = ph->pos + ss;
 		h.cum = ph->cum + ((head & RB_NREC_MASK) >> 32);
 		rb_calibration(&h);
 		h.reserved = 0;
+		newhead = (head & ~RB_NREC_MASK) + FDR_SUBBUF_HDR;
+		/* the mirror in c (see fdr-abi.h), written in order: tag_a, pos, cum, tag_b */
+		mirror[0] = newhead;
+		mirror[1] = h.pos;
+		mirror[2] = h.cum;
+		mirror[3] = newhead;
 		FDR_TESTPOINT("switch-header");
-		return rb_cmp_copy_store(rs, cpu, b, head, (head & ~RB_NREC_MASK) + FDR_SUBBUF_HDR,
-					 &h, b->data + data_off, FDR_SUBBUF_HDR / 8);
+		return rb_cmp_copy_store(rs, cpu, b, head, newhead, &h, b->data + data_off,
+					 FDR_SUBBUF_HDR / 8, &more);
 	}
 }
 
@@ -520,6 +552,20 @@ err:
 /* A saver that has not refreshed its heartbeat for this long is gone. */
 #define RB_SAVER_STALE_NS (1000ull * 1000 * 1000)
 
+/*
+ * Read the header mirror of buffer entry @c (fdr-abi.h): 1 and @pos/@cum if it
+ * holds the header step 2 wrote with head value @tag, else 0.
+ */
+static int rb_mirror_read(const struct fdr_abi_cpu *c, uint64_t tag, uint64_t *pos, uint64_t *cum)
+{
+	/* acquire on each: tag_b before pos and cum, those before tag_a */
+	uint64_t tb = __atomic_load_n(&c->hdr_tag_b, __ATOMIC_ACQUIRE);
+
+	*pos = __atomic_load_n(&c->hdr_pos, __ATOMIC_ACQUIRE);
+	*cum = __atomic_load_n(&c->hdr_cum, __ATOMIC_ACQUIRE);
+	return tb == tag && __atomic_load_n(&c->hdr_tag_a, __ATOMIC_ACQUIRE) == tag;
+}
+
 /**
  * fdr_ring_swap - take a snapshot: swap the live and spare buffers of one CPU, or
  * of every CPU (@cpu = -1), of an instance's ring
@@ -547,6 +593,20 @@ int fdr_ring_swap(struct fdr_ring_map *m, int cpu)
 
 	if (cpu >= (int)m->nr_cpus)
 		return -EINVAL;
+	/*
+	 * What the loop below reads and writes is a few lines per CPU, usually cold
+	 * (a snapshot follows a long time of writing elsewhere): ask for all of them
+	 * at once, so their misses overlap instead of adding up.
+	 */
+	for (c = first; c < last; c++) {
+		const struct fdr_pcpu *pc = &m->pcpu[c];
+		uint32_t k, bi;
+
+		__builtin_prefetch(pc->active, 1);
+		for (bi = 0; bi < FDR_RING_BUFS; bi++)
+			for (k = 0; k < sizeof(struct fdr_abi_cpu); k += 64)
+				__builtin_prefetch((const char *)pc->cpu[bi] + k, 1);
+	}
 	if (!__atomic_load_n(&h->spare_allocated, __ATOMIC_ACQUIRE)) {
 		__atomic_fetch_add(&h->snap_refused, 1, __ATOMIC_RELAXED);
 		return -ENODEV;
@@ -582,18 +642,31 @@ int fdr_ring_swap(struct fdr_ring_map *m, int cpu)
 		/* empty the new live buffer: its reader starts at its writer position */
 		if (idx < pc->nr_subbufs) {
 			uint32_t hidx = off ? idx : (idx == 0 ? pc->nr_subbufs - 1 : idx - 1);
-			const unsigned char *sb = b->data + ((size_t)hidx << pc->ss_shift);
-			const struct fdr_abi_subbuf *sh = (const void *)sb;
+			/* the head value step 2 stored when it wrote that sub-buffer's header */
+			uint64_t gen = (head >> 48) - (off ? 0 : 1);
+			uint64_t tag = (gen & 0xffff) << 48 |
+				       (((uint64_t)hidx << pc->ss_shift) + FDR_SUBBUF_HDR);
+			uint64_t sb_pos, sb_cum;
 
-			if (off) {
-				/* the head counts the sub-buffer's records: no need to read them */
-				pos = sh->pos + off;
-				cum = sh->cum + ((head >> 32) & 0xffff);
-			} else {
-				/* between the steps of a switch: the count is the finished one's */
-				pos = sh->pos + pc->subbuf_size;
-				cum = sh->cum + ((head & RB_NREC_MASK) >> 32);
+			/*
+			 * The header from the mirror next to head (the data area of a
+			 * large buffer is cold: reading it cost a TLB and a cache miss
+			 * per CPU); from the sub-buffer itself when the mirror does not
+			 * hold that header.
+			 */
+			if (!rb_mirror_read(nc, tag, &sb_pos, &sb_cum)) {
+				const struct fdr_abi_subbuf *sh =
+					(const void *)(b->data + ((size_t)hidx << pc->ss_shift));
+
+				sb_pos = sh->pos;
+				sb_cum = sh->cum;
 			}
+			/*
+			 * head counts the sub-buffer's records (no need to read them);
+			 * between the steps of a switch, the finished one's
+			 */
+			pos = sb_pos + (off ? off : pc->subbuf_size);
+			cum = sb_cum + ((head & RB_NREC_MASK) >> 32);
 		}
 		__atomic_store_n(&nc->consumed_cum, cum, __ATOMIC_RELAXED);
 		__atomic_store_n(&nc->base_cum, cum, __ATOMIC_RELAXED);

@@ -1027,3 +1027,43 @@ Test(ring, signal_handler_nesting, .timeout = 60)
 		(unsigned long long)interrupting, (unsigned long long)nested);
 	fdr_test_recs_free(&rr);
 }
+
+/*
+ * Step 2 of a switch mirrors the new sub-buffer's header next to head (a
+ * seqlock: tag_a, pos, cum, tag_b), so a snapshot swap need not read the data
+ * area. After many switches the mirror holds exactly the current header.
+ */
+Test(ring, header_mirror_matches_current_subbuf)
+{
+	const struct fdr_abi_ring *h;
+	const struct fdr_abi_cpu *c;
+	const struct fdr_abi_subbuf *sb;
+	void *base;
+	size_t size;
+	uint64_t head, tag;
+	uint32_t doff, ss;
+	int cpu, round;
+
+	setup(16, 1);
+	cpu = fdr_test_pin(0);
+	cr_assert_eq(fdr_session_ring(env.s, 0, &base, &size), 0);
+	h = base;
+	c = (const void *)((const char *)base + h->cpu_off);
+	c += cpu; /* buffer 0 (live: no snapshot was taken) of this CPU */
+	ss = c->subbuf_size;
+	for (round = 0; round < 5; round++) {
+		write_seq((uint32_t)round * 700, 700); /* wraps the 16 KiB ring each round */
+		head = __atomic_load_n(&c->head, __ATOMIC_ACQUIRE);
+		doff = (uint32_t)head;
+		cr_assert_neq(doff % ss, 0, "a single writer leaves head inside a sub-buffer");
+		tag = (head >> 48) << 48 | ((doff / ss) * (uint64_t)ss + FDR_SUBBUF_HDR);
+		sb = (const void *)((const char *)base + c->data_off + (doff / ss) * (size_t)ss);
+		cr_assert_eq(c->hdr_tag_a, tag, "tag_a %#llx, expected %#llx",
+			     (unsigned long long)c->hdr_tag_a, (unsigned long long)tag);
+		cr_assert_eq(c->hdr_tag_b, tag);
+		cr_assert_eq(c->hdr_pos, sb->pos, "mirror pos %llu, header %llu",
+			     (unsigned long long)c->hdr_pos, (unsigned long long)sb->pos);
+		cr_assert_eq(c->hdr_cum, sb->cum, "mirror cum %llu, header %llu",
+			     (unsigned long long)c->hdr_cum, (unsigned long long)sb->cum);
+	}
+}
