@@ -587,17 +587,19 @@ static int rb_mirror_read(const struct fdr_abi_cpu *c, uint64_t tag, uint64_t *p
 int fdr_ring_swap(struct fdr_ring_map *m, int cpu)
 {
 	struct fdr_abi_ring *h = m->hdr;
-	uint64_t seq = __atomic_load_n(&h->snap_seq, __ATOMIC_ACQUIRE), now = fdr_clock_mono_ns();
 	uint32_t c, first = cpu < 0 ? 0 : (uint32_t)cpu,
 		    last = cpu < 0 ? m->nr_cpus : (uint32_t)cpu + 1;
+	uint64_t seq, now;
 
 	if (cpu >= (int)m->nr_cpus)
 		return -EINVAL;
 	/*
-	 * What the loop below reads and writes is a few lines per CPU, usually cold
-	 * (a snapshot follows a long time of writing elsewhere): ask for all of them
-	 * at once, so their misses overlap instead of adding up.
+	 * What this reads and writes is the ring header and a few lines per CPU,
+	 * usually cold (a snapshot follows a long time of writing elsewhere): ask
+	 * for all of them first, so their misses overlap instead of adding up.
 	 */
+	for (c = 0; c < sizeof(*h); c += 64)
+		__builtin_prefetch((const char *)h + c, 1);
 	for (c = first; c < last; c++) {
 		const struct fdr_pcpu *pc = &m->pcpu[c];
 		uint32_t k, bi;
@@ -607,6 +609,8 @@ int fdr_ring_swap(struct fdr_ring_map *m, int cpu)
 			for (k = 0; k < sizeof(struct fdr_abi_cpu); k += 64)
 				__builtin_prefetch((const char *)pc->cpu[bi] + k, 1);
 	}
+	seq = __atomic_load_n(&h->snap_seq, __ATOMIC_ACQUIRE);
+	now = fdr_clock_mono_ns();
 	if (!__atomic_load_n(&h->spare_allocated, __ATOMIC_ACQUIRE)) {
 		__atomic_fetch_add(&h->snap_refused, 1, __ATOMIC_RELAXED);
 		return -ENODEV;
