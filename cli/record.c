@@ -39,13 +39,27 @@
 #include "fdr/fdr-tracedat.h"
 #include "cli.h"
 
-#define RECORD_BATCH 256 /* pages per CPU per round: 1 MiB of 4 KiB pages */
+#define RECORD_BATCH 256 /* pages per write: 1 MiB of 4 KiB pages */
+#define RECORD_TAKE_MAX (16u << 20) /* bytes of sub-buffers per CPU per round */
 #define RECORD_IDLE_US 500
 #define RECORD_DRAIN_NS (2ull * 1000 * 1000 * 1000) /* at most, after the stop */
 
+/* Records refused (discard mode) seen when the spool held @at records: flagged there. */
+struct rec_mark {
+	uint64_t at;
+	uint64_t refused;
+};
+
 struct rec_cpu {
 	struct fdr_reader *r;
-	struct fdr_tracedat_cpu out; /* spool fd, bytes, records, lost */
+	int spool_fd; /* the ring's sub-buffers as they were (fdr_reader_take_subbufs) */
+	struct fdr_spool sp;
+	struct rec_mark *marks; /* refused counts to flag in the pages made from sp */
+	size_t nr_marks, max_marks;
+	uint64_t unflagged; /* refused, to flag in the next page made */
+	struct fdr_tracedat_cpu out; /* pages: spool fd, bytes, records, lost */
+	unsigned char *tail; /* pages of the writer's last sub-buffer, read at the stop */
+	size_t tail_pages;
 	uint64_t refused_seen; /* the ring's refused count already accounted */
 	uint64_t overwritten; /* lost to overwrite (flagged in pages) */
 	uint64_t refused; /* lost to discard, too big, nesting */
@@ -82,24 +96,117 @@ static void rec_close_cpus(struct rec_cpu *cpus, uint32_t nr)
 		fdr_reader_close(cpus[i].r);
 		if (cpus[i].out.fd >= 0)
 			close(cpus[i].out.fd);
+		if (cpus[i].spool_fd >= 0)
+			close(cpus[i].spool_fd);
+		free(cpus[i].marks);
+		free(cpus[i].tail);
 	}
 	free(cpus);
 }
 
+/* Append @n pages of @buf to the CPU's pages. */
+static int rec_put_pages(struct rec_cpu *c, unsigned char *buf, size_t n, uint32_t ps)
+{
+	int ret;
+
+	if (!n)
+		return 0;
+	if (c->unflagged) {
+		fdr_raw_page_add_missed(buf, ps, c->unflagged);
+		c->unflagged = 0;
+	}
+	ret = rec_write_all(c->out.fd, buf, n * ps);
+	if (!ret)
+		c->out.size += (uint64_t)n * ps;
+	return ret;
+}
+
 /*
- * One round over one CPU: fill pages and append them to its spool. Returns the
- * pages written, or a negative errno.
+ * Turn the CPU's spool of sub-buffers into pages (fdr_reader_open_spool() checks
+ * every header and record, as a live read does) appended to its pages, then empty
+ * the spool. Refused counts are flagged in the page holding the spool's record
+ * they were seen at. Returns 0 or a negative errno.
+ */
+static int rec_convert(struct fdr_session *s, uint32_t inst, struct rec_cpu *c, unsigned char *buf,
+		       uint32_t ps)
+{
+	struct fdr_reader *sr = NULL;
+	uint64_t done = 0;
+	size_t k = 0, m = 0;
+	int n, ret = 0;
+
+	if (c->sp.bytes) {
+		ret = fdr_reader_open_spool(s, inst, c->spool_fd, &c->sp, &sr);
+		if (ret)
+			return ret;
+	}
+	while (sr) {
+		struct fdr_raw_stats st = { 0 };
+		unsigned char *page = buf + k * ps;
+
+		/* one page per call: the records it holds place the refused flags */
+		n = fdr_reader_raw_pages(sr, page, ps, 1, &st);
+		if (n < 0) {
+			ret = n;
+			break;
+		}
+		if (n == 0)
+			break;
+		for (; m < c->nr_marks && c->marks[m].at < done + st.records; m++)
+			fdr_raw_page_add_missed(page, ps, c->marks[m].refused);
+		done += st.records;
+		c->out.records += st.records;
+		c->overwritten += st.lost;
+		if (++k == RECORD_BATCH) {
+			ret = rec_put_pages(c, buf, k, ps);
+			k = 0;
+			if (ret)
+				break;
+		}
+	}
+	fdr_reader_close(sr);
+	if (!ret)
+		ret = rec_put_pages(c, buf, k, ps);
+	for (; m < c->nr_marks; m++)
+		c->unflagged += c->marks[m].refused; /* no record after them: the next page */
+	c->nr_marks = 0;
+	memset(&c->sp, 0, sizeof(c->sp));
+	if (!ret && ftruncate(c->spool_fd, 0) < 0)
+		ret = -errno;
+	return ret;
+}
+
+static int rec_mark(struct rec_cpu *c, uint64_t at, uint64_t refused)
+{
+	if (c->nr_marks == c->max_marks) {
+		size_t max = c->max_marks ? 2 * c->max_marks : 16;
+		struct rec_mark *p = realloc(c->marks, max * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		c->marks = p;
+		c->max_marks = max;
+	}
+	c->marks[c->nr_marks++] = (struct rec_mark){ at, refused };
+	return 0;
+}
+
+/*
+ * One round over one CPU: move its completed sub-buffers into its spool, in the
+ * kernel. Returns the sub-buffers moved, or a negative errno.
  */
 static int rec_pump(struct fdr_session *s, uint32_t inst, uint32_t cpu, struct rec_cpu *c,
 		    unsigned char *buf, uint32_t ps)
 {
-	struct fdr_raw_stats st = { 0 };
-	uint64_t refused;
+	uint64_t refused, at = c->sp.records;
 	int n, ret;
 
-	n = fdr_reader_raw_pages(c->r, buf, ps, RECORD_BATCH, &st);
+	n = fdr_reader_take_subbufs(c->r, c->spool_fd, RECORD_TAKE_MAX, &c->sp);
 	if (n == -ESTALE) {
-		/* the buffers were resized: follow the new ones */
+		/* resized, or a snapshot swapped the buffers: keep what we have, follow */
+		ret = rec_convert(s, inst, c, buf, ps);
+		if (ret)
+			return ret;
 		fdr_reader_close(c->r);
 		c->r = NULL;
 		ret = fdr_reader_open(s, inst, (int)cpu, FDR_READ_CONSUME, &c->r);
@@ -112,17 +219,42 @@ static int rec_pump(struct fdr_session *s, uint32_t inst, uint32_t cpu, struct r
 		return n;
 	refused = fdr_reader_refused(c->r);
 	if (refused > c->refused_seen) {
-		fdr_raw_page_add_missed(buf, ps, refused - c->refused_seen);
+		ret = rec_mark(c, at, refused - c->refused_seen);
+		if (ret)
+			return ret;
 		c->refused += refused - c->refused_seen;
 	}
 	c->refused_seen = refused; /* lower: somebody cleared the counters */
-	ret = rec_write_all(c->out.fd, buf, (size_t)n * ps);
-	if (ret)
-		return ret;
-	c->out.size += (uint64_t)n * ps;
+	return n;
+}
+
+/*
+ * At the stop: the records of the writer's current sub-buffer (not complete, so
+ * not taken) go through the record path into pages, kept until the spool is
+ * converted. Returns 0 or a negative errno.
+ */
+static int rec_tail(struct rec_cpu *c, uint32_t ps)
+{
+	struct fdr_raw_stats st = { 0 };
+	uint64_t refused;
+	int n;
+
+	c->tail = malloc((size_t)RECORD_BATCH * ps);
+	if (!c->tail)
+		return -ENOMEM;
+	n = fdr_reader_raw_pages(c->r, c->tail, ps, RECORD_BATCH, &st);
+	if (n <= 0)
+		return n == -ESTALE ? 0 : n;
+	c->tail_pages = (size_t)n;
 	c->out.records += st.records;
 	c->overwritten += st.lost;
-	return n;
+	refused = fdr_reader_refused(c->r);
+	if (refused > c->refused_seen) {
+		fdr_raw_page_add_missed(c->tail, ps, refused - c->refused_seen);
+		c->refused += refused - c->refused_seen;
+	}
+	c->refused_seen = refused;
+	return 0;
 }
 
 /* Account the refused records no page carried (none was read after them). */
@@ -294,12 +426,21 @@ int cmd_record(int argc, char **argv)
 		ret = die(1, "out of memory");
 		goto out;
 	}
+	for (cpu = 0; cpu < (uint32_t)nr_cpus; cpu++)
+		cpus[cpu].out.fd = cpus[cpu].spool_fd = -1;
 	/* like trace-cmd record: the file holds what happens from now on */
 	fdr_ring_clear(s, idx, -1);
 	for (cpu = 0; cpu < (uint32_t)nr_cpus; cpu++, nr++) {
 		struct rec_cpu *rc = &cpus[cpu];
 
 		rc->out.fd = fdr_tracedat_spool_open(out_path);
+		if (rc->out.fd >= 0) {
+			rc->spool_fd = fdr_tracedat_spool_open(out_path);
+			if (rc->spool_fd < 0) {
+				close(rc->out.fd);
+				rc->out.fd = rc->spool_fd;
+			}
+		}
 		if (rc->out.fd < 0) {
 			ret = die(1, "cannot create a temporary file next to %s: %s", out_path,
 				  strerror(-rc->out.fd));
@@ -366,9 +507,10 @@ int cmd_record(int argc, char **argv)
 			char hb[32];
 
 			for (cpu = 0; cpu < nr; cpu++) {
-				ev += cpus[cpu].out.records;
-				by += cpus[cpu].out.size;
-				lo += cpus[cpu].overwritten + cpus[cpu].refused;
+				/* the spools' figures: what their headers' record counts say */
+				ev += cpus[cpu].out.records + cpus[cpu].sp.records;
+				by += cpus[cpu].out.size + cpus[cpu].sp.bytes;
+				lo += cpus[cpu].overwritten + cpus[cpu].sp.lost + cpus[cpu].refused;
 			}
 			rec_human(by, hb, sizeof(hb));
 			fprintf(stderr,
@@ -388,16 +530,30 @@ stop:
 	t_end = rec_now_ns();
 	if (progress)
 		fprintf(stderr, "\r%*s\r", 72, "");
+	/* the writers' current sub-buffers, before anything slower */
+	for (cpu = 0; cpu < nr && !ret; cpu++) {
+		ret = rec_tail(&cpus[cpu], ps);
+		if (ret)
+			ret = die(1, "CPU %u: %s", cpu, strerror(-ret));
+	}
 	for (cpu = 0; cpu < nr; cpu++)
 		rec_final_refused(&cpus[cpu]);
 	if (tracing_before == 0 || tracing_before == -1)
 		rec_set_tracing(s, inst, 0); /* as it was (a new session: off) */
+	for (cpu = 0; cpu < nr && !ret; cpu++) {
+		struct rec_cpu *rc = &cpus[cpu];
+
+		fdr_reader_close(rc->r);
+		rc->r = NULL; /* other readers may consume again */
+		/* the spool's sub-buffers become pages, then the tail's pages follow */
+		ret = rec_convert(s, idx, rc, buf, ps);
+		if (!ret)
+			ret = rec_put_pages(rc, rc->tail, rc->tail_pages, ps);
+		if (ret)
+			ret = die(1, "CPU %u: cannot write its pages: %s", cpu, strerror(-ret));
+		rc->out.lost = rc->overwritten + rc->refused;
+	}
 	if (!ret) {
-		for (cpu = 0; cpu < nr; cpu++) {
-			cpus[cpu].out.lost = cpus[cpu].overwritten + cpus[cpu].refused;
-			fdr_reader_close(cpus[cpu].r);
-			cpus[cpu].r = NULL; /* other readers may consume again */
-		}
 		{
 			/* the writer takes an array of the CPUs' spools and figures */
 			struct fdr_tracedat_cpu *tc = calloc(nr, sizeof(*tc));
