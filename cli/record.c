@@ -41,6 +41,7 @@
 
 #define RECORD_BATCH 256 /* pages per write: 1 MiB of 4 KiB pages */
 #define RECORD_TAKE_MAX (16u << 20) /* bytes of sub-buffers per CPU per round */
+#define RECORD_TAKE_CHUNK (512u << 10) /* bytes per take */
 #define RECORD_IDLE_US 500
 #define RECORD_DRAIN_NS (2ull * 1000 * 1000 * 1000) /* at most, after the stop */
 
@@ -199,9 +200,19 @@ static int rec_pump(struct fdr_session *s, uint32_t inst, uint32_t cpu, struct r
 		    unsigned char *buf, uint32_t ps)
 {
 	uint64_t refused, at = c->sp.records;
-	int n, ret;
+	int n, k, ret;
 
-	n = fdr_reader_take_subbufs(c->r, c->spool_fd, RECORD_TAKE_MAX, &c->sp);
+	/*
+	 * In chunks: each take publishes the reader position when its copy is done,
+	 * so a discard-mode writer gets room back every RECORD_TAKE_CHUNK bytes.
+	 */
+	for (n = 0, k = 0; n < (int)(RECORD_TAKE_MAX / ps); n += k) {
+		k = fdr_reader_take_subbufs(c->r, c->spool_fd, RECORD_TAKE_CHUNK, &c->sp);
+		if (k <= 0)
+			break;
+	}
+	if (k < 0)
+		n = k;
 	if (n == -ESTALE) {
 		/* resized, or a snapshot swapped the buffers: keep what we have, follow */
 		ret = rec_convert(s, inst, c, buf, ps);

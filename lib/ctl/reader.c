@@ -66,6 +66,9 @@ struct rd_cpu {
 	int spool_fd; /* a spool reader's file (borrowed), -1 for a ring cursor */
 	uint64_t spool_off; /* next sub-buffer to read from it */
 	uint64_t spool_end; /* its length in whole sub-buffers */
+	unsigned char *spool_batch; /* sub-buffers read from it in one pread() */
+	uint32_t spool_batch_nr; /* room in spool_batch, in sub-buffers */
+	uint32_t spool_batch_at, spool_batch_have; /* next one to use, how many were read */
 };
 
 struct fdr_reader {
@@ -316,24 +319,34 @@ static int rd_refresh_spool(struct rd_cpu *rc)
 	const uint64_t mask = rc->ss - 1;
 	const struct fdr_abi_subbuf *h = rd_hdr(rc);
 	uint64_t S = rc->pos & ~mask;
-	size_t got = 0;
 
 	rc->buf_pos = UINT64_MAX;
-	if (rc->spool_off >= rc->spool_end || rc->spool_end - rc->spool_off < rc->ss)
-		return 0;
-	while (got < rc->ss) {
-		ssize_t n = pread(rc->spool_fd, rc->buf + got, rc->ss - got,
-				  (off_t)(rc->spool_off + got));
+	if (rc->spool_batch_at == rc->spool_batch_have) {
+		/* the next batch: whole sub-buffers only (a torn end is not read) */
+		uint64_t left = rc->spool_end > rc->spool_off ? rc->spool_end - rc->spool_off : 0;
+		size_t want = (size_t)rc->spool_batch_nr << rc->shift, got = 0;
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return 0; /* shorter than it was said to be */
-		got += (size_t)n;
+		if (left < want)
+			want = (size_t)(left & ~(uint64_t)mask);
+		while (got < want) {
+			ssize_t n = pread(rc->spool_fd, rc->spool_batch + got, want - got,
+					  (off_t)(rc->spool_off + got));
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0)
+				return -errno;
+			if (n == 0)
+				break; /* shorter than it was said to be */
+			got += (size_t)n;
+		}
+		rc->spool_off += got;
+		rc->spool_batch_at = 0;
+		rc->spool_batch_have = (uint32_t)(got >> rc->shift);
+		if (!rc->spool_batch_have)
+			return 0;
 	}
-	rc->spool_off += rc->ss;
+	memcpy(rc->buf, rc->spool_batch + ((size_t)rc->spool_batch_at++ << rc->shift), rc->ss);
 	if ((h->pos & mask) || h->pos < S)
 		return 1;
 	rc->buf_pos = h->pos;
@@ -627,6 +640,7 @@ void fdr_reader_close(struct fdr_reader *r)
 						    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 		}
 		free(rc->buf);
+		free(rc->spool_batch);
 	}
 	if (r->ring_fd >= 0)
 		close(r->ring_fd);
@@ -939,6 +953,8 @@ uint64_t fdr_reader_refused(struct fdr_reader *r)
 	return n;
 }
 
+#define RD_SPOOL_BATCH (1u << 20) /* bytes a spool reader reads per pread() */
+
 /* ---- whole sub-buffers into a file: fdr record ------------------------------------------ */
 
 /*
@@ -1234,6 +1250,12 @@ int fdr_reader_open_spool(struct fdr_session *s, uint32_t inst, int fd, const st
 	rc->cum = sp->start_cum;
 	rc->spool_fd = fd;
 	rc->spool_end = sp->bytes;
+	rc->spool_batch_nr = (RD_SPOOL_BATCH >> shift) ?: 1;
+	rc->spool_batch = malloc((size_t)rc->spool_batch_nr << shift);
+	if (!rc->spool_batch) {
+		fdr_reader_close(r);
+		return -ENOMEM;
+	}
 	fdr_clock_conv_init(&r->conv, fdr_session_control(s),
 			    fdr_session_control(s)->instances[inst].clock);
 	*out = r;

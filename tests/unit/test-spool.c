@@ -9,6 +9,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,13 +63,22 @@ static void write_seq(uint32_t from, uint32_t n)
 	}
 }
 
+/* The seq of a record, after checking that its string is the one written with it. */
 static uint32_t seq_of(const struct fdr_record *rec)
 {
+	char want[48];
 	rec_seq h;
+	uint32_t off, len;
 
 	cr_assert_geq(rec->len, sizeof(h));
 	memcpy(&h, rec->payload, sizeof(h));
 	cr_assert_eq(h.fdr__common.type, fdr_ev_tspool_seq.id);
+	off = h.s & 0xffff;
+	len = h.s >> 16;
+	cr_assert(off + len <= rec->len && len >= 1, "__data_loc beyond the record");
+	snprintf(want, sizeof(want), "s-%u-%.*s", h.seq, (int)(h.seq % 23),
+		 "abcdefghijklmnopqrstuvw");
+	cr_assert_str_eq((const char *)rec->payload + off, want, "a torn record (seq %u)", h.seq);
 	return h.seq;
 }
 
@@ -267,6 +278,72 @@ Test(spool, overwrite_lost_counted_exactly)
 	for (size_t i = 1; i < g.nr; i++)
 		cr_assert_gt(g.seq[i], g.seq[i - 1], "out of order at %zu", i);
 	cr_assert_eq(g.seq[g.nr - 1], next - 1, "the newest record is there");
+	fdr_reader_close(r);
+	free(g.seq);
+	close(fd);
+}
+
+struct race {
+	int cpu; /* the writer's CPU, or -1 if pinning failed */
+	uint32_t n;
+	volatile int done;
+};
+
+static void *race_writer(void *arg)
+{
+	struct race *w = arg;
+
+	w->cpu = fdr_test_pin(1);
+	if (w->cpu >= 0)
+		write_seq(0, w->n);
+	__atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * Overwrite mode, a writer on another CPU lapping a 12 KiB ring while takes copy
+ * it: sub-buffers overwritten during their copy must be cut, never read torn (each
+ * record's string is checked against its seq), and every record is read or
+ * counted lost.
+ */
+Test(spool, overwrite_race_never_torn, .timeout = 60)
+{
+	struct race w = { .cpu = -1, .n = 400000 };
+	struct fdr_spool sp = { 0 };
+	struct fdr_reader *r;
+	struct got g = { 0 };
+	pthread_t t;
+	int fd = memfd(), takes = 0, cpu;
+	size_t i;
+
+	if (fdr_test_nr_allowed_cpus() < 2)
+		cr_skip_test("needs 2 CPUs");
+	setup(8, 1);
+	cpu = fdr_test_pin(0);
+	cr_assert_geq(cpu, 0);
+	/* the writer's CPU is the second allowed one: find it as the thread will */
+	cr_assert_eq(pthread_create(&t, NULL, race_writer, &w), 0);
+	while (!__atomic_load_n(&w.done, __ATOMIC_ACQUIRE) && w.cpu < 0)
+		sched_yield();
+	cr_assert_geq(w.cpu, 0, "cannot pin the writer");
+	cr_assert_eq(fdr_reader_open(env.s, 0, w.cpu, FDR_READ_CONSUME, &r), 0);
+	while (!__atomic_load_n(&w.done, __ATOMIC_ACQUIRE)) {
+		int n = fdr_reader_take_subbufs(r, fd, 8192, &sp);
+
+		cr_assert_geq(n, 0, "take: %d", n);
+		takes++;
+	}
+	pthread_join(t, NULL);
+	take_all(r, fd, &sp);
+	read_spool(fd, &sp, &g);
+	drain(r, &g);
+	cr_log_info("%d takes, %llu sub-buffers cut, %zu read, %llu lost", takes,
+		    (unsigned long long)sp.cut, g.nr, (unsigned long long)g.lost);
+	cr_assert_gt(g.nr, 0);
+	cr_assert_eq(g.nr + g.lost, w.n, "read %zu + lost %llu != written %u", g.nr,
+		     (unsigned long long)g.lost, w.n);
+	for (i = 1; i < g.nr; i++)
+		cr_assert_gt(g.seq[i], g.seq[i - 1], "out of order at %zu", i);
 	fdr_reader_close(r);
 	free(g.seq);
 	close(fd);
