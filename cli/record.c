@@ -6,20 +6,31 @@
  * fdr record works like trace-cmd record. It enables the events (creating the
  * session if needed, as fdr start does), empties the instance's buffers, runs
  * the command if one is given, and until it exits (or SIGINT/SIGTERM) consumes
- * every CPU's buffer as trace_pipe_raw does: each round fills up to
- * RECORD_BATCH pages per CPU in the kernel's page format (the one copy that
- * remains: the ring's record layout is not the kernel's, so fdr_reader_raw_pages()
- * rebuilds the pages) and appends them to that CPU's spool file with one write.
- * When a round finds nothing it sleeps RECORD_IDLE_US: short enough that a
- * 4 MiB buffer filled at 1 GB/s does not overflow meanwhile. At the end the
- * spools are copied into the trace.dat behind its header, in the kernel
- * (copy_file_range), so the data is not copied through user space again.
+ * every CPU's buffer (docs/design/record.md):
+ *
+ *   recording   each round moves every CPU's completed sub-buffers, as they are,
+ *               into that CPU's spool file (fdr_reader_take_subbufs(): the kernel
+ *               copies them, copy_file_range or sendfile; no per-record work),
+ *               RECORD_TAKE_CHUNK bytes per take, so that a discard-mode writer
+ *               gets room back early. A round that moved less than RECORD_BUSY
+ *               sleeps RECORD_IDLE_US: short enough that a 4 MiB buffer filled at
+ *               1 GB/s does not overflow meanwhile, long enough that the
+ *               recorder does not spin on tiny takes.
+ *   stop        the writers' current sub-buffers are read record by record into
+ *               pages (the tail); then each spool is read back through the
+ *               reader's checks (fdr_reader_open_spool(): it came from shared
+ *               memory) and turned into the kernel's ring-buffer pages: the
+ *               per-record work, in user space, done once at the end (the ring's
+ *               record layout is not the kernel's); then the tail's pages. They
+ *               are copied into the trace.dat behind its header in the kernel
+ *               (copy_file_range).
  *
  * Lost records are counted exactly, per CPU: records overwritten before they
  * were read (overwrite mode) from the gaps in the rings' record counts, and
  * records refused (discard mode: buffer full) from the rings' counters. Both are
  * flagged in the pages trace-cmd report shows as "CPU:N [M EVENTS DROPPED]";
- * a refused count is attached to the first page read after it was seen.
+ * a refused count is attached to the page holding the first record taken after
+ * it was seen.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -43,6 +54,7 @@
 #define RECORD_TAKE_MAX (16u << 20) /* bytes of sub-buffers per CPU per round */
 #define RECORD_TAKE_CHUNK (512u << 10) /* bytes per take */
 #define RECORD_IDLE_US 500
+#define RECORD_BUSY (256u << 10) /* a round that moved less sleeps RECORD_IDLE_US */
 #define RECORD_DRAIN_NS (2ull * 1000 * 1000 * 1000) /* at most, after the stop */
 
 /* Records refused (discard mode) seen when the spool held @at records: flagged there. */
@@ -206,11 +218,14 @@ static int rec_pump(struct fdr_session *s, uint32_t inst, uint32_t cpu, struct r
 	 * In chunks: each take publishes the reader position when its copy is done,
 	 * so a discard-mode writer gets room back every RECORD_TAKE_CHUNK bytes.
 	 */
-	for (n = 0, k = 0; n < (int)(RECORD_TAKE_MAX / ps); n += k) {
+	n = 0;
+	do {
 		k = fdr_reader_take_subbufs(c->r, c->spool_fd, RECORD_TAKE_CHUNK, &c->sp);
-		if (k <= 0)
-			break;
-	}
+		if (k > 0)
+			n += k;
+		/* a take that was not full took all there was: the rest waits a round */
+	} while (k > 0 && (uint64_t)k * ps >= RECORD_TAKE_CHUNK &&
+		 (uint64_t)n * ps < RECORD_TAKE_MAX);
 	if (k < 0)
 		n = k;
 	if (n == -ESTALE) {
@@ -530,7 +545,12 @@ int cmd_record(int argc, char **argv)
 			ev_last = ev;
 			t_last = now;
 		}
-		if (!got) {
+		if ((uint64_t)got * ps < RECORD_BUSY) {
+			/*
+			 * Little to do: sleep rather than spin on small takes. A recorder
+			 * that sleeps is woken promptly when it shares its CPU; one that
+			 * spins gets its fair share, and waits tens of ms on a busy machine.
+			 */
 			struct timespec d = { 0, RECORD_IDLE_US * 1000 };
 
 			nanosleep(&d, NULL);

@@ -19,6 +19,14 @@
  * in step 1: the writer publishes head only after the record's bytes.
  *
  * Several CPUs are merged by timestamp (a k-way merge over peeked records).
+ *
+ * fdr record moves whole sub-buffers instead (fdr_reader_take_subbufs(): copied
+ * by the kernel from the ring file into a spool file, then step 3's check, with
+ * the sub-buffers the writer re-entered cut from the spool), and reads the spool
+ * back later with a cursor of the same kind (fdr_reader_open_spool()): only where
+ * a sub-buffer comes from differs (rd_refresh_ring(), rd_refresh_spool()); the
+ * record check (rd_rec_len()), the loss count (rd_enter()) and the page builder
+ * are shared. See docs/design/record.md.
  */
 #define _GNU_SOURCE
 #include <errno.h>
