@@ -761,8 +761,9 @@ static void rd_publish(struct fdr_reader *r, struct rd_cpu *rc, uint64_t n, uint
 /*
  * Fill one page in the kernel's ring-buffer page format from cursor @rc.
  * A page holds records without a gap between them: records lost before one
- * (overwritten) start a new page whose header flags them (missed events, the
- * count stored after the data when it fits, as the kernel does). A timestamp
+ * (overwritten) start a new page whose header flags them (missed events, and
+ * the count stored after the data, as the kernel does when it fits: room is kept
+ * for it, so the count is always there). A timestamp
  * going backwards also starts a new page, so every delta stays exact.
  * Returns the records put (0: none available) or a negative errno; *@lost gets
  * the records flagged as lost in this page.
@@ -789,6 +790,13 @@ static int rd_fill_page(struct fdr_reader *r, struct rd_cpu *rc, unsigned char *
 			base_ts = rec->ts;
 			prev = rec->ts;
 			missed = rec->lost_before;
+			/*
+			 * Room for the count of the records lost before it, so that it is
+			 * exact; a spool's pages keep it in every page, for the refused
+			 * counts fdr record adds (fdr_raw_page_add_missed()).
+			 */
+			if (missed || r->spool)
+				cap = page_size - 8;
 		} else if (rec->lost_before || rec->ts < prev) {
 			break; /* a gap or a step back starts a new page */
 		}
