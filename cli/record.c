@@ -51,6 +51,7 @@
 #include "cli.h"
 
 #define RECORD_BATCH 256 /* pages per write: 1 MiB of 4 KiB pages */
+#define RECORD_CONVERT_BATCH 16 /* pages per write at the stop: they stay in the cache */
 #define RECORD_TAKE_MAX (16u << 20) /* bytes of sub-buffers per CPU per round */
 #define RECORD_TAKE_CHUNK (512u << 10) /* bytes per take */
 #define RECORD_IDLE_US 500
@@ -170,7 +171,7 @@ static int rec_convert(struct fdr_session *s, uint32_t inst, struct rec_cpu *c, 
 		done += st.records;
 		c->out.records += st.records;
 		c->overwritten += st.lost;
-		if (++k == RECORD_BATCH) {
+		if (++k == RECORD_CONVERT_BATCH) {
 			ret = rec_put_pages(c, buf, k, ps);
 			k = 0;
 			if (ret)

@@ -969,7 +969,7 @@ uint64_t fdr_reader_refused(struct fdr_reader *r)
 	return n;
 }
 
-#define RD_SPOOL_BATCH (1u << 20) /* bytes a spool reader reads per pread() */
+#define RD_SPOOL_BATCH (64u << 10) /* bytes a spool reader reads per pread() */
 
 /* ---- whole sub-buffers into a file: fdr record ------------------------------------------ */
 
