@@ -1166,10 +1166,12 @@ int fdr_reader_take_subbufs(struct fdr_reader *r, int fd, uint64_t max_bytes, st
 	/* acquire: the copies (and h_end) are done before head is read again */
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	ret = rd_writer_retry(rc, &w2_sub, &w2_off);
-	if (ret == -EAGAIN)
-		w2_sub = S0 + (nr - 1 + rc->n) * rc->ss; /* cannot tell: cut them all */
-	else if (ret)
-		return ftruncate(fd, (off_t)off0) < 0 ? -errno : ret;
+	if (ret) {
+		/* cannot tell whether the copy is whole: drop it, the next take copies again */
+		if (ftruncate(fd, (off_t)off0) < 0)
+			return -errno;
+		return ret == -EAGAIN ? 0 : ret;
+	}
 	/* S was entered one lap later (maybe during its copy) iff w2_sub >= S + n * ss */
 	cut = 0;
 	if (w2_sub >= S0 + (uint64_t)rc->n * rc->ss) {
