@@ -1114,6 +1114,16 @@ int fdr_reader_take_subbufs(struct fdr_reader *r, int fd, uint64_t max_bytes, st
 		return -ESTALE;
 	if (rc->pos & 7)
 		rc->pos = (rc->pos & ~mask) + rc->ss; /* as rd_peek(): a bogus position */
+	if (rc->lost) {
+		/*
+		 * A read entered a sub-buffer after a gap and has not handed out a
+		 * record since (that would have reported the gap): step back before
+		 * that sub-buffer's header, so that this take counts the gap.
+		 */
+		rc->cum -= rc->lost;
+		rc->pos &= ~mask;
+		rc->lost = 0;
+	}
 	ret = rd_writer_retry(rc, &w_sub, &w_off);
 	if (ret)
 		return ret == -EAGAIN ? 0 : ret;
@@ -1205,7 +1215,6 @@ int fdr_reader_take_subbufs(struct fdr_reader *r, int fd, uint64_t max_bytes, st
 		rc->cum = h_end.cum;
 	} /* else a corrupt header: the spool reader counts what the sub-buffers hold */
 	rc->pos = E;
-	rc->lost = 0;
 	sp->bytes = off0 + (nr << rc->shift);
 	sp->records += records;
 	sp->lost += lost;

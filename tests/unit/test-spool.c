@@ -349,6 +349,35 @@ Test(spool, overwrite_race_never_torn, .timeout = 60)
 	close(fd);
 }
 
+/*
+ * A read (fdr_reader_wait() peeks) finds the gap of an overwrite before a take:
+ * the take must count it, not drop it.
+ */
+Test(spool, gap_seen_by_a_peek_is_counted_by_the_take)
+{
+	struct fdr_spool sp = { 0 };
+	struct fdr_reader *r;
+	struct got g = { 0 };
+	int fd = memfd();
+
+	setup(16, 1);
+	cr_assert_geq(fdr_test_pin(0), 0);
+	cr_assert_eq(fdr_reader_open(env.s, 0, 0, FDR_READ_CONSUME, &r), 0);
+	write_seq(0, 3000); /* 16 KiB wraps many times */
+	cr_assert_eq(fdr_reader_wait(r, 0), 1, "a record to peek");
+	take_all(r, fd, &sp);
+	cr_assert_gt(sp.lost, 0, "the take reports the gap the peek found");
+	read_spool(fd, &sp, &g);
+	cr_assert_eq(g.lost, sp.lost, "and the spool's pages flag it");
+	drain(r, &g);
+	cr_assert_eq(g.nr + g.lost, 3000, "read %zu + lost %llu != written 3000", g.nr,
+		     (unsigned long long)g.lost);
+	check_in_order(&g, 3000 - (uint32_t)g.nr);
+	fdr_reader_close(r);
+	free(g.seq);
+	close(fd);
+}
+
 Test(spool, take_refuses_what_it_cannot_do)
 {
 	struct fdr_spool sp = { 0 };
