@@ -6,20 +6,31 @@
  * fdr record works like trace-cmd record. It enables the events (creating the
  * session if needed, as fdr start does), empties the instance's buffers, runs
  * the command if one is given, and until it exits (or SIGINT/SIGTERM) consumes
- * every CPU's buffer as trace_pipe_raw does: each round fills up to
- * RECORD_BATCH pages per CPU in the kernel's page format (the one copy that
- * remains: the ring's record layout is not the kernel's, so fdr_reader_raw_pages()
- * rebuilds the pages) and appends them to that CPU's spool file with one write.
- * When a round finds nothing it sleeps RECORD_IDLE_US: short enough that a
- * 4 MiB buffer filled at 1 GB/s does not overflow meanwhile. At the end the
- * spools are copied into the trace.dat behind its header, in the kernel
- * (copy_file_range), so the data is not copied through user space again.
+ * every CPU's buffer (docs/design/record.md):
+ *
+ *   recording   each round moves every CPU's completed sub-buffers, as they are,
+ *               into that CPU's spool file (fdr_reader_take_subbufs(): the kernel
+ *               copies them, copy_file_range or sendfile; no per-record work),
+ *               RECORD_TAKE_CHUNK bytes per take, so that a discard-mode writer
+ *               gets room back early. A round that moved less than RECORD_BUSY
+ *               sleeps RECORD_IDLE_US: short enough that a 4 MiB buffer filled at
+ *               1 GB/s does not overflow meanwhile, long enough that the
+ *               recorder does not spin on tiny takes.
+ *   stop        the writers' current sub-buffers are read record by record into
+ *               pages (the tail); then each spool is read back through the
+ *               reader's checks (fdr_reader_open_spool(): it came from shared
+ *               memory) and turned into the kernel's ring-buffer pages: the
+ *               per-record work, in user space, done once at the end (the ring's
+ *               record layout is not the kernel's); then the tail's pages. They
+ *               are copied into the trace.dat behind its header in the kernel
+ *               (copy_file_range).
  *
  * Lost records are counted exactly, per CPU: records overwritten before they
  * were read (overwrite mode) from the gaps in the rings' record counts, and
  * records refused (discard mode: buffer full) from the rings' counters. Both are
  * flagged in the pages trace-cmd report shows as "CPU:N [M EVENTS DROPPED]";
- * a refused count is attached to the first page read after it was seen.
+ * a refused count is attached to the page holding the first record taken after
+ * it was seen.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -39,13 +50,30 @@
 #include "fdr/fdr-tracedat.h"
 #include "cli.h"
 
-#define RECORD_BATCH 256 /* pages per CPU per round: 1 MiB of 4 KiB pages */
+#define RECORD_BATCH 256 /* pages per write: 1 MiB of 4 KiB pages */
+#define RECORD_CONVERT_BATCH 16 /* pages per write at the stop: they stay in the cache */
+#define RECORD_TAKE_MAX (16u << 20) /* bytes of sub-buffers per CPU per round */
+#define RECORD_TAKE_CHUNK (512u << 10) /* bytes per take */
 #define RECORD_IDLE_US 500
+#define RECORD_BUSY (256u << 10) /* a round that moved less sleeps RECORD_IDLE_US */
 #define RECORD_DRAIN_NS (2ull * 1000 * 1000 * 1000) /* at most, after the stop */
+
+/* Records refused (discard mode) seen when the spool held @at records: flagged there. */
+struct rec_mark {
+	uint64_t at;
+	uint64_t refused;
+};
 
 struct rec_cpu {
 	struct fdr_reader *r;
-	struct fdr_tracedat_cpu out; /* spool fd, bytes, records, lost */
+	int spool_fd; /* the ring's sub-buffers as they were (fdr_reader_take_subbufs) */
+	struct fdr_spool sp;
+	struct rec_mark *marks; /* refused counts to flag in the pages made from sp */
+	size_t nr_marks, max_marks;
+	uint64_t unflagged; /* refused, to flag in the next page made */
+	struct fdr_tracedat_cpu out; /* pages: spool fd, bytes, records, lost */
+	unsigned char *tail; /* pages of the writer's last sub-buffer, read at the stop */
+	size_t tail_pages;
 	uint64_t refused_seen; /* the ring's refused count already accounted */
 	uint64_t overwritten; /* lost to overwrite (flagged in pages) */
 	uint64_t refused; /* lost to discard, too big, nesting */
@@ -82,24 +110,130 @@ static void rec_close_cpus(struct rec_cpu *cpus, uint32_t nr)
 		fdr_reader_close(cpus[i].r);
 		if (cpus[i].out.fd >= 0)
 			close(cpus[i].out.fd);
+		if (cpus[i].spool_fd >= 0)
+			close(cpus[i].spool_fd);
+		free(cpus[i].marks);
+		free(cpus[i].tail);
 	}
 	free(cpus);
 }
 
+/* Append @n pages of @buf to the CPU's pages. */
+static int rec_put_pages(struct rec_cpu *c, unsigned char *buf, size_t n, uint32_t ps)
+{
+	int ret;
+
+	if (!n)
+		return 0;
+	if (c->unflagged) {
+		fdr_raw_page_add_missed(buf, ps, c->unflagged);
+		c->unflagged = 0;
+	}
+	ret = rec_write_all(c->out.fd, buf, n * ps);
+	if (!ret)
+		c->out.size += (uint64_t)n * ps;
+	return ret;
+}
+
 /*
- * One round over one CPU: fill pages and append them to its spool. Returns the
- * pages written, or a negative errno.
+ * Turn the CPU's spool of sub-buffers into pages (fdr_reader_open_spool() checks
+ * every header and record, as a live read does) appended to its pages, then empty
+ * the spool. Refused counts are flagged in the page holding the spool's record
+ * they were seen at. Returns 0 or a negative errno.
+ */
+static int rec_convert(struct fdr_session *s, uint32_t inst, struct rec_cpu *c, unsigned char *buf,
+		       uint32_t ps)
+{
+	struct fdr_reader *sr = NULL;
+	uint64_t done = 0;
+	size_t k = 0, m = 0;
+	int n, ret = 0;
+
+	if (c->sp.bytes) {
+		ret = fdr_reader_open_spool(s, inst, c->spool_fd, &c->sp, &sr);
+		if (ret)
+			return ret;
+	}
+	while (sr) {
+		struct fdr_raw_stats st = { 0 };
+		unsigned char *page = buf + k * ps;
+
+		/* one page per call: the records it holds place the refused flags */
+		n = fdr_reader_raw_pages(sr, page, ps, 1, &st);
+		if (n < 0) {
+			ret = n;
+			break;
+		}
+		if (n == 0)
+			break;
+		for (; m < c->nr_marks && c->marks[m].at < done + st.records; m++)
+			fdr_raw_page_add_missed(page, ps, c->marks[m].refused);
+		done += st.records;
+		c->out.records += st.records;
+		c->overwritten += st.lost;
+		if (++k == RECORD_CONVERT_BATCH) {
+			ret = rec_put_pages(c, buf, k, ps);
+			k = 0;
+			if (ret)
+				break;
+		}
+	}
+	fdr_reader_close(sr);
+	if (!ret)
+		ret = rec_put_pages(c, buf, k, ps);
+	for (; m < c->nr_marks; m++)
+		c->unflagged += c->marks[m].refused; /* no record after them: the next page */
+	c->nr_marks = 0;
+	memset(&c->sp, 0, sizeof(c->sp));
+	if (!ret && ftruncate(c->spool_fd, 0) < 0)
+		ret = -errno;
+	return ret;
+}
+
+static int rec_mark(struct rec_cpu *c, uint64_t at, uint64_t refused)
+{
+	if (c->nr_marks == c->max_marks) {
+		size_t max = c->max_marks ? 2 * c->max_marks : 16;
+		struct rec_mark *p = realloc(c->marks, max * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		c->marks = p;
+		c->max_marks = max;
+	}
+	c->marks[c->nr_marks++] = (struct rec_mark){ at, refused };
+	return 0;
+}
+
+/*
+ * One round over one CPU: move its completed sub-buffers into its spool, in the
+ * kernel. Returns the sub-buffers moved, or a negative errno.
  */
 static int rec_pump(struct fdr_session *s, uint32_t inst, uint32_t cpu, struct rec_cpu *c,
 		    unsigned char *buf, uint32_t ps)
 {
-	struct fdr_raw_stats st = { 0 };
-	uint64_t refused;
-	int n, ret;
+	uint64_t refused, at = c->sp.records;
+	int n, k, ret;
 
-	n = fdr_reader_raw_pages(c->r, buf, ps, RECORD_BATCH, &st);
+	/*
+	 * In chunks: each take publishes the reader position when its copy is done,
+	 * so a discard-mode writer gets room back every RECORD_TAKE_CHUNK bytes.
+	 */
+	n = 0;
+	do {
+		k = fdr_reader_take_subbufs(c->r, c->spool_fd, RECORD_TAKE_CHUNK, &c->sp);
+		if (k > 0)
+			n += k;
+		/* a take that was not full took all there was: the rest waits a round */
+	} while (k > 0 && (uint64_t)k * ps >= RECORD_TAKE_CHUNK &&
+		 (uint64_t)n * ps < RECORD_TAKE_MAX);
+	if (k < 0)
+		n = k;
 	if (n == -ESTALE) {
-		/* the buffers were resized: follow the new ones */
+		/* resized, or a snapshot swapped the buffers: keep what we have, follow */
+		ret = rec_convert(s, inst, c, buf, ps);
+		if (ret)
+			return ret;
 		fdr_reader_close(c->r);
 		c->r = NULL;
 		ret = fdr_reader_open(s, inst, (int)cpu, FDR_READ_CONSUME, &c->r);
@@ -112,17 +246,42 @@ static int rec_pump(struct fdr_session *s, uint32_t inst, uint32_t cpu, struct r
 		return n;
 	refused = fdr_reader_refused(c->r);
 	if (refused > c->refused_seen) {
-		fdr_raw_page_add_missed(buf, ps, refused - c->refused_seen);
+		ret = rec_mark(c, at, refused - c->refused_seen);
+		if (ret)
+			return ret;
 		c->refused += refused - c->refused_seen;
 	}
 	c->refused_seen = refused; /* lower: somebody cleared the counters */
-	ret = rec_write_all(c->out.fd, buf, (size_t)n * ps);
-	if (ret)
-		return ret;
-	c->out.size += (uint64_t)n * ps;
+	return n;
+}
+
+/*
+ * At the stop: the records of the writer's current sub-buffer (not complete, so
+ * not taken) go through the record path into pages, kept until the spool is
+ * converted. Returns 0 or a negative errno.
+ */
+static int rec_tail(struct rec_cpu *c, uint32_t ps)
+{
+	struct fdr_raw_stats st = { 0 };
+	uint64_t refused;
+	int n;
+
+	c->tail = malloc((size_t)RECORD_BATCH * ps);
+	if (!c->tail)
+		return -ENOMEM;
+	n = fdr_reader_raw_pages(c->r, c->tail, ps, RECORD_BATCH, &st);
+	if (n <= 0)
+		return n == -ESTALE ? 0 : n;
+	c->tail_pages = (size_t)n;
 	c->out.records += st.records;
 	c->overwritten += st.lost;
-	return n;
+	refused = fdr_reader_refused(c->r);
+	if (refused > c->refused_seen) {
+		fdr_raw_page_add_missed(c->tail, ps, refused - c->refused_seen);
+		c->refused += refused - c->refused_seen;
+	}
+	c->refused_seen = refused;
+	return 0;
 }
 
 /* Account the refused records no page carried (none was read after them). */
@@ -294,12 +453,21 @@ int cmd_record(int argc, char **argv)
 		ret = die(1, "out of memory");
 		goto out;
 	}
+	for (cpu = 0; cpu < (uint32_t)nr_cpus; cpu++)
+		cpus[cpu].out.fd = cpus[cpu].spool_fd = -1;
 	/* like trace-cmd record: the file holds what happens from now on */
 	fdr_ring_clear(s, idx, -1);
 	for (cpu = 0; cpu < (uint32_t)nr_cpus; cpu++, nr++) {
 		struct rec_cpu *rc = &cpus[cpu];
 
 		rc->out.fd = fdr_tracedat_spool_open(out_path);
+		if (rc->out.fd >= 0) {
+			rc->spool_fd = fdr_tracedat_spool_open(out_path);
+			if (rc->spool_fd < 0) {
+				close(rc->out.fd);
+				rc->out.fd = rc->spool_fd;
+			}
+		}
 		if (rc->out.fd < 0) {
 			ret = die(1, "cannot create a temporary file next to %s: %s", out_path,
 				  strerror(-rc->out.fd));
@@ -366,9 +534,10 @@ int cmd_record(int argc, char **argv)
 			char hb[32];
 
 			for (cpu = 0; cpu < nr; cpu++) {
-				ev += cpus[cpu].out.records;
-				by += cpus[cpu].out.size;
-				lo += cpus[cpu].overwritten + cpus[cpu].refused;
+				/* the spools' figures: what their headers' record counts say */
+				ev += cpus[cpu].out.records + cpus[cpu].sp.records;
+				by += cpus[cpu].out.size + cpus[cpu].sp.bytes;
+				lo += cpus[cpu].overwritten + cpus[cpu].sp.lost + cpus[cpu].refused;
 			}
 			rec_human(by, hb, sizeof(hb));
 			fprintf(stderr,
@@ -377,7 +546,12 @@ int cmd_record(int argc, char **argv)
 			ev_last = ev;
 			t_last = now;
 		}
-		if (!got) {
+		if ((uint64_t)got * ps < RECORD_BUSY) {
+			/*
+			 * Little to do: sleep rather than spin on small takes. A recorder
+			 * that sleeps is woken promptly when it shares its CPU; one that
+			 * spins gets its fair share, and waits tens of ms on a busy machine.
+			 */
 			struct timespec d = { 0, RECORD_IDLE_US * 1000 };
 
 			nanosleep(&d, NULL);
@@ -388,16 +562,30 @@ stop:
 	t_end = rec_now_ns();
 	if (progress)
 		fprintf(stderr, "\r%*s\r", 72, "");
+	/* the writers' current sub-buffers, before anything slower */
+	for (cpu = 0; cpu < nr && !ret; cpu++) {
+		ret = rec_tail(&cpus[cpu], ps);
+		if (ret)
+			ret = die(1, "CPU %u: %s", cpu, strerror(-ret));
+	}
 	for (cpu = 0; cpu < nr; cpu++)
 		rec_final_refused(&cpus[cpu]);
 	if (tracing_before == 0 || tracing_before == -1)
 		rec_set_tracing(s, inst, 0); /* as it was (a new session: off) */
+	for (cpu = 0; cpu < nr && !ret; cpu++) {
+		struct rec_cpu *rc = &cpus[cpu];
+
+		fdr_reader_close(rc->r);
+		rc->r = NULL; /* other readers may consume again */
+		/* the spool's sub-buffers become pages, then the tail's pages follow */
+		ret = rec_convert(s, idx, rc, buf, ps);
+		if (!ret)
+			ret = rec_put_pages(rc, rc->tail, rc->tail_pages, ps);
+		if (ret)
+			ret = die(1, "CPU %u: cannot write its pages: %s", cpu, strerror(-ret));
+		rc->out.lost = rc->overwritten + rc->refused;
+	}
 	if (!ret) {
-		for (cpu = 0; cpu < nr; cpu++) {
-			cpus[cpu].out.lost = cpus[cpu].overwritten + cpus[cpu].refused;
-			fdr_reader_close(cpus[cpu].r);
-			cpus[cpu].r = NULL; /* other readers may consume again */
-		}
 		{
 			/* the writer takes an array of the CPUs' spools and figures */
 			struct fdr_tracedat_cpu *tc = calloc(nr, sizeof(*tc));

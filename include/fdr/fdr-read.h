@@ -65,6 +65,26 @@ struct fdr_raw_stats {
 FDR_API int fdr_reader_raw_pages(struct fdr_reader *r, void *buf, size_t page_size, size_t nr_pages,
 				 struct fdr_raw_stats *st);
 FDR_API void fdr_raw_page_add_missed(void *page, size_t page_size, uint64_t missed);
+
+/*
+ * A spool: one CPU's sub-buffers as they were in the ring, moved into a file by
+ * fdr_reader_take_subbufs() (no per-record work), read back and checked by a
+ * reader from fdr_reader_open_spool(). Zero it before the first take.
+ */
+struct fdr_spool {
+	uint64_t start_pos; /* linear position of the first record to read */
+	uint64_t start_cum; /* records written on the CPU before it */
+	uint64_t bytes; /* length: whole sub-buffers */
+	uint64_t records; /* records taken, from the headers' counts */
+	uint64_t lost; /* records overwritten before they were taken, from the counts */
+	uint64_t cut; /* sub-buffers cut: overwritten while they were copied */
+	uint32_t subbuf_size;
+	uint32_t cpu;
+};
+FDR_API int fdr_reader_take_subbufs(struct fdr_reader *r, int fd, uint64_t max_bytes,
+				    struct fdr_spool *sp);
+FDR_API int fdr_reader_open_spool(struct fdr_session *s, uint32_t inst, int fd,
+				  const struct fdr_spool *sp, struct fdr_reader **out);
 FDR_API uint64_t fdr_reader_refused(struct fdr_reader *r);
 
 FDR_API int fdr_ring_stats(struct fdr_session *s, uint32_t inst, uint32_t cpu,

@@ -19,15 +19,26 @@
  * in step 1: the writer publishes head only after the record's bytes.
  *
  * Several CPUs are merged by timestamp (a k-way merge over peeked records).
+ *
+ * fdr record moves whole sub-buffers instead (fdr_reader_take_subbufs(): copied
+ * by the kernel from the ring file into a spool file, then step 3's check, with
+ * the sub-buffers the writer re-entered cut from the spool), and reads the spool
+ * back later with a cursor of the same kind (fdr_reader_open_spool()): only where
+ * a sub-buffer comes from differs (rd_refresh_ring(), rd_refresh_spool()); the
+ * record check (rd_rec_len()), the loss count (rd_enter()) and the page builder
+ * are shared. See docs/design/record.md.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <signal.h>
+#include <sys/sendfile.h>
 
 #include "fdr/fdr-read.h"
 
@@ -60,6 +71,12 @@ struct rd_cpu {
 	uint32_t end_off;
 	uint64_t end_sub;
 	struct fdr_abi_subbuf rec_sb;
+	int spool_fd; /* a spool reader's file (borrowed), -1 for a ring cursor */
+	uint64_t spool_off; /* next sub-buffer to read from it */
+	uint64_t spool_end; /* its length in whole sub-buffers */
+	unsigned char *spool_batch; /* sub-buffers read from it in one pread() */
+	uint32_t spool_batch_nr; /* room in spool_batch, in sub-buffers */
+	uint32_t spool_batch_at, spool_batch_have; /* next one to use, how many were read */
 };
 
 struct fdr_reader {
@@ -71,6 +88,9 @@ struct fdr_reader {
 	struct fdr_clock_conv conv;
 	uint32_t nr;
 	struct rd_cpu *cpus;
+	int spool; /* opened by fdr_reader_open_spool(): no ring behind it */
+	int ring_fd; /* the ring file, read-only, for fdr_reader_take_subbufs(); -1: not open */
+	int copy_mode; /* how takes copy: 0 copy_file_range, 1 sendfile, 2 write */
 };
 
 static int rd_log2(uint32_t v)
@@ -144,6 +164,7 @@ static int rd_cpu_init(struct rd_cpu *rc, const struct rd_ring *r, uint32_t cpu,
 	rc->n = c->nr_subbufs;
 	rc->data = r->base + c->data_off;
 	rc->buf_pos = UINT64_MAX;
+	rc->spool_fd = -1;
 	rc->buf = malloc(rc->ss);
 	return rc->buf ? 0 : -ENOMEM;
 }
@@ -210,69 +231,51 @@ static const struct fdr_abi_subbuf *rd_hdr(const struct rd_cpu *rc)
 }
 
 /*
- * Peek the next record of one CPU into rc->rec. Returns 1 (have one), 0 (none
- * now), or a negative errno for a ring that cannot be read.
+ * The one record check, shared by everything that parses a sub-buffer copy (live
+ * reads, the stats walk, spools): is there a data record at @off of @buf, whose
+ * first @valid bytes hold records? Returns its length (header included), or 0:
+ * padding, garbage, or not written yet.
  */
-static int rd_peek(struct fdr_reader *r, struct rd_cpu *rc)
+static uint32_t rd_rec_len(const unsigned char *buf, uint32_t off, uint32_t valid)
+{
+	const struct fdr_abi_rec *h;
+	uint32_t len;
+
+	if (off > valid || valid - off < sizeof(*h))
+		return 0;
+	h = (const void *)(buf + off);
+	len = h->len_type & FDR_REC_LEN_MASK;
+	if ((h->len_type >> FDR_REC_TYPE_SHIFT) != FDR_REC_DATA || len < sizeof(*h) + 8 ||
+	    (len & 7) || len > valid - off)
+		return 0;
+	return len;
+}
+
+/*
+ * The copy in rc->buf checked out as sub-buffer @S. If the cursor enters it (its
+ * position is before the first record, or before @S: the sub-buffers between were
+ * lost), the header says how many records came before it: any gap is lost.
+ */
+static void rd_enter(struct rd_cpu *rc, uint64_t S)
+{
+	const struct fdr_abi_subbuf *h = rd_hdr(rc);
+
+	if (rc->pos >= S && rc->pos - S >= FDR_SUBBUF_HDR)
+		return; /* already inside: a re-copy of the writer's sub-buffer, or a spool's start */
+	if (h->cum > rc->cum)
+		rc->lost += h->cum - rc->cum;
+	rc->cum = h->cum;
+	rc->pos = S + FDR_SUBBUF_HDR;
+}
+
+/*
+ * Read the next ring sub-buffer for rd_peek() into rc->buf. Returns 1 (go on:
+ * the cursor has a copy or moved), 0 (nothing new now), or a negative errno.
+ */
+static int rd_refresh_ring(struct rd_cpu *rc)
 {
 	const uint64_t mask = rc->ss - 1;
-	int guard;
-
-	if (rc->have)
-		return 1;
-	if ((r->flags & (FDR_READ_CONSUME | FDR_READ_SNAPSHOT)) == FDR_READ_CONSUME &&
-	    (__atomic_load_n(&rc->c0->active, __ATOMIC_ACQUIRE) & 1) != rc->bi) {
-		/*
-		 * A snapshot swapped the buffers: what this cursor had not read is in
-		 * the snapshot now; follow the live buffer from its reader position.
-		 */
-		rd_cpu_set_buffer(rc, &r->ring, rc->bi ^ 1);
-	}
-	/* each round returns, moves to another sub-buffer or re-reads head: bounded */
-	for (guard = 0; guard < 4 * (int)rc->n + 64; guard++) {
-		uint64_t S = rc->pos & ~mask;
-
-		if (rc->pos & 7) {
-			/* records are 8-aligned: a bogus position (hostile consumed) skips on */
-			rc->pos = S + rc->ss;
-			continue;
-		}
-
-		if (rc->buf_pos == S && (rc->pos & mask) >= FDR_SUBBUF_HDR) {
-			uint32_t off = (uint32_t)(rc->pos & mask);
-
-			if (off + sizeof(struct fdr_abi_rec) <= rc->buf_valid) {
-				const struct fdr_abi_rec *h = (const void *)(rc->buf + off);
-				uint32_t len = h->len_type & FDR_REC_LEN_MASK;
-				uint32_t type = h->len_type >> FDR_REC_TYPE_SHIFT;
-
-				if (type == FDR_REC_DATA && len >= sizeof(*h) + 8 && !(len & 7) &&
-				    len <= rc->buf_valid - off) {
-					rc->rec.cpu = rc->cpu;
-					rc->rec.len = len - (uint32_t)sizeof(*h);
-					rc->rec.payload = rc->buf + off + sizeof(*h);
-					rc->rec.raw_ts = h->ts;
-					rc->rec_sb = *rd_hdr(rc);
-					rc->rec.subbuf = &rc->rec_sb;
-					rc->rec.ts = fdr_clock_conv(&r->conv, h->ts, &rc->rec_sb);
-					rc->rec.lost_before = rc->lost;
-					rc->rec_pos_after = rc->pos + len;
-					rc->have = 1;
-					return 1;
-				}
-				if (!rc->buf_final)
-					goto refresh; /* not there yet */
-				/* padding, or garbage: the rest of this sub-buffer is skipped */
-				rc->pos = S + rc->ss;
-				continue;
-			}
-			if (rc->buf_final) {
-				rc->pos = S + rc->ss;
-				continue;
-			}
-		}
-refresh : {
-	uint64_t w_sub, oldest;
+	uint64_t S = rc->pos & ~mask, w_sub, oldest;
 	uint32_t w_off;
 	int ret = rd_writer_retry(rc, &w_sub, &w_off);
 
@@ -301,26 +304,135 @@ refresh : {
 	if (S == w_sub && rc->buf_pos == S && rc->buf_valid == w_off && (rc->pos & mask) >= w_off)
 		return 0; /* nothing new in the writer's sub-buffer */
 	if (rd_copy(rc, S, w_sub, w_off) < 0)
-		continue;
-	{
-		const struct fdr_abi_subbuf *h = rd_hdr(rc);
+		return 1;
+	if (rd_hdr(rc)->pos != S) {
+		rc->buf_pos = UINT64_MAX;
+		rc->pos = S + rc->ss;
+		return S + rc->ss > w_sub ? 0 : 1;
+	}
+	rd_enter(rc, S);
+	return 1;
+}
 
-		if (h->pos != S) {
-			rc->buf_pos = UINT64_MAX;
+/*
+ * Read the next sub-buffer of a spool (fdr_reader_open_spool()) into rc->buf. A
+ * spool holds whole sub-buffers as fdr_reader_take_subbufs() copied them from the
+ * ring, in order; it is checked as the ring is: a header whose position is not a
+ * sub-buffer start at or after the cursor's is skipped (cut, or garbage), one
+ * further on means sub-buffers were lost, counted through its record count.
+ * Returns 1 (go on), 0 (end of the spool), or a negative errno.
+ */
+static int rd_refresh_spool(struct rd_cpu *rc)
+{
+	const uint64_t mask = rc->ss - 1;
+	const struct fdr_abi_subbuf *h = rd_hdr(rc);
+	uint64_t S = rc->pos & ~mask;
+
+	rc->buf_pos = UINT64_MAX;
+	if (rc->spool_batch_at == rc->spool_batch_have) {
+		/* the next batch: whole sub-buffers only (a torn end is not read) */
+		uint64_t left = rc->spool_end > rc->spool_off ? rc->spool_end - rc->spool_off : 0;
+		size_t want = (size_t)rc->spool_batch_nr << rc->shift, got = 0;
+
+		if (left < want)
+			want = (size_t)(left & ~(uint64_t)mask);
+		while (got < want) {
+			ssize_t n = pread(rc->spool_fd, rc->spool_batch + got, want - got,
+					  (off_t)(rc->spool_off + got));
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0)
+				return -errno;
+			if (n == 0)
+				break; /* shorter than it was said to be */
+			got += (size_t)n;
+		}
+		rc->spool_off += got;
+		rc->spool_batch_at = 0;
+		rc->spool_batch_have = (uint32_t)(got >> rc->shift);
+		if (!rc->spool_batch_have)
+			return 0;
+	}
+	memcpy(rc->buf, rc->spool_batch + ((size_t)rc->spool_batch_at++ << rc->shift), rc->ss);
+	if ((h->pos & mask) || h->pos < S)
+		return 1;
+	rc->buf_pos = h->pos;
+	rc->buf_final = 1;
+	rc->buf_valid = rc->ss;
+	rd_enter(rc, h->pos);
+	return 1;
+}
+
+/*
+ * Peek the next record of one CPU into rc->rec. Returns 1 (have one), 0 (none
+ * now), or a negative errno for a ring that cannot be read.
+ */
+static int rd_peek(struct fdr_reader *r, struct rd_cpu *rc)
+{
+	const uint64_t mask = rc->ss - 1;
+	int guard;
+
+	if (rc->have)
+		return 1;
+	if ((r->flags & (FDR_READ_CONSUME | FDR_READ_SNAPSHOT)) == FDR_READ_CONSUME &&
+	    (__atomic_load_n(&rc->c0->active, __ATOMIC_ACQUIRE) & 1) != rc->bi) {
+		/*
+		 * A snapshot swapped the buffers: what this cursor had not read is in
+		 * the snapshot now; follow the live buffer from its reader position.
+		 */
+		rd_cpu_set_buffer(rc, &r->ring, rc->bi ^ 1);
+	}
+	/*
+	 * Each round returns, moves to another sub-buffer or re-reads head: bounded.
+	 * A spool read consumes a sub-buffer of the spool each time: bounded by its size.
+	 */
+	for (guard = 0; guard < 4 * (int)rc->n + 64;) {
+		uint64_t S = rc->pos & ~mask;
+		int ret;
+
+		if (rc->pos & 7) {
+			/* records are 8-aligned: a bogus position (hostile consumed) skips on */
 			rc->pos = S + rc->ss;
-			if (S + rc->ss > w_sub)
-				return 0;
+			guard++;
 			continue;
 		}
-		if ((rc->pos & mask) < FDR_SUBBUF_HDR) {
-			/* entering the sub-buffer: the header says how many came before */
-			if (h->cum > rc->cum)
-				rc->lost += h->cum - rc->cum;
-			rc->cum = h->cum;
-			rc->pos = S + FDR_SUBBUF_HDR;
+
+		if (rc->buf_pos == S && (rc->pos & mask) >= FDR_SUBBUF_HDR) {
+			uint32_t off = (uint32_t)(rc->pos & mask);
+			uint32_t len = rd_rec_len(rc->buf, off, rc->buf_valid);
+
+			if (len) {
+				const struct fdr_abi_rec *h = (const void *)(rc->buf + off);
+
+				rc->rec.cpu = rc->cpu;
+				rc->rec.len = len - (uint32_t)sizeof(*h);
+				rc->rec.payload = rc->buf + off + sizeof(*h);
+				rc->rec.raw_ts = h->ts;
+				rc->rec_sb = *rd_hdr(rc);
+				rc->rec.subbuf = &rc->rec_sb;
+				rc->rec.ts = fdr_clock_conv(&r->conv, h->ts, &rc->rec_sb);
+				rc->rec.lost_before = rc->lost;
+				rc->rec_pos_after = rc->pos + len;
+				rc->have = 1;
+				return 1;
+			}
+			if (rc->buf_final) {
+				/* padding, garbage, or the end: the rest of this sub-buffer is skipped */
+				rc->pos = S + rc->ss;
+				guard += rc->spool_fd < 0;
+				continue;
+			}
+			/* the writer's sub-buffer: not there yet */
 		}
-	}
-}
+		if (rc->spool_fd >= 0) {
+			ret = rd_refresh_spool(rc);
+		} else {
+			ret = rd_refresh_ring(rc);
+			guard++;
+		}
+		if (ret <= 0)
+			return ret;
 	}
 	return -EUCLEAN;
 }
@@ -467,6 +579,7 @@ int fdr_reader_open(struct fdr_session *s, uint32_t inst, int cpu, unsigned flag
 	r->s = s;
 	r->inst = inst;
 	r->flags = flags;
+	r->ring_fd = -1;
 	ret = rd_map(r);
 	if (ret)
 		goto err;
@@ -535,9 +648,18 @@ void fdr_reader_close(struct fdr_reader *r)
 						    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 		}
 		free(rc->buf);
+		free(rc->spool_batch);
 	}
+	if (r->ring_fd >= 0)
+		close(r->ring_fd);
 	free(r->cpus);
 	free(r);
+}
+
+/* Have the instance's buffers been replaced (resized) since the reader opened? */
+static int rd_stale(struct fdr_reader *r)
+{
+	return !r->spool && fdr_session_control(r->s)->instances[r->inst].ring_gen != r->gen;
 }
 
 /**
@@ -550,7 +672,7 @@ int fdr_reader_next(struct fdr_reader *r, struct fdr_record *rec)
 	struct rd_cpu *best = NULL;
 	uint32_t i;
 
-	if (fdr_session_control(r->s)->instances[r->inst].ring_gen != r->gen)
+	if (rd_stale(r))
 		return -ESTALE;
 	for (i = 0; i < r->nr; i++) {
 		struct rd_cpu *rc = &r->cpus[i];
@@ -639,8 +761,9 @@ static void rd_publish(struct fdr_reader *r, struct rd_cpu *rc, uint64_t n, uint
 /*
  * Fill one page in the kernel's ring-buffer page format from cursor @rc.
  * A page holds records without a gap between them: records lost before one
- * (overwritten) start a new page whose header flags them (missed events, the
- * count stored after the data when it fits, as the kernel does). A timestamp
+ * (overwritten) start a new page whose header flags them (missed events, and
+ * the count stored after the data, as the kernel does when it fits: room is kept
+ * for it, so the count is always there). A timestamp
  * going backwards also starts a new page, so every delta stays exact.
  * Returns the records put (0: none available) or a negative errno; *@lost gets
  * the records flagged as lost in this page.
@@ -667,6 +790,13 @@ static int rd_fill_page(struct fdr_reader *r, struct rd_cpu *rc, unsigned char *
 			base_ts = rec->ts;
 			prev = rec->ts;
 			missed = rec->lost_before;
+			/*
+			 * Room for the count of the records lost before it, so that it is
+			 * exact; a spool's pages keep it in every page, for the refused
+			 * counts fdr record adds (fdr_raw_page_add_missed()).
+			 */
+			if (missed || r->spool)
+				cap = page_size - 8;
 		} else if (rec->lost_before || rec->ts < prev) {
 			break; /* a gap or a step back starts a new page */
 		}
@@ -746,7 +876,7 @@ int fdr_reader_raw_page(struct fdr_reader *r, void *page, size_t page_size)
 
 	if (page_size < 64 || r->nr != 1)
 		return -EINVAL;
-	if (fdr_session_control(r->s)->instances[r->inst].ring_gen != r->gen)
+	if (rd_stale(r))
 		return -ESTALE;
 	return rd_fill_page(r, &r->cpus[0], page, page_size, &lost);
 }
@@ -770,7 +900,7 @@ int fdr_reader_raw_pages(struct fdr_reader *r, void *buf, size_t page_size, size
 
 	if (page_size < 64 || r->nr != 1)
 		return -EINVAL;
-	if (fdr_session_control(r->s)->instances[r->inst].ring_gen != r->gen)
+	if (rd_stale(r))
 		return -ESTALE;
 	for (i = 0; i < nr_pages; i++) {
 		uint64_t lost;
@@ -829,7 +959,7 @@ uint64_t fdr_reader_refused(struct fdr_reader *r)
 	uint64_t n = 0;
 	uint32_t i;
 
-	for (i = 0; i < r->nr; i++) {
+	for (i = 0; i < r->nr && !r->spool; i++) {
 		const struct fdr_abi_cpu *c = r->cpus[i].c;
 
 		n += __atomic_load_n(&c->dropped, __ATOMIC_RELAXED) +
@@ -837,6 +967,326 @@ uint64_t fdr_reader_refused(struct fdr_reader *r)
 		     __atomic_load_n(&c->nested, __ATOMIC_RELAXED);
 	}
 	return n;
+}
+
+#define RD_SPOOL_BATCH (64u << 10) /* bytes a spool reader reads per pread() */
+
+/* ---- whole sub-buffers into a file: fdr record ------------------------------------------ */
+
+/*
+ * The ring file of the reader, opened read-only for the kernel to copy from, and
+ * checked to be the file the reader has mapped (same header, same size). Returns
+ * 0, or a negative errno: takes then copy from the mapping with write().
+ */
+static int rd_ring_fd(struct fdr_reader *r)
+{
+	struct fdr_abi_ring h;
+	char path[4096];
+	int fd;
+
+	if (r->ring_fd >= 0)
+		return 0;
+	snprintf(path, sizeof(path), "%s/ring.%u.%u", fdr_session_path(r->s), r->inst, r->gen);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
+	    memcmp(&h, r->ring.hdr, offsetof(struct fdr_abi_ring, cpu_off)) ||
+	    h.file_size != r->ring.size) {
+		close(fd);
+		return -ESTALE;
+	}
+	r->ring_fd = fd;
+	return 0;
+}
+
+/*
+ * Copy @len bytes of the ring at @src (file offset @off) to @fd at @out_off:
+ * copy_file_range(2) (within a filesystem), else sendfile(2) (from tmpfs to
+ * another filesystem: copy_file_range gives EXDEV there), else write(2) from the
+ * mapping. The kernel copies in every case; the first two never map the data in
+ * user space. The mode that works is kept for the reader's next takes.
+ */
+static int rd_copy_out(struct fdr_reader *r, const unsigned char *src, uint64_t off, int fd,
+		       uint64_t out_off, size_t len)
+{
+	int seeked = 0;
+
+	if (r->copy_mode < 2 && rd_ring_fd(r) < 0)
+		r->copy_mode = 2;
+	while (len) {
+		ssize_t n;
+
+		if (r->copy_mode == 0) {
+			loff_t in = (loff_t)off, out = (loff_t)out_off;
+
+			n = copy_file_range(r->ring_fd, &in, fd, &out, len, 0);
+			if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
+				      errno == EOPNOTSUPP || errno == EBADF)) {
+				r->copy_mode = 1;
+				continue;
+			}
+		} else if (r->copy_mode == 1) {
+			off_t in = (off_t)off;
+
+			if (!seeked && lseek(fd, (off_t)out_off, SEEK_SET) < 0)
+				return -errno;
+			seeked = 1;
+			n = sendfile(fd, r->ring_fd, &in, len);
+			if (n < 0 && (errno == EINVAL || errno == ENOSYS)) {
+				r->copy_mode = 2;
+				continue;
+			}
+		} else {
+			n = pwrite(fd, src, len, (off_t)out_off);
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;
+		src += n;
+		off += (uint64_t)n;
+		out_off += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* A copied sub-buffer the writer may have overwritten: its position can match nothing. */
+static int rd_spool_cut(int fd, uint64_t at)
+{
+	static const uint64_t bad = UINT64_MAX; /* not a sub-buffer start */
+
+	return pwrite(fd, &bad, sizeof(bad), (off_t)at) == (ssize_t)sizeof(bad) ? 0 : -EIO;
+}
+
+/**
+ * fdr_reader_take_subbufs - move the completed sub-buffers of a one-CPU consuming
+ * reader into a file, as they are in the ring
+ * @r: a reader opened with FDR_READ_CONSUME (not FDR_READ_SNAPSHOT) on one CPU
+ * @fd: the spool: a file written at offset @sp->bytes (not its file position)
+ * @max_bytes: take at most this much (at least one sub-buffer's size)
+ * @sp: the spool's description, zeroed before the first take: updated
+ *
+ * Takes the sub-buffers from the reader position up to the one the writer is in
+ * (that one stays: it is not complete) and copies them in the kernel, one call
+ * per contiguous run of the ring (copy_file_range, sendfile or write, see
+ * rd_copy_out()), with no per-record work. Then it re-reads the writer position:
+ * sub-buffers the writer entered again during the copy (overwrite mode, a reader
+ * more than a lap behind) are cut, never kept half-overwritten: their position in
+ * the spool is spoiled, and what they held counts as lost. Finally it publishes
+ * the reader position as consuming reads do, so that discard-mode writers get the
+ * room back.
+ *
+ * The spool is not trusted more than the ring: fdr_reader_open_spool() checks
+ * every header and record again. @sp->records and @sp->lost are what the
+ * sub-buffers' record counts say (for progress figures); the first take into an
+ * empty spool sets @sp->start_pos, @sp->start_cum, @sp->subbuf_size and @sp->cpu.
+ * A reader may be mid sub-buffer (after fdr_ring_clear() or records read one by
+ * one): that sub-buffer is copied whole, and the spool reader starts at
+ * @sp->start_pos in it. The writer's current sub-buffer is left to the record
+ * path (fdr_reader_raw_pages()) at the end.
+ *
+ * Returns the number of sub-buffers kept (0: none complete now), -EINVAL (not a
+ * one-CPU consuming reader, @max_bytes below the sub-buffer size, or a spool of
+ * another sub-buffer size), -ESTALE (the buffers were resized or a snapshot
+ * swapped them: convert the spool, then reopen), -EUCLEAN (a corrupt ring), or
+ * the negative errno of a failed copy (the spool is then cut back to @sp->bytes).
+ */
+int fdr_reader_take_subbufs(struct fdr_reader *r, int fd, uint64_t max_bytes, struct fdr_spool *sp)
+{
+	struct rd_cpu *rc;
+	struct fdr_abi_subbuf h_end, h_first;
+	uint64_t mask, S0, E, w_sub, w2_sub, oldest, nr, i, cut, off0, lost = 0, records = 0;
+	uint32_t w_off, w2_off;
+	int ret;
+
+	if (r->spool || r->nr != 1 || fd < 0 ||
+	    (r->flags & (FDR_READ_CONSUME | FDR_READ_SNAPSHOT)) != FDR_READ_CONSUME)
+		return -EINVAL;
+	rc = &r->cpus[0];
+	mask = rc->ss - 1;
+	if (max_bytes < rc->ss || (sp->bytes & mask) || (sp->bytes && sp->subbuf_size != rc->ss))
+		return -EINVAL;
+	if (rd_stale(r) || (__atomic_load_n(&rc->c0->active, __ATOMIC_ACQUIRE) & 1) != rc->bi)
+		return -ESTALE;
+	if (rc->pos & 7)
+		rc->pos = (rc->pos & ~mask) + rc->ss; /* as rd_peek(): a bogus position */
+	if (rc->lost) {
+		/*
+		 * A read entered a sub-buffer after a gap and has not handed out a
+		 * record since (that would have reported the gap): step back before
+		 * that sub-buffer's header, so that this take counts the gap.
+		 */
+		rc->cum -= rc->lost;
+		rc->pos &= ~mask;
+		rc->lost = 0;
+	}
+	ret = rd_writer_retry(rc, &w_sub, &w_off);
+	if (ret)
+		return ret == -EAGAIN ? 0 : ret;
+	oldest = w_sub >= (uint64_t)(rc->n - 1) * rc->ss ? w_sub - (uint64_t)(rc->n - 1) * rc->ss :
+							   0;
+	S0 = rc->pos & ~mask;
+	if (S0 < oldest)
+		rc->pos = S0 = oldest; /* overwritten meanwhile: lost, counted below */
+	if (S0 > w_sub)
+		rc->pos = S0 = w_sub;
+	/* E: the end, a sub-buffer whose header is written (its count is the position's) */
+	if (w_off >= FDR_SUBBUF_HDR)
+		E = w_sub;
+	else if (w_sub >= rc->ss)
+		E = w_sub - rc->ss;
+	else
+		return 0;
+	if (E <= S0)
+		return 0;
+	nr = (E - S0) >> rc->shift;
+	if (nr > max_bytes >> rc->shift)
+		nr = max_bytes >> rc->shift;
+	E = S0 + (nr << rc->shift);
+	memcpy(&h_end, rc->data + (((E >> rc->shift) % rc->n) << rc->shift), sizeof(h_end));
+
+	rc->have = 0; /* a peeked record is in the copy */
+	rc->buf_pos = UINT64_MAX;
+	off0 = sp->bytes;
+	if (!off0) {
+		sp->start_pos = rc->pos;
+		sp->start_cum = rc->cum;
+		sp->subbuf_size = rc->ss;
+		sp->cpu = rc->cpu;
+	}
+	for (i = 0; i < nr;) {
+		uint64_t slot = ((S0 >> rc->shift) + i) % rc->n, run = rc->n - slot;
+		const unsigned char *src = rc->data + (slot << rc->shift);
+
+		if (run > nr - i)
+			run = nr - i;
+		ret = rd_copy_out(r, src, (uint64_t)(src - r->ring.base), fd,
+				  off0 + (i << rc->shift), (size_t)(run << rc->shift));
+		if (ret) {
+			if (ftruncate(fd, (off_t)off0) < 0)
+				ret = -errno;
+			return ret;
+		}
+		i += run;
+	}
+	/* acquire: the copies (and h_end) are done before head is read again */
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	ret = rd_writer_retry(rc, &w2_sub, &w2_off);
+	if (ret) {
+		/* cannot tell whether the copy is whole: drop it, the next take copies again */
+		if (ftruncate(fd, (off_t)off0) < 0)
+			return -errno;
+		return ret == -EAGAIN ? 0 : ret;
+	}
+	/* S was entered one lap later (maybe during its copy) iff w2_sub >= S + n * ss */
+	cut = 0;
+	if (w2_sub >= S0 + (uint64_t)rc->n * rc->ss) {
+		cut = ((w2_sub - S0 - (uint64_t)rc->n * rc->ss) >> rc->shift) + 1;
+		if (cut > nr)
+			cut = nr;
+	}
+	sp->cut += cut;
+	if (cut == nr) {
+		/* all overwritten: nothing kept; the next take starts at the oldest */
+		if (ftruncate(fd, (off_t)off0) < 0)
+			return -errno;
+		if (w2_sub >= (uint64_t)(rc->n - 1) * rc->ss &&
+		    w2_sub - (uint64_t)(rc->n - 1) * rc->ss > rc->pos)
+			rc->pos = w2_sub - (uint64_t)(rc->n - 1) * rc->ss;
+		return 0;
+	}
+	for (i = 0; i < cut; i++) {
+		ret = rd_spool_cut(fd, off0 + (i << rc->shift));
+		if (ret)
+			return ret;
+	}
+	/* the records lost before the first kept sub-buffer, from its checked copy */
+	if (pread(fd, &h_first, sizeof(h_first), (off_t)(off0 + (cut << rc->shift))) ==
+		    (ssize_t)sizeof(h_first) &&
+	    h_first.pos == S0 + (cut << rc->shift) && h_first.cum > rc->cum)
+		lost = h_first.cum - rc->cum;
+	if (h_end.pos == E) {
+		if (h_end.cum >= rc->cum + lost)
+			records = h_end.cum - rc->cum - lost;
+		rc->cum = h_end.cum;
+	} /* else a corrupt header: the spool reader counts what the sub-buffers hold */
+	rc->pos = E;
+	sp->bytes = off0 + (nr << rc->shift);
+	sp->records += records;
+	sp->lost += lost;
+	if (lost)
+		__atomic_fetch_add(&rc->c->overrun, lost, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&rc->c->read_events, records, __ATOMIC_RELAXED);
+	__atomic_store_n(&rc->c->consumed_cum, rc->cum, __ATOMIC_RELAXED);
+	/* release: pairs with the acquire of consumed in the discard-mode writer */
+	__atomic_store_n(&rc->c->consumed, rc->pos, __ATOMIC_RELEASE);
+	return (int)(nr - cut);
+}
+
+/**
+ * fdr_reader_open_spool - read a spool that fdr_reader_take_subbufs() wrote, as a
+ * one-CPU reader: fdr_reader_next(), fdr_reader_raw_page() and
+ * fdr_reader_raw_pages() then return its records
+ * @s: the session the sub-buffers came from (its clock conversion)
+ * @inst: their instance (its trace clock)
+ * @fd: the spool (borrowed: keep it open until fdr_reader_close())
+ * @sp: its description (copied)
+ * @out: the reader; fdr_reader_close() it
+ *
+ * The spool came from shared memory and is checked exactly as the ring is, by the
+ * same code: every header's position, every record's type and length; timestamps
+ * are converted with each sub-buffer's calibration point; gaps in the record
+ * counts are reported as lost (lost_before, the pages' missed-events flag).
+ * Returns 0, -EINVAL (a bad sub-buffer size or spool length, or no such instance),
+ * -ENOMEM.
+ */
+int fdr_reader_open_spool(struct fdr_session *s, uint32_t inst, int fd, const struct fdr_spool *sp,
+			  struct fdr_reader **out)
+{
+	struct fdr_reader *r;
+	struct rd_cpu *rc;
+	int shift = rd_log2(sp->subbuf_size);
+
+	if (shift < 12 || shift > 20 || inst >= FDR_MAX_INSTANCES || fd < 0 ||
+	    (sp->bytes & (sp->subbuf_size - 1)))
+		return -EINVAL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->s = s;
+	r->inst = inst;
+	r->spool = 1;
+	r->ring_fd = -1;
+	r->nr = 1;
+	r->cpus = calloc(1, sizeof(*r->cpus));
+	rc = r->cpus;
+	if (!rc || !(rc->buf = malloc(sp->subbuf_size))) {
+		fdr_reader_close(r);
+		return -ENOMEM;
+	}
+	rc->cpu = sp->cpu;
+	rc->ss = sp->subbuf_size;
+	rc->shift = (uint32_t)shift;
+	rc->n = 1;
+	rc->buf_pos = UINT64_MAX;
+	rc->pos = sp->start_pos;
+	rc->cum = sp->start_cum;
+	rc->spool_fd = fd;
+	rc->spool_end = sp->bytes;
+	rc->spool_batch_nr = (RD_SPOOL_BATCH >> shift) ?: 1;
+	rc->spool_batch = malloc((size_t)rc->spool_batch_nr << shift);
+	if (!rc->spool_batch) {
+		fdr_reader_close(r);
+		return -ENOMEM;
+	}
+	fdr_clock_conv_init(&r->conv, fdr_session_control(s),
+			    fdr_session_control(s)->instances[inst].clock);
+	*out = r;
+	return 0;
 }
 
 /* ---- statistics and clearing ---------------------------------------------------------- */
@@ -887,13 +1337,11 @@ static int rd_scan_cpu(struct rd_cpu *rc, uint64_t from, struct rd_scan *sc)
 				sc->start_cum = rd_hdr(rc)->cum;
 			first = (from > S && from - S >= FDR_SUBBUF_HDR) ? (uint32_t)(from - S) :
 									   FDR_SUBBUF_HDR;
-			for (off = FDR_SUBBUF_HDR;
-			     off + sizeof(struct fdr_abi_rec) <= rc->buf_valid;) {
+			for (off = FDR_SUBBUF_HDR;;) {
 				const struct fdr_abi_rec *h = (const void *)(rc->buf + off);
-				uint32_t len = h->len_type & FDR_REC_LEN_MASK;
+				uint32_t len = rd_rec_len(rc->buf, off, rc->buf_valid);
 
-				if ((h->len_type >> FDR_REC_TYPE_SHIFT) != FDR_REC_DATA ||
-				    len < 24 || (len & 7) || len > rc->buf_valid - off)
+				if (!len)
 					break;
 				if (off < first) {
 					if (sc->start_cum != UINT64_MAX &&

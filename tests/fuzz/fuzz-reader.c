@@ -20,6 +20,8 @@
  */
 #include "fuzz.h"
 
+#include <sys/mman.h>
+
 #define FZ_CPUS 2u
 #define FZ_NSUB 3u
 #define FZ_SS 4096u
@@ -320,6 +322,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (n = 0; n < 64 && fdr_reader_raw_page(r, page, sizeof(page)) > 0; n++)
 			;
 		fdr_reader_close(r);
+	}
+	/* fdr record's path: whole sub-buffers into a spool, read back checked */
+	fz_load(data, size);
+	for (cpu = 0; cpu < FZ_CPUS; cpu++) {
+		struct fdr_spool sp = { 0 };
+		int fd;
+
+		if (fdr_reader_open(fz_s, 0, (int)cpu, FDR_READ_CONSUME, &r))
+			continue;
+		fd = memfd_create("fuzz-spool", MFD_CLOEXEC);
+		for (n = 0; fd >= 0 && n < 8 && fdr_reader_take_subbufs(r, fd, 2 * FZ_SS, &sp) > 0;
+		     n++)
+			;
+		fdr_reader_close(r);
+		if (fd >= 0 && fdr_reader_open_spool(fz_s, 0, fd, &sp, &r) == 0) {
+			fz_drain(r, 0);
+			fdr_reader_close(r);
+		}
+		if (fd >= 0)
+			close(fd);
 	}
 	/* the raw pages consumed records: start again from the input for trace_pipe */
 	fz_load(data, size);

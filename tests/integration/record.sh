@@ -266,6 +266,46 @@ fi
 ok $res "record, discard mode overflowing: file + lost = written; trace-cmd report shows CPU:N [M EVENTS DROPPED] for all of them"
 "$FDR" destroy 2>/dev/null
 
+# ---- 4b. lost records: overwrite mode, the reader stopped while the buffer wraps ---------------
+# (fdr record takes whole sub-buffers while recording: the ones overwritten before it
+# took them, or while it copied them, must be counted, never kept torn)
+"$FDR" record -e 'demo:*' -b 8 -m overwrite -o "$T/lost-ovw.dat" -- \
+	sh -c 'touch "$1"; sleep 0.5; "$0" -n 20000 -r 0 -q' "$DEMO" "$T/started-ovw" \
+	>"$T/demo4b.out" 2>"$T/lost-ovw.err" &
+rpid=$!
+for _ in $(seq 100); do
+	[ -e "$T/started-ovw" ] && break
+	sleep 0.05
+done
+kill -STOP $rpid
+sleep 1.5
+kill -CONT $rpid
+wait $rpid
+r=$?
+trace-cmd report "$T/lost-ovw.dat" >"$T/rep4b" 2>"$T/rep4b.err"
+res=0
+total=$(demo_total "$T/lost-ovw.err")
+lost=$(sed -nE 's/^fdr record: [0-9]+ events, ([0-9]+) lost.*/\1/p' "$T/lost-ovw.err")
+ovw=$(sed -nE 's/^  CPU[0-9]+: .* \(([0-9]+) overwritten, [0-9]+ refused\)/\1/p' "$T/lost-ovw.err" | awk '{ s += $1 } END { print s + 0 }')
+got=$(norm_tc "$T/rep4b" | wc -l)
+dropped=$(sed -nE 's/^CPU:[0-9]+ \[([0-9]+) EVENTS DROPPED\]/\1/p' "$T/rep4b" | awk '{ s += $1 } END { print s + 0 }')
+if [ $r != 0 ] || [ -z "$lost" ] || [ "${lost:-0}" = 0 ] || [ "$ovw" != "$lost" ]; then
+	diag "expected a record with overwritten events, exit $r: $(grep -v '^fdr: session' "$T/lost-ovw.err" | tail -4)"
+	res=1
+elif [ $((got + lost)) != "$total" ]; then
+	diag "records in the file ($got) + lost ($lost) != events the demo wrote ($total)"
+	res=1
+elif [ "$dropped" != "$lost" ]; then
+	diag "trace-cmd report shows $dropped EVENTS DROPPED, fdr record counted $lost lost"
+	res=1
+fi
+ok $res "record, overwrite mode wrapping: file + lost = written; trace-cmd report shows CPU:N [M EVENTS DROPPED] for all of them"
+res=0
+# shellcheck disable=SC2046
+kshark "$T/lost-ovw.dat" $(cpu_counts "$T/lost-ovw.err") || res=1
+ok $res "record, overwrite mode wrapping: libtracecmd reads every record"
+"$FDR" destroy 2>/dev/null
+
 # ---- 5. lost records: overwrite mode, extract after the buffer wrapped -------------------------
 "$FDR" start -e 'demo:*' -b 8 -m overwrite 2>/dev/null
 "$DEMO" -n 3000 -r 0 -q >"$T/demo5.out" 2>&1
