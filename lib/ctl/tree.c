@@ -67,6 +67,8 @@ enum node {
 	F_AVAILABLE_EVENTS,
 	F_SAVED_CMDLINES,
 	F_SAVED_CMDLINES_SIZE,
+	F_SAVED_TGIDS,
+	F_PRINTK_FORMATS,
 	/* events/ */
 	F_EVENTS_ENABLE,
 	F_HEADER_PAGE,
@@ -114,8 +116,10 @@ static const struct node_desc inst_files[] = {
 	{ "instances", D_INSTANCES, 0750, 1 },
 	{ "options", D_OPTIONS, 0750, 0 },
 	{ "per_cpu", D_PER_CPU, 0750, 0 },
+	{ "printk_formats", F_PRINTK_FORMATS, 0440, 1 },
 	{ "saved_cmdlines", F_SAVED_CMDLINES, 0440, 1 },
 	{ "saved_cmdlines_size", F_SAVED_CMDLINES_SIZE, 0440, 1 },
+	{ "saved_tgids", F_SAVED_TGIDS, 0440, 1 },
 	{ "set_event", F_SET_EVENT, 0640, 0 },
 	{ "set_event_pending", F_SET_EVENT_PENDING, 0440, 0 },
 	{ "set_event_pid", F_SET_EVENT_PID, 0640, 0 },
@@ -817,6 +821,7 @@ static const char readme_text[] =
 	"\n"
 	"  trace_marker\t\t- Writes into this file writes into the kernel buffer\n"
 	"  saved_cmdlines\t- pid->comm names of the threads that wrote events\n"
+	"  saved_tgids\t\t- pid->tgid of the same threads\n"
 	"  per_cpu/\t\t- Directory containing per cpu files\n"
 	"    cpuN/trace, trace_pipe, trace_pipe_raw, stats, buffer_size_kb\n"
 	"  instances/\t\t- Make sub-buffers with: mkdir instances/foo\n"
@@ -937,6 +942,25 @@ static int gen_stats(struct fdr_file *f)
 	return ret;
 }
 
+/* "PID TGID" of every thread that wrote events (fdr keeps both for all of them) */
+static int gen_saved_tgids(struct fdr_file *f)
+{
+	const struct fdr_abi_control *c = ctl_of(f->s);
+	uint32_t i;
+	int ret = 0;
+
+	for (i = 0; i < FDR_CMDLINE_SLOTS && !ret; i++) {
+		uint32_t pid = __atomic_load_n(&c->cmdlines[i].pid, __ATOMIC_ACQUIRE);
+		uint32_t tgid = __atomic_load_n(&c->cmdlines[i].tgid, __ATOMIC_RELAXED);
+
+		/* a slot being rewritten shows another pid on the second read: skip it */
+		if (!pid || !tgid || __atomic_load_n(&c->cmdlines[i].pid, __ATOMIC_ACQUIRE) != pid)
+			continue;
+		ret = fdr_buf_printf(&f->content, "%u %u\n", pid, tgid);
+	}
+	return ret;
+}
+
 static int gen_saved_cmdlines(struct fdr_file *f)
 {
 	const struct fdr_abi_control *c = ctl_of(f->s);
@@ -1029,6 +1053,10 @@ static int generate(struct fdr_file *f)
 		return fdr_buf_add(b, readme_text, sizeof(readme_text) - 1);
 	case F_SAVED_CMDLINES:
 		return gen_saved_cmdlines(f);
+	case F_SAVED_TGIDS:
+		return gen_saved_tgids(f);
+	case F_PRINTK_FORMATS:
+		return 0; /* no trace_printk() in user space: no formats to list */
 	case F_SAVED_CMDLINES_SIZE:
 		return fdr_buf_printf(b, "%u\n", (unsigned)FDR_CMDLINE_SLOTS);
 	case F_EVENTS_ENABLE:

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/syscall.h>
 
 #include <criterion/criterion.h>
 
@@ -374,6 +375,8 @@ Test(tree, read_only_files)
 					  "available_tracers",
 					  "README",
 					  "saved_cmdlines",
+					  "saved_tgids",
+					  "printk_formats",
 					  "buffer_total_size_kb",
 					  "events/header_page",
 					  "events/header_event",
@@ -915,8 +918,10 @@ Test(tree, readdir_listings)
 					    "instances/",
 					    "options/",
 					    "per_cpu/",
+					    "printk_formats",
 					    "saved_cmdlines",
 					    "saved_cmdlines_size",
+					    "saved_tgids",
 					    "set_event",
 					    "timestamp_mode",
 					    "trace",
@@ -942,8 +947,10 @@ Test(tree, readdir_listings)
 					    "trace_options",
 					    "trace_pipe",
 					    "tracing_on" };
-	static const char *const inst_absent[] = { "README", "available_events", "instances",
-						   "saved_cmdlines", "saved_cmdlines_size" };
+	static const char *const inst_absent[] = { "README",	      "available_events",
+						   "instances",	      "saved_cmdlines",
+						   "saved_cmdlines_size", "saved_tgids",
+						   "printk_formats" };
 	static const char *const none[] = { "" };
 	static const char *const events[] = { "enable",	 "header_page", "header_event",
 					      "ftrace/", "ttree/",	"tother/" };
@@ -1118,4 +1125,19 @@ Test(tree, rmdir_busy_instance)
 		r);
 	fdr_file_close(f);
 	cr_assert_eq(fdr_tree_rmdir(env.s, "instances/busy"), 0, "rmdir once nothing is open");
+}
+
+/* saved_tgids: "PID TGID" of the threads that wrote events; printk_formats: empty */
+Test(tree, saved_tgids_and_printk_formats)
+{
+	char want[64], *txt;
+
+	expect_write("set_event", O_TRUNC, "ttree:alpha\n", OK, "enable alpha");
+	fdr_sync();
+	fdr_ttree_alpha(7);
+	snprintf(want, sizeof(want), "%ld %ld\n", (long)syscall(SYS_gettid), (long)getpid());
+	txt = cat("saved_tgids");
+	cr_assert_not_null(strstr(txt, want), "saved_tgids lacks \"%s\":\n%s", want, txt);
+	free(txt);
+	expect_content("printk_formats", "", "printk_formats");
 }
