@@ -5,6 +5,9 @@
 #      crash, fuzz corpus replay)
 #   2. clang build, warnings as errors: unit and integration tests
 #   3. ASan + UBSan build: all tests
+#   4. ThreadSanitizer build: the stress, crash and fuzz-replay tests (TSan sees one
+#      process at a time, so the flight tests, which kill lock holders in other
+#      processes, and the Criterion unit tests, which fork, are left to the others)
 # Prints a closing "total: N passed, M failed" line; exits non-zero on any failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -62,6 +65,9 @@ run_ctest "asan+ubsan" build-ci-asan -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=D
 	"-DCMAKE_C_FLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 	"-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined" \
 	"-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=address,undefined" -- --timeout 600
+run_ctest "tsan" build-ci-tsan -DCMAKE_C_COMPILER=gcc \
+	"-DCMAKE_C_FLAGS=-fsanitize=thread -fno-omit-frame-pointer -Wno-tsan" -- \
+	-L "stress|crash|fuzz" -LE flight --timeout 600
 
 if [ ${#steps_failed[@]} -gt 0 ]; then
 	echo "failed steps: ${steps_failed[*]}"

@@ -37,6 +37,7 @@
 #include <ftw.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -378,22 +379,29 @@ static SC_UNUSED int sc_wait_enabled(int ms)
 	return 0;
 }
 
+/* The CPUs the first caller of sc_pin() could run on (once, for all threads). */
+static cpu_set_t sc_allowed;
+static int sc_allowed_ok;
+static pthread_once_t sc_allowed_once = PTHREAD_ONCE_INIT;
+
+static SC_UNUSED void sc_allowed_init(void)
+{
+	CPU_ZERO(&sc_allowed);
+	sc_allowed_ok = sched_getaffinity(0, sizeof(sc_allowed), &sc_allowed) == 0;
+}
+
 /* Pin the calling thread to the @idx-th CPU it may run on; returns the CPU or -1. */
 static SC_UNUSED int sc_pin(int idx)
 {
-	static cpu_set_t allowed;
-	static int have;
 	cpu_set_t one;
 	int cpu, k = 0;
 
-	if (!have) {
-		CPU_ZERO(&allowed);
-		if (sched_getaffinity(0, sizeof(allowed), &allowed))
-			return -1;
-		have = 1;
-	}
+	/* threads pin themselves concurrently: the set is made once (TSan saw the race) */
+	pthread_once(&sc_allowed_once, sc_allowed_init);
+	if (!sc_allowed_ok)
+		return -1;
 	for (cpu = 0; cpu < CPU_SETSIZE; cpu++) {
-		if (!CPU_ISSET(cpu, &allowed) || k++ != idx)
+		if (!CPU_ISSET(cpu, &sc_allowed) || k++ != idx)
 			continue;
 		CPU_ZERO(&one);
 		CPU_SET(cpu, &one);
