@@ -41,6 +41,7 @@
 #include <unistd.h>
 #include <sys/random.h>
 
+#include "ctl/ctl-local.h"
 #include "ctl/export-local.h"
 #include "ctl/trace-src.h"
 
@@ -427,36 +428,6 @@ static int ctf_flush(struct ctf_writer *w, uint32_t cpu)
 	return ret;
 }
 
-/* A string or byte field's bytes, checked against the record (as format.c reads them). */
-static int ctf_get_bytes(const struct fdr_abi_field *f, const unsigned char *p, uint32_t len,
-			 const unsigned char **s, uint32_t *n)
-{
-	uint32_t loc, off, l;
-
-	switch (f->kind) {
-	case FDR_KIND_TAIL_CHARS:
-		if (f->offset > len)
-			return -1;
-		*s = p + f->offset;
-		*n = (uint32_t)strnlen((const char *)*s, len - f->offset);
-		return 0;
-	case FDR_KIND_STRING:
-	case FDR_KIND_BYTES:
-		if ((uint32_t)f->offset + 4 > len)
-			return -1;
-		memcpy(&loc, p + f->offset, 4);
-		off = loc & 0xffff;
-		l = loc >> 16;
-		if (off > len || l > len - off)
-			return -1;
-		*s = p + off;
-		*n = f->kind == FDR_KIND_STRING ? (uint32_t)strnlen((const char *)*s, l) : l;
-		return 0;
-	default:
-		return -1;
-	}
-}
-
 /* Fixed-size bytes of field @f, zeros where the record is too short. */
 static int ctf_fixed(struct fdr_buf *b, const struct fdr_abi_field *f, size_t size,
 		     const unsigned char *p, uint32_t len)
@@ -533,13 +504,13 @@ static int ctf_event(struct ctf_writer *w, const struct fdr_trace_rec *rec)
 		switch (f->kind) {
 		case FDR_KIND_STRING:
 		case FDR_KIND_TAIL_CHARS:
-			if (ctf_get_bytes(f, rec->payload, rec->len, &bytes, &n))
+			if (fdr_field_get_bytes(f, rec->payload, rec->len, &bytes, &n))
 				n = 0;
 			ret = fdr_buf_add(b, bytes, n);
 			ret |= fdr_buf_add(b, "", 1);
 			break;
 		case FDR_KIND_BYTES:
-			if (ctf_get_bytes(f, rec->payload, rec->len, &bytes, &n))
+			if (fdr_field_get_bytes(f, rec->payload, rec->len, &bytes, &n))
 				n = 0;
 			ret = fdr_buf_add(b, &n, 4);
 			ret |= fdr_buf_add(b, bytes, n);

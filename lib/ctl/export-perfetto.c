@@ -37,6 +37,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ctl/ctl-local.h"
 #include "ctl/export-local.h"
 #include "ctl/trace-src.h"
 
@@ -157,71 +158,6 @@ static int json_cstr(const char *s, size_t max, struct fdr_buf *b)
 
 /* ---- fields ---------------------------------------------------------------------------- */
 
-static int pf_get_int(const struct fdr_abi_field *f, const unsigned char *p, uint32_t len,
-		      uint64_t *v)
-{
-	uint8_t u8;
-	uint16_t u16;
-	uint32_t u32;
-
-	if ((uint32_t)f->offset + f->size > len)
-		return -1;
-	switch (f->size) {
-	case 1:
-		memcpy(&u8, p + f->offset, 1);
-		*v = f->is_signed ? (uint64_t)(int64_t)(int8_t)u8 : u8;
-		return 0;
-	case 2:
-		memcpy(&u16, p + f->offset, 2);
-		*v = f->is_signed ? (uint64_t)(int64_t)(int16_t)u16 : u16;
-		return 0;
-	case 4:
-		memcpy(&u32, p + f->offset, 4);
-		*v = f->is_signed ? (uint64_t)(int64_t)(int32_t)u32 : u32;
-		return 0;
-	case 8:
-		memcpy(v, p + f->offset, 8);
-		return 0;
-	default:
-		return -1;
-	}
-}
-
-static int pf_get_bytes(const struct fdr_abi_field *f, const unsigned char *p, uint32_t len,
-			const unsigned char **s, uint32_t *n)
-{
-	uint32_t loc, off, l;
-
-	switch (f->kind) {
-	case FDR_KIND_CHARS:
-		if ((uint32_t)f->offset + f->size > len)
-			return -1;
-		*s = p + f->offset;
-		*n = (uint32_t)strnlen((const char *)*s, f->size);
-		return 0;
-	case FDR_KIND_TAIL_CHARS:
-		if (f->offset > len)
-			return -1;
-		*s = p + f->offset;
-		*n = (uint32_t)strnlen((const char *)*s, len - f->offset);
-		return 0;
-	case FDR_KIND_STRING:
-	case FDR_KIND_BYTES:
-		if ((uint32_t)f->offset + 4 > len)
-			return -1;
-		memcpy(&loc, p + f->offset, 4);
-		off = loc & 0xffff;
-		l = loc >> 16;
-		if (off > len || l > len - off)
-			return -1;
-		*s = p + off;
-		*n = f->kind == FDR_KIND_STRING ? (uint32_t)strnlen((const char *)*s, l) : l;
-		return 0;
-	default:
-		return -1;
-	}
-}
-
 static int pf_hex(struct fdr_buf *b, const unsigned char *s, uint32_t n)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -242,17 +178,18 @@ static int pf_value(const struct fdr_abi_field *f, const unsigned char *p, uint3
 	const unsigned char *s;
 	uint32_t n, i;
 	uint64_t v;
+	int64_t iv;
 	int ret = 0;
 
 	switch (f->kind) {
 	case FDR_KIND_CHARS:
 	case FDR_KIND_STRING:
 	case FDR_KIND_TAIL_CHARS:
-		if (pf_get_bytes(f, p, len, &s, &n))
+		if (fdr_field_get_bytes(f, p, len, &s, &n))
 			return PF_LIT(b, "null");
 		return fdr_export_json_string(s, n, b);
 	case FDR_KIND_BYTES:
-		if (pf_get_bytes(f, p, len, &s, &n))
+		if (fdr_field_get_bytes(f, p, len, &s, &n))
 			return PF_LIT(b, "null");
 		return pf_hex(b, s, n);
 	case FDR_KIND_ULONG_ARRAY:
@@ -265,18 +202,21 @@ static int pf_value(const struct fdr_abi_field *f, const unsigned char *p, uint3
 		}
 		return ret | PF_LIT(b, "]");
 	case FDR_KIND_ULONG_IP:
-		if (pf_get_int(f, p, len, &v))
+		if (fdr_field_get_int(f, p, len, &iv))
 			return PF_LIT(b, "null");
+		v = (uint64_t)iv;
 		return fdr_buf_printf(b, "\"0x%" PRIx64 "\"", v);
 	case FDR_KIND_BOOL:
-		if (pf_get_int(f, p, len, &v))
+		if (fdr_field_get_int(f, p, len, &iv))
 			return PF_LIT(b, "null");
+		v = (uint64_t)iv;
 		if (v <= 1)
 			return v ? PF_LIT(b, "true") : PF_LIT(b, "false");
 		return fdr_buf_printf(b, "%" PRIu64, v);
 	default:
-		if (pf_get_int(f, p, len, &v))
+		if (fdr_field_get_int(f, p, len, &iv))
 			return PF_LIT(b, "null");
+		v = (uint64_t)iv;
 		if (f->is_signed) {
 			int64_t sv = (int64_t)v;
 

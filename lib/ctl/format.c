@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "fdr/fdr-read.h"
+#include "ctl/ctl-local.h"
 
 /* ---- growable buffer --------------------------------------------------------------- */
 
@@ -149,24 +150,6 @@ static char *fb_digits(uint64_t v, char *end)
 	return p;
 }
 
-static int fb_u64(struct fdr_buf *b, uint64_t v)
-{
-	char tmp[24], *p = fb_digits(v, tmp + sizeof(tmp));
-
-	return fb_add(b, p, (size_t)(tmp + sizeof(tmp) - p));
-}
-
-static int fb_s64(struct fdr_buf *b, int64_t v)
-{
-	char tmp[24], *p;
-
-	if (v >= 0)
-		return fb_u64(b, (uint64_t)v);
-	p = fb_digits(-(uint64_t)v, tmp + sizeof(tmp));
-	*--p = '-';
-	return fb_add(b, p, (size_t)(tmp + sizeof(tmp) - p));
-}
-
 /* @s right-aligned (pad on the left) or left-aligned in @width columns. */
 static int fb_pad(struct fdr_buf *b, const char *s, size_t len, size_t width, int left)
 {
@@ -185,16 +168,6 @@ static int fb_pad(struct fdr_buf *b, const char *s, size_t len, size_t width, in
 	if (!left)
 		ret |= fb_add(b, s, len);
 	return ret;
-}
-
-/* %0Nu with N = @width. */
-static int fb_zpad(struct fdr_buf *b, uint64_t v, size_t width)
-{
-	char tmp[24], *p = fb_digits(v, tmp + sizeof(tmp));
-
-	while ((size_t)(tmp + sizeof(tmp) - p) < width)
-		*--p = '0';
-	return fb_add(b, p, (size_t)(tmp + sizeof(tmp) - p));
 }
 
 /*
@@ -516,30 +489,46 @@ int fdr_format_trace_header_ex(struct fdr_session *s, uint32_t inst, unsigned fl
 	return ret ? -ENOMEM : 0;
 }
 
+/* A timestamp as the trace file shows it, unchecked: at most 22 bytes */
+static inline char *fb_put_ts(char *d, uint32_t clock, uint64_t ts)
+{
+	unsigned n;
+
+	*d++ = ' ';
+	if (!fdr_clock_is_ns(clock)) {
+		for (n = fb_dec_len(ts); n < 12; n++)
+			*d++ = ' ';
+		return fb_put_u64(d, ts);
+	}
+	ts += 500; /* rounded to the microsecond, as the kernel prints it */
+	for (n = fb_dec_len(ts / 1000000000u); n < 5; n++)
+		*d++ = ' ';
+	d = fb_put_u64(d, ts / 1000000000u);
+	*d++ = '.';
+	return fb_put_zpad(d, (ts / 1000u) % 1000000u, 6);
+}
+
 /** fdr_format_ts - " %5lu.%06lu" (rounded to the µs) or " %12llu" for counter clocks */
 int fdr_format_ts(uint32_t clock, uint64_t ts, struct fdr_buf *b)
 {
-	char tmp[24], *p;
-	int ret;
+	char *d;
 
-	if (!fdr_clock_is_ns(clock)) {
-		p = fb_digits(ts, tmp + sizeof(tmp));
-		ret = fb_add(b, " ", 1);
-		return ret | fb_pad(b, p, (size_t)(tmp + sizeof(tmp) - p), 12, 0);
-	}
-	ts += 500; /* rounded to the microsecond, as the kernel prints it */
-	p = fb_digits(ts / 1000000000u, tmp + sizeof(tmp));
-	ret = fb_add(b, " ", 1);
-	ret |= fb_pad(b, p, (size_t)(tmp + sizeof(tmp) - p), 5, 0);
-	ret |= fb_add(b, ".", 1);
-	return ret | fb_zpad(b, (ts / 1000u) % 1000000u, 6);
+	if (buf_reserve(b, 24))
+		return -ENOMEM;
+	d = fb_put_ts(b->data + b->len, clock, ts);
+	b->len = (size_t)(d - b->data);
+	*d = '\0';
+	return 0;
 }
 
 /* ---- bodies ------------------------------------------------------------------------- */
 
-/* Read an integer field, checked against the record; returns 0 or -1. */
-static int fmt_get_int(const struct fdr_abi_field *f, const unsigned char *p, uint32_t len,
-		       int64_t *v)
+/**
+ * fdr_field_get_int - read an integer field (sign-extended if signed), checked
+ * against the record; returns 0 or -1 (format.c, the exporters)
+ */
+int fdr_field_get_int(const struct fdr_abi_field *f, const unsigned char *p, uint32_t len,
+		      int64_t *v)
 {
 	uint8_t u8;
 	uint16_t u16;
@@ -570,9 +559,12 @@ static int fmt_get_int(const struct fdr_abi_field *f, const unsigned char *p, ui
 	}
 }
 
-/* Locate a string or byte field's bytes; returns 0 or -1. *n excludes a final NUL. */
-static int fmt_get_bytes(const struct fdr_abi_field *f, const unsigned char *p, uint32_t len,
-			 const unsigned char **s, uint32_t *n)
+/**
+ * fdr_field_get_bytes - locate a string or byte field's bytes in the record;
+ * returns 0 or -1. *n excludes a final NUL. (format.c, the exporters)
+ */
+int fdr_field_get_bytes(const struct fdr_abi_field *f, const unsigned char *p, uint32_t len,
+			const unsigned char **s, uint32_t *n)
 {
 	uint32_t loc, off, l;
 
@@ -606,60 +598,10 @@ static int fmt_get_bytes(const struct fdr_abi_field *f, const unsigned char *p, 
 	}
 }
 
-static int fmt_value_default(const struct fdr_abi_field *f, const unsigned char *p, uint32_t len,
-			     struct fdr_buf *b)
-{
-	const unsigned char *s;
-	uint32_t n, i;
-	int64_t v;
-
-	if (f->kind == FDR_KIND_BYTES) {
-		if (fmt_get_bytes(f, p, len, &s, &n))
-			return fdr_buf_printf(b, "<bad>");
-		for (i = 0; i < n; i++) {
-			static const char hex[] = "0123456789abcdef";
-			char h[2] = { hex[s[i] >> 4], hex[s[i] & 15] };
-
-			if (fb_add(b, h, 2))
-				return -ENOMEM;
-		}
-		return 0;
-	}
-	if (fmt_is_string(f)) {
-		if (fmt_get_bytes(f, p, len, &s, &n))
-			return fdr_buf_printf(b, "<bad>");
-		return fb_add(b, s, n);
-	}
-	if (fmt_get_int(f, p, len, &v))
-		return fdr_buf_printf(b, "<bad>");
-	if (f->is_signed)
-		return fb_s64(b, v);
-	return fb_u64(b, (uint64_t)v);
-}
-
-/* fdr_format_ts() unchecked: at most 22 bytes */
-static inline char *fb_put_ts(char *d, uint32_t clock, uint64_t ts)
-{
-	unsigned n;
-
-	*d++ = ' ';
-	if (!fdr_clock_is_ns(clock)) {
-		for (n = fb_dec_len(ts); n < 12; n++)
-			*d++ = ' ';
-		return fb_put_u64(d, ts);
-	}
-	ts += 500; /* rounded to the microsecond, as the kernel prints it */
-	for (n = fb_dec_len(ts / 1000000000u); n < 5; n++)
-		*d++ = ' ';
-	d = fb_put_u64(d, ts / 1000000000u);
-	*d++ = '.';
-	return fb_put_zpad(d, (ts / 1000u) % 1000000u, 6);
-}
-
 /*
- * fmt_value_default() unchecked, for the per-record path: writes at most
+ * A field's value as the default print shows it, unchecked: the caller reserved
  * FMT_VALUE_MAX(len) bytes (an integer, "<bad>", a string of at most @len bytes
- * or @len bytes in hex).
+ * or @len bytes in hex). Returns the new end.
  */
 #define FMT_VALUE_MAX(len) (21 + 2 * (size_t)(len))
 static char *fmt_put_value(char *d, const struct fdr_abi_field *f, const unsigned char *p,
@@ -676,7 +618,7 @@ static char *fmt_put_value(char *d, const struct fdr_abi_field *f, const unsigne
 		struct fdr_abi_field fc = *f;
 
 		fc.kind = kind;
-		if (fmt_get_bytes(&fc, p, len, &str, &n) || n > len)
+		if (fdr_field_get_bytes(&fc, p, len, &str, &n) || n > len)
 			goto bad;
 		if (kind != FDR_KIND_BYTES) {
 			memcpy(d, str, n);
@@ -688,12 +630,26 @@ static char *fmt_put_value(char *d, const struct fdr_abi_field *f, const unsigne
 		}
 		return d;
 	}
-	if (fmt_get_int(f, p, len, &v))
+	if (fdr_field_get_int(f, p, len, &v))
 		goto bad;
 	return f->is_signed ? fb_put_s64(d, v) : fb_put_u64(d, (uint64_t)v);
 bad:
 	memcpy(d, "<bad>", 5);
 	return d + 5;
+}
+
+/* fmt_put_value() appended to @b, room reserved first; 0 or -ENOMEM */
+static int fmt_value_default(const struct fdr_abi_field *f, const unsigned char *p, uint32_t len,
+			     struct fdr_buf *b)
+{
+	char *d;
+
+	if (buf_reserve(b, FMT_VALUE_MAX(len)))
+		return -ENOMEM;
+	d = fmt_put_value(b->data + b->len, f, p, len);
+	b->len = (size_t)(d - b->data);
+	*d = '\0';
+	return 0;
 }
 
 /* The format below is built from a checked conversion spec, never from raw input. */
@@ -716,7 +672,7 @@ static int fmt_conv(const char *spec, size_t spec_len, char conv, const struct f
 	if (conv == 's') {
 		char tmp[FDR_MAX_RECORD + 1];
 
-		if (!f || fmt_get_bytes(f, p, len, &s, &n))
+		if (!f || fdr_field_get_bytes(f, p, len, &s, &n))
 			return fdr_buf_printf(b, "<bad>");
 		if (f->kind == FDR_KIND_BYTES)
 			return fmt_value_default(f, p, len, b);
@@ -726,7 +682,7 @@ static int fmt_conv(const char *spec, size_t spec_len, char conv, const struct f
 		fmt[k] = 0;
 		return fdr_buf_printf(b, fmt, tmp);
 	}
-	if (!f || fmt_is_string(f) || f->kind == FDR_KIND_BYTES || fmt_get_int(f, p, len, &v))
+	if (!f || fmt_is_string(f) || f->kind == FDR_KIND_BYTES || fdr_field_get_int(f, p, len, &v))
 		return fdr_buf_printf(b, "<bad>");
 	if (conv == 'p') {
 		return fdr_buf_printf(b, "0x%" PRIx64, (uint64_t)v);
