@@ -588,18 +588,18 @@ static int live_has_records(struct fdr_session *s)
 	return 0;
 }
 
-/* Read the snapshot whole into @ro; returns ms from the open to its first record, or -1. */
-static double fl_read_timed(struct fdr_session *s, struct fl_readout *ro, const char *what)
+/* Read the snapshot whole into @ro; returns the time of its first record, 0 if none. */
+static uint64_t fl_read_snapshot(struct fdr_session *s, struct fl_readout *ro, const char *what)
 {
 	struct fdr_reader *r;
 	struct fdr_record rec;
-	uint64_t t0 = sc_now_ns(), t_first = 0;
+	uint64_t t_first = 0;
 	int ret;
 
 	fl_readout_init(ro);
 	ret = fdr_reader_open(s, 0, -1, FDR_READ_SNAPSHOT, &r);
 	if (!sc_ok(ret == 0, "%s: open the snapshot: %s", what, strerror(-ret)))
-		return -1;
+		return 0;
 	while ((ret = fdr_reader_next(r, &rec)) > 0) {
 		if (!t_first)
 			t_first = sc_now_ns();
@@ -607,6 +607,14 @@ static double fl_read_timed(struct fdr_session *s, struct fl_readout *ro, const 
 	}
 	fdr_reader_close(r);
 	sc_ok(ret == 0, "%s: read the snapshot: %s", what, strerror(-ret));
+	return t_first;
+}
+
+/* Read the snapshot whole into @ro; returns ms from the open to its first record, or -1. */
+static double fl_read_timed(struct fdr_session *s, struct fl_readout *ro, const char *what)
+{
+	uint64_t t0 = sc_now_ns(), t_first = fl_read_snapshot(s, ro, what);
+
 	return t_first ? (double)(t_first - t0) / 1e6 : -1;
 }
 
@@ -614,24 +622,14 @@ static double fl_read_timed(struct fdr_session *s, struct fl_readout *ro, const 
 static double snap_and_read(struct fdr_session *s, struct fl_readout *ro, const char *what,
 			    double *total_ms)
 {
-	struct fdr_reader *r;
-	struct fdr_record rec;
-	uint64_t t0 = sc_now_ns(), t_first = 0;
+	uint64_t t0 = sc_now_ns(), t_first;
 	int ret = fdr_session_snapshot(s, 0, -1);
 
-	fl_readout_init(ro);
-	if (!sc_ok(ret == 0, "%s: snapshot: %s", what, strerror(-ret)))
+	if (!sc_ok(ret == 0, "%s: snapshot: %s", what, strerror(-ret))) {
+		fl_readout_init(ro);
 		return -1;
-	ret = fdr_reader_open(s, 0, -1, FDR_READ_SNAPSHOT, &r);
-	if (!sc_ok(ret == 0, "%s: open the snapshot: %s", what, strerror(-ret)))
-		return -1;
-	while ((ret = fdr_reader_next(r, &rec)) > 0) {
-		if (!t_first)
-			t_first = sc_now_ns();
-		fl_take(s, ro, &rec, what);
 	}
-	fdr_reader_close(r);
-	sc_ok(ret == 0, "%s: read the snapshot: %s", what, strerror(-ret));
+	t_first = fl_read_snapshot(s, ro, what);
 	if (total_ms)
 		*total_ms = (double)(sc_now_ns() - t0) / 1e6;
 	return t_first ? (double)(t_first - t0) / 1e6 : (double)(sc_now_ns() - t0) / 1e6;
