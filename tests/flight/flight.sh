@@ -44,33 +44,8 @@ fail=0
 ncase=0
 OUT=$T/out
 ERR=$T/err
-
-diag() {
-	echo "#   $*"
-}
-
-run() {
-	"$@" >"$OUT" 2>"$ERR"
-	rc=$?
-	return 0
-}
-
-fdr() {
-	run "$FDR" "$@"
-}
-
-show_io() {
-	sed 's/^/#   stdout: /' "$OUT" | head -20
-	sed 's/^/#   stderr: /' "$ERR" | head -20
-}
-
-expect_rc() {
-	if [ "$rc" -ne "$1" ]; then
-		diag "exit status $rc, expected $1"
-		show_io
-		return 1
-	fi
-}
+# shellcheck source=../harness/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../harness/tap.sh"
 
 # must CMD...: run CMD, it must exit 0
 must() {

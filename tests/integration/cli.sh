@@ -26,20 +26,10 @@ fail=0
 ncase=0
 OUT=$T/out
 ERR=$T/err
+# shellcheck source=../harness/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../harness/tap.sh"
 
 # ---- helpers ----------------------------------------------------------------
-
-# diag MSG...: explain a failure (printed under "not ok")
-diag() {
-	echo "#   $*"
-}
-
-# run CMD...: run, keep stdout in $OUT, stderr in $ERR, status in $rc
-run() {
-	"$@" >"$OUT" 2>"$ERR"
-	rc=$?
-	return 0
-}
 
 #
 # run_for SECS SIG CMD...: run CMD in the background (this shell reaps it), wait
@@ -74,40 +64,6 @@ run_for() {
 	wait "$pid"
 	rc=$?
 	return 0
-}
-
-# fdr ARGS...: run the fdr command
-fdr() {
-	run "$FDR" "$@"
-}
-
-show_io() {
-	sed 's/^/#   stdout: /' "$OUT" | head -20
-	sed 's/^/#   stderr: /' "$ERR" | head -20
-}
-
-# expect_rc N: the last command exited with N
-expect_rc() {
-	if [ "$rc" -ne "$1" ]; then
-		diag "exit status $rc, expected $1"
-		show_io
-		return 1
-	fi
-}
-
-# expect_out PATTERN (grep -E) in stdout / expect_err in stderr / expect_no_out
-expect_out() {
-	grep -Eq -- "$1" "$OUT" && return 0
-	diag "stdout lacks /$1/"
-	show_io
-	return 1
-}
-
-expect_err() {
-	grep -Eq -- "$1" "$ERR" && return 0
-	diag "stderr lacks /$1/"
-	show_io
-	return 1
 }
 
 expect_no_out() {

@@ -56,15 +56,8 @@ fail=0
 ncase=0
 OUT=$T/out
 ERR=$T/err
-
-diag() {
-	echo "#   $*"
-}
-
-show_io() {
-	sed 's/^/#   stdout: /' "$OUT" | head -20
-	sed 's/^/#   stderr: /' "$ERR" | head -20
-}
+# shellcheck source=../harness/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../harness/tap.sh"
 
 is_mounted() { # DIR
 	grep -qs " $1 fuse.fdr " /proc/self/mounts
@@ -79,27 +72,12 @@ mount_fdr() {
 	is_mounted "$dir"
 }
 
-# run CMD...: stdout in $OUT, stderr in $ERR, status in $rc
-run() {
-	"$@" >"$OUT" 2>"$ERR"
-	rc=$?
-	return 0
-}
-
 # sh_write PATH VALUE [>>]: echo VALUE > $M/PATH (or >>), as a shell user does
 sh_write() {
 	if [ "${3:-}" = ">>" ]; then
 		run bash -c 'echo "$1" >> "$2"' sh "$2" "$M/$1"
 	else
 		run bash -c 'echo "$1" > "$2"' sh "$2" "$M/$1"
-	fi
-}
-
-expect_rc() {
-	if [ "$rc" -ne "$1" ]; then
-		diag "exit status $rc, expected $1"
-		show_io
-		return 1
 	fi
 }
 

@@ -21,6 +21,8 @@ fi
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/fdr-record.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
+# shellcheck source=../harness/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../harness/tap.sh"
 export FDR_ROOT=$T/root
 export FDR_SESSION=rec
 unset FDR_DIR FDR_CLOCK_SOURCE FDR_NO_AGENT
@@ -28,10 +30,6 @@ unset FDR_DIR FDR_CLOCK_SOURCE FDR_NO_AGENT
 pass=0
 fail=0
 ncase=0
-
-diag() {
-	echo "#   $*"
-}
 
 ok() {
 	ncase=$((ncase + 1))

@@ -23,16 +23,8 @@ fail=0
 ncase=0
 OUT=$T/out
 ERR=$T/err
-
-diag() {
-	echo "#   $*"
-}
-
-run() {
-	"$@" >"$OUT" 2>"$ERR"
-	rc=$?
-	return 0
-}
+# shellcheck source=../harness/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../harness/tap.sh"
 
 # trace-cmd report -R lines: "INSTANCE:   COMM-PID   [CPU] TS: EVENT:  BODY".
 # ftrace:print shows as "print: ip=0x... buf=TEXT"; the kernel (and fdr) show
