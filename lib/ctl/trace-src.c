@@ -30,6 +30,16 @@ const char *fdr_trace_clock_name(uint32_t clock)
 								  "local";
 }
 
+int fdr_trace_clock_by_name(const char *name)
+{
+	int k;
+
+	for (k = 0; k < FDR_CLOCK_NR; k++)
+		if (trace_clock_names[k] && strcmp(trace_clock_names[k], name) == 0)
+			return k;
+	return -1;
+}
+
 void fdr_trace_info_local(struct fdr_trace_info *info)
 {
 	struct utsname u;

@@ -27,5 +27,7 @@ struct fdr_trace {
 void fdr_trace_info_local(struct fdr_trace_info *info);
 /* The name trace_clock shows for an enum fdr_abi_clock ("local", "mono", ...). */
 const char *fdr_trace_clock_name(uint32_t clock);
+/* The enum fdr_abi_clock of a trace_clock name, or -1. */
+int fdr_trace_clock_by_name(const char *name);
 
 #endif /* FDR_TRACE_SRC_H */

@@ -1637,17 +1637,6 @@ static const struct fdr_trace_ops td_ops = {
 
 /* ---- opening ------------------------------------------------------------------------------ */
 
-static const struct {
-	const char *name;
-	uint32_t clock;
-} td_clocks[] = {
-	{ "local", FDR_CLOCK_LOCAL },	    { "global", FDR_CLOCK_GLOBAL },
-	{ "counter", FDR_CLOCK_COUNTER },   { "uptime", FDR_CLOCK_UPTIME },
-	{ "perf", FDR_CLOCK_PERF },	    { "mono", FDR_CLOCK_MONO },
-	{ "mono_raw", FDR_CLOCK_MONO_RAW }, { "boot", FDR_CLOCK_BOOT },
-	{ "tai", FDR_CLOCK_TAI },	    { "x86-tsc", FDR_CLOCK_X86_TSC },
-};
-
 /* The buffer to read: the top one if it has data, else the first instance with data. */
 static struct td_buffer *td_pick(struct td_src *td)
 {
@@ -1671,7 +1660,7 @@ static int td_setup_cpus(struct td_src *td, const struct td_in *in, struct td_bu
 {
 	uint32_t i, max_cpu = 0;
 	const char *clock;
-	size_t k;
+	int known;
 
 	if (b->page_size)
 		td->page_size = b->page_size;
@@ -1709,10 +1698,8 @@ static int td_setup_cpus(struct td_src *td, const struct td_in *in, struct td_bu
 	/* trace-cmd takes TRACECLOCK first: 3.1.6 writes "local" in every BUFFER option */
 	clock = td->clock_opt[0] ? td->clock_opt : b->clock[0] ? b->clock : "local";
 	snprintf(info->clock_name, sizeof(info->clock_name), "%s", clock);
-	info->clock = FDR_CLOCK_LOCAL;
-	for (k = 0; k < sizeof(td_clocks) / sizeof(td_clocks[0]); k++)
-		if (strcmp(clock, td_clocks[k].name) == 0)
-			info->clock = td_clocks[k].clock;
+	known = fdr_trace_clock_by_name(clock);
+	info->clock = known >= 0 ? (uint32_t)known : FDR_CLOCK_LOCAL;
 	if (td->tsc_mult && !fdr_clock_is_ns(info->clock))
 		info->clock = FDR_CLOCK_LOCAL; /* converted to ns by TSC2NSEC */
 	info->page_size = td->page_size;

@@ -34,6 +34,7 @@
 
 #include "fdr/fdr-read.h"
 #include "ctl-local.h"
+#include "ctl/trace-src.h"
 
 enum node {
 	N_NONE,
@@ -155,13 +156,6 @@ static const struct {
 };
 #define NR_OPTIONS (sizeof(tree_options) / sizeof(tree_options[0]))
 
-static const char *const clock_names[FDR_CLOCK_NR] = {
-	[FDR_CLOCK_LOCAL] = "local",	   [FDR_CLOCK_GLOBAL] = "global",
-	[FDR_CLOCK_COUNTER] = "counter",   [FDR_CLOCK_UPTIME] = "uptime",
-	[FDR_CLOCK_PERF] = "perf",	   [FDR_CLOCK_MONO] = "mono",
-	[FDR_CLOCK_MONO_RAW] = "mono_raw", [FDR_CLOCK_BOOT] = "boot",
-	[FDR_CLOCK_TAI] = "tai",	   [FDR_CLOCK_X86_TSC] = "x86-tsc",
-};
 /* the order trace_clock lists them in */
 static const uint32_t clock_order[] = { FDR_CLOCK_LOCAL,    FDR_CLOCK_GLOBAL, FDR_CLOCK_COUNTER,
 					FDR_CLOCK_UPTIME,   FDR_CLOCK_PERF,   FDR_CLOCK_MONO,
@@ -997,7 +991,7 @@ static int generate(struct fdr_file *f)
 		return fdr_buf_printf(b, "%u\n", in->tracing_on ? 1 : 0);
 	case F_TRACE_CLOCK:
 		for (k = 0; k < sizeof(clock_order) / sizeof(clock_order[0]); k++) {
-			const char *name = clock_names[clock_order[k]];
+			const char *name = fdr_trace_clock_name(clock_order[k]);
 
 			ret |= fdr_buf_printf(b, k ? " %s%s%s" : "%s%s%s",
 					      in->clock == clock_order[k] ? "[" : "", name,
@@ -1575,18 +1569,16 @@ static int write_enable(struct fdr_file *f, const char *cmd)
 static int write_clock(struct fdr_file *f, char *cmd)
 {
 	char *name = cmd;
-	size_t k;
+	int clock;
 
 	strip_space(&name);
-	for (k = 0; k < FDR_CLOCK_NR; k++)
-		if (clock_names[k] && strcmp(clock_names[k], name) == 0)
-			break;
-	if (k == FDR_CLOCK_NR)
+	clock = fdr_trace_clock_by_name(name);
+	if (clock < 0)
 		return bad_input(
 			f, "trace_clock", cmd, (int)(name - cmd),
 			"expected one of: local global counter uptime perf mono mono_raw boot tai x86-tsc; found '%s'",
 			name);
-	fdr_session_control(f->s)->instances[f->p.inst].clock = (uint32_t)k;
+	fdr_session_control(f->s)->instances[f->p.inst].clock = (uint32_t)clock;
 	fdr_session_changed(f->s);
 	return 0;
 }
