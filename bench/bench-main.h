@@ -46,8 +46,10 @@
  *               CPU) until each CPU's buffer of KB KiB is full and wrapping; with
  *               BENCH_HAVE_SNAPSHOT, take a snapshot and fill the other buffer
  *               too. The session is kept (snapshot_cli_ms, LTTng's snapshot_*_us)
- *   snap KB     fill-cpus KB, then time one snapshot taken by the process itself;
- *               prints its microseconds (fdr only)
+ *   snap KB     fill-cpus KB, then time a snapshot taken by the process itself,
+ *               twice: once with every writer stopped (IDLE), then once while
+ *               one pinned writer per CPU keeps writing (LIVE); prints
+ *               "LIVE_US IDLE_US" (fdr only)
  *   rate MS     one writer on CPU 0 writes bench:int3 for MS milliseconds into a
  *               session set up beforehand (by `fdr record`, or an LTTng session
  *               writing to disk), at full speed or, with BENCH_PACE=N, at no more
@@ -412,6 +414,49 @@ static double bench_throughput(int nr, unsigned int ms)
 	return (double)total * 1e9 / (double)(t1 - t0);
 }
 
+#ifdef BENCH_HAVE_SNAPSHOT
+/*
+ * Time one snapshot taken while one pinned bench:int3 writer per CPU keeps
+ * writing (the buffers were filled before: they are full and wrapping), as a
+ * flight recorder is used: the process that snapshots is tracing right then.
+ */
+static int bench_snapshot_live(double *us)
+{
+	long nr = sysconf(_SC_NPROCESSORS_ONLN);
+	struct bench_worker *w;
+	struct timespec d = { 0, 20 * 1000 * 1000 };
+	int i, failed = 0, ret;
+
+	if (nr < 1)
+		nr = 1;
+	w = calloc((size_t)nr, sizeof(*w));
+	if (!w)
+		return -1;
+	atomic_store(&bench_ready, 0);
+	atomic_store(&bench_go, 0);
+	atomic_store(&bench_stop, 0);
+	for (i = 0; i < nr; i++) {
+		w[i].cpu = i;
+		if (pthread_create(&w[i].thread, NULL, bench_worker_main, &w[i])) {
+			fprintf(stderr, "%s-bench: pthread_create failed\n", BENCH_TRACER);
+			exit(1);
+		}
+	}
+	while (atomic_load(&bench_ready) < nr)
+		sched_yield();
+	atomic_store_explicit(&bench_go, 1, memory_order_release);
+	nanosleep(&d, NULL);
+	ret = bench_tracer_snapshot(us);
+	atomic_store(&bench_stop, 1);
+	for (i = 0; i < nr; i++) {
+		pthread_join(w[i].thread, NULL);
+		failed |= w[i].failed;
+	}
+	free(w);
+	return ret || failed ? -1 : 0;
+}
+#endif
+
 /* ---- rate: one paced writer ---------------------------------------------------------- */
 
 /* Write bench:int3 on CPU 0 for @ms ms, at most @pace events/s (0: no limit). */
@@ -504,7 +549,7 @@ int main(int argc, char **argv)
 			goto out;
 		printf("%.3f %.3f %.3f\n", diff, nof, flt);
 	} else if (mode == BENCH_FILL_CPUS || mode == BENCH_SNAP) {
-		double us = 0;
+		double us = 0, us_idle = 0;
 
 		if (bench_fill_cpus(n))
 			goto out;
@@ -512,13 +557,15 @@ int main(int argc, char **argv)
 		/* both buffers full: the spare swapped in is a wrapped one too */
 		if (bench_tracer_snapshot(&us) || bench_fill_cpus(n))
 			goto out;
-		if (mode == BENCH_SNAP && bench_tracer_snapshot(&us))
+		if (mode == BENCH_SNAP && bench_tracer_snapshot(&us_idle))
+			goto out;
+		if (mode == BENCH_SNAP && bench_snapshot_live(&us))
 			goto out;
 #endif
 		if (bench_tracer_check(mode))
 			goto out;
 		if (mode == BENCH_SNAP)
-			printf("%.3f\n", us);
+			printf("%.3f %.3f\n", us, us_idle);
 		else
 			printf("%llu\n", (unsigned long long)n);
 	} else if (mode == BENCH_SCALE) {

@@ -436,7 +436,7 @@ static int bench_tracer_check(enum bench_mode mode)
 		return 0;
 	}
 	if (mode == BENCH_FILL_CPUS || mode == BENCH_SNAP) {
-		uint64_t want = mode == BENCH_SNAP ? 2 : 1;
+		uint64_t want = mode == BENCH_SNAP ? 3 : 1;
 
 		/* every CPU's buffers are full: bench_fill_cpus() returned only then */
 		if (after.refused) {

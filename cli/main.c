@@ -830,14 +830,6 @@ static int cmd_stat(int argc, char **argv)
 	return ret;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Read a whole control file into @b. */
 static int slurp(struct fdr_session *s, const char *path, struct fdr_buf *b)
 {
@@ -879,7 +871,8 @@ static int snapshot_save(struct fdr_session *s, uint32_t inst, const char *pre, 
 		struct fdr_abi_ring *h;
 		void *base;
 		size_t size;
-		uint64_t seq, now = mono_ns();
+		/* the heartbeat is on the lease clock, which fdr_ring_swap() compares with */
+		uint64_t seq, now = fdr_session_lease_ns(s);
 
 		ret = fdr_session_ring(s, inst, &base, &size);
 		if (ret) {
@@ -895,7 +888,7 @@ static int snapshot_save(struct fdr_session *s, uint32_t inst, const char *pre, 
 			__atomic_store_n(&h->saver_beat_ns, now, __ATOMIC_RELEASE);
 			__atomic_store_n(&h->saver_pid, (uint32_t)getpid(), __ATOMIC_RELEASE);
 		}
-		if (now - last_beat > 100000000ull) {
+		if (fdr_lease_age(now, last_beat) > 100000000ull) {
 			__atomic_store_n(&h->saver_beat_ns, now, __ATOMIC_RELEASE);
 			last_beat = now;
 		}

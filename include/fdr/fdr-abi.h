@@ -63,7 +63,7 @@ enum fdr_abi_kind {
 	FDR_KIND_STRING = 4, /* __data_loc char[]: u32 (len << 16 | offset) */
 	FDR_KIND_BYTES = 5, /* __data_loc unsigned char[] */
 	FDR_KIND_ULONG_IP = 6, /* ftrace:print ip */
-		FDR_KIND_TAIL_CHARS = 7, /* ftrace:print char buf[], runs to the record's end */
+	FDR_KIND_TAIL_CHARS = 7, /* ftrace:print char buf[], runs to the record's end */
 	FDR_KIND_ULONG_ARRAY = 8, /* ftrace:user_stack unsigned long caller[N] */
 };
 
@@ -89,7 +89,7 @@ enum fdr_abi_event_state {
  * enable masks change (atomically, one bit per instance).
  */
 struct fdr_abi_event {
-		uint32_t state; /* enum fdr_abi_event_state */
+	uint32_t state; /* enum fdr_abi_event_state */
 	uint32_t id; /* common_type */
 	/* id and enabled share a cache line: the event path reads both */
 	uint64_t enabled[FDR_MAX_INSTANCES / 64]; /* bit i: enabled in instance i */
@@ -168,7 +168,7 @@ struct fdr_abi_instance {
 	uint32_t ring_gen; /* current file is ring.<index>.<ring_gen> */
 	uint32_t subbuf_size; /* bytes, power of two >= 4096 */
 	uint32_t buffer_percent;
-		uint32_t open_files; /* handles held by processes beyond holders[] (rmdir EBUSY) */
+	uint32_t open_files; /* handles held by processes beyond holders[] (rmdir EBUSY) */
 	uint64_t cpumask[FDR_MAX_CPUS / 64]; /* tracing_cpumask */
 	uint32_t nr_pending; /* rules applied to events registered later */
 	uint32_t error_seq;
@@ -176,7 +176,7 @@ struct fdr_abi_instance {
 	struct fdr_abi_error errors[FDR_ERROR_LOG_ENTRIES];
 	uint32_t nr_pids; /* set_event_pid: 0 = every pid records */
 	uint32_t reserved1;
-		int32_t pids[FDR_MAX_PIDS]; /* ascending; a writer's tid or tgid must be listed */
+	int32_t pids[FDR_MAX_PIDS]; /* ascending; a writer's tid or tgid must be listed */
 	struct {
 		uint32_t pid; /* a process holding files of this instance open */
 		uint32_t count; /* how many */
@@ -262,16 +262,16 @@ struct fdr_abi_control {
 	uint64_t cal_mono_ns;
 	uint64_t cal_boot_ns;
 	uint64_t cal_real_ns;
-		uint64_t tsc_khz; /* measured at creation over 50 ms; fixed for the session's life */
+	uint64_t tsc_khz; /* measured at creation over 50 ms; fixed for the session's life */
 	uint32_t next_event_id;
 	uint32_t creator_pid;
 	uint8_t lock[64]; /* pthread_mutex_t, robust + process-shared */
 	uint32_t nr_events;
 	uint32_t cmdline_size; /* saved_cmdlines_size */
 	uint64_t dropped_no_slot; /* events dropped: cpu id beyond nr_cpus etc. */
-		uint64_t reserved3[2];
+	uint64_t reserved3[2];
 	char boot_id[40]; /* /proc/sys/kernel/random/boot_id of the creating boot */
-		uint32_t hooks_active; /* filters + triggers + pid lists in the session; 0 = fast path */
+	uint32_t hooks_active; /* filters + triggers + pid lists in the session; 0 = fast path */
 	uint32_t pids_active; /* some instance has a set_event_pid list */
 	uint8_t reserved0[3856];
 	struct fdr_abi_instance instances[FDR_MAX_INSTANCES];
@@ -360,7 +360,7 @@ struct fdr_abi_cpu {
 	/* snapshot, meaningful in the buffer-0 entry of each CPU only */
 	uint32_t active; /* which of the CPU's two buffers writers use (0/1) */
 	uint32_t reserved2;
-	uint64_t swap_ns; /* CLOCK_MONOTONIC of the last swap on this CPU */
+	uint64_t swap_ns; /* lease clock (fdr_session_lease_ns) of the last swap on this CPU */
 	uint8_t pad3[32];
 };
 _Static_assert(sizeof(struct fdr_abi_cpu) == 256, "fdr_abi_cpu layout");
@@ -386,12 +386,12 @@ struct fdr_abi_ring {
 	uint32_t spare_allocated; /* the snapshot buffers are backed by memory */
 	uint32_t reserved0;
 	uint64_t snap_seq; /* odd while a swap is in progress; + 2 per snapshot */
-	uint64_t snap_lock_ns; /* CLOCK_MONOTONIC when the swap in progress began */
+	uint64_t snap_lock_ns; /* lease clock when the swap in progress began */
 	uint64_t snap_count; /* snapshots taken */
 	uint64_t snap_refused; /* snapshots refused: not allocated, busy, or not saved yet */
 	uint32_t saver_pid; /* a "fdr snapshot save" process keeps every snapshot */
 	uint32_t reserved1;
-	uint64_t saver_beat_ns; /* CLOCK_MONOTONIC, refreshed by the saver every 100 ms */
+	uint64_t saver_beat_ns; /* lease clock, refreshed by the saver every 100 ms */
 	uint64_t saved_seq; /* the snap_seq the saver has written out */
 	uint8_t reserved[16];
 };

@@ -44,6 +44,20 @@ FDR_API int fdr_session_lock(struct fdr_session *s);
 FDR_API void fdr_session_unlock(struct fdr_session *s);
 FDR_API void fdr_session_changed(struct fdr_session *s);
 FDR_API int fdr_session_ring(struct fdr_session *s, uint32_t inst, void **base, size_t *size);
+/* now on the clock of the ring header's snap_lock_ns, saver_beat_ns and swap_ns */
+FDR_API uint64_t fdr_session_lease_ns(struct fdr_session *s);
+
+/*
+ * How long ago @then was, on the lease clock: 0 if @then is up to a millisecond
+ * ahead (another CPU's TSC), UINT64_MAX (long ago) if further ahead: a value that
+ * is not from this clock (another boot, hostile memory) must not hold a lease.
+ */
+static inline uint64_t fdr_lease_age(uint64_t now, uint64_t then)
+{
+	if ((int64_t)(now - then) >= 0)
+		return now - then;
+	return then - now < 1000000 ? 0 : UINT64_MAX;
+}
 FDR_API int fdr_session_resize(struct fdr_session *s, uint32_t inst, int cpu, uint32_t size_kb,
 			       uint32_t subbuf_size);
 FDR_API int fdr_session_snapshot(struct fdr_session *s, uint32_t inst, int cpu);
@@ -92,7 +106,8 @@ struct fdr_dirent {
 	unsigned mode; /* 0640 rw, 0440 ro, 0220 wo, 0750 dirs */
 };
 
-FDR_API int fdr_file_open(struct fdr_session *s, const char *path, int flags, struct fdr_file **out);
+FDR_API int fdr_file_open(struct fdr_session *s, const char *path, int flags,
+			  struct fdr_file **out);
 FDR_API ssize_t fdr_file_read(struct fdr_file *f, void *buf, size_t n);
 FDR_API ssize_t fdr_file_write(struct fdr_file *f, const void *buf, size_t n);
 FDR_API int fdr_file_poll(struct fdr_file *f, int timeout_ms);

@@ -233,6 +233,25 @@ uint64_t fdr_clock_conv(const struct fdr_clock_conv *c, uint64_t raw,
 	}
 }
 
+/* The lease clock's multiplier for a session (see core-local.h); 0: CLOCK_MONOTONIC. */
+uint64_t fdr_lease_mult(const struct fdr_abi_control *ctl)
+{
+	uint64_t khz = __atomic_load_n(&ctl->tsc_khz, __ATOMIC_RELAXED);
+
+	if (ctl->ts_source != FDR_TS_TSC || khz < 1000 || khz > 100000000)
+		return 0;
+	return (uint64_t)((1000000ull << 32) / khz);
+}
+
+/**
+ * fdr_session_lease_ns - now, on the session's lease clock (the clock of the ring
+ * header's snap_lock_ns, saver_beat_ns and swap_ns; see core-local.h)
+ */
+uint64_t fdr_session_lease_ns(struct fdr_session *s)
+{
+	return fdr_lease_ns(fdr_lease_mult(s->ctl));
+}
+
 /** fdr_clock_now - the current time on the converter's clock */
 uint64_t fdr_clock_now(const struct fdr_clock_conv *c)
 {

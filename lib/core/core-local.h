@@ -46,17 +46,20 @@ struct fdr_ring_map {
 	uint32_t gen;
 	uint32_t nr_cpus;
 	struct fdr_abi_ring *hdr;
-	struct fdr_pcpu *pcpu; /* nr_cpus entries */
+	uint64_t lease_mult; /* fdr_lease_ns() of the session, see below */
+	/* nr_cpus entries, in the same allocation: no pointer to load on the way */
+	struct fdr_pcpu pcpu[];
 };
 
 /* A process's attachment to a session (mapped control file + rings). */
 struct fdr_session {
+	/* what the event path and fdr_snapshot() read, together at the front */
 	struct fdr_abi_control *ctl;
+	uint64_t session_id;
+	_Atomic(struct fdr_ring_map *) rings[FDR_MAX_INSTANCES];
 	size_t ctl_size;
 	int dir_fd;
 	char dir[4096];
-	uint64_t session_id;
-	_Atomic(struct fdr_ring_map *) rings[FDR_MAX_INSTANCES];
 };
 
 /* ring.c */
@@ -90,6 +93,27 @@ static inline uint64_t fdr_rdtsc(void)
 	return 0;
 #endif
 }
+
+/*
+ * The lease clock: the time base of the ring header's snap_lock_ns and
+ * saver_beat_ns and of each CPU's swap_ns. Those only go into differences (is a
+ * swap lock or a saver's heartbeat stale, how long ago was a swap), so they need
+ * a clock that every process of the session reads alike, not CLOCK_MONOTONIC
+ * itself. With TSC stamps it is the TSC scaled to ns by the session's tsc_khz
+ * (@mult: ns per tick in 32.32 fixed point, fdr_lease_mult()): reading it touches
+ * no memory, where clock_gettime() reads the vDSO's data pages, which after a
+ * long fill of a large buffer were cold and cost a snapshot half a microsecond.
+ * With @mult 0 (monotonic stamps) it is CLOCK_MONOTONIC. Compare values as signed
+ * differences (fdr_lease_age(), fdr-ctl.h): two CPUs' TSCs may differ by a few cycles.
+ */
+static inline uint64_t fdr_lease_ns(uint64_t mult)
+{
+	if (mult)
+		return (uint64_t)(((unsigned __int128)fdr_rdtsc() * mult) >> 32);
+	return fdr_clock_mono_ns();
+}
+
+FDR_HIDDEN uint64_t fdr_lease_mult(const struct fdr_abi_control *ctl);
 
 /*
  * Named test points for the crash tests (tests/crash): compiled only into the

@@ -354,8 +354,8 @@ int fdr_ring_map_open(struct fdr_session *s, uint32_t inst, uint32_t gen, struct
 	    h->cpu_off + (uint64_t)FDR_RING_BUFS * h->nr_cpus * sizeof(struct fdr_abi_cpu) >
 		    h->file_size)
 		goto err;
-	m = calloc(1, sizeof(*m));
-	if (!m || !(m->pcpu = calloc(h->nr_cpus, sizeof(*m->pcpu)))) {
+	m = calloc(1, sizeof(*m) + (size_t)h->nr_cpus * sizeof(m->pcpu[0]));
+	if (!m) {
 		ret = -ENOMEM;
 		goto err;
 	}
@@ -394,12 +394,11 @@ int fdr_ring_map_open(struct fdr_session *s, uint32_t inst, uint32_t gen, struct
 	m->gen = gen;
 	m->nr_cpus = h->nr_cpus;
 	m->hdr = base;
+	m->lease_mult = fdr_lease_mult(s->ctl);
 	close(fd);
 	*out = m;
 	return 0;
 err:
-	if (m)
-		free(m->pcpu);
 	free(m);
 	if (base != MAP_FAILED)
 		munmap(base, st.st_size);
@@ -610,20 +609,21 @@ int fdr_ring_swap(struct fdr_ring_map *m, int cpu)
 				__builtin_prefetch((const char *)pc->cpu[bi] + k, 1);
 	}
 	seq = __atomic_load_n(&h->snap_seq, __ATOMIC_ACQUIRE);
-	now = fdr_clock_mono_ns();
+	now = fdr_lease_ns(m->lease_mult);
 	if (!__atomic_load_n(&h->spare_allocated, __ATOMIC_ACQUIRE)) {
 		__atomic_fetch_add(&h->snap_refused, 1, __ATOMIC_RELAXED);
 		return -ENODEV;
 	}
 	if (!(seq & 1) && __atomic_load_n(&h->saver_pid, __ATOMIC_ACQUIRE) &&
-	    now - __atomic_load_n(&h->saver_beat_ns, __ATOMIC_ACQUIRE) < RB_SAVER_STALE_NS &&
+	    fdr_lease_age(now, __atomic_load_n(&h->saver_beat_ns, __ATOMIC_ACQUIRE)) <
+		    RB_SAVER_STALE_NS &&
 	    __atomic_load_n(&h->saved_seq, __ATOMIC_ACQUIRE) != seq) {
 		/* the previous snapshot is not saved yet: keep it whole */
 		__atomic_fetch_add(&h->snap_refused, 1, __ATOMIC_RELAXED);
 		return -EBUSY;
 	}
-	if ((seq & 1) &&
-	    now - __atomic_load_n(&h->snap_lock_ns, __ATOMIC_RELAXED) < RB_SWAP_STALE_NS) {
+	if ((seq & 1) && fdr_lease_age(now, __atomic_load_n(&h->snap_lock_ns, __ATOMIC_RELAXED)) <
+				 RB_SWAP_STALE_NS) {
 		__atomic_fetch_add(&h->snap_refused, 1, __ATOMIC_RELAXED);
 		return -EBUSY;
 	}

@@ -179,7 +179,6 @@ static void ses_free(struct fdr_session *s)
 
 		if (m) {
 			munmap(m->base, m->size);
-			free(m->pcpu);
 			free(m);
 		}
 	}
@@ -562,7 +561,6 @@ struct fdr_ring_map *fdr_session_ring_map(struct fdr_session *s, uint32_t inst, 
 		return nm;
 	}
 	munmap(nm->base, nm->size);
-	free(nm->pcpu);
 	free(nm);
 	return atomic_load(&s->rings[inst]);
 }

@@ -530,10 +530,10 @@ static int rd_slot_take(struct fdr_abi_cpu *c)
  * after the last swap. Running critical sections take nanoseconds; a preempted
  * one aborts instead of finishing, so this bound is generous.
  */
-static void rd_snapshot_settle(const struct rd_ring *r, uint32_t first, uint32_t nr)
+static void rd_snapshot_settle(struct fdr_session *s, const struct rd_ring *r, uint32_t first,
+			       uint32_t nr)
 {
-	struct timespec ts;
-	uint64_t now, last = 0;
+	uint64_t now, last = 0, age;
 	uint32_t i;
 	int k;
 
@@ -548,10 +548,11 @@ static void rd_snapshot_settle(const struct rd_ring *r, uint32_t first, uint32_t
 		if (t > last)
 			last = t;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	if (last && now >= last && now - last < 2000000) {
-		struct timespec d = { 0, (long)(2000000 - (now - last)) };
+	/* the swap times are on the session's lease clock (see fdr_session_lease_ns()) */
+	now = fdr_session_lease_ns(s);
+	age = last ? fdr_lease_age(now, last) : UINT64_MAX;
+	if (age < 2000000) {
+		struct timespec d = { 0, (long)(2000000 - age) };
 
 		nanosleep(&d, NULL);
 	}
@@ -598,7 +599,7 @@ int fdr_reader_open(struct fdr_session *s, uint32_t inst, int cpu, unsigned flag
 	fdr_clock_conv_init(&r->conv, fdr_session_control(s),
 			    fdr_session_control(s)->instances[inst].clock);
 	if (flags & FDR_READ_SNAPSHOT)
-		rd_snapshot_settle(&r->ring, first, nr);
+		rd_snapshot_settle(s, &r->ring, first, nr);
 	for (i = 0; i < nr; i++) {
 		struct rd_cpu *rc = &r->cpus[i];
 		uint32_t act = __atomic_load_n(&rd_entry(&r->ring, 0, first + i)->active,
