@@ -57,6 +57,12 @@ struct fdr_session {
 	struct fdr_abi_control *ctl;
 	uint64_t session_id;
 	_Atomic(struct fdr_ring_map *) rings[FDR_MAX_INSTANCES];
+	/*
+	 * Per registry slot, the one instance an event goes to, cached by the event
+	 * path: control gen << 32 | (instance + 1); 0 = none. Valid while control.gen
+	 * is that gen (see ev_route() in event.c).
+	 */
+	uint64_t routes[FDR_MAX_EVENTS];
 	size_t ctl_size;
 	int dir_fd;
 	char dir[4096];

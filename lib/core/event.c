@@ -519,6 +519,22 @@ static int ev_hooked(const struct fdr_abi_control *ctl, uint32_t slot)
  * each instance of @mask that is tracing. Returns how many rings took it, or -1
  * if no instance of the mask was tracing.
  */
+/* Write one record (see ev_write_all) into instance @inst, whose ring map is @m. */
+static inline __attribute__((always_inline)) void ev_write_one(struct fdr_session *s, uint32_t inst,
+							       struct fdr_ring_map *m,
+							       unsigned char *payload, size_t len)
+{
+	unsigned char *rec = payload - sizeof(struct fdr_abi_rec);
+	size_t total = (sizeof(struct fdr_abi_rec) + len + 7) & ~(size_t)7;
+	struct fdr_abi_rec *r = (void *)rec;
+	const uint64_t zero = 0;
+
+	memcpy(payload + len, &zero, sizeof(zero)); /* the padding bytes */
+	r->len_type = (uint32_t)total | FDR_REC_DATA << FDR_REC_TYPE_SHIFT;
+	r->reserved = 0;
+	fdr_ring_write_fast(s, inst, m, rec, total);
+}
+
 static inline __attribute__((always_inline)) int ev_write_all(struct fdr_session *s,
 							      const uint64_t *mask, uint32_t slot,
 							      unsigned char *payload, size_t len)
@@ -558,6 +574,50 @@ static inline __attribute__((always_inline)) int ev_write_all(struct fdr_session
 	return tried ? ok : -1;
 }
 
+/*
+ * The route cache. Most events go to one instance, with no filter, trigger or
+ * pid list anywhere in the session. For those, finding the instance (the
+ * event's registry entry and id, the session's hooks flag, both words of the
+ * enable mask, the instance's tracing_on) cost about a fifth of an event. So the
+ * event path remembers the answer per registry slot, with the control
+ * generation it read before it looked, and reuses it while control.gen has not
+ * moved. Every change of what the answer depends on (enable masks, tracing_on,
+ * filters, triggers, pid lists, instances, registrations) bumps control.gen
+ * after the change; a route computed from fields read before a change carries
+ * the older gen, so it is never used after the bump. Only the instance is
+ * cached: its ring mapping is loaded on each use, so a resize (the agent swaps
+ * the mapping) needs nothing more. Plain stores and loads of one 64-bit word:
+ * threads racing on a slot at worst store equally valid routes.
+ */
+static inline uint32_t ev_route_get(struct fdr_session *s, uint32_t slot, uint32_t gen)
+{
+	uint64_t r = __atomic_load_n(&s->routes[slot % FDR_MAX_EVENTS], __ATOMIC_RELAXED);
+
+	return r >> 32 == gen ? (uint32_t)r : 0;
+}
+
+/* Compute the route of @slot (from fields read after @gen was) and cache it if there is one. */
+static void ev_route_set(struct fdr_session *s, const uint64_t *mask, uint32_t slot, uint32_t gen)
+{
+	const struct fdr_abi_control *ctl = s->ctl;
+	uint32_t w, inst = FDR_MAX_INSTANCES, n = 0;
+
+	if (__atomic_load_n(&ctl->hooks_active, __ATOMIC_ACQUIRE))
+		return;
+	for (w = 0; w < FDR_MAX_INSTANCES / 64; w++) {
+		uint64_t bits = __atomic_load_n(&mask[w], __ATOMIC_RELAXED);
+
+		if (!bits)
+			continue;
+		n += (bits & (bits - 1)) ? 2 : 1; /* one bit, or more */
+		inst = w * 64 + (uint32_t)__builtin_ctzll(bits);
+	}
+	if (n != 1 || !__atomic_load_n(&ctl->instances[inst].tracing_on, __ATOMIC_ACQUIRE))
+		return;
+	__atomic_store_n(&s->routes[slot % FDR_MAX_EVENTS], (uint64_t)gen << 32 | (inst + 1),
+			 __ATOMIC_RELAXED);
+}
+
 /**
  * fdr_event_commit - record an event into every instance where it is enabled
  * @def: the definition
@@ -572,6 +632,7 @@ void fdr_event_commit(struct fdr_event_def *def, void *payload, size_t len)
 	struct fdr_session *s = atomic_load_explicit(&fdr_proc_session, memory_order_acquire);
 	struct fdr_common *c = payload;
 	const struct fdr_abi_event *e;
+	uint32_t gen, route;
 
 	if (__builtin_expect(!s || !def->slot || len > FDR_MAX_RECORD, 0))
 		return;
@@ -586,12 +647,30 @@ void fdr_event_commit(struct fdr_event_def *def, void *payload, size_t len)
 		errno = saved;
 	}
 	ev_nest++;
+	/* acquire: the fields a route is computed from are read after gen */
+	gen = __atomic_load_n(&s->ctl->gen, __ATOMIC_ACQUIRE);
+	route = ev_route_get(s, def->slot - 1, gen);
+	if (__builtin_expect(route != 0, 1)) {
+		/* the route was computed when the registry entry had def's id */
+		struct fdr_ring_map *m = atomic_load_explicit(
+			&s->rings[(route - 1) % FDR_MAX_INSTANCES], memory_order_acquire);
+
+		c->type = (uint16_t)def->id;
+		c->flags = 0;
+		c->preempt_count = (uint8_t)(ev_nest - 1);
+		c->pid = ev_tid;
+		if (__builtin_expect(m != NULL, 1))
+			ev_write_one(s, route - 1, m, payload, len);
+		ev_nest--;
+		return;
+	}
 	e = &s->ctl->events[(def->slot - 1) % FDR_MAX_EVENTS];
 	if (__builtin_expect(e->id == def->id, 1)) {
 		c->type = (uint16_t)def->id;
 		c->flags = 0;
 		c->preempt_count = (uint8_t)(ev_nest - 1);
 		c->pid = ev_tid;
+		ev_route_set(s, e->enabled, def->slot - 1, gen);
 		ev_write_all(s, e->enabled, def->slot - 1, payload, len);
 	}
 	ev_nest--;
