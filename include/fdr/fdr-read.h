@@ -83,6 +83,8 @@ struct fdr_spool {
 };
 FDR_API int fdr_reader_take_subbufs(struct fdr_reader *r, int fd, uint64_t max_bytes,
 				    struct fdr_spool *sp);
+FDR_API int fdr_reader_take_subbufs_mem(struct fdr_reader *r, unsigned char *dst, uint64_t room,
+					struct fdr_spool *sp);
 FDR_API int fdr_reader_open_spool(struct fdr_session *s, uint32_t inst, int fd,
 				  const struct fdr_spool *sp, struct fdr_reader **out);
 FDR_API uint64_t fdr_reader_refused(struct fdr_reader *r);

@@ -1096,7 +1096,12 @@ static int rd_spool_cut(int fd, uint64_t at)
  * swapped them: convert the spool, then reopen), -EUCLEAN (a corrupt ring), or
  * the negative errno of a failed copy (the spool is then cut back to @sp->bytes).
  */
-int fdr_reader_take_subbufs(struct fdr_reader *r, int fd, uint64_t max_bytes, struct fdr_spool *sp)
+/*
+ * (The take itself, for both: into the spool file @fd at @sp->bytes, or into
+ * memory at @mem when @fd < 0.)
+ */
+static int rd_take_subbufs(struct fdr_reader *r, int fd, unsigned char *mem, uint64_t max_bytes,
+			   struct fdr_spool *sp)
 {
 	struct rd_cpu *rc;
 	struct fdr_abi_subbuf h_end, h_first;
@@ -1104,7 +1109,7 @@ int fdr_reader_take_subbufs(struct fdr_reader *r, int fd, uint64_t max_bytes, st
 	uint32_t w_off, w2_off;
 	int ret;
 
-	if (r->spool || r->nr != 1 || fd < 0 ||
+	if (r->spool || r->nr != 1 || (fd < 0 && !mem) ||
 	    (r->flags & (FDR_READ_CONSUME | FDR_READ_SNAPSHOT)) != FDR_READ_CONSUME)
 		return -EINVAL;
 	rc = &r->cpus[0];
@@ -1149,6 +1154,12 @@ int fdr_reader_take_subbufs(struct fdr_reader *r, int fd, uint64_t max_bytes, st
 		nr = max_bytes >> rc->shift;
 	E = S0 + (nr << rc->shift);
 	memcpy(&h_end, rc->data + (((E >> rc->shift) % rc->n) << rc->shift), sizeof(h_end));
+	/*
+	 * The first sub-buffer's header, before the copy: if the copy is not cut,
+	 * nothing entered that sub-buffer again until after it (see cut below), so
+	 * this is what the spool got, and it need not be read back.
+	 */
+	memcpy(&h_first, rc->data + (((S0 >> rc->shift) % rc->n) << rc->shift), sizeof(h_first));
 
 	rc->have = 0; /* a peeked record is in the copy */
 	rc->buf_pos = UINT64_MAX;
@@ -1165,6 +1176,11 @@ int fdr_reader_take_subbufs(struct fdr_reader *r, int fd, uint64_t max_bytes, st
 
 		if (run > nr - i)
 			run = nr - i;
+		if (mem) {
+			memcpy(mem + (i << rc->shift), src, (size_t)(run << rc->shift));
+			i += run;
+			continue;
+		}
 		ret = rd_copy_out(r, src, (uint64_t)(src - r->ring.base), fd,
 				  off0 + (i << rc->shift), (size_t)(run << rc->shift));
 		if (ret) {
@@ -1179,7 +1195,7 @@ int fdr_reader_take_subbufs(struct fdr_reader *r, int fd, uint64_t max_bytes, st
 	ret = rd_writer_retry(rc, &w2_sub, &w2_off);
 	if (ret) {
 		/* cannot tell whether the copy is whole: drop it, the next take copies again */
-		if (ftruncate(fd, (off_t)off0) < 0)
+		if (!mem && ftruncate(fd, (off_t)off0) < 0)
 			return -errno;
 		return ret == -EAGAIN ? 0 : ret;
 	}
@@ -1193,7 +1209,7 @@ int fdr_reader_take_subbufs(struct fdr_reader *r, int fd, uint64_t max_bytes, st
 	sp->cut += cut;
 	if (cut == nr) {
 		/* all overwritten: nothing kept; the next take starts at the oldest */
-		if (ftruncate(fd, (off_t)off0) < 0)
+		if (!mem && ftruncate(fd, (off_t)off0) < 0)
 			return -errno;
 		if (w2_sub >= (uint64_t)(rc->n - 1) * rc->ss &&
 		    w2_sub - (uint64_t)(rc->n - 1) * rc->ss > rc->pos)
@@ -1201,13 +1217,22 @@ int fdr_reader_take_subbufs(struct fdr_reader *r, int fd, uint64_t max_bytes, st
 		return 0;
 	}
 	for (i = 0; i < cut; i++) {
+		static const uint64_t bad = UINT64_MAX; /* not a sub-buffer start */
+
+		if (mem) {
+			memcpy(mem + (i << rc->shift), &bad, sizeof(bad));
+			continue;
+		}
 		ret = rd_spool_cut(fd, off0 + (i << rc->shift));
 		if (ret)
 			return ret;
 	}
+	if (mem && cut)
+		memcpy(&h_first, mem + (cut << rc->shift), sizeof(h_first));
 	/* the records lost before the first kept sub-buffer, from its checked copy */
-	if (pread(fd, &h_first, sizeof(h_first), (off_t)(off0 + (cut << rc->shift))) ==
-		    (ssize_t)sizeof(h_first) &&
+	if ((!cut || mem ||
+	     pread(fd, &h_first, sizeof(h_first), (off_t)(off0 + (cut << rc->shift))) ==
+		     (ssize_t)sizeof(h_first)) &&
 	    h_first.pos == S0 + (cut << rc->shift) && h_first.cum > rc->cum)
 		lost = h_first.cum - rc->cum;
 	if (h_end.pos == E) {
@@ -1226,6 +1251,35 @@ int fdr_reader_take_subbufs(struct fdr_reader *r, int fd, uint64_t max_bytes, st
 	/* release: pairs with the acquire of consumed in the discard-mode writer */
 	__atomic_store_n(&rc->c->consumed, rc->pos, __ATOMIC_RELEASE);
 	return (int)(nr - cut);
+}
+
+/* See rd_take_subbufs(). */
+int fdr_reader_take_subbufs(struct fdr_reader *r, int fd, uint64_t max_bytes, struct fdr_spool *sp)
+{
+	if (fd < 0)
+		return -EINVAL;
+	return rd_take_subbufs(r, fd, NULL, max_bytes, sp);
+}
+
+/**
+ * fdr_reader_take_subbufs_mem - fdr_reader_take_subbufs() into memory
+ * @r: as there
+ * @dst: where the sub-buffers go, in ring order, from @dst on
+ * @room: bytes at @dst (at least one sub-buffer)
+ * @sp: as there: @sp->bytes grows by what was taken, as if a spool file had got
+ *      it at that offset; the caller writes @dst there later
+ *
+ * The same take, with the same checks and counts, for a caller that stages the
+ * sub-buffers in its own memory (fdr record, so that a slow disk never holds the
+ * ring: it writes the stage out from another thread, with direct I/O). Cut
+ * sub-buffers are spoiled in @dst as they would be in the file. Same returns.
+ */
+int fdr_reader_take_subbufs_mem(struct fdr_reader *r, unsigned char *dst, uint64_t room,
+				struct fdr_spool *sp)
+{
+	if (!dst)
+		return -EINVAL;
+	return rd_take_subbufs(r, -1, dst, room, sp);
 }
 
 /**

@@ -229,6 +229,29 @@ fi
 ok $res "record: per-CPU statistics in the file (trace-cmd report --stat)"
 "$FDR" destroy 2>/dev/null
 
+# ---- 3b. fdr record without direct I/O, into tmpfs -----------------------------------------------
+# The flusher writes the stages with O_DIRECT where it can (the case above, next to
+# the build); FDR_RECORD_DIRECT=0 makes it write through the page cache, as it does
+# where a file system refuses direct I/O. Same records, none lost.
+SHM_OUT=$(mktemp -d /dev/shm/fdr-record-test.XXXXXX 2>/dev/null || mktemp -d "$T/shm.XXXXXX")
+"$FDR" start -e 'demo:*' -b 1024 2>/dev/null
+FDR_RECORD_DIRECT=0 "$FDR" record -e 'demo:*' -o "$SHM_OUT/rec.dat" -- "$DEMO" -n 3000 -r 20000 -q \
+	>/dev/null 2>"$T/rec3b.err"
+r=$?
+trace-cmd report "$SHM_OUT/rec.dat" >"$T/rep3b" 2>"$T/rep3b.err"
+rm -rf "$SHM_OUT"
+res=0
+total=$(demo_total "$T/rec3b.err")
+got=$(norm_tc "$T/rep3b" | wc -l)
+if [ $r != 0 ] || [ -z "$total" ] || [ "$got" != "$total" ] ||
+   ! grep -q "fdr record: $total events, 0 lost" "$T/rec3b.err"; then
+	diag "exit $r; expected ${total:-?} records and a summary '${total:-?} events, 0 lost', found $got records:"
+	grep -v '^fdr: session' "$T/rec3b.err" | sed 's/^/#   /'
+	res=1
+fi
+ok $res "record: through the page cache into tmpfs (FDR_RECORD_DIRECT=0), every record, 0 lost"
+"$FDR" destroy 2>/dev/null
+
 # ---- 4. lost records: discard mode, the reader stopped while the buffer overflows --------------
 # the command says when it runs (fdr record reads by then), then waits for the STOP
 "$FDR" record -e 'demo:*' -b 8 -m discard -o "$T/lost.dat" -- \

@@ -68,7 +68,8 @@ static uint32_t instance_index(const char *name)
 	uint32_t i;
 
 	for (i = 1; i < FDR_MAX_INSTANCES; i++)
-		if (c->instances[i].state == FDR_INST_LIVE && strcmp(c->instances[i].name, name) == 0)
+		if (c->instances[i].state == FDR_INST_LIVE &&
+		    strcmp(c->instances[i].name, name) == 0)
 			return i;
 	cr_assert_fail("no instance %s", name);
 	return 0;

@@ -112,12 +112,40 @@ static int memfd(void)
 	return fd;
 }
 
+/*
+ * One take into @fd: with fdr_reader_take_subbufs(), or (take_into_memory) with
+ * fdr_reader_take_subbufs_mem() into a buffer written to @fd at the spool's
+ * offset afterwards, as fdr record's stage and flusher do.
+ */
+static int take_into_memory;
+
+static int take(struct fdr_reader *r, int fd, uint64_t max, struct fdr_spool *sp)
+{
+	uint64_t before = sp->bytes;
+	unsigned char *buf;
+	int n;
+
+	if (!take_into_memory)
+		return fdr_reader_take_subbufs(r, fd, max, sp);
+	buf = aligned_alloc(4096, max);
+	cr_assert_not_null(buf);
+	n = fdr_reader_take_subbufs_mem(r, buf, max, sp);
+	cr_assert_leq(sp->bytes - before, max);
+	if (sp->bytes > before)
+		cr_assert_eq(pwrite(fd, buf, sp->bytes - before, (off_t)before),
+			     (ssize_t)(sp->bytes - before));
+	else
+		cr_assert_eq(sp->bytes, before);
+	free(buf);
+	return n;
+}
+
 /* Take everything complete from CPU @cpu's ring into @fd. Returns sub-buffers kept. */
 static int take_all(struct fdr_reader *r, int fd, struct fdr_spool *sp)
 {
 	int n, total = 0;
 
-	while ((n = fdr_reader_take_subbufs(r, fd, 1u << 20, sp)) > 0)
+	while ((n = take(r, fd, 1u << 20, sp)) > 0)
 		total += n;
 	cr_assert_eq(n, 0, "take: %d", n);
 	return total;
@@ -252,7 +280,20 @@ Test(spool, take_gives_room_back_in_discard_mode)
 	close(fd);
 }
 
+static void overwrite_lost_counted_exactly(void);
+
 Test(spool, overwrite_lost_counted_exactly)
+{
+	overwrite_lost_counted_exactly();
+}
+
+Test(spool, overwrite_lost_counted_exactly_via_memory)
+{
+	take_into_memory = 1;
+	overwrite_lost_counted_exactly();
+}
+
+static void overwrite_lost_counted_exactly(void)
 {
 	struct fdr_spool sp = { 0 };
 	struct fdr_reader *r;
@@ -306,7 +347,20 @@ static void *race_writer(void *arg)
  * record's string is checked against its seq), and every record is read or
  * counted lost.
  */
+static void overwrite_race_never_torn(void);
+
 Test(spool, overwrite_race_never_torn, .timeout = 60)
+{
+	overwrite_race_never_torn();
+}
+
+Test(spool, overwrite_race_never_torn_via_memory, .timeout = 60)
+{
+	take_into_memory = 1;
+	overwrite_race_never_torn();
+}
+
+static void overwrite_race_never_torn(void)
 {
 	struct race w = { .cpu = -1, .n = 400000 };
 	struct fdr_spool sp = { 0 };
@@ -328,7 +382,7 @@ Test(spool, overwrite_race_never_torn, .timeout = 60)
 	cr_assert_geq(w.cpu, 0, "cannot pin the writer");
 	cr_assert_eq(fdr_reader_open(env.s, 0, w.cpu, FDR_READ_CONSUME, &r), 0);
 	while (!__atomic_load_n(&w.done, __ATOMIC_ACQUIRE)) {
-		int n = fdr_reader_take_subbufs(r, fd, 8192, &sp);
+		int n = take(r, fd, 8192, &sp);
 
 		cr_assert_geq(n, 0, "take: %d", n);
 		takes++;
