@@ -59,8 +59,8 @@ struct fdr_session {
 	_Atomic(struct fdr_ring_map *) rings[FDR_MAX_INSTANCES];
 	/*
 	 * Per registry slot, the one instance an event goes to, cached by the event
-	 * path: control gen << 32 | (instance + 1); 0 = none. Valid while control.gen
-	 * is that gen (see ev_route() in event.c).
+	 * path: control gen << 32 | filter slot + 1 << 8 | (instance + 1); 0 = none.
+	 * Valid while control.gen is that gen (see ev_route_get() in event.c).
 	 */
 	uint64_t routes[FDR_MAX_EVENTS];
 	size_t ctl_size;
@@ -141,6 +141,8 @@ FDR_HIDDEN void fdr_agent_kick(void);
 FDR_HIDDEN void fdr_event_enabled_hint(uint32_t slot);
 
 /* hooks.c */
+FDR_HIDDEN int fdr_hooks_filter(struct fdr_session *s, uint32_t f, const unsigned char *payload,
+				uint32_t len);
 FDR_HIDDEN void fdr_hooks_commit(struct fdr_session *s, const uint64_t *enabled, uint32_t slot,
 				 unsigned char *rec, size_t total);
 FDR_HIDDEN void fdr_hooks_forget_self(void);

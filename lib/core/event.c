@@ -575,20 +575,24 @@ static inline __attribute__((always_inline)) int ev_write_all(struct fdr_session
 }
 
 /*
- * The route cache. Most events go to one instance, with no filter, trigger or
- * pid list anywhere in the session. For those, finding the instance (the
+ * The route cache. Most events go to one instance, with no trigger or pid list
+ * and at most that instance's filter. For those, finding the instance (the
  * event's registry entry and id, the session's hooks flag, both words of the
- * enable mask, the instance's tracing_on) cost about a fifth of an event. So the
- * event path remembers the answer per registry slot, with the control
- * generation it read before it looked, and reuses it while control.gen has not
- * moved. Every change of what the answer depends on (enable masks, tracing_on,
- * filters, triggers, pid lists, instances, registrations) bumps control.gen
- * after the change; a route computed from fields read before a change carries
- * the older gen, so it is never used after the bump. Only the instance is
- * cached: its ring mapping is loaded on each use, so a resize (the agent swaps
- * the mapping) needs nothing more. Plain stores and loads of one 64-bit word:
- * threads racing on a slot at worst store equally valid routes.
+ * enable mask, the instance's tracing_on, the hooks) cost about a fifth of an
+ * event. So the event path remembers the answer per registry slot (the
+ * instance, and the filter slot to evaluate), with the control generation it
+ * read before it looked, and reuses it while control.gen has not moved. Every
+ * change of what the answer depends on (enable masks, tracing_on, filters,
+ * triggers, pid lists, instances, registrations) bumps control.gen after the
+ * change; a route computed from fields read before a change carries the older
+ * gen, so it is never used after the bump. The ring mapping is loaded on each
+ * use, so a resize (the agent swaps the mapping) needs nothing more. Plain
+ * stores and loads of one 64-bit word: threads racing on a slot at worst store
+ * equally valid routes.
  */
+#define EV_ROUTE_INST(r) ((r)&0xffu) /* instance + 1 */
+#define EV_ROUTE_FILTER(r) (((r) >> 8) & 0x1ffu) /* filter slot + 1, 0: none */
+
 static inline uint32_t ev_route_get(struct fdr_session *s, uint32_t slot, uint32_t gen)
 {
 	uint64_t r = __atomic_load_n(&s->routes[slot % FDR_MAX_EVENTS], __ATOMIC_RELAXED);
@@ -600,13 +604,16 @@ static inline uint32_t ev_route_get(struct fdr_session *s, uint32_t slot, uint32
 static void ev_route_set(struct fdr_session *s, const uint64_t *mask, uint32_t slot, uint32_t gen)
 {
 	const struct fdr_abi_control *ctl = s->ctl;
-	uint32_t w, inst = FDR_MAX_INSTANCES, n = 0;
+	const struct fdr_abi_hooks *h = &ctl->hooks[slot % FDR_MAX_EVENTS];
+	uint32_t w, inst = FDR_MAX_INSTANCES, n = 0, f = 0;
 
-	if (__atomic_load_n(&ctl->hooks_active, __ATOMIC_ACQUIRE))
+	if (__atomic_load_n(&ctl->pids_active, __ATOMIC_ACQUIRE))
 		return;
 	for (w = 0; w < FDR_MAX_INSTANCES / 64; w++) {
 		uint64_t bits = __atomic_load_n(&mask[w], __ATOMIC_RELAXED);
 
+		if (__atomic_load_n(&h->triggered[w], __ATOMIC_ACQUIRE))
+			return;
 		if (!bits)
 			continue;
 		n += (bits & (bits - 1)) ? 2 : 1; /* one bit, or more */
@@ -614,8 +621,13 @@ static void ev_route_set(struct fdr_session *s, const uint64_t *mask, uint32_t s
 	}
 	if (n != 1 || !__atomic_load_n(&ctl->instances[inst].tracing_on, __ATOMIC_ACQUIRE))
 		return;
-	__atomic_store_n(&s->routes[slot % FDR_MAX_EVENTS], (uint64_t)gen << 32 | (inst + 1),
-			 __ATOMIC_RELAXED);
+	if (__atomic_load_n(&h->filtered[inst / 64], __ATOMIC_ACQUIRE) & (1ull << (inst % 64))) {
+		f = __atomic_load_n(&h->filter[inst], __ATOMIC_ACQUIRE);
+		if (f > FDR_MAX_FILTERS)
+			return; /* hostile: the hooks path copes */
+	}
+	__atomic_store_n(&s->routes[slot % FDR_MAX_EVENTS],
+			 (uint64_t)gen << 32 | f << 8 | (inst + 1), __ATOMIC_RELAXED);
 }
 
 /**
@@ -652,15 +664,18 @@ void fdr_event_commit(struct fdr_event_def *def, void *payload, size_t len)
 	route = ev_route_get(s, def->slot - 1, gen);
 	if (__builtin_expect(route != 0, 1)) {
 		/* the route was computed when the registry entry had def's id */
-		struct fdr_ring_map *m = atomic_load_explicit(
-			&s->rings[(route - 1) % FDR_MAX_INSTANCES], memory_order_acquire);
+		uint32_t inst = (EV_ROUTE_INST(route) - 1) % FDR_MAX_INSTANCES;
+		struct fdr_ring_map *m =
+			atomic_load_explicit(&s->rings[inst], memory_order_acquire);
 
 		c->type = (uint16_t)def->id;
 		c->flags = 0;
 		c->preempt_count = (uint8_t)(ev_nest - 1);
 		c->pid = ev_tid;
-		if (__builtin_expect(m != NULL, 1))
-			ev_write_one(s, route - 1, m, payload, len);
+		if (__builtin_expect(m != NULL, 1) &&
+		    (!EV_ROUTE_FILTER(route) ||
+		     fdr_hooks_filter(s, EV_ROUTE_FILTER(route), payload, (uint32_t)len)))
+			ev_write_one(s, inst, m, payload, len);
 		ev_nest--;
 		return;
 	}

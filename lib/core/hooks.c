@@ -92,6 +92,19 @@ static int hk_filter(const struct fdr_abi_control *ctl, uint32_t f, const unsign
 	return fdr_filter_eval(p, payload, len, ctx);
 }
 
+/*
+ * fdr_hooks_filter - evaluate filter slot @f (slot + 1) on a payload, for the
+ * event path's route cache (an event whose only hook is one instance's filter).
+ * Returns 1 to record.
+ */
+int fdr_hooks_filter(struct fdr_session *s, uint32_t f, const unsigned char *payload, uint32_t len)
+{
+	struct fdr_filter_ctx ctx;
+
+	hk_fill_ctx(&ctx);
+	return hk_filter(s->ctl, f, payload, len, &ctx);
+}
+
 /* Take one fire from a trigger's count; 0 when it is used up. */
 static int hk_take(struct fdr_abi_trigger *t)
 {

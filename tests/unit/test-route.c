@@ -5,7 +5,7 @@
  * control.gen moves. Every control change must reach the very next event of
  * the process that made it, with no agent round in between (no fdr_sync()):
  * tracing_on, set_event in another instance, removal from the cached one, a
- * filter, instance removal, and a resize. (A new instance's ring and a resized
+ * filter set, replaced and cleared, a trigger, instance removal, and a resize. (A new instance's ring and a resized
  * ring are mapped by the agent: there the test waits for it with fdr_sync().)
  */
 #define _GNU_SOURCE
@@ -122,25 +122,40 @@ Test(route, every_change_reaches_the_next_event)
 	expect(0, "1,2,4,5");
 	expect(r, "5,6,7");
 
+	/* a filter is part of the route: set, replaced, cleared */
 	put("instances/r/events/troute/ev/filter", O_TRUNC, "v > 10\n");
 	fdr_troute_ev(8);
 	fdr_troute_ev(11);
+	put("instances/r/events/troute/ev/filter", O_TRUNC, "v < 10\n");
+	fdr_troute_ev(12);
+	fdr_troute_ev(3);
 	put("instances/r/events/troute/ev/filter", O_TRUNC, "0\n");
 	fdr_troute_ev(9);
-	expect(r, "5,6,7,11,9");
+	expect(r, "5,6,7,11,3,9");
+	/* a trigger on the event takes it off the route (the hooks path runs it) */
+	put("instances/r/events/troute/ev/trigger", O_TRUNC, "traceoff if v == 99\n");
+	fdr_troute_ev(10);
+	fdr_troute_ev(99); /* recorded, then tracing stops */
+	fdr_troute_ev(10);
+	put("instances/r/events/troute/ev/trigger", O_TRUNC, "!traceoff if v == 99\n");
+	put("instances/r/tracing_on", O_TRUNC, "1\n");
+	expect(r, "5,6,7,11,3,9,10,99");
+	put("instances/r/trace", O_TRUNC, "\n");
+	fdr_troute_ev(9);
+	expect(r, "9");
 
 	put("instances/r/tracing_on", O_TRUNC, "0\n");
 	fdr_troute_ev(12);
 	put("instances/r/tracing_on", O_TRUNC, "1\n");
 	fdr_troute_ev(13);
-	expect(r, "5,6,7,11,9,13");
+	expect(r, "9,13");
 
 	/* back to the top instance only, then the top instance's ring is replaced */
 	put("set_event", O_APPEND, "troute:ev\n");
 	put("instances/r/set_event", O_APPEND, "!troute:ev\n");
 	fdr_troute_ev(14);
 	expect(0, "1,2,4,5,14");
-	expect(r, "5,6,7,11,9,13");
+	expect(r, "9,13");
 	put("buffer_size_kb", O_TRUNC, "64\n");
 	cr_assert_eq(fdr_sync(), 0); /* the agent maps the new ring */
 	fdr_troute_ev(15);
@@ -150,7 +165,7 @@ Test(route, every_change_reaches_the_next_event)
 	put("set_event", O_APPEND, "!troute:ev\n");
 	put("instances/r/set_event", O_APPEND, "troute:ev\n");
 	fdr_troute_ev(16);
-	expect(r, "5,6,7,11,9,13,16");
+	expect(r, "9,13,16");
 	put("instances/r/set_event", O_APPEND, "!troute:ev\n");
 	cr_assert_eq(fdr_tree_rmdir(env.s, "instances/r"), 0);
 	put("set_event", O_APPEND, "troute:ev\n");
