@@ -514,11 +514,6 @@ static int ev_hooked(const struct fdr_abi_control *ctl, uint32_t slot)
 	return 0;
 }
 
-/*
- * Write one record (payload with 16 bytes of headroom, 8 bytes of tailroom) into
- * each instance of @mask that is tracing. Returns how many rings took it, or -1
- * if no instance of the mask was tracing.
- */
 /* Write one record (see ev_write_all) into instance @inst, whose ring map is @m. */
 static inline __attribute__((always_inline)) void ev_write_one(struct fdr_session *s, uint32_t inst,
 							       struct fdr_ring_map *m,
@@ -535,6 +530,11 @@ static inline __attribute__((always_inline)) void ev_write_one(struct fdr_sessio
 	fdr_ring_write_fast(s, inst, m, rec, total);
 }
 
+/*
+ * Write one record (payload with 16 bytes of headroom, 8 bytes of tailroom) into
+ * each instance of @mask that is tracing. Returns how many rings took it, or -1
+ * if no instance of the mask was tracing.
+ */
 static inline __attribute__((always_inline)) int ev_write_all(struct fdr_session *s,
 							      const uint64_t *mask, uint32_t slot,
 							      unsigned char *payload, size_t len)
