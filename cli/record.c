@@ -374,9 +374,12 @@ static int rec_pump(struct fdr_session *s, uint32_t inst, uint32_t cpu, struct r
 		    struct rec_flusher *fl, unsigned char *buf, uint32_t ps)
 {
 	uint64_t refused, at = c->sp.records;
-	uint64_t ss = fdr_session_control(s)->instances[inst].subbuf_size;
-	uint64_t chunk = RECORD_TAKE_CHUNK > ss ? RECORD_TAKE_CHUNK : ss;
+	uint64_t ss = fdr_session_control(s)->instances[inst].subbuf_size, chunk;
 	int n, k = 0, ret;
+
+	if (ss < 4096 || ss > (1u << 20) || (ss & (ss - 1)))
+		ss = 4096; /* not a sub-buffer size (shared memory): the take checks its own */
+	chunk = RECORD_TAKE_CHUNK > ss ? RECORD_TAKE_CHUNK : ss;
 
 	/*
 	 * In chunks: each take publishes the reader position when its copy is done,
