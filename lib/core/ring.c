@@ -74,14 +74,31 @@ struct rb_copy {
 	uint64_t lenq; /* offset 16 */
 };
 
+/* What a slow-path step copies, and the buffer it is for (read by the asm below). */
+struct rb_step {
+	const void *src; /* offset 0: @lenq (> 0) quadwords from here ... */
+	void *dst; /* offset 8: ... to here */
+	uint64_t lenq; /* offset 16 */
+	const struct rb_copy *more; /* offset 24: then these, or NULL */
+	const uint32_t *active; /* offset 32: the CPU's active index ... */
+	uint64_t bi; /* offset 40: ... must still be this buffer's */
+};
+
+_Static_assert(offsetof(struct rb_step, more) == 24 && offsetof(struct rb_step, active) == 32 &&
+		       offsetof(struct rb_step, bi) == 40,
+	       "rb_cmp_copy_store() reads struct rb_step at these offsets");
+
 /*
- * Slow-path step: if head still equals @expect on this CPU, copy @lenq quadwords
- * from @src to @dst, then (if @more is not NULL) @more's quadwords, and store
- * @newhead.
+ * Slow-path step: if the CPU's active buffer is still @st->bi and its head still
+ * equals @expect on this CPU, copy @st's quadwords, then @st->more's, and store
+ * @newhead. The active index is checked inside the critical section, as the
+ * fast path does: a writer that chose the buffer before a snapshot swap and was
+ * preempted before its step (for longer than the snapshot reader waits) must
+ * not move the head of what is now the snapshot; it fails the compare and
+ * retries in the new live buffer.
  */
 static inline int rb_cmp_copy_store(struct rseq *rs, uint32_t cpu, struct fdr_pbuf *pc,
-				    uint64_t expect, uint64_t newhead, const void *src, void *dst,
-				    uint64_t lenq, const struct rb_copy *more)
+				    uint64_t expect, uint64_t newhead, const struct rb_step *st)
 {
 	__asm__ goto(".pushsection __rseq_cs, \"aw\"\n\t"
 		     ".balign 32\n\t"
@@ -94,12 +111,17 @@ static inline int rb_cmp_copy_store(struct rseq *rs, uint32_t cpu, struct fdr_pb
 		     "1:\n\t"
 		     "cmpl %[cpu], 4(%[rs])\n\t"
 		     "jnz 4f\n\t"
+		     "movq 32(%[st]), %%rax\n\t"
+		     "movl (%%rax), %%eax\n\t"
+		     "andl $1, %%eax\n\t"
+		     "cmpq 40(%[st]), %%rax\n\t"
+		     "jnz %l[cmpfail]\n\t"
 		     "movq 0(%[pc]), %%rax\n\t"
 		     "cmpq (%%rax), %[expect]\n\t"
 		     "jnz %l[cmpfail]\n\t"
-		     "movq %[src], %%rsi\n\t"
-		     "movq %[dst], %%rdi\n\t"
-		     "movq %[lenq], %%rcx\n\t"
+		     "movq 0(%[st]), %%rsi\n\t"
+		     "movq 8(%[st]), %%rdi\n\t"
+		     "movq 16(%[st]), %%rcx\n\t"
 		     "5:\n\t"
 		     "movq (%%rsi), %%rax\n\t"
 		     "movq %%rax, (%%rdi)\n\t"
@@ -107,7 +129,7 @@ static inline int rb_cmp_copy_store(struct rseq *rs, uint32_t cpu, struct fdr_pb
 		     "addq $8, %%rdi\n\t"
 		     "decq %%rcx\n\t"
 		     "jnz 5b\n\t"
-		     "movq %[more], %%rax\n\t"
+		     "movq 24(%[st]), %%rax\n\t"
 		     "testq %%rax, %%rax\n\t"
 		     "jz 6f\n\t"
 		     "movq 0(%%rax), %%rsi\n\t"
@@ -132,8 +154,7 @@ static inline int rb_cmp_copy_store(struct rseq *rs, uint32_t cpu, struct fdr_pb
 		     ".popsection\n\t"
 		     :
 		     : [rs] "r"(rs), [cpu] "r"(cpu), [pc] "r"(pc), [expect] "r"(expect),
-		       [newhead] "r"(newhead), [src] "r"(src), [dst] "r"(dst), [lenq] "r"(lenq),
-		       [more] "r"(more)
+		       [newhead] "r"(newhead), [st] "r"(st)
 		     : "rax", "rcx", "rsi", "rdi", "memory", "cc"
 		     : abort, cmpfail);
 	return RB_OK;
@@ -172,9 +193,10 @@ static void rb_calibration(struct fdr_abi_subbuf *h)
  * of the sub-buffer head points at (step 2), in buffer @b of @cpu.
  * Returns RB_OK/RB_ABORT/RB_CMPFAIL, or -ENOSPC when discard mode refuses.
  */
-static int rb_switch(struct rseq *rs, uint32_t cpu, struct fdr_pcpu *pc, struct fdr_pbuf *b,
-		     struct fdr_abi_cpu *c, int overwrite)
+static int rb_switch(struct rseq *rs, uint32_t cpu, struct fdr_pcpu *pc, uint32_t bi, int overwrite)
 {
+	struct fdr_pbuf *b = &pc->buf[bi];
+	struct fdr_abi_cpu *c = pc->cpu[bi];
 	uint64_t head = __atomic_load_n(b->head, __ATOMIC_RELAXED);
 	uint32_t data_off = (uint32_t)head;
 	uint32_t ss = pc->subbuf_size;
@@ -203,9 +225,16 @@ static int rb_switch(struct rseq *rs, uint32_t cpu, struct fdr_pcpu *pc, struct 
 			if (next_pos + ss - consumed > b->ring_bytes)
 				return -ENOSPC;
 		}
+		const struct rb_step st = {
+			.src = &pad,
+			.dst = b->data + data_off,
+			.lenq = 1,
+			.active = pc->active,
+			.bi = bi,
+		};
+
 		FDR_TESTPOINT("switch-pad");
-		return rb_cmp_copy_store(rs, cpu, b, head, newhead, &pad, b->data + data_off, 1,
-					 NULL);
+		return rb_cmp_copy_store(rs, cpu, b, head, newhead, &st);
 	} else {
 		uint32_t pidx = idx == 0 ? pc->nr_subbufs - 1 : idx - 1;
 		const unsigned char *prev = b->data + (size_t)pidx * ss;
@@ -224,9 +253,17 @@ static int rb_switch(struct rseq *rs, uint32_t cpu, struct fdr_pcpu *pc, struct 
 		mirror[1] = h.pos;
 		mirror[2] = h.cum;
 		mirror[3] = newhead;
+		const struct rb_step st = {
+			.src = &h,
+			.dst = b->data + data_off,
+			.lenq = FDR_SUBBUF_HDR / 8,
+			.more = &more,
+			.active = pc->active,
+			.bi = bi,
+		};
+
 		FDR_TESTPOINT("switch-header");
-		return rb_cmp_copy_store(rs, cpu, b, head, newhead, &h, b->data + data_off,
-					 FDR_SUBBUF_HDR / 8, &more);
+		return rb_cmp_copy_store(rs, cpu, b, head, newhead, &st);
 	}
 }
 
@@ -286,11 +323,11 @@ int fdr_ring_write(struct fdr_session *s, uint32_t inst, struct fdr_ring_map *m,
 			uint32_t bi = __atomic_load_n(pc->active, __ATOMIC_ACQUIRE) & 1;
 
 			/*
-			 * A swap between the fast path and here makes this step work on
-			 * the buffer that just became the snapshot: it stays consistent,
-			 * and the retry goes to the new live buffer.
+			 * A swap between here and the step makes the step fail its check
+			 * of the active index (see rb_cmp_copy_store()); the retry goes to
+			 * the new live buffer.
 			 */
-			ret = rb_switch(rs, cpu, pc, &pc->buf[bi], pc->cpu[bi], overwrite);
+			ret = rb_switch(rs, cpu, pc, bi, overwrite);
 			if (ret < 0) {
 				/* -ENOSPC: full in discard mode; others: a corrupted head */
 				__atomic_fetch_add(&pc->cpu[bi]->dropped, 1, __ATOMIC_RELAXED);
