@@ -141,6 +141,15 @@ FDR_HIDDEN void fdr_agent_kick(void);
 FDR_HIDDEN void fdr_event_enabled_hint(uint32_t slot);
 
 /* hooks.c */
+/*
+ * A record for an instance whose ring this process has not mapped yet (a new
+ * instance, until the agent's next round): counted, as every loss is.
+ */
+static inline void fdr_ring_unmapped(struct fdr_session *s)
+{
+	__atomic_fetch_add(&s->ctl->dropped_no_slot, 1, __ATOMIC_RELAXED);
+}
+
 FDR_HIDDEN int fdr_hooks_filter(struct fdr_session *s, uint32_t f, const unsigned char *payload,
 				uint32_t len);
 FDR_HIDDEN void fdr_hooks_commit(struct fdr_session *s, const uint64_t *enabled, uint32_t slot,

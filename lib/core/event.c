@@ -567,7 +567,9 @@ static inline __attribute__((always_inline)) int ev_write_all(struct fdr_session
 				continue;
 			m = atomic_load_explicit(&s->rings[i], memory_order_acquire);
 			tried = 1;
-			if (m && fdr_ring_write_fast(s, i, m, rec, total) == 0)
+			if (!m)
+				fdr_ring_unmapped(s); /* a new instance: the agent maps it */
+			else if (fdr_ring_write_fast(s, i, m, rec, total) == 0)
 				ok++;
 		}
 	}
@@ -672,9 +674,10 @@ void fdr_event_commit(struct fdr_event_def *def, void *payload, size_t len)
 		c->flags = 0;
 		c->preempt_count = (uint8_t)(ev_nest - 1);
 		c->pid = ev_tid;
-		if (__builtin_expect(m != NULL, 1) &&
-		    (!EV_ROUTE_FILTER(route) ||
-		     fdr_hooks_filter(s, EV_ROUTE_FILTER(route), payload, (uint32_t)len)))
+		if (__builtin_expect(m == NULL, 0))
+			fdr_ring_unmapped(s);
+		else if (!EV_ROUTE_FILTER(route) ||
+			 fdr_hooks_filter(s, EV_ROUTE_FILTER(route), payload, (uint32_t)len))
 			ev_write_one(s, inst, m, payload, len);
 		ev_nest--;
 		return;

@@ -272,6 +272,8 @@ void fdr_hooks_commit(struct fdr_session *s, const uint64_t *enabled, uint32_t s
 
 				if (m)
 					fdr_ring_write_fast(s, i, m, rec, total);
+				else
+					fdr_ring_unmapped(s);
 			}
 			if (tr & bit)
 				hk_run_triggers(s, h, i, payload, len, &ctx, c->pid);
