@@ -112,21 +112,6 @@ static uint64_t rec_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static int rec_write_all(int fd, const unsigned char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -errno : -EIO;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /*
  * The flusher: one thread that writes every CPU's staged sub-buffers to its
  * spool file, in order, at most RECORD_FLUSH_MAX bytes per write, with direct
@@ -290,7 +275,7 @@ static int rec_put_pages(struct rec_cpu *c, unsigned char *buf, size_t n, uint32
 		fdr_raw_page_add_missed(buf, ps, c->unflagged);
 		c->unflagged = 0;
 	}
-	ret = rec_write_all(c->out.fd, buf, n * ps);
+	ret = fdr_write_all(c->out.fd, buf, n * ps);
 	if (!ret)
 		c->out.size += (uint64_t)n * ps;
 	return ret;

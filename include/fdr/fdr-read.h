@@ -108,6 +108,8 @@ FDR_API void fdr_buf_free(struct fdr_buf *b);
 FDR_API int fdr_buf_printf(struct fdr_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 FDR_API int fdr_buf_add(struct fdr_buf *b, const void *p, size_t n);
+/* write(2) all @n bytes, again after EINTR: 0 or a negative errno (-EIO: wrote 0) */
+FDR_API int fdr_write_all(int fd, const void *p, size_t n);
 
 /* Look up the registry entry of an event id (NULL if none); borrowed. */
 FDR_API const struct fdr_abi_event *fdr_event_by_id(const struct fdr_abi_control *ctl, uint32_t id);

@@ -160,24 +160,14 @@ int fdr_export_dir_file(struct fdr_export_out *o, const char *name)
 /** fdr_export_write - write all @n bytes to @fd; 0 or a negative errno (message in err) */
 int fdr_export_write(struct fdr_export_out *o, int fd, const char *name, const void *p, size_t n)
 {
-	const char *c = p;
+	char what[64];
+	int ret = fdr_write_all(fd, p, n);
 
-	while (n) {
-		ssize_t w = write(fd, c, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0) {
-			char what[64];
-
-			snprintf(what, sizeof(what), "write %s", name ? name : "");
-			return fdr_export_fail(o->err, errno, o->path ? o->path : "standard output",
-					       name ? what : "write");
-		}
-		c += w;
-		n -= (size_t)w;
-	}
-	return 0;
+	if (!ret)
+		return 0;
+	snprintf(what, sizeof(what), "write %s", name ? name : "");
+	return fdr_export_fail(o->err, -ret, o->path ? o->path : "standard output",
+			       name ? what : "write");
 }
 
 /** fdr_export_flush - write @b out and empty it once it holds @min bytes or more */

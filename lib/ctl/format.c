@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fdr/fdr-read.h"
 #include "ctl/ctl-local.h"
@@ -73,6 +74,24 @@ static inline int fb_add(struct fdr_buf *b, const void *p, size_t n)
 int fdr_buf_add(struct fdr_buf *b, const void *p, size_t n)
 {
 	return fb_add(b, p, n);
+}
+
+/** fdr_write_all - write(2) all @n bytes of @p, again after EINTR; 0 or a negative errno */
+int fdr_write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+
+	while (n) {
+		ssize_t w = write(fd, c, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? -errno : -EIO;
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
 }
 
 /** fdr_buf_printf - append formatted text; returns 0 or -ENOMEM */

@@ -235,23 +235,6 @@ static int td_options(struct fdr_buf *b, const struct fdr_tracedat_cpu *cpus, ui
 	return ret ?: td_u16(b, TD_OPT_DONE);
 }
 
-static int td_write_all(int fd, const void *p, size_t n)
-{
-	const char *c = p;
-
-	while (n) {
-		ssize_t w = write(fd, c, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -errno : -EIO;
-		c += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /*
  * Append @size bytes of @in (from its offset 0) to @out at its file position:
  * in the kernel where it can, else through a buffer.
@@ -292,7 +275,7 @@ static int td_copy(int out, int in, uint64_t size)
 			}
 			n = pread(in, buf, chunk < (1u << 20) ? chunk : (1u << 20), off_in);
 			if (n > 0) {
-				ret = td_write_all(out, buf, (size_t)n);
+				ret = fdr_write_all(out, buf, (size_t)n);
 				if (ret)
 					break;
 				off_in += n;
@@ -394,7 +377,7 @@ int fdr_tracedat_write(int fd, struct fdr_session *s, uint32_t inst, unsigned fl
 		ret = td_add(&b, "", 1);
 	if (ret)
 		goto out;
-	ret = td_write_all(fd, b.data, b.len);
+	ret = fdr_write_all(fd, b.data, b.len);
 	for (cpu = 0; cpu < nr_cpus && !ret; cpu++)
 		if (cpus[cpu].size)
 			ret = td_copy(fd, cpus[cpu].fd, cpus[cpu].size);
@@ -458,7 +441,7 @@ static int td_extract_cpu(struct fdr_session *s, uint32_t inst, unsigned flags, 
 		goto out;
 	}
 	while ((n = fdr_reader_raw_pages(r, buf, page_size, BATCH, &st)) > 0) {
-		ret = td_write_all(c->fd, buf, (size_t)n * page_size);
+		ret = fdr_write_all(c->fd, buf, (size_t)n * page_size);
 		if (ret)
 			goto out;
 		c->size += (uint64_t)n * page_size;
