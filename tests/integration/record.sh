@@ -252,74 +252,58 @@ fi
 ok $res "record: through the page cache into tmpfs (FDR_RECORD_DIRECT=0), every record, 0 lost"
 "$FDR" destroy 2>/dev/null
 
+# stalled_record MODE NAME: fdr record of 20000 demo events into an 8 KiB buffer
+# in MODE, the recorder stopped (SIGSTOP) for 1.5 s while the demo writes; then
+# res=0 if the file + lost == written and trace-cmd report flags every lost record
+# as CPU:N [M EVENTS DROPPED]. Leaves $r, $lost and the files $T/NAME.{dat,err}.
+stalled_record() {
+	local mode=$1 name=$2 total got dropped ovw rpid
+
+	# the command says when it runs (fdr record reads by then), then waits for the STOP
+	"$FDR" record -e 'demo:*' -b 8 -m "$mode" -o "$T/$name.dat" -- \
+		sh -c 'touch "$1"; sleep 0.5; "$0" -n 20000 -r 0 -q' "$DEMO" "$T/$name.started" \
+		>"$T/$name.demo" 2>"$T/$name.err" &
+	rpid=$!
+	for _ in $(seq 100); do
+		[ -e "$T/$name.started" ] && break
+		sleep 0.05
+	done
+	kill -STOP $rpid
+	sleep 1.5
+	kill -CONT $rpid
+	wait $rpid
+	r=$?
+	trace-cmd report "$T/$name.dat" >"$T/$name.rep" 2>"$T/$name.rep.err"
+	res=0
+	total=$(demo_total "$T/$name.err")
+	lost=$(sed -nE 's/^fdr record: [0-9]+ events, ([0-9]+) lost.*/\1/p' "$T/$name.err")
+	got=$(norm_tc "$T/$name.rep" | wc -l)
+	dropped=$(sed -nE 's/^CPU:[0-9]+ \[([0-9]+) EVENTS DROPPED\]/\1/p' "$T/$name.rep" | awk '{ s += $1 } END { print s + 0 }')
+	ovw=$(sed -nE 's/^  CPU[0-9]+: .* \(([0-9]+) overwritten, [0-9]+ refused\)/\1/p' "$T/$name.err" | awk '{ s += $1 } END { print s + 0 }')
+	if [ $r != 0 ] || [ -z "$lost" ] || [ "${lost:-0}" = 0 ] ||
+	   { [ "$mode" = overwrite ] && [ "$ovw" != "$lost" ]; }; then
+		diag "expected a record with lost ($mode) events, exit $r: $(grep -v '^fdr: session' "$T/$name.err" | tail -4)"
+		res=1
+	elif [ $((got + lost)) != "$total" ]; then
+		diag "records in the file ($got) + lost ($lost) != events the demo wrote ($total)"
+		res=1
+	elif [ "$dropped" != "$lost" ]; then
+		diag "trace-cmd report shows $dropped EVENTS DROPPED, fdr record counted $lost lost"
+		grep 'DROPPED' "$T/$name.rep" | head -3 | sed 's/^/#   /'
+		res=1
+	fi
+}
+
 # ---- 4. lost records: discard mode, the reader stopped while the buffer overflows --------------
-# the command says when it runs (fdr record reads by then), then waits for the STOP
-"$FDR" record -e 'demo:*' -b 8 -m discard -o "$T/lost.dat" -- \
-	sh -c 'touch "$1"; sleep 0.5; "$0" -n 20000 -r 0 -q' "$DEMO" "$T/started" \
-	>"$T/demo4.out" 2>"$T/lost.err" &
-rpid=$!
-for _ in $(seq 100); do
-	[ -e "$T/started" ] && break
-	sleep 0.05
-done
-kill -STOP $rpid
-sleep 1.5
-kill -CONT $rpid
-wait $rpid
-r=$?
-trace-cmd report "$T/lost.dat" >"$T/rep4" 2>"$T/rep4.err"
-res=0
-total=$(demo_total "$T/lost.err")
-lost=$(sed -nE 's/^fdr record: [0-9]+ events, ([0-9]+) lost.*/\1/p' "$T/lost.err")
-got=$(norm_tc "$T/rep4" | wc -l)
-dropped=$(sed -nE 's/^CPU:[0-9]+ \[([0-9]+) EVENTS DROPPED\]/\1/p' "$T/rep4" | awk '{ s += $1 } END { print s + 0 }')
-if [ $r != 0 ] || [ -z "$lost" ] || [ "${lost:-0}" = 0 ]; then
-	diag "expected a record with lost events, exit $r: $(grep -v '^fdr: session' "$T/lost.err" | tail -4)"
-	res=1
-elif [ $((got + lost)) != "$total" ]; then
-	diag "records in the file ($got) + lost ($lost) != events the demo wrote ($total)"
-	res=1
-elif [ "$dropped" != "$lost" ]; then
-	diag "trace-cmd report shows $dropped EVENTS DROPPED, fdr record counted $lost lost"
-	grep 'DROPPED' "$T/rep4" | head -3 | sed 's/^/#   /'
-	res=1
-fi
+stalled_record discard lost
 ok $res "record, discard mode overflowing: file + lost = written; trace-cmd report shows CPU:N [M EVENTS DROPPED] for all of them"
 "$FDR" destroy 2>/dev/null
 
 # ---- 4b. lost records: overwrite mode, the reader stopped while the buffer wraps ---------------
 # (fdr record takes whole sub-buffers while recording: the ones overwritten before it
-# took them, or while it copied them, must be counted, never kept torn)
-"$FDR" record -e 'demo:*' -b 8 -m overwrite -o "$T/lost-ovw.dat" -- \
-	sh -c 'touch "$1"; sleep 0.5; "$0" -n 20000 -r 0 -q' "$DEMO" "$T/started-ovw" \
-	>"$T/demo4b.out" 2>"$T/lost-ovw.err" &
-rpid=$!
-for _ in $(seq 100); do
-	[ -e "$T/started-ovw" ] && break
-	sleep 0.05
-done
-kill -STOP $rpid
-sleep 1.5
-kill -CONT $rpid
-wait $rpid
-r=$?
-trace-cmd report "$T/lost-ovw.dat" >"$T/rep4b" 2>"$T/rep4b.err"
-res=0
-total=$(demo_total "$T/lost-ovw.err")
-lost=$(sed -nE 's/^fdr record: [0-9]+ events, ([0-9]+) lost.*/\1/p' "$T/lost-ovw.err")
-ovw=$(sed -nE 's/^  CPU[0-9]+: .* \(([0-9]+) overwritten, [0-9]+ refused\)/\1/p' "$T/lost-ovw.err" | awk '{ s += $1 } END { print s + 0 }')
-got=$(norm_tc "$T/rep4b" | wc -l)
-dropped=$(sed -nE 's/^CPU:[0-9]+ \[([0-9]+) EVENTS DROPPED\]/\1/p' "$T/rep4b" | awk '{ s += $1 } END { print s + 0 }')
-if [ $r != 0 ] || [ -z "$lost" ] || [ "${lost:-0}" = 0 ] || [ "$ovw" != "$lost" ]; then
-	diag "expected a record with overwritten events, exit $r: $(grep -v '^fdr: session' "$T/lost-ovw.err" | tail -4)"
-	res=1
-elif [ $((got + lost)) != "$total" ]; then
-	diag "records in the file ($got) + lost ($lost) != events the demo wrote ($total)"
-	res=1
-elif [ "$dropped" != "$lost" ]; then
-	diag "trace-cmd report shows $dropped EVENTS DROPPED, fdr record counted $lost lost"
-	res=1
-fi
+# took them, or while it copied them, must be counted, never kept torn; all its
+# losses must be overwritten ones)
+stalled_record overwrite lost-ovw
 ok $res "record, overwrite mode wrapping: file + lost = written; trace-cmd report shows CPU:N [M EVENTS DROPPED] for all of them"
 res=0
 # shellcheck disable=SC2046
