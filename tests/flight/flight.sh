@@ -39,11 +39,6 @@ export FDR_ROOT=$R
 export FDR_SESSION=flight
 unset FDR_CLOCK_SOURCE FDR_NO_AGENT FDR_DIR
 
-pass=0
-fail=0
-ncase=0
-OUT=$T/out
-ERR=$T/err
 # shellcheck source=../harness/tap.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../harness/tap.sh"
 
@@ -369,15 +364,5 @@ test_session_on_disk
 "
 
 cd "$T" || exit 1
-for c in $cases; do
-	ncase=$((ncase + 1))
-	if "$c"; then
-		pass=$((pass + 1))
-		echo "ok $ncase - ${c#test_}"
-	else
-		fail=$((fail + 1))
-		echo "not ok $ncase - ${c#test_}"
-	fi
-done
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+run_cases "$cases"
+tap_summary

@@ -1,6 +1,47 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# tap.sh - helpers the shell suites share (sourced). The suite sets OUT and ERR
-# (files for the last command's output) and, for fdr(), FDR (the fdr command).
+# tap.sh - helpers the shell suites share (sourced). The suite sets T (its
+# temporary directory) before, and, for fdr(), FDR (the fdr command). OUT and
+# ERR (files for the last command's output) default to $T/out and $T/err.
+
+# the counts of the suite's cases
+pass=0
+fail=0
+ncase=0
+OUT=${OUT:-${T:?tap.sh: set T first}/out}
+ERR=${ERR:-$T/err}
+
+# ok STATUS NAME: one TAP line for a case that ended with STATUS (0: passed)
+ok() {
+	ncase=$((ncase + 1))
+	if [ "$1" = 0 ]; then
+		pass=$((pass + 1))
+		echo "ok $ncase - $2"
+	else
+		fail=$((fail + 1))
+		echo "not ok $ncase - $2"
+	fi
+}
+
+# run_cases "CASE..." [FIRST]: run each function named, as a case named after it
+# without "test_". If the case FIRST fails, the cases after it (which need it)
+# are not run.
+run_cases() {
+	local c st
+
+	for c in $1; do
+		"$c"
+		st=$?
+		ok "$st" "${c#test_}"
+		[ "$st" != 0 ] && [ "$c" = "${2:-}" ] && break
+	done
+	return 0
+}
+
+# tap_summary: the counts line; succeeds if no case failed
+tap_summary() {
+	echo "$pass passed, $fail failed"
+	[ "$fail" -eq 0 ]
+}
 
 # diag MSG...: explain a failure (printed under "not ok")
 diag() {

@@ -28,11 +28,6 @@ export FDR_ROOT=$T/root
 export FDR_SESSION=exp
 unset FDR_DIR FDR_CLOCK_SOURCE FDR_NO_AGENT
 
-pass=0
-fail=0
-ncase=0
-OUT=$T/out
-ERR=$T/err
 # shellcheck source=../harness/tap.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../harness/tap.sh"
 
@@ -268,17 +263,7 @@ if ! setup; then
 	echo "0 passed, 1 failed"
 	exit 1
 fi
-for c in test_ctf_babeltrace2 test_ctf_names test_perfetto test_text test_not_consumed \
-	test_usage_errors test_out_errors test_instance_and_snapshot test_empty test_file_input; do
-	ncase=$((ncase + 1))
-	if "$c"; then
-		pass=$((pass + 1))
-		echo "ok $ncase - ${c#test_}"
-	else
-		fail=$((fail + 1))
-		echo "not ok $ncase - ${c#test_}"
-	fi
-done
+run_cases "test_ctf_babeltrace2 test_ctf_names test_perfetto test_text test_not_consumed
+	test_usage_errors test_out_errors test_instance_and_snapshot test_empty test_file_input"
 fdr destroy
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+tap_summary

@@ -51,11 +51,6 @@ unset FDR_CLOCK_SOURCE FDR_NO_AGENT FDR_DIR
 
 M=$T/mnt
 mkdir -p "$M"
-pass=0
-fail=0
-ncase=0
-OUT=$T/out
-ERR=$T/err
 # shellcheck source=../harness/tap.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../harness/tap.sh"
 
@@ -599,20 +594,7 @@ test_mount_errors
 "
 
 cd "$T" || exit 1
-for c in $cases; do
-	ncase=$((ncase + 1))
-	if "$c"; then
-		pass=$((pass + 1))
-		echo "ok $ncase - ${c#test_}"
-	else
-		fail=$((fail + 1))
-		echo "not ok $ncase - ${c#test_}"
-	fi
-	# the first case mounts; nothing else can run without it
-	if [ "$c" = test_mount_ready ] && [ "$fail" -ne 0 ]; then
-		break
-	fi
-done
+# the first case mounts; nothing else can run without it
+run_cases "$cases" test_mount_ready
 fusermount3 -u "$M" 2>/dev/null
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+tap_summary

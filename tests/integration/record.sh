@@ -27,21 +27,6 @@ export FDR_ROOT=$T/root
 export FDR_SESSION=rec
 unset FDR_DIR FDR_CLOCK_SOURCE FDR_NO_AGENT
 
-pass=0
-fail=0
-ncase=0
-
-ok() {
-	ncase=$((ncase + 1))
-	if [ "$1" = 0 ]; then
-		pass=$((pass + 1))
-		echo "ok $ncase - $2"
-	else
-		fail=$((fail + 1))
-		echo "not ok $ncase - $2"
-	fi
-}
-
 # norm_tc REPORT: trace-cmd report lines as "cpu pid ts event fields"
 # ("print: tracing_mark_write: TEXT" becomes "tracing_mark_write TEXT", as fdr shows it)
 norm_tc() {
@@ -347,5 +332,4 @@ fi
 ok $res "errors: a bad mode is a usage error; an unwritable output says where"
 "$FDR" destroy 2>/dev/null
 
-echo "$pass passed, $fail failed"
-[ $fail = 0 ]
+tap_summary

@@ -18,11 +18,6 @@ case $DATA in /*) ;; *) DATA=$PWD/$DATA ;; esac
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/fdr-report.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-ncase=0
-OUT=$T/out
-ERR=$T/err
 # shellcheck source=../harness/tap.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../harness/tap.sh"
 
@@ -186,15 +181,5 @@ test_not_a_tracedat
 "
 
 cd "$T" || exit 1
-for c in $cases; do
-	ncase=$((ncase + 1))
-	if "$c"; then
-		pass=$((pass + 1))
-		echo "ok $ncase - ${c#test_}"
-	else
-		fail=$((fail + 1))
-		echo "not ok $ncase - ${c#test_}"
-	fi
-done
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+run_cases "$cases"
+tap_summary

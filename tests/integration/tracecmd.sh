@@ -45,11 +45,6 @@ export FDR_SESSION=tc
 unset FDR_CLOCK_SOURCE FDR_NO_AGENT FDR_DIR
 mkdir -p "$M"
 
-pass=0
-fail=0
-ncase=0
-OUT=$T/out
-ERR=$T/err
 # shellcheck source=../harness/tap.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../harness/tap.sh"
 
@@ -147,17 +142,6 @@ test_not_a_mount
 "
 
 cd "$T" || exit 1
-for c in $cases; do
-	ncase=$((ncase + 1))
-	if "$c"; then
-		pass=$((pass + 1))
-		echo "ok $ncase - ${c#test_}"
-	else
-		fail=$((fail + 1))
-		echo "not ok $ncase - ${c#test_}"
-		[ "$c" = test_setup ] && break
-	fi
-done
+run_cases "$cases" test_setup
 fusermount3 -u "$M" 2>/dev/null
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+tap_summary
