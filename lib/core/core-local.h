@@ -59,7 +59,8 @@ struct fdr_session {
 	_Atomic(struct fdr_ring_map *) rings[FDR_MAX_INSTANCES];
 	/*
 	 * Per registry slot, the one instance an event goes to, cached by the event
-	 * path: control gen << 32 | filter slot + 1 << 8 | (instance + 1); 0 = none.
+	 * path: control gen << 32 | known << 31 | filter slot + 1 << 8 | (instance + 1);
+	 * instance + 1 = 0: no route at that gen (the full path).
 	 * Valid while control.gen is that gen (see ev_route_get() in event.c).
 	 */
 	uint64_t routes[FDR_MAX_EVENTS];

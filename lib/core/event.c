@@ -592,8 +592,9 @@ static inline __attribute__((always_inline)) int ev_write_all(struct fdr_session
  * stores and loads of one 64-bit word: threads racing on a slot at worst store
  * equally valid routes.
  */
-#define EV_ROUTE_INST(r) ((r)&0xffu) /* instance + 1 */
+#define EV_ROUTE_INST(r) ((r)&0xffu) /* instance + 1, 0: no route (another path) */
 #define EV_ROUTE_FILTER(r) (((r) >> 8) & 0x1ffu) /* filter slot + 1, 0: none */
+#define EV_ROUTE_KNOWN (1u << 31) /* computed at this gen (with or without a route) */
 
 static inline uint32_t ev_route_get(struct fdr_session *s, uint32_t slot, uint32_t gen)
 {
@@ -602,34 +603,41 @@ static inline uint32_t ev_route_get(struct fdr_session *s, uint32_t slot, uint32
 	return r >> 32 == gen ? (uint32_t)r : 0;
 }
 
-/* Compute the route of @slot (from fields read after @gen was) and cache it if there is one. */
+/*
+ * Compute the route of @slot from fields read after @gen was, and cache it, or
+ * that there is none (the event then takes the full path until gen moves).
+ */
 static void ev_route_set(struct fdr_session *s, const uint64_t *mask, uint32_t slot, uint32_t gen)
 {
 	const struct fdr_abi_control *ctl = s->ctl;
 	const struct fdr_abi_hooks *h = &ctl->hooks[slot % FDR_MAX_EVENTS];
 	uint32_t w, inst = FDR_MAX_INSTANCES, n = 0, f = 0;
 
+	uint32_t route = EV_ROUTE_KNOWN; /* no route: until gen moves, do not look again */
+
 	if (__atomic_load_n(&ctl->pids_active, __ATOMIC_ACQUIRE))
-		return;
+		goto out;
 	for (w = 0; w < FDR_MAX_INSTANCES / 64; w++) {
 		uint64_t bits = __atomic_load_n(&mask[w], __ATOMIC_RELAXED);
 
 		if (__atomic_load_n(&h->triggered[w], __ATOMIC_ACQUIRE))
-			return;
+			goto out;
 		if (!bits)
 			continue;
 		n += (bits & (bits - 1)) ? 2 : 1; /* one bit, or more */
 		inst = w * 64 + (uint32_t)__builtin_ctzll(bits);
 	}
 	if (n != 1 || !__atomic_load_n(&ctl->instances[inst].tracing_on, __ATOMIC_ACQUIRE))
-		return;
+		goto out;
 	if (__atomic_load_n(&h->filtered[inst / 64], __ATOMIC_ACQUIRE) & (1ull << (inst % 64))) {
 		f = __atomic_load_n(&h->filter[inst], __ATOMIC_ACQUIRE);
 		if (f > FDR_MAX_FILTERS)
-			return; /* hostile: the hooks path copes */
+			goto out; /* hostile: the hooks path copes */
 	}
-	__atomic_store_n(&s->routes[slot % FDR_MAX_EVENTS],
-			 (uint64_t)gen << 32 | f << 8 | (inst + 1), __ATOMIC_RELAXED);
+	route |= f << 8 | (inst + 1);
+out:
+	__atomic_store_n(&s->routes[slot % FDR_MAX_EVENTS], (uint64_t)gen << 32 | route,
+			 __ATOMIC_RELAXED);
 }
 
 /**
@@ -664,7 +672,7 @@ void fdr_event_commit(struct fdr_event_def *def, void *payload, size_t len)
 	/* acquire: the fields a route is computed from are read after gen */
 	gen = __atomic_load_n(&s->ctl->gen, __ATOMIC_ACQUIRE);
 	route = ev_route_get(s, def->slot - 1, gen);
-	if (__builtin_expect(route != 0, 1)) {
+	if (__builtin_expect(EV_ROUTE_INST(route) != 0, 1)) {
 		/* the route was computed when the registry entry had def's id */
 		uint32_t inst = (EV_ROUTE_INST(route) - 1) % FDR_MAX_INSTANCES;
 		struct fdr_ring_map *m =
@@ -688,7 +696,8 @@ void fdr_event_commit(struct fdr_event_def *def, void *payload, size_t len)
 		c->flags = 0;
 		c->preempt_count = (uint8_t)(ev_nest - 1);
 		c->pid = ev_tid;
-		ev_route_set(s, e->enabled, def->slot - 1, gen);
+		if (!(route & EV_ROUTE_KNOWN))
+			ev_route_set(s, e->enabled, def->slot - 1, gen);
 		ev_write_all(s, e->enabled, def->slot - 1, payload, len);
 	}
 	ev_nest--;
