@@ -514,20 +514,30 @@ static int ev_hooked(const struct fdr_abi_control *ctl, uint32_t slot)
 	return 0;
 }
 
-/* Write one record (see ev_write_all) into instance @inst, whose ring map is @m. */
-static inline __attribute__((always_inline)) void ev_write_one(struct fdr_session *s, uint32_t inst,
-							       struct fdr_ring_map *m,
-							       unsigned char *payload, size_t len)
+/*
+ * Make the record around a payload (16 bytes of headroom, 8 bytes of tailroom):
+ * its header before, zeroed padding after. Returns the record's total length.
+ */
+static inline __attribute__((always_inline)) size_t ev_rec_seal(unsigned char *payload, size_t len)
 {
-	unsigned char *rec = payload - sizeof(struct fdr_abi_rec);
+	struct fdr_abi_rec *r = (void *)(payload - sizeof(struct fdr_abi_rec));
 	size_t total = (sizeof(struct fdr_abi_rec) + len + 7) & ~(size_t)7;
-	struct fdr_abi_rec *r = (void *)rec;
 	const uint64_t zero = 0;
 
 	memcpy(payload + len, &zero, sizeof(zero)); /* the padding bytes */
 	r->len_type = (uint32_t)total | FDR_REC_DATA << FDR_REC_TYPE_SHIFT;
 	r->reserved = 0;
-	fdr_ring_write_fast(s, inst, m, rec, total);
+	return total;
+}
+
+/* Write one record (see ev_write_all) into instance @inst, whose ring map is @m. */
+static inline __attribute__((always_inline)) void ev_write_one(struct fdr_session *s, uint32_t inst,
+							       struct fdr_ring_map *m,
+							       unsigned char *payload, size_t len)
+{
+	size_t total = ev_rec_seal(payload, len);
+
+	fdr_ring_write_fast(s, inst, m, payload - sizeof(struct fdr_abi_rec), total);
 }
 
 /*
@@ -540,15 +550,10 @@ static inline __attribute__((always_inline)) int ev_write_all(struct fdr_session
 							      unsigned char *payload, size_t len)
 {
 	unsigned char *rec = payload - sizeof(struct fdr_abi_rec);
-	size_t total = (sizeof(struct fdr_abi_rec) + len + 7) & ~(size_t)7;
-	struct fdr_abi_rec *r = (void *)rec;
-	const uint64_t zero = 0;
+	size_t total = ev_rec_seal(payload, len);
 	uint32_t w;
 	int tried = 0, ok = 0;
 
-	memcpy(payload + len, &zero, sizeof(zero)); /* the padding bytes */
-	r->len_type = (uint32_t)total | FDR_REC_DATA << FDR_REC_TYPE_SHIFT;
-	r->reserved = 0;
 	if (__builtin_expect(__atomic_load_n(&s->ctl->hooks_active, __ATOMIC_ACQUIRE) != 0, 0) &&
 	    ev_hooked(s->ctl, slot)) {
 		/* this event has a filter or triggers, or some instance a pid list */
@@ -669,6 +674,11 @@ void fdr_event_commit(struct fdr_event_def *def, void *payload, size_t len)
 		errno = saved;
 	}
 	ev_nest++;
+	/* the common header (unused if the registry entry is not def's any more) */
+	c->type = (uint16_t)def->id;
+	c->flags = 0;
+	c->preempt_count = (uint8_t)(ev_nest - 1);
+	c->pid = ev_tid;
 	/* acquire: the fields a route is computed from are read after gen */
 	gen = __atomic_load_n(&s->ctl->gen, __ATOMIC_ACQUIRE);
 	route = ev_route_get(s, def->slot - 1, gen);
@@ -678,10 +688,6 @@ void fdr_event_commit(struct fdr_event_def *def, void *payload, size_t len)
 		struct fdr_ring_map *m =
 			atomic_load_explicit(&s->rings[inst], memory_order_acquire);
 
-		c->type = (uint16_t)def->id;
-		c->flags = 0;
-		c->preempt_count = (uint8_t)(ev_nest - 1);
-		c->pid = ev_tid;
 		if (__builtin_expect(m == NULL, 0))
 			fdr_ring_unmapped(s);
 		else if (!EV_ROUTE_FILTER(route) ||
@@ -692,10 +698,6 @@ void fdr_event_commit(struct fdr_event_def *def, void *payload, size_t len)
 	}
 	e = &s->ctl->events[(def->slot - 1) % FDR_MAX_EVENTS];
 	if (__builtin_expect(e->id == def->id, 1)) {
-		c->type = (uint16_t)def->id;
-		c->flags = 0;
-		c->preempt_count = (uint8_t)(ev_nest - 1);
-		c->pid = ev_tid;
 		if (!(route & EV_ROUTE_KNOWN))
 			ev_route_set(s, e->enabled, def->slot - 1, gen);
 		ev_write_all(s, e->enabled, def->slot - 1, payload, len);
