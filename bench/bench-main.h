@@ -378,18 +378,18 @@ static void *bench_worker_main(void *arg)
 	return NULL;
 }
 
-/* Events per second of @nr writers on CPUs 0..nr-1 during @ms milliseconds. */
-static double bench_throughput(int nr, unsigned int ms)
+/*
+ * Start @nr bench_worker_main() threads pinned on CPUs 0..nr-1 and wait until
+ * each has warmed up; they write once bench_go is set.
+ */
+static void bench_workers_start(struct bench_worker *w, int nr)
 {
-	struct bench_worker w[2];
-	struct timespec d = { ms / 1000, (long)(ms % 1000) * 1000000L };
-	uint64_t t0, t1, total = 0;
-	int i, failed = 0;
+	int i;
 
 	atomic_store(&bench_ready, 0);
 	atomic_store(&bench_go, 0);
 	atomic_store(&bench_stop, 0);
-	memset(w, 0, sizeof(w));
+	memset(w, 0, (size_t)nr * sizeof(*w));
 	for (i = 0; i < nr; i++) {
 		w[i].cpu = i;
 		if (pthread_create(&w[i].thread, NULL, bench_worker_main, &w[i])) {
@@ -399,17 +399,35 @@ static double bench_throughput(int nr, unsigned int ms)
 	}
 	while (atomic_load(&bench_ready) < nr)
 		sched_yield();
+}
+
+/* Join the @nr workers (bench_stop set before); -1 if any failed, else 0; adds their counts. */
+static int bench_workers_join(struct bench_worker *w, int nr, uint64_t *total)
+{
+	int i, failed = 0;
+
+	for (i = 0; i < nr; i++) {
+		pthread_join(w[i].thread, NULL);
+		failed |= w[i].failed;
+		*total += w[i].count;
+	}
+	return failed ? -1 : 0;
+}
+
+/* Events per second of @nr writers on CPUs 0..nr-1 during @ms milliseconds. */
+static double bench_throughput(int nr, unsigned int ms)
+{
+	struct bench_worker w[2];
+	struct timespec d = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	uint64_t t0, t1, total = 0;
+
+	bench_workers_start(w, nr);
 	t0 = bench_now_ns();
 	atomic_store_explicit(&bench_go, 1, memory_order_release);
 	nanosleep(&d, NULL);
 	atomic_store(&bench_stop, 1);
 	t1 = bench_now_ns();
-	for (i = 0; i < nr; i++) {
-		pthread_join(w[i].thread, NULL);
-		failed |= w[i].failed;
-		total += w[i].count;
-	}
-	if (failed)
+	if (bench_workers_join(w, nr, &total))
 		return -1;
 	return (double)total * 1e9 / (double)(t1 - t0);
 }
@@ -425,33 +443,20 @@ static int bench_snapshot_live(double *us)
 	long nr = sysconf(_SC_NPROCESSORS_ONLN);
 	struct bench_worker *w;
 	struct timespec d = { 0, 20 * 1000 * 1000 };
-	int i, failed = 0, ret;
+	uint64_t total = 0;
+	int ret, failed;
 
 	if (nr < 1)
 		nr = 1;
 	w = calloc((size_t)nr, sizeof(*w));
 	if (!w)
 		return -1;
-	atomic_store(&bench_ready, 0);
-	atomic_store(&bench_go, 0);
-	atomic_store(&bench_stop, 0);
-	for (i = 0; i < nr; i++) {
-		w[i].cpu = i;
-		if (pthread_create(&w[i].thread, NULL, bench_worker_main, &w[i])) {
-			fprintf(stderr, "%s-bench: pthread_create failed\n", BENCH_TRACER);
-			exit(1);
-		}
-	}
-	while (atomic_load(&bench_ready) < nr)
-		sched_yield();
+	bench_workers_start(w, (int)nr);
 	atomic_store_explicit(&bench_go, 1, memory_order_release);
 	nanosleep(&d, NULL);
 	ret = bench_tracer_snapshot(us);
 	atomic_store(&bench_stop, 1);
-	for (i = 0; i < nr; i++) {
-		pthread_join(w[i].thread, NULL);
-		failed |= w[i].failed;
-	}
+	failed = bench_workers_join(w, (int)nr, &total);
 	free(w);
 	return ret || failed ? -1 : 0;
 }

@@ -215,6 +215,7 @@ static int rec_stage_drain(struct rec_flusher *f, struct rec_cpu *c)
 /* Map CPU @c's stage: @per_cpu bytes (a power of two, of whole sub-buffers). */
 static int rec_stage_init(struct rec_cpu *c, uint64_t per_cpu)
 {
+	const char *direct = getenv("FDR_RECORD_DIRECT");
 	void *p = mmap(NULL, per_cpu, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
@@ -223,7 +224,7 @@ static int rec_stage_init(struct rec_cpu *c, uint64_t per_cpu)
 	c->stage = p;
 	c->stage_size = per_cpu;
 	c->direct_fd = -1;
-	if (!getenv("FDR_RECORD_DIRECT") || strcmp(getenv("FDR_RECORD_DIRECT"), "0") != 0) {
+	if (!direct || strcmp(direct, "0") != 0) {
 		char path[64];
 
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", c->spool_fd);
