@@ -534,6 +534,7 @@ int cmd_record(int argc, char **argv)
 	unsigned char *buf = NULL;
 	uint32_t idx, cpu, nr = 0, ps;
 	uint64_t t0, t_end = 0, t_last, ev_last = 0, stop_at = 0, total = 0, bytes = 0, lost = 0;
+	uint64_t stage_size;
 	pid_t child = -1;
 	int child_status = 0, child_done = 0, stopping = 0, nr_cpus, cmd_at, fl_started = 0;
 	struct rec_flusher fl = { 0 };
@@ -627,6 +628,7 @@ int cmd_record(int argc, char **argv)
 		ret = die(1, "out of memory");
 		goto out;
 	}
+	stage_size = rec_stage_size((uint32_t)nr_cpus);
 	for (cpu = 0; cpu < (uint32_t)nr_cpus; cpu++)
 		cpus[cpu].out.fd = cpus[cpu].spool_fd = cpus[cpu].direct_fd = -1;
 	/* like trace-cmd record: the file holds what happens from now on */
@@ -648,11 +650,10 @@ int cmd_record(int argc, char **argv)
 			nr++;
 			goto out;
 		}
-		rc->direct_fd = -1;
-		ret = rec_stage_init(rc, rec_stage_size((uint32_t)nr_cpus));
+		ret = rec_stage_init(rc, stage_size);
 		if (ret) {
 			ret = die(1, "cannot map %" PRIu64 " MiB of stage memory: %s",
-				  rec_stage_size((uint32_t)nr_cpus) >> 20, strerror(-ret));
+				  stage_size >> 20, strerror(-ret));
 			nr++;
 			goto out;
 		}
