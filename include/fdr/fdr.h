@@ -177,20 +177,44 @@ FDR_API const char *fdr_version(void);
 	size_t fdr__l_##n = fdr__s_##n ? (size_t)(x) : 0;                                     \
 	fdr__dyn += fdr__l_##n;
 
-/* Store each field; dynamic fields are clamped so the record fits FDR_MAX_RECORD. */
+/*
+ * The fixed part of a record is built in 8-byte words (registers, for small
+ * records) and stored a word at a time: the ring copies the record in 8-byte
+ * words right after it is built, and a word written by several narrower stores
+ * (a memset, then a 4-byte field) cannot be forwarded from the store buffer: each
+ * such load waits for the stores to reach the cache. Pass W puts integer and bool
+ * fields, and the __data_loc words of dynamic fields (placing them: clamped so the
+ * record fits FDR_MAX_RECORD), into the words; pass S then copies char arrays and
+ * dynamic data in place.
+ */
+#define FDR__WORD(k, t, n, e, x) FDR__WORD_##k(t, n, e, x)
+#define FDR__WORD_INT(t, n, e, x)                                                             \
+	fdr__put_word(fdr__w, offsetof(fdr__S, n), sizeof(((fdr__S *)0)->n), (uint64_t)(t)(e));
+#define FDR__WORD_BOOL(t, n, e, x) fdr__put_word(fdr__w, offsetof(fdr__S, n), 1, (e) ? 1u : 0u);
+#define FDR__WORD_CHARS(t, n, e, x)
+#define FDR__WORD_STRING(t, n, e, x) FDR__WORD_DYN(n, 1)
+#define FDR__WORD_BYTES(t, n, e, x) FDR__WORD_DYN(n, 0)
+#define FDR__WORD_DYN(n, is_str)                                                              \
+	size_t fdr__o_##n = fdr__off;                                                         \
+	fdr__l_##n = fdr__dyn_len(fdr__off, fdr__l_##n, is_str);                              \
+	fdr__off += fdr__l_##n;                                                               \
+	fdr__put_word(fdr__w, offsetof(fdr__S, n), 4, (uint64_t)(fdr__l_##n << 16 | fdr__o_##n));
+
 #define FDR__STORE(k, t, n, e, x) FDR__STORE_##k(t, n, e, x)
-#define FDR__STORE_INT(t, n, e, x) fdr__r->n = (t)(e);
-#define FDR__STORE_BOOL(t, n, e, x) fdr__r->n = (e) ? 1 : 0;
+#define FDR__STORE_INT(t, n, e, x)
+#define FDR__STORE_BOOL(t, n, e, x)
 #define FDR__STORE_CHARS(t, n, e, x) fdr__copy_chars(fdr__r->n, (x), (e));
-#define FDR__STORE_STRING(t, n, e, x)                                                        \
-	fdr__off = fdr__put_dyn(fdr__buf, fdr__off, &fdr__r->n, fdr__s_##n, fdr__l_##n, 1);
-#define FDR__STORE_BYTES(t, n, e, x)                                                         \
-	fdr__off = fdr__put_dyn(fdr__buf, fdr__off, &fdr__r->n, fdr__s_##n, fdr__l_##n, 0);
+#define FDR__STORE_STRING(t, n, e, x) fdr__put_dyn(fdr__buf + fdr__o_##n, fdr__s_##n, fdr__l_##n, 1);
+#define FDR__STORE_BYTES(t, n, e, x) fdr__put_dyn(fdr__buf + fdr__o_##n, fdr__s_##n, fdr__l_##n, 0);
 
 #define FDR__D0(k, t, n, e, x) FDR__DYN(k, t, n, e, x) FDR__D1
 #define FDR__D1(k, t, n, e, x) FDR__DYN(k, t, n, e, x) FDR__D0
 #define FDR__D0_END
 #define FDR__D1_END
+#define FDR__W0(k, t, n, e, x) FDR__WORD(k, t, n, e, x) FDR__W1
+#define FDR__W1(k, t, n, e, x) FDR__WORD(k, t, n, e, x) FDR__W0
+#define FDR__W0_END
+#define FDR__W1_END
 #define FDR__S0(k, t, n, e, x) FDR__STORE(k, t, n, e, x) FDR__S1
 #define FDR__S1(k, t, n, e, x) FDR__STORE(k, t, n, e, x) FDR__S0
 #define FDR__S0_END
@@ -219,12 +243,9 @@ static inline void fdr__copy_chars(char *dst, size_t n, const char *src)
 	memset(dst + len, 0, n - len);
 }
 
-/*
- * Append one dynamic field at @off and store its __data_loc word. Strings keep
- * their NUL when they must be cut to fit FDR_MAX_RECORD.
- */
-static inline size_t fdr__put_dyn(unsigned char *buf, size_t off, uint32_t *loc, const void *src,
-				  size_t len, int is_str)
+/* Bytes a dynamic field of @len gets at @off: clamped so the record fits FDR_MAX_RECORD
+ * (strings keep at least their NUL while there is room). */
+static inline size_t fdr__dyn_len(size_t off, size_t len, int is_str)
 {
 	size_t room = off < FDR_MAX_RECORD ? FDR_MAX_RECORD - off : 0;
 
@@ -232,14 +253,63 @@ static inline size_t fdr__put_dyn(unsigned char *buf, size_t off, uint32_t *loc,
 		len = room;
 	if (is_str && len == 0 && room)
 		len = 1;
+	return len;
+}
+
+/* Copy one dynamic field's @len bytes (placed by fdr__dyn_len()); a cut string keeps its NUL. */
+static inline void fdr__put_dyn(unsigned char *dst, const void *src, size_t len, int is_str)
+{
 	if (src && len)
-		memcpy(buf + off, src, len);
+		memcpy(dst, src, len);
 	else if (len)
-		memset(buf + off, 0, len);
+		memset(dst, 0, len);
 	if (is_str && len)
-		buf[off + len - 1] = 0;
-	*loc = (uint32_t)(len << 16 | off);
-	return off + len;
+		dst[len - 1] = 0;
+}
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "fdr's event records are built for little-endian machines"
+#endif
+
+/* Put the @size low bytes of @v at byte @off of the words @w (a field never spans two). */
+static inline void fdr__put_word(uint64_t *w, size_t off, size_t size, uint64_t v)
+{
+	uint64_t mask = size >= 8 ? ~(uint64_t)0 : ((uint64_t)1 << (8 * size)) - 1;
+
+	w[off / 8] |= (v & mask) << (8 * (off % 8));
+}
+
+/*
+ * Store @n words at @dst, each with one 8-byte store. Volatile, so that the
+ * compiler neither merges them into wider stores nor goes through memory again.
+ */
+static inline void fdr__store_words(unsigned char *dst, const uint64_t *w, size_t n)
+{
+	volatile uint64_t *d = (volatile uint64_t *)(void *)dst;
+	size_t i;
+
+	switch (n) { /* unrolled for the common sizes: @w stays in registers */
+	case 8:
+		d[7] = w[7]; /* fall through */
+	case 7:
+		d[6] = w[6]; /* fall through */
+	case 6:
+		d[5] = w[5]; /* fall through */
+	case 5:
+		d[4] = w[4]; /* fall through */
+	case 4:
+		d[3] = w[3]; /* fall through */
+	case 3:
+		d[2] = w[2]; /* fall through */
+	case 2:
+		d[1] = w[1]; /* fall through */
+	case 1:
+		d[0] = w[0];
+		break;
+	default:
+		for (i = 0; i < n; i++)
+			d[i] = w[i];
+	}
 }
 
 #define FDR__REC(sys, name) struct fdr__rec_##sys##_##name
@@ -284,15 +354,19 @@ static inline size_t fdr__put_dyn(unsigned char *buf, size_t off, uint32_t *loc,
 	{                                                                                     \
 		size_t fdr__dyn = 0;                                                          \
 		FDR__SEQ(FDR__D0 flds_)                                                \
-		size_t fdr__len = sizeof(FDR__REC(sys, name)) + fdr__dyn;                     \
+		typedef FDR__REC(sys, name) fdr__S;                                           \
+		size_t fdr__len = sizeof(fdr__S) + fdr__dyn;                                  \
 		if (fdr__len > FDR_MAX_RECORD)                                                \
 			fdr__len = FDR_MAX_RECORD;                                            \
-		unsigned char fdr__raw[fdr__len + 24] __attribute__((aligned(8)));           \
+		/* headroom: the ring's record header; tailroom: padding (and the words) */   \
+		unsigned char fdr__raw[fdr__len + 24] __attribute__((aligned(8)));            \
 		unsigned char *fdr__buf = fdr__raw + 16;                                      \
-		FDR__REC(sys, name) *fdr__r = (FDR__REC(sys, name) *)(void *)fdr__buf;        \
-		size_t fdr__off = sizeof(FDR__REC(sys, name));                                \
-		__builtin_memset(fdr__r, 0, sizeof(*fdr__r));                                 \
-		FDR__SEQ(FDR__S0 flds_)                                                \
+		fdr__S *fdr__r __attribute__((unused)) = (fdr__S *)(void *)fdr__buf;          \
+		size_t fdr__off = sizeof(fdr__S);                                             \
+		uint64_t fdr__w[(sizeof(fdr__S) + 7) / 8] = { 0 };                            \
+		FDR__SEQ(FDR__W0 flds_)                                                       \
+		fdr__store_words(fdr__buf, fdr__w, (sizeof(fdr__S) + 7) / 8);                 \
+		FDR__SEQ(FDR__S0 flds_)                                                       \
 		fdr_event_commit(&FDR__DEF(sys, name), fdr__buf, fdr__off);                   \
 	}                                                                                     \
 	__attribute__((unused)) static inline void fdr_##sys##_##name(proto)                  \

@@ -524,10 +524,31 @@ static inline __attribute__((always_inline)) size_t ev_rec_seal(unsigned char *p
 	size_t total = (sizeof(struct fdr_abi_rec) + len + 7) & ~(size_t)7;
 	const uint64_t zero = 0;
 
+	/* one 8-byte store: the copy reads the record in 8-byte words (see ev_common) */
+	const uint64_t word = (uint64_t)((uint32_t)total | FDR_REC_DATA << FDR_REC_TYPE_SHIFT);
+
 	memcpy(payload + len, &zero, sizeof(zero)); /* the padding bytes */
-	r->len_type = (uint32_t)total | FDR_REC_DATA << FDR_REC_TYPE_SHIFT;
-	r->reserved = 0;
+	memcpy(&r->len_type, &word, sizeof(word)); /* len_type, then reserved = 0 */
 	return total;
+}
+
+/*
+ * Fill the common header with one 8-byte store. The ring's copy reads the record
+ * in 8-byte words right after it is built; a word written by several narrower
+ * stores cannot be forwarded from the store buffer, and each such load waits for
+ * the stores to reach the cache (measured: a few ns per event).
+ */
+static inline void ev_common(struct fdr_common *c, uint16_t type, uint8_t preempt, int32_t pid)
+{
+	const uint64_t word = (uint64_t)type | (uint64_t)preempt << 24 |
+			      (uint64_t)(uint32_t)pid << 32;
+
+	_Static_assert(
+		offsetof(struct fdr_common, type) == 0 && offsetof(struct fdr_common, flags) == 2 &&
+			offsetof(struct fdr_common, preempt_count) == 3 &&
+			offsetof(struct fdr_common, pid) == 4 && sizeof(struct fdr_common) == 8,
+		"fdr_common layout");
+	memcpy(c, &word, sizeof(word)); /* flags 0 */
 }
 
 /* Write one record (see ev_write_all) into instance @inst, whose ring map is @m. */
@@ -675,10 +696,7 @@ void fdr_event_commit(struct fdr_event_def *def, void *payload, size_t len)
 	}
 	ev_nest++;
 	/* the common header (unused if the registry entry is not def's any more) */
-	c->type = (uint16_t)def->id;
-	c->flags = 0;
-	c->preempt_count = (uint8_t)(ev_nest - 1);
-	c->pid = ev_tid;
+	ev_common(c, (uint16_t)def->id, (uint8_t)(ev_nest - 1), ev_tid);
 	/* acquire: the fields a route is computed from are read after gen */
 	gen = __atomic_load_n(&s->ctl->gen, __ATOMIC_ACQUIRE);
 	route = ev_route_get(s, def->slot - 1, gen);

@@ -72,6 +72,16 @@ static pid_t gettid_(void)
 	return (pid_t)syscall(SYS_gettid);
 }
 
+/* Fill the stack below the caller with 0xaa: a record built there must not show it. */
+static __attribute__((noinline)) void dirty_stack(void)
+{
+	volatile unsigned char junk[1024];
+	size_t i;
+
+	for (i = 0; i < sizeof(junk); i++)
+		junk[i] = 0xaa;
+}
+
 static void write_seq(uint32_t from, uint32_t n)
 {
 	char s[32];
@@ -79,6 +89,7 @@ static void write_seq(uint32_t from, uint32_t n)
 
 	for (i = from; i < from + n; i++) {
 		snprintf(s, sizeof(s), "str-%u", i);
+		dirty_stack();
 		fdr_tring_seq(i, -3 * (int64_t)i, s);
 	}
 }
@@ -158,6 +169,11 @@ Test(ring, write_read_exact)
 		cr_assert_eq(h.fdr__common.preempt_count, 0, "not nested: depth 0");
 		cr_assert_eq(r->cpu, (uint32_t)cpu, "record on cpu %u, writer pinned to %d", r->cpu,
 			     cpu);
+		/* the fixed part's holes (after seq, after s) are zero, not the stack's bytes */
+		for (k = offsetof(rec_seq, seq) + 4; k < offsetof(rec_seq, val); k++)
+			cr_assert_eq(r->payload[k], 0, "hole byte %u not zero", k);
+		for (k = offsetof(rec_seq, s) + 4; k < sizeof(h); k++)
+			cr_assert_eq(r->payload[k], 0, "hole byte %u not zero", k);
 		/* the payload is the record padded to 8 bytes, padding zeroed */
 		cr_assert_eq(r->len, (sizeof(h) + slen + 7) & ~7u, "payload length %u", r->len);
 		for (k = (uint32_t)sizeof(h) + slen; k < r->len; k++)
