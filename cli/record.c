@@ -534,6 +534,7 @@ int cmd_record(int argc, char **argv)
 	unsigned char *buf = NULL;
 	uint32_t idx, cpu, nr = 0, ps;
 	uint64_t t0, t_end = 0, t_last, ev_last = 0, stop_at = 0, total = 0, bytes = 0, lost = 0;
+	uint64_t t_round, max_gap = 0, nr_stalled = 0;
 	uint64_t stage_size;
 	pid_t child = -1;
 	int child_status = 0, child_done = 0, stopping = 0, nr_cpus, cmd_at, fl_started = 0;
@@ -692,10 +693,14 @@ int cmd_record(int argc, char **argv)
 	progress = isatty(STDERR_FILENO);
 	fprintf(stderr, "fdr record: recording %u CPU%s into %s%s\n", nr, nr == 1 ? "" : "s",
 		out_path, child > 0 ? "" : " (Ctrl-C stops)");
-	t0 = t_last = rec_now_ns();
+	t0 = t_last = t_round = rec_now_ns();
 	for (;;) {
 		int got = 0, stalled = 0, err;
-		uint64_t now;
+		uint64_t now = rec_now_ns();
+
+		if (!stopping && now - t_round > max_gap)
+			max_gap = now - t_round; /* a round's work, sleep and time off the CPU */
+		t_round = now;
 
 		for (cpu = 0; cpu < nr; cpu++) {
 			int n = rec_pump(s, idx, cpu, &cpus[cpu], &fl, buf, ps);
@@ -707,6 +712,7 @@ int cmd_record(int argc, char **argv)
 			got += n;
 			stalled |= cpus[cpu].stalled;
 		}
+		nr_stalled += (uint64_t)stalled;
 		err = __atomic_load_n(&fl.err, __ATOMIC_ACQUIRE);
 		if (err) {
 			ret = die(1, "CPU %u: cannot write its spool next to %s: %s", fl.err_cpu,
@@ -834,6 +840,13 @@ stop:
 				" lost, %s of pages recorded in %.2f s (%.2f M events/s), written to %s\n",
 				total, lost, hb, secs, secs > 0 ? (double)total / secs / 1e6 : 0.0,
 				out_path);
+			if (lost)
+				/* why: long pauses want bigger buffers, full stages a faster disk */
+				fprintf(stderr,
+					"fdr record: longest pause between rounds %.1f ms; "
+					"rounds that found a stage full (the disk behind): %" PRIu64
+					"\n",
+					(double)max_gap / 1e6, nr_stalled);
 		}
 	}
 out:

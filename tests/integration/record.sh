@@ -170,7 +170,8 @@ if [ $r != 0 ]; then
 fi
 total=$(demo_total "$T/rec.err")
 got=$(norm_tc "$T/rep3" | wc -l)
-if [ "$got" != "$total" ] || ! grep -q "fdr record: $total events, 0 lost" "$T/rec.err"; then
+if [ "$got" != "$total" ] || ! grep -q "fdr record: $total events, 0 lost" "$T/rec.err" ||
+   grep -q "fdr record: longest pause" "$T/rec.err"; then
 	diag "expected $total records and a summary '$total events, 0 lost', found $got records:"
 	grep -v '^fdr: session' "$T/rec.err" | sed 's/^/#   /'
 	res=1
@@ -242,7 +243,7 @@ ok $res "record: through the page cache into tmpfs (FDR_RECORD_DIRECT=0), every 
 # res=0 if the file + lost == written and trace-cmd report flags every lost record
 # as CPU:N [M EVENTS DROPPED]. Leaves $r, $lost and the files $T/NAME.{dat,err}.
 stalled_record() {
-	local mode=$1 name=$2 total got dropped ovw rpid
+	local mode=$1 name=$2 total got dropped ovw rpid pause
 
 	# the command says when it runs (fdr record reads by then), then waits for the STOP
 	"$FDR" record -e 'demo:*' -b 8 -m "$mode" -o "$T/$name.dat" -- \
@@ -277,11 +278,17 @@ stalled_record() {
 		grep 'DROPPED' "$T/$name.rep" | head -3 | sed 's/^/#   /'
 		res=1
 	fi
+	# the loss is explained: the recorder's longest pause covers the 1.5 s stop
+	pause=$(sed -nE 's/^fdr record: longest pause between rounds ([0-9]+)\.[0-9] ms; .*/\1/p' "$T/$name.err")
+	if [ $res = 0 ] && { [ -z "$pause" ] || [ "$pause" -lt 1400 ]; }; then
+		diag "expected 'fdr record: longest pause between rounds' of at least 1400 ms, found '${pause}'"
+		res=1
+	fi
 }
 
 # ---- 4. lost records: discard mode, the reader stopped while the buffer overflows --------------
 stalled_record discard lost
-ok $res "record, discard mode overflowing: file + lost = written; trace-cmd report shows CPU:N [M EVENTS DROPPED] for all of them"
+ok $res "record, discard mode overflowing: file + lost = written; trace-cmd report shows CPU:N [M EVENTS DROPPED] for all of them; the summary names the 1.5 s pause"
 "$FDR" destroy 2>/dev/null
 
 # ---- 4b. lost records: overwrite mode, the reader stopped while the buffer wraps ---------------
@@ -289,7 +296,7 @@ ok $res "record, discard mode overflowing: file + lost = written; trace-cmd repo
 # took them, or while it copied them, must be counted, never kept torn; all its
 # losses must be overwritten ones)
 stalled_record overwrite lost-ovw
-ok $res "record, overwrite mode wrapping: file + lost = written; trace-cmd report shows CPU:N [M EVENTS DROPPED] for all of them"
+ok $res "record, overwrite mode wrapping: file + lost = written; trace-cmd report shows CPU:N [M EVENTS DROPPED] for all of them; the summary names the 1.5 s pause"
 res=0
 # shellcheck disable=SC2046
 kshark "$T/lost-ovw.dat" $(cpu_counts "$T/lost-ovw.err") || res=1
