@@ -25,7 +25,7 @@ struct fdr_pbuf {
 /* Per-CPU view of one ring mapping: the live and the spare (snapshot) buffer. */
 struct fdr_pcpu {
 	struct fdr_pbuf buf[FDR_RING_BUFS]; /* offsets 0 and 32 */
-	uint32_t *active; /* offset 64: which buffer writers use, read inside rseq */
+	uint32_t *active; /* offset 64: &cpu[0]->active, which buffer writers use */
 	uint32_t nr_subbufs;
 	uint32_t subbuf_size;
 	uint32_t ss_shift;
@@ -35,8 +35,10 @@ struct fdr_pcpu {
 
 _Static_assert(offsetof(struct fdr_pbuf, data) == 8 && offsetof(struct fdr_pbuf, ss_mask) == 16 &&
 		       offsetof(struct fdr_pbuf, ring_bytes) == 24 &&
-		       sizeof(struct fdr_pbuf) == 32 && offsetof(struct fdr_pcpu, active) == 64,
-	       "the rseq asm in ring-fast.h reads these structs at these offsets");
+		       sizeof(struct fdr_pbuf) == 32 && offsetof(struct fdr_pcpu, active) == 64 &&
+		       offsetof(struct fdr_abi_cpu, head) == 0,
+	       "the rseq asm in ring-fast.h reads these structs at these offsets "
+	       "(buf[0].head is buffer 0's struct fdr_abi_cpu, which holds the active word)");
 
 /* One mapped ring file (one instance, one generation). */
 struct fdr_ring_map {
