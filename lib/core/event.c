@@ -50,6 +50,7 @@ static EV_TLS uint64_t ev_cmd_sid; /* session whose saved_cmdlines has our comm 
 /* a definition of this process for each registry slot (the last one synced) */
 static struct fdr_event_def *_Atomic ev_slot_def[FDR_MAX_EVENTS];
 int fdr_ring_tsc;
+long fdr_rseq_off;
 
 /* ---- definitions to registry format ---------------------------------------------- */
 
@@ -274,6 +275,7 @@ static void ev_attach(void)
 	}
 	ev_ctl_ino = ev_control_ino(dir);
 	fdr_ring_tsc = s->ctl->ts_source == FDR_TS_TSC;
+	fdr_rseq_off = (long)__rseq_offset;
 	ev_sync(s);
 	atomic_store(&fdr_proc_session, s);
 	ev_sync(s); /* flags set before the store above could miss a change */

@@ -51,7 +51,7 @@ static inline struct rseq *rb_rseq_area(void)
  * reads the TSC first thing in the section (its latency overlaps the rest;
  * inside the section, so timestamps never go backwards on a CPU) and STAMP_STORE
  * writes it at offset 8 of the copied record; without them the caller put it in
- * src+8. A head whose offset would put the record outside the buffer (shared
+ * src+8. @rs is the rseq area's offset from the thread pointer (%fs). A head whose offset would put the record outside the buffer (shared
  * memory is not trusted, even by writers) goes to the slow path, which refuses
  * it.
  */
@@ -72,9 +72,9 @@ static inline struct rseq *rb_rseq_area(void)
 		     ".quad 1f, (2f - 1f), 4f\n\t"                                                 \
 		     ".popsection\n\t"                                                             \
 		     "leaq 3b(%%rip), %%rax\n\t"                                                   \
-		     "movq %%rax, 8(%[rs])\n\t"                                                    \
+		     "movq %%rax, %%fs:8(%[rs])\n\t"                                               \
 		     "1:\n\t"                                                                      \
-		     "cmpl %[cpu], 4(%[rs])\n\t"                                                   \
+		     "cmpl %[cpu], %%fs:4(%[rs])\n\t"                                              \
 		     "jnz 4f\n\t" STAMP_READ "movq 0(%[pc]), %%rsi\n\t"                            \
 		     "movq 32(%[pc]), %%rdi\n\t"                                                   \
 		     "movl %c[aoff](%%rsi), %%r9d\n\t"                                             \
@@ -122,8 +122,8 @@ static inline struct rseq *rb_rseq_area(void)
 		     : "rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "memory", "cc"               \
 		     : abort, slow)
 
-static inline int rb_append_tsc(struct rseq *rs, uint32_t cpu, struct fdr_pcpu *pc,
-				unsigned char *src, uint64_t len, uint64_t limit)
+static inline int rb_append_tsc(long rs, uint32_t cpu, struct fdr_pcpu *pc, unsigned char *src,
+				uint64_t len, uint64_t limit)
 {
 	RB_APPEND_ASM(RB_STAMP_TSC_READ, RB_STAMP_TSC_STORE);
 	return RB_OK;
@@ -134,8 +134,8 @@ slow:
 }
 
 /* The same without rdtsc: the caller stored the timestamp in src+8. */
-static inline int rb_append_nots(struct rseq *rs, uint32_t cpu, struct fdr_pcpu *pc,
-				 unsigned char *src, uint64_t len, uint64_t limit)
+static inline int rb_append_nots(long rs, uint32_t cpu, struct fdr_pcpu *pc, unsigned char *src,
+				 uint64_t len, uint64_t limit)
 {
 	RB_APPEND_ASM(RB_STAMP_NONE, RB_STAMP_NONE);
 	return RB_OK;
@@ -147,6 +147,23 @@ slow:
 
 /* Set at attach: record timestamps are rdtsc (1) or CLOCK_MONOTONIC (0). */
 FDR_HIDDEN extern int fdr_ring_tsc;
+/*
+ * Set at attach: glibc's __rseq_offset (the rseq area is at the thread pointer
+ * plus it). Our own copy is one load; glibc's variable is reached through the
+ * GOT, two loads in a row at the head of the event path's chain of loads.
+ */
+FDR_HIDDEN extern long fdr_rseq_off;
+
+/* This thread's rseq cpu_id_start, read %fs-relative at @off (fdr_rseq_off). */
+static inline uint32_t rb_cpu_start(long off)
+{
+	uint32_t cpu;
+
+	__asm__ volatile("movl %%fs:%c[f](%[off]), %[cpu]"
+			 : [cpu] "=r"(cpu)
+			 : [f] "i"(offsetof(struct rseq, cpu_id_start)), [off] "r"(off));
+	return cpu;
+}
 
 /*
  * fdr_ring_write_fast - the common case inline: rdtsc mode, the record fits in the
@@ -158,8 +175,8 @@ static inline __attribute__((always_inline)) int fdr_ring_write_fast(struct fdr_
 								     struct fdr_ring_map *m,
 								     unsigned char *rec, size_t len)
 {
-	struct rseq *rs = rb_rseq_area();
-	uint32_t cpu = __atomic_load_n(&rs->cpu_id_start, __ATOMIC_RELAXED);
+	long rs = fdr_rseq_off;
+	uint32_t cpu = rb_cpu_start(rs);
 
 #ifdef FDR_TESTPOINTS
 	cpu = UINT32_MAX; /* the test build always takes the path with test points */
