@@ -40,20 +40,23 @@ static inline struct rseq *rb_rseq_area(void)
  * the live buffer, so a writer that started before a snapshot swap either commits
  * into the old buffer before it is read (readers of a snapshot wait for that, see
  * reader.c) or is interrupted and retries in the new buffer. It loads both
- * buffers' heads right after the active word (program order: after it, which
- * x86 keeps for loads) and keeps the active one with a cmov: the chain of
- * dependent loads from @pc to head is two deep instead of four (pointer to the
- * active word, the word, pointer to the head, the head): 25.7 -> 23.5 ns an event
- * (medians of 21 interleaved runs). Then the buffer's data, ss_mask and ring_bytes. It copies @len
- * bytes (a multiple of 8, at least 16) from @src to head if the record fits in
- * the current sub-buffer, and publishes it with the single store of the new
- * head, which also counts the record (bits 32-47, see fdr-abi.h). STAMP_READ
- * reads the TSC first thing in the section (its latency overlaps the rest;
- * inside the section, so timestamps never go backwards on a CPU) and STAMP_STORE
- * writes it at offset 8 of the copied record; without them the caller put it in
- * src+8. @rs is the rseq area's offset from the thread pointer (%fs). A head whose offset would put the record outside the buffer (shared
- * memory is not trusted, even by writers) goes to the slow path, which refuses
- * it.
+ * buffers' heads and data pointers right after the active word (program order:
+ * after it, which x86 keeps for loads) and keeps the active ones with cmovs:
+ * the chain of dependent loads from @pc to the record's address is two deep
+ * instead of five (pointer to the active word, the word, pointer to the head,
+ * the head, then the data pointer): 25.7 -> 23.5 ns an event for the heads,
+ * medians of 21 interleaved runs. ss_mask and ring_bytes are read from buffer
+ * 0: both buffers have the same geometry (fdr_ring_map_open() checks it; a
+ * resize makes a new ring file). It copies @len bytes (a multiple of 8, at least
+ * 16) from @src to head if the record fits in the current sub-buffer, and
+ * publishes it with the single store of the new head, which also counts the
+ * record (bits 32-47, see fdr-abi.h). STAMP_READ reads the TSC first thing in
+ * the section (its latency overlaps the rest; inside the section, so timestamps
+ * never go backwards on a CPU) and STAMP_STORE writes it at offset 8 of the
+ * copied record; without them the caller put it in src+8. @rs is the rseq
+ * area's offset from the thread pointer (%fs). A head whose offset would put the
+ * record outside the buffer (shared memory is not trusted, even by writers) goes
+ * to the slow path, which refuses it.
  */
 #define RB_STAMP_TSC_READ     \
 	"rdtsc\n\t"           \
@@ -80,20 +83,23 @@ static inline struct rseq *rb_rseq_area(void)
 		     "movl %c[aoff](%%rsi), %%r9d\n\t"                                             \
 		     "movq (%%rsi), %%r8\n\t"                                                      \
 		     "movq (%%rdi), %%rcx\n\t"                                                     \
+		     "movq 8(%[pc]), %%rsi\n\t"                                                    \
+		     "movq 40(%[pc]), %%rdi\n\t"                                                   \
 		     "andl $1, %%r9d\n\t"                                                          \
 		     "cmovnzq %%rcx, %%r8\n\t"                                                     \
+		     "cmovnzq %%rdi, %%rsi\n\t"                                                    \
 		     "shll $5, %%r9d\n\t"                                                          \
 		     "addq %[pc], %%r9\n\t"                                                        \
 		     "movl %%r8d, %%ecx\n\t"                                                       \
-		     "andq 16(%%r9), %%rcx\n\t"                                                    \
+		     "andq 16(%[pc]), %%rcx\n\t"                                                   \
 		     "jz %l[slow]\n\t"                                                             \
 		     "cmpq %[limit], %%rcx\n\t"                                                    \
 		     "ja %l[slow]\n\t"                                                             \
 		     "movl %%r8d, %%edi\n\t"                                                       \
 		     "leaq (%%rdi,%[len]), %%rax\n\t"                                              \
-		     "cmpq 24(%%r9), %%rax\n\t"                                                    \
+		     "cmpq 24(%[pc]), %%rax\n\t"                                                   \
 		     "ja %l[slow]\n\t"                                                             \
-		     "addq 8(%%r9), %%rdi\n\t"                                                     \
+		     "addq %%rsi, %%rdi\n\t"                                                       \
 		     "movq %[src], %%rsi\n\t"                                                      \
 		     "movq %[len], %%rcx\n\t"                                                      \
 		     "shrq $3, %%rcx\n\t"                                                          \
