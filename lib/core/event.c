@@ -44,9 +44,12 @@ static ino_t ev_ctl_ino;
 
 /* initial-exec: a plain %fs-relative access on the event path, no __tls_get_addr */
 #define EV_TLS __thread __attribute__((tls_model("initial-exec")))
-static EV_TLS int ev_nest;
-static EV_TLS int32_t ev_tid;
-static EV_TLS uint64_t ev_cmd_sid; /* session whose saved_cmdlines has our comm */
+/* one TLS block: the event path finds all three with one load of its offset */
+static EV_TLS struct {
+	int nest;
+	int32_t tid;
+	uint64_t cmd_sid; /* session whose saved_cmdlines has our comm */
+} ev_self;
 /* a definition of this process for each registry slot (the last one synced) */
 static struct fdr_event_def *_Atomic ev_slot_def[FDR_MAX_EVENTS];
 int fdr_ring_tsc;
@@ -376,10 +379,10 @@ static void ev_atfork_parent(void)
 
 static void ev_atfork_child(void)
 {
-	ev_tid = 0; /* the child records under its own pid */
+	ev_self.tid = 0; /* the child records under its own pid */
 	fdr_hooks_forget_self();
-	ev_cmd_sid = 0;
-	ev_nest = 0;
+	ev_self.cmd_sid = 0;
+	ev_self.nest = 0;
 	ev_agent_running = 0;
 	if (ev_defs || atomic_load(&fdr_proc_session))
 		ev_agent_start();
@@ -478,9 +481,9 @@ int fdr_sync(void)
 
 static int32_t ev_gettid(void)
 {
-	if (!ev_tid)
-		ev_tid = (int32_t)syscall(SYS_gettid);
-	return ev_tid;
+	if (!ev_self.tid)
+		ev_self.tid = (int32_t)syscall(SYS_gettid);
+	return ev_self.tid;
 }
 
 /* Record this thread's comm once per session, lock-free (last writer wins a slot). */
@@ -489,9 +492,9 @@ static void ev_save_cmdline(struct fdr_session *s, int32_t tid)
 	struct fdr_abi_cmdline *c;
 	char comm[FDR_COMM_LEN] = { 0 };
 
-	if (ev_cmd_sid == s->session_id)
+	if (ev_self.cmd_sid == s->session_id)
 		return;
-	ev_cmd_sid = s->session_id;
+	ev_self.cmd_sid = s->session_id;
 	prctl(PR_GET_NAME, comm);
 	c = &s->ctl->cmdlines[(uint32_t)tid % FDR_CMDLINE_SLOTS];
 	__atomic_store_n(&c->pid, 0, __ATOMIC_RELAXED);
@@ -686,19 +689,19 @@ void fdr_event_commit(struct fdr_event_def *def, void *payload, size_t len)
 
 	if (__builtin_expect(!s || !def->slot || len > FDR_MAX_RECORD, 0))
 		return;
-	if (__builtin_expect(ev_nest >= FDR_MAX_NESTING, 0)) {
+	if (__builtin_expect(ev_self.nest >= FDR_MAX_NESTING, 0)) {
 		__atomic_fetch_add(&s->ctl->dropped_no_slot, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	if (__builtin_expect(ev_cmd_sid != s->session_id, 0)) {
+	if (__builtin_expect(ev_self.cmd_sid != s->session_id, 0)) {
 		int saved = errno;
 
 		ev_save_cmdline(s, ev_gettid());
 		errno = saved;
 	}
-	ev_nest++;
+	ev_self.nest++;
 	/* the common header (unused if the registry entry is not def's any more) */
-	ev_common(c, (uint16_t)def->id, (uint8_t)(ev_nest - 1), ev_tid);
+	ev_common(c, (uint16_t)def->id, (uint8_t)(ev_self.nest - 1), ev_self.tid);
 	/* acquire: the fields a route is computed from are read after gen */
 	gen = __atomic_load_n(&s->ctl->gen, __ATOMIC_ACQUIRE);
 	route = ev_route_get(s, def->slot - 1, gen);
@@ -713,7 +716,7 @@ void fdr_event_commit(struct fdr_event_def *def, void *payload, size_t len)
 		else if (!EV_ROUTE_FILTER(route) ||
 			 fdr_hooks_filter(s, EV_ROUTE_FILTER(route), payload, (uint32_t)len))
 			ev_write_one(s, inst, m, payload, len);
-		ev_nest--;
+		ev_self.nest--;
 		return;
 	}
 	e = &s->ctl->events[(def->slot - 1) % FDR_MAX_EVENTS];
@@ -722,7 +725,7 @@ void fdr_event_commit(struct fdr_event_def *def, void *payload, size_t len)
 			ev_route_set(s, e->enabled, def->slot - 1, gen);
 		ev_write_all(s, e->enabled, def->slot - 1, payload, len);
 	}
-	ev_nest--;
+	ev_self.nest--;
 }
 
 static pthread_once_t ev_marker_once = PTHREAD_ONCE_INIT;
@@ -762,14 +765,14 @@ int fdr_marker_write(const char *text, size_t len)
 		return -EBADF;
 	if (!(s->ctl->instances[0].options & FDR_OPT_MARKERS))
 		return -EINVAL;
-	if (ev_nest >= FDR_MAX_NESTING)
+	if (ev_self.nest >= FDR_MAX_NESTING)
 		return -EBUSY;
 	if (len > room)
 		len = room;
-	ev_nest++;
+	ev_self.nest++;
 	c->type = FDR_EVENT_ID_PRINT;
 	c->flags = 0;
-	c->preempt_count = (uint8_t)(ev_nest - 1);
+	c->preempt_count = (uint8_t)(ev_self.nest - 1);
 	c->pid = ev_gettid();
 	memcpy(p + 8, &ip, sizeof(ip));
 	memcpy(p + 16, text, len);
@@ -778,7 +781,7 @@ int fdr_marker_write(const char *text, size_t len)
 	p[16 + len] = 0;
 	ev_save_cmdline(s, c->pid);
 	ret = ev_write_all(s, mask, 0, p, 16 + len + 1); /* ftrace:print is slot 0 */
-	ev_nest--;
+	ev_self.nest--;
 	errno = saved;
 	return ret > 0 ? (int)len : -EBADF; /* refused: full in discard mode, as the kernel */
 }

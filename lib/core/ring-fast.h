@@ -20,11 +20,13 @@
  * A record never ends exactly at the end of its sub-buffer: at least one 8-byte
  * padding record follows the last one. So the fast path never moves head to a
  * sub-buffer boundary; only step 1 does (checking room in discard mode, bumping
- * switch_gen, wrapping at the end of the ring). @limit is the largest offset a
- * record of @len may start at.
+ * switch_gen, wrapping at the end of the ring). A record of @len fits at offset
+ * off of its sub-buffer (off > 0: the header is written) if off + len + 8 <=
+ * subbuf_size, i.e. off + len + 7 <= ss_mask: the fast path checks that, for any
+ * len (a record too big for any sub-buffer fails it and goes to the slow path,
+ * which counts it in too_big).
  */
 #define RB_MAX_LEN(pc) ((pc)->subbuf_size - FDR_SUBBUF_HDR - 8)
-#define RB_LIMIT(pc, len) ((pc)->subbuf_size - (len)-8)
 
 /* Return codes of the critical sections. */
 enum { RB_OK = 0, RB_ABORT = 1, RB_SLOW = 2, RB_CMPFAIL = 3 };
@@ -93,7 +95,8 @@ static inline struct rseq *rb_rseq_area(void)
 		     "movl %%r8d, %%ecx\n\t"                                                       \
 		     "andq 16(%[pc]), %%rcx\n\t"                                                   \
 		     "jz %l[slow]\n\t"                                                             \
-		     "cmpq %[limit], %%rcx\n\t"                                                    \
+		     "leaq 7(%%rcx,%[len]), %%rcx\n\t"                                             \
+		     "cmpq 16(%[pc]), %%rcx\n\t"                                                   \
 		     "ja %l[slow]\n\t"                                                             \
 		     "movl %%r8d, %%edi\n\t"                                                       \
 		     "leaq (%%rdi,%[len]), %%rax\n\t"                                              \
@@ -124,12 +127,12 @@ static inline struct rseq *rb_rseq_area(void)
 		     ".popsection\n\t"                                                             \
 		     :                                                                             \
 		     : [rs] "r"(rs), [cpu] "r"(cpu), [pc] "r"(pc), [src] "r"(src), [len] "r"(len), \
-		       [limit] "r"(limit), [aoff] "i"(offsetof(struct fdr_abi_cpu, active))        \
+		       [aoff] "i"(offsetof(struct fdr_abi_cpu, active))                            \
 		     : "rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "memory", "cc"               \
 		     : abort, slow)
 
 static inline int rb_append_tsc(long rs, uint32_t cpu, struct fdr_pcpu *pc, unsigned char *src,
-				uint64_t len, uint64_t limit)
+				uint64_t len)
 {
 	RB_APPEND_ASM(RB_STAMP_TSC_READ, RB_STAMP_TSC_STORE);
 	return RB_OK;
@@ -141,7 +144,7 @@ slow:
 
 /* The same without rdtsc: the caller stored the timestamp in src+8. */
 static inline int rb_append_nots(long rs, uint32_t cpu, struct fdr_pcpu *pc, unsigned char *src,
-				 uint64_t len, uint64_t limit)
+				 uint64_t len)
 {
 	RB_APPEND_ASM(RB_STAMP_NONE, RB_STAMP_NONE);
 	return RB_OK;
@@ -190,8 +193,7 @@ static inline __attribute__((always_inline)) int fdr_ring_write_fast(struct fdr_
 	if (__builtin_expect(cpu < m->nr_cpus && fdr_ring_tsc, 1)) {
 		struct fdr_pcpu *pc = &m->pcpu[cpu];
 
-		if (__builtin_expect(len <= RB_MAX_LEN(pc), 1) &&
-		    rb_append_tsc(rs, cpu, pc, rec, len, RB_LIMIT(pc, len)) == RB_OK)
+		if (rb_append_tsc(rs, cpu, pc, rec, len) == RB_OK)
 			return 0;
 	}
 	return fdr_ring_write(s, inst, m, rec, len);

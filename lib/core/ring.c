@@ -307,14 +307,12 @@ int fdr_ring_write(struct fdr_session *s, uint32_t inst, struct fdr_ring_map *m,
 		}
 		FDR_TESTPOINT("reserve");
 		if (tsc) {
-			ret = rb_append_tsc((long)__rseq_offset, cpu, pc, rec, len,
-					    RB_LIMIT(pc, len));
+			ret = rb_append_tsc((long)__rseq_offset, cpu, pc, rec, len);
 		} else {
 			uint64_t ts = fdr_clock_mono_ns();
 
 			memcpy(rec + 8, &ts, sizeof(ts));
-			ret = rb_append_nots((long)__rseq_offset, cpu, pc, rec, len,
-					     RB_LIMIT(pc, len));
+			ret = rb_append_nots((long)__rseq_offset, cpu, pc, rec, len);
 		}
 		if (ret == RB_OK) {
 			FDR_TESTPOINT("commit");
