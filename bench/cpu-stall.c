@@ -28,7 +28,7 @@
 
 struct spin {
 	pthread_t th;
-	int cpu;
+	unsigned int cpu;
 	uint64_t ms;
 	uint64_t max_gap_ns;
 	uint64_t over_1ms;
@@ -93,7 +93,7 @@ int main(int argc, char **argv)
 				argv[i + 2]);
 			return 2;
 		}
-		sp[i].cpu = (int)cpu;
+		sp[i].cpu = (unsigned int)cpu;
 		sp[i].ms = ms;
 	}
 	for (i = 0; i < n; i++) {
@@ -106,12 +106,12 @@ int main(int argc, char **argv)
 		pthread_join(sp[i].th, NULL);
 	for (i = 0; i < n; i++) {
 		if (sp[i].err) {
-			fprintf(stderr, "%s: cannot pin a thread to CPU %d\n", argv[0], sp[i].cpu);
+			fprintf(stderr, "%s: cannot pin a thread to CPU %u\n", argv[0], sp[i].cpu);
 			return 1;
 		}
 	}
 	for (i = 0; i < n; i++)
-		printf("cpu=%d max_gap_ms=%.2f gaps_over_1ms=%llu\n", sp[i].cpu,
+		printf("cpu=%u max_gap_ms=%.2f gaps_over_1ms=%llu\n", sp[i].cpu,
 		       (double)sp[i].max_gap_ns / 1e6, (unsigned long long)sp[i].over_1ms);
 	return 0;
 }
