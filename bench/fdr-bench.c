@@ -30,44 +30,24 @@
 #define BENCH_TRACER "fdr"
 #define BENCH_HAVE_SNAPSHOT 1
 
-FDR_EVENT(bench, int3,
-	FDR_PROTO(int32_t a, int64_t b, uint64_t c),
-	FDR_ARGS(a, b, c),
-	FDR_FIELDS(
-		fdr_field_int(int32_t, a, a)
-		fdr_field_int(int64_t, b, b)
-		fdr_field_int(uint64_t, c, c)))
+FDR_EVENT(bench, int3, FDR_PROTO(int32_t a, int64_t b, uint64_t c), FDR_ARGS(a, b, c),
+	  FDR_FIELDS(fdr_field_int(int32_t, a, a) fdr_field_int(int64_t, b, b)
+			     fdr_field_int(uint64_t, c, c)))
 
-FDR_EVENT(bench, str,
-	FDR_PROTO(int32_t a, const char *s),
-	FDR_ARGS(a, s),
-	FDR_FIELDS(
-		fdr_field_int(int32_t, a, a)
-		fdr_field_string(s, s)))
+FDR_EVENT(bench, str, FDR_PROTO(int32_t a, const char *s), FDR_ARGS(a, s),
+	  FDR_FIELDS(fdr_field_int(int32_t, a, a) fdr_field_string(s, s)))
 
-FDR_EVENT(bench, off,
-	FDR_PROTO(int32_t a, int64_t b, uint64_t c),
-	FDR_ARGS(a, b, c),
-	FDR_FIELDS(
-		fdr_field_int(int32_t, a, a)
-		fdr_field_int(int64_t, b, b)
-		fdr_field_int(uint64_t, c, c)))
+FDR_EVENT(bench, off, FDR_PROTO(int32_t a, int64_t b, uint64_t c), FDR_ARGS(a, b, c),
+	  FDR_FIELDS(fdr_field_int(int32_t, a, a) fdr_field_int(int64_t, b, b)
+			     fdr_field_int(uint64_t, c, c)))
 
-FDR_EVENT(bench, nof,
-	FDR_PROTO(int32_t a, int64_t b, uint64_t c),
-	FDR_ARGS(a, b, c),
-	FDR_FIELDS(
-		fdr_field_int(int32_t, a, a)
-		fdr_field_int(int64_t, b, b)
-		fdr_field_int(uint64_t, c, c)))
+FDR_EVENT(bench, nof, FDR_PROTO(int32_t a, int64_t b, uint64_t c), FDR_ARGS(a, b, c),
+	  FDR_FIELDS(fdr_field_int(int32_t, a, a) fdr_field_int(int64_t, b, b)
+			     fdr_field_int(uint64_t, c, c)))
 
-FDR_EVENT(bench, flt,
-	FDR_PROTO(int32_t a, int64_t b, uint64_t c),
-	FDR_ARGS(a, b, c),
-	FDR_FIELDS(
-		fdr_field_int(int32_t, a, a)
-		fdr_field_int(int64_t, b, b)
-		fdr_field_int(uint64_t, c, c)))
+FDR_EVENT(bench, flt, FDR_PROTO(int32_t a, int64_t b, uint64_t c), FDR_ARGS(a, b, c),
+	  FDR_FIELDS(fdr_field_int(int32_t, a, a) fdr_field_int(int64_t, b, b)
+			     fdr_field_int(uint64_t, c, c)))
 
 #define BENCH_INT3(a, b, c) fdr_bench_int3(a, b, c)
 #define BENCH_NOF(a, b, c) fdr_bench_nof(a, b, c)
@@ -142,7 +122,7 @@ static int bench_ring_stats(struct bench_ring_stats *st)
 		/* the buffer writers use now (always buffer 0 without snapshots) */
 		const struct fdr_abi_cpu *a = &c[(c[cpu].active & 1) * h->nr_cpus + cpu];
 
-				st->switches += bench_buf_switches(base, a);
+		st->switches += bench_buf_switches(base, a);
 		st->ring_subbufs = a->nr_subbufs;
 	}
 	/* refusals, in both buffers of every CPU (a swap zeroes the new live one's) */
@@ -160,8 +140,8 @@ static int bench_enable(struct fdr_event_def *def)
 	int ret;
 
 	if (!def->slot) {
-		fprintf(stderr, "fdr-bench: %s:%s is not registered in the session\n",
-			def->system, def->name);
+		fprintf(stderr, "fdr-bench: %s:%s is not registered in the session\n", def->system,
+			def->name);
 		return -1;
 	}
 	ret = fdr_session_lock(bench_session);
@@ -202,7 +182,7 @@ static uint64_t bench_cpu_switches(int cpu, uint32_t *nr_subbufs)
 	uint32_t act = __atomic_load_n(&c[cpu].active, __ATOMIC_ACQUIRE) & 1;
 	const struct fdr_abi_cpu *a = &c[act * bench_ring->nr_cpus + (uint32_t)cpu];
 
-		*nr_subbufs = a->nr_subbufs;
+	*nr_subbufs = a->nr_subbufs;
 	return bench_buf_switches(bench_ring, a);
 }
 
@@ -329,11 +309,13 @@ static int bench_tracer_setup(enum bench_mode mode, uint64_t n)
 		if (!ret)
 			ret = fdr_sync();
 		if (ret) {
-			fprintf(stderr, "fdr-bench: opening session %s: %s\n", name, strerror(-ret));
+			fprintf(stderr, "fdr-bench: opening session %s: %s\n", name,
+				strerror(-ret));
 			return -1;
 		}
 		if (!fdr_ev_bench_int3.enabled) {
-			fprintf(stderr, "fdr-bench: bench:int3 is not enabled in session %s\n", name);
+			fprintf(stderr, "fdr-bench: bench:int3 is not enabled in session %s\n",
+				name);
 			return -1;
 		}
 		return 0;
@@ -431,12 +413,14 @@ static int bench_tracer_check(enum bench_mode mode)
 			return -1;
 		}
 		if (getenv("BENCH_VERBOSE"))
-			fprintf(stderr, "fdr-bench: sub-buffer switches: nof %llu flt %llu (expected %.0f)\n",
+			fprintf(stderr,
+				"fdr-bench: sub-buffer switches: nof %llu flt %llu (expected %.0f)\n",
 				(unsigned long long)s1, (unsigned long long)s2, want);
 		return 0;
 	}
 	if (mode == BENCH_FILL_CPUS || mode == BENCH_SNAP) {
-		uint64_t want = mode == BENCH_SNAP ? 3 : 1;
+		/* fill-cpus: one; snap: one, the idle one, then the live ones */
+		uint64_t want = mode == BENCH_SNAP ? 2 + bench_snap_live_done : 1;
 
 		/* every CPU's buffers are full: bench_fill_cpus() returned only then */
 		if (after.refused) {
