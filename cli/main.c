@@ -1095,13 +1095,17 @@ static const struct verb verbs[] = {
 	  "the session's instance (its snapshot with --snapshot), or the trace.dat FILE.\n"
 	  "OUT appears only when complete; '-o -' writes perfetto or text to stdout." },
 	{ "record", cmd_record,
-	  "record [-i INSTANCE] [-e EVENTS]... [-o FILE] [-b KB] [-m overwrite|discard] [[--] CMD [ARGS...]]",
+	  "record [-i INSTANCE] [-e EVENTS]... [-o FILE] [-b KB] [-m overwrite|discard] [-r PRIO]\n"
+	  "       [[--] CMD [ARGS...]]",
 	  "Like trace-cmd record: enable EVENTS (creating the session if needed, as start\n"
 	  "does), empty the buffers, run CMD (pointed at the session) and record every\n"
 	  "CPU's buffer, consuming it, until CMD exits or Ctrl-C/SIGTERM; then write\n"
 	  "FILE (default trace.dat), a trace-cmd file (version 6) for trace-cmd report and\n"
 	  "KernelShark. Shows progress on a terminal and a per-CPU summary (events, bytes,\n"
-	  "lost) at the end. tracing_on is left as it was before (off for a new session)." },
+	  "lost) at the end. tracing_on is left as it was before (off for a new session).\n"
+	  "-r PRIO (--realtime): read each CPU's buffer from a thread pinned to that CPU at\n"
+	  "SCHED_FIFO priority PRIO (1-99), so that the reader runs whenever the writers\n"
+	  "there do (for machines that keep a reader off its CPU longer than a buffer lasts)." },
 	{ "extract", cmd_extract, "extract [-i INSTANCE] [--snapshot] [-o FILE]",
 	  "Save what the buffers hold now (not consuming them), or the snapshot, as a\n"
 	  "trace-cmd file FILE (default trace.dat)." },

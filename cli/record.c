@@ -41,6 +41,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +68,7 @@
 #define RECORD_STAGE_MIN (4ull << 20) /* ... but each at least this */
 #define RECORD_FLUSH_MAX (4u << 20) /* bytes per write of the flusher */
 #define RECORD_FLUSH_IDLE_US 200
+#define RECORD_WATCH_MS 10 /* the main thread's look at the command, the stop, the progress */
 
 /* Records refused (discard mode) seen when the spool held @at records: flagged there. */
 struct rec_mark {
@@ -102,6 +104,8 @@ struct rec_cpu {
 	uint64_t refused_seen; /* the ring's refused count already accounted */
 	uint64_t overwritten; /* lost to overwrite (flagged in pages) */
 	uint64_t refused; /* lost to discard, too big, nesting */
+	/* for the progress line (atomics: the taker writes, the main thread reads) */
+	uint64_t prog_events, prog_bytes, prog_lost;
 };
 
 static uint64_t rec_now_ns(void)
@@ -352,6 +356,14 @@ static int rec_mark(struct rec_cpu *c, uint64_t at, uint64_t refused)
 	return 0;
 }
 
+/* Publish CPU @c's figures for the progress line (the spools' headers' counts). */
+static void rec_publish(struct rec_cpu *c)
+{
+	__atomic_store_n(&c->prog_events, c->out.records + c->sp.records, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->prog_bytes, c->out.size + c->sp.bytes, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->prog_lost, c->overwritten + c->sp.lost + c->refused, __ATOMIC_RELAXED);
+}
+
 /*
  * One round over one CPU: move its completed sub-buffers into its spool, in the
  * kernel. Returns the sub-buffers moved, or a negative errno.
@@ -424,6 +436,7 @@ static int rec_pump(struct fdr_session *s, uint32_t inst, uint32_t cpu, struct r
 		c->refused += refused - c->refused_seen;
 	}
 	c->refused_seen = refused; /* lower: somebody cleared the counters */
+	rec_publish(c);
 	return n;
 }
 
@@ -464,6 +477,119 @@ static void rec_final_refused(struct rec_cpu *c)
 	if (refused > c->refused_seen)
 		c->refused += refused - c->refused_seen;
 	c->refused_seen = refused;
+}
+
+/*
+ * A taker: the thread that moves the completed sub-buffers of CPUs [first,
+ * first + n) into their stages (rec_pump()), round after round, until the main
+ * thread says stop; then it drains what was written before the stop and ends.
+ * fdr record runs one for all CPUs, unpinned; with -r PRIO, one per CPU, pinned
+ * to its CPU at SCHED_FIFO priority PRIO. The flusher stays unpinned, at normal
+ * priority: the stage absorbs its pauses.
+ *
+ * Why -r: on a shared machine a reader can be kept off its CPU for longer than
+ * a buffer lasts (on the development VM, 20-30 ms, while 4 MiB of 48-byte
+ * records lasts 4.4 ms at 20 M/s), whatever it does. A reader on the writers'
+ * own CPU, at a priority that preempts them, runs whenever they do: when the
+ * machine stops that CPU, it stops the writers too. The price is that the
+ * copies are made on the writers' CPUs (about an eighth of a CPU per GB/s).
+ */
+struct rec_taker {
+	struct fdr_session *s;
+	uint32_t idx, ps, first, n;
+	struct rec_cpu *cpus;
+	struct rec_flusher *fl;
+	int pin; /* the CPU to run on, -1: anywhere */
+	int prio; /* SCHED_FIFO priority, 0: normal */
+	unsigned char *buf; /* pages for rec_convert() after -ESTALE */
+	pthread_t th;
+	int started;
+	/* read after the join */
+	int err; /* a failed take's negative errno */
+	uint32_t err_cpu;
+	int pin_err, prio_err; /* refused affinity, priority: it ran anyway */
+	uint64_t max_gap; /* longest time between two rounds' starts, before the stop */
+	uint64_t nr_stalled; /* rounds that found a stage full */
+};
+
+static int rec_stop_flag; /* atomic: takers drain, then end */
+static int rec_failed; /* atomic: a taker failed, the others end at once */
+static uint64_t rec_stop_at; /* when the stop was asked (before rec_stop_flag) */
+
+static void *rec_take_main(void *arg)
+{
+	struct rec_taker *t = arg;
+	uint64_t t_round;
+	int stopping = 0;
+
+	if (t->pin >= 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET((size_t)t->pin, &set);
+		t->pin_err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	}
+	if (t->prio > 0) {
+		struct sched_param sp = { .sched_priority = t->prio };
+
+		t->prio_err = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+	}
+	t_round = rec_now_ns();
+	for (;;) {
+		int got = 0, stalled = 0;
+		uint64_t now = rec_now_ns();
+		uint32_t i;
+
+		if (!stopping && now - t_round > t->max_gap)
+			t->max_gap = now - t_round; /* a round's work, sleep and time off the CPU */
+		t_round = now;
+		if (!stopping && __atomic_load_n(&rec_stop_flag, __ATOMIC_ACQUIRE))
+			stopping = 1; /* this round drains what was written before the stop */
+		for (i = 0; i < t->n; i++) {
+			uint32_t cpu = t->first + i;
+			int k = rec_pump(t->s, t->idx, cpu, &t->cpus[cpu], t->fl, t->buf, t->ps);
+
+			if (k < 0) {
+				t->err = k;
+				t->err_cpu = cpu;
+				__atomic_store_n(&rec_failed, 1, __ATOMIC_RELEASE);
+				return NULL;
+			}
+			got += k;
+			stalled |= t->cpus[cpu].stalled;
+		}
+		t->nr_stalled += (uint64_t)stalled;
+		if (__atomic_load_n(&rec_failed, __ATOMIC_ACQUIRE) ||
+		    __atomic_load_n(&t->fl->err, __ATOMIC_ACQUIRE))
+			return NULL;
+		if (stopping &&
+		    ((!got && !stalled) || rec_now_ns() - rec_stop_at > RECORD_DRAIN_NS))
+			return NULL;
+		if ((uint64_t)got * t->ps < RECORD_BUSY) {
+			/*
+			 * Little to do: sleep rather than spin on small takes. A recorder
+			 * that sleeps is woken promptly when it shares its CPU; one that
+			 * spins gets its fair share, and waits tens of ms on a busy machine.
+			 */
+			struct timespec d = { 0, RECORD_IDLE_US * 1000 };
+
+			nanosleep(&d, NULL);
+		}
+	}
+}
+
+/* Tell the takers to drain and end (or to end, after a failure); wait for them. */
+static void rec_takers_join(struct rec_taker *t, uint32_t nt)
+{
+	uint32_t i;
+
+	rec_stop_at = rec_now_ns();
+	__atomic_store_n(&rec_stop_flag, 1, __ATOMIC_RELEASE);
+	for (i = 0; t && i < nt; i++) {
+		if (t[i].started)
+			pthread_join(t[i].th, NULL);
+		t[i].started = 0;
+	}
 }
 
 static void rec_human(uint64_t bytes, char *buf, size_t len)
@@ -524,6 +650,7 @@ int cmd_record(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "buffer-size", required_argument, NULL, 'b' },
 		{ "mode", required_argument, NULL, 'm' },
+		{ "realtime", required_argument, NULL, 'r' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *inst = NULL, *out_path = "trace.dat", *mode = NULL, *kb = NULL;
@@ -533,18 +660,21 @@ int cmd_record(int argc, char **argv)
 	struct rec_cpu *cpus = NULL;
 	unsigned char *buf = NULL;
 	uint32_t idx, cpu, nr = 0, ps;
-	uint64_t t0, t_end = 0, t_last, ev_last = 0, stop_at = 0, total = 0, bytes = 0, lost = 0;
-	uint64_t t_round, max_gap = 0, nr_stalled = 0;
+	uint64_t t0 = 0, t_end = 0, t_last, ev_last = 0, total = 0, bytes = 0, lost = 0;
+	uint64_t max_gap = 0, nr_stalled = 0;
+	struct rec_taker *takers = NULL;
+	uint32_t nt = 0, ti;
+	int rt_prio = 0, warned = 0;
 	uint64_t stage_size;
 	pid_t child = -1;
-	int child_status = 0, child_done = 0, stopping = 0, nr_cpus, cmd_at, fl_started = 0;
+	int child_status = 0, child_done = 0, nr_cpus, cmd_at, fl_started = 0;
 	struct rec_flusher fl = { 0 };
 	pthread_t fl_thread;
 	unsigned long v;
 
 	start_argv[start_argc++] = (char *)"record";
 	optind = 0; /* 0, not 1: glibc then resets its permutation state too */
-	while ((c = getopt_long(argc, argv, "+i:e:o:b:m:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+i:e:o:b:m:r:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			inst = optarg;
@@ -577,6 +707,17 @@ int cmd_record(int argc, char **argv)
 					"expected a mode 'overwrite' or 'discard', found '%s'",
 					optarg);
 			mode = optarg;
+			break;
+		case 'r':
+			ret = parse_uint_arg(argc, argv, optind - 1,
+					     "a SCHED_FIFO priority from 1 to 99", 99, &v);
+			if (ret)
+				return ret;
+			if (v == 0)
+				return usage_error(argc, argv, optind - 1,
+						   "expected a SCHED_FIFO priority from 1 to 99, "
+						   "found 0");
+			rt_prio = (int)v;
 			break;
 		default:
 			return usage_error(argc, argv, optind - 1, "unknown option");
@@ -693,55 +834,71 @@ int cmd_record(int argc, char **argv)
 	progress = isatty(STDERR_FILENO);
 	fprintf(stderr, "fdr record: recording %u CPU%s into %s%s\n", nr, nr == 1 ? "" : "s",
 		out_path, child > 0 ? "" : " (Ctrl-C stops)");
-	t0 = t_last = t_round = rec_now_ns();
-	for (;;) {
-		int got = 0, stalled = 0, err;
-		uint64_t now = rec_now_ns();
+	/*
+	 * The takers: one for every CPU, or with -r one per CPU, pinned, at
+	 * SCHED_FIFO priority. They block the signals: SIGINT and SIGTERM reach this
+	 * thread, which watches the command, the stop and the progress.
+	 */
+	nt = rt_prio ? nr : 1;
+	takers = calloc(nt, sizeof(*takers));
+	if (!takers) {
+		ret = die(1, "out of memory");
+		goto stop;
+	}
+	{
+		sigset_t all, old;
 
-		if (!stopping && now - t_round > max_gap)
-			max_gap = now - t_round; /* a round's work, sleep and time off the CPU */
-		t_round = now;
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, &old);
+		for (ti = 0; ti < nt; ti++) {
+			struct rec_taker *t = &takers[ti];
 
-		for (cpu = 0; cpu < nr; cpu++) {
-			int n = rec_pump(s, idx, cpu, &cpus[cpu], &fl, buf, ps);
-
-			if (n < 0) {
-				ret = die(1, "CPU %u: %s", cpu, strerror(-n));
+			*t = (struct rec_taker){ .s = s,
+						 .idx = idx,
+						 .ps = ps,
+						 .cpus = cpus,
+						 .fl = &fl,
+						 .first = rt_prio ? ti : 0,
+						 .n = rt_prio ? 1 : nr,
+						 .pin = rt_prio ? (int)ti : -1,
+						 .prio = rt_prio,
+						 .buf = buf };
+			if (rt_prio)
+				t->buf = malloc((size_t)RECORD_BATCH * ps);
+			if (!t->buf || pthread_create(&t->th, NULL, rec_take_main, t)) {
+				pthread_sigmask(SIG_SETMASK, &old, NULL);
+				ret = die(1, "cannot start the reader threads");
 				goto stop;
 			}
-			got += n;
-			stalled |= cpus[cpu].stalled;
+			t->started = 1;
 		}
-		nr_stalled += (uint64_t)stalled;
-		err = __atomic_load_n(&fl.err, __ATOMIC_ACQUIRE);
-		if (err) {
-			ret = die(1, "CPU %u: cannot write its spool next to %s: %s", fl.err_cpu,
-				  out_path, strerror(-err));
-			goto stop;
-		}
-		if (!stopping && child > 0 && !child_done &&
-		    waitpid(child, &child_status, WNOHANG) == child)
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	t0 = t_last = rec_now_ns();
+	for (;;) {
+		struct timespec d = { 0, RECORD_WATCH_MS * 1000 * 1000 };
+		uint64_t now;
+
+		if (__atomic_load_n(&rec_failed, __ATOMIC_ACQUIRE) ||
+		    __atomic_load_n(&fl.err, __ATOMIC_ACQUIRE))
+			break; /* the takers end; the error is reported below */
+		if (child > 0 && !child_done && waitpid(child, &child_status, WNOHANG) == child)
 			child_done = 1;
-		if (!stopping && (stop_requested || child_done)) {
-			/* drain what was written before the stop, then end */
-			stopping = 1;
-			stop_at = rec_now_ns();
+		if (stop_requested || child_done) {
+			/* the takers drain what was written before the stop, then end */
 			if (child > 0 && !child_done)
 				kill(child, SIGTERM);
-			continue;
+			break;
 		}
 		now = rec_now_ns();
-		if (stopping && ((!got && !stalled) || now - stop_at > RECORD_DRAIN_NS))
-			break;
 		if (progress && now - t_last >= 1000000000ull) {
 			uint64_t ev = 0, by = 0, lo = 0;
 			char hb[32];
 
 			for (cpu = 0; cpu < nr; cpu++) {
-				/* the spools' figures: what their headers' record counts say */
-				ev += cpus[cpu].out.records + cpus[cpu].sp.records;
-				by += cpus[cpu].out.size + cpus[cpu].sp.bytes;
-				lo += cpus[cpu].overwritten + cpus[cpu].sp.lost + cpus[cpu].refused;
+				ev += __atomic_load_n(&cpus[cpu].prog_events, __ATOMIC_RELAXED);
+				by += __atomic_load_n(&cpus[cpu].prog_bytes, __ATOMIC_RELAXED);
+				lo += __atomic_load_n(&cpus[cpu].prog_lost, __ATOMIC_RELAXED);
 			}
 			rec_human(by, hb, sizeof(hb));
 			fprintf(stderr,
@@ -750,19 +907,36 @@ int cmd_record(int argc, char **argv)
 			ev_last = ev;
 			t_last = now;
 		}
-		if ((uint64_t)got * ps < RECORD_BUSY) {
-			/*
-			 * Little to do: sleep rather than spin on small takes. A recorder
-			 * that sleeps is woken promptly when it shares its CPU; one that
-			 * spins gets its fair share, and waits tens of ms on a busy machine.
-			 */
-			struct timespec d = { 0, RECORD_IDLE_US * 1000 };
+		nanosleep(&d, NULL);
+	}
+	rec_takers_join(takers, nt);
+	for (ti = 0; ti < nt; ti++) {
+		struct rec_taker *t = &takers[ti];
 
-			nanosleep(&d, NULL);
+		if (t->err && !ret)
+			ret = die(1, "CPU %u: %s", t->err_cpu, strerror(-t->err));
+		if (t->max_gap > max_gap)
+			max_gap = t->max_gap;
+		nr_stalled += t->nr_stalled;
+		if ((t->pin_err || t->prio_err) && !warned) {
+			fprintf(stderr, "fdr record: -r: a reader ran %s: %s\n",
+				t->pin_err ? "unpinned" : "at normal priority",
+				strerror(t->pin_err ? t->pin_err : t->prio_err));
+			warned = 1;
 		}
 	}
+	{
+		int err = __atomic_load_n(&fl.err, __ATOMIC_ACQUIRE);
+
+		if (err && !ret)
+			ret = die(1, "CPU %u: cannot write its spool next to %s: %s", fl.err_cpu,
+				  out_path, strerror(-err));
+	}
+	if (ret)
+		goto stop;
 	ret = 0;
 stop:
+	rec_takers_join(takers, nt);
 	t_end = rec_now_ns();
 	if (progress)
 		fprintf(stderr, "\r%*s\r", 72, "");
@@ -872,6 +1046,11 @@ out:
 			fprintf(stderr, "fdr record: %s was killed by signal %d\n", argv[cmd_at],
 				WTERMSIG(child_status));
 	}
+	rec_takers_join(takers, nt);
+	for (ti = 0; takers && ti < nt; ti++)
+		if (takers[ti].buf != buf)
+			free(takers[ti].buf);
+	free(takers);
 	if (fl_started) {
 		__atomic_store_n(&fl.stop, 1, __ATOMIC_RELEASE);
 		pthread_join(fl_thread, NULL);

@@ -238,6 +238,45 @@ fi
 ok $res "record: through the page cache into tmpfs (FDR_RECORD_DIRECT=0), every record, 0 lost"
 "$FDR" destroy 2>/dev/null
 
+# ---- 3c. fdr record -r: one reader per CPU, pinned to it, at SCHED_FIFO priority --------------
+# The command looks at fdr record's threads first: one per CPU must run SCHED_FIFO
+# 5, each pinned to its own CPU (as root; otherwise fdr record says it could not).
+NCPU=$(nproc)
+"$FDR" start -e 'demo:*' -b 1024 2>/dev/null
+"$FDR" record -r 5 -e 'demo:*' -o "$T/rec3c.dat" -- sh -c '
+	sleep 0.3
+	for t in /proc/$PPID/task/*; do
+		tid=${t##*/}
+		pol=$(chrt -p "$tid" | sed -n "s/.*policy: //p")
+		prio=$(chrt -p "$tid" | sed -n "s/.*priority: //p")
+		mask=$(taskset -cp "$tid" | sed -n "s/.*list: //p")
+		echo "$pol $prio $mask"
+	done >"$1"
+	exec "$0" -n 3000 -r 20000 -q' "$DEMO" "$T/rec3c.threads" >/dev/null 2>"$T/rec3c.err"
+r=$?
+trace-cmd report "$T/rec3c.dat" >"$T/rep3c" 2>"$T/rep3c.err"
+res=0
+total=$(demo_total "$T/rec3c.err")
+got=$(norm_tc "$T/rep3c" | wc -l)
+if [ $r != 0 ] || [ -z "$total" ] || [ "$got" != "$total" ] ||
+   ! grep -q "fdr record: $total events, 0 lost" "$T/rec3c.err"; then
+	diag "exit $r; expected ${total:-?} records and a summary '${total:-?} events, 0 lost', found $got records:"
+	grep -v '^fdr: session' "$T/rec3c.err" | sed 's/^/#   /'
+	res=1
+fi
+if [ "$(id -u)" = 0 ]; then
+	fifo=$(grep -c '^SCHED_FIFO 5 ' "$T/rec3c.threads")
+	cpus=$(awk '$1 == "SCHED_FIFO" { print $3 }' "$T/rec3c.threads" | sort -u | tr '\n' ' ')
+	want=$(seq 0 $((NCPU - 1)) | tr '\n' ' ')
+	if [ "$fifo" != "$NCPU" ] || [ "$cpus" != "$want" ] || grep -q -- '-r:' "$T/rec3c.err"; then
+		diag "expected $NCPU SCHED_FIFO 5 threads pinned to CPUs $want, found $fifo on '$cpus':"
+		sed 's/^/#   /' "$T/rec3c.threads"
+		res=1
+	fi
+fi
+ok $res "record -r 5: a SCHED_FIFO reader pinned to each CPU, every record, 0 lost"
+"$FDR" destroy 2>/dev/null
+
 # stalled_record MODE NAME: fdr record of 20000 demo events into an 8 KiB buffer
 # in MODE, the recorder stopped (SIGSTOP) for 1.5 s while the demo writes; then
 # res=0 if the file + lost == written and trace-cmd report flags every lost record
@@ -336,7 +375,15 @@ if [ $r != 1 ] || ! grep -q "cannot write $T/no/such/dir/x.dat" "$T/out6"; then
 	diag "extract into a missing directory: exit $r: $(cat "$T/out6")"
 	res=1
 fi
-ok $res "errors: a bad mode is a usage error; an unwritable output says where"
+for prio in 0 100; do
+	"$FDR" record -r $prio -o "$T/x.dat" -- true >"$T/out6" 2>&1
+	r=$?
+	if [ $r != 2 ] || ! grep -q "expected a SCHED_FIFO priority from 1 to 99" "$T/out6"; then
+		diag "-r $prio: exit $r: $(cat "$T/out6")"
+		res=1
+	fi
+done
+ok $res "errors: a bad mode or priority is a usage error; an unwritable output says where"
 "$FDR" destroy 2>/dev/null
 
 tap_summary
