@@ -19,15 +19,22 @@ build/demo/fdr-demo -n 1 -q 2>/dev/null
 "$fdr" cat events/demo/request/trigger
 echo "== fdr-demo: 1000 requests, about 1 in 100 fails with status 500"
 build/demo/fdr-demo
+# Outputs go to files before head: "fdr ... | head" under pipefail would fail
+# whenever head exits before fdr has written its last line (SIGPIPE).
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
 echo "== fdr show (the first lines)"
-"$fdr" show | head -24
+"$fdr" show >"$out"
+head -24 "$out"
 echo "   ..."
 echo "== the failures, with the events just before each one"
-"$fdr" show | grep -B3 'status=500' | head -24
+grep -B3 'status=500' "$out" | head -24 || true
 echo "== fdr snapshot show: what was recorded up to the first failure, frozen while tracing went on"
-"$fdr" snapshot show | tail -6
+"$fdr" snapshot show >"$out"
+tail -6 "$out"
 echo "== fdr stat"
-"$fdr" stat | head -12
+"$fdr" stat >"$out"
+head -12 "$out"
 echo
 echo "The session '$FDR_SESSION' is still there: try"
 echo "  FDR_SESSION=$FDR_SESSION $fdr ls events/demo"

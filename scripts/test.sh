@@ -8,6 +8,9 @@
 #   4. ThreadSanitizer build: the stress, crash and fuzz-replay tests (TSan sees one
 #      process at a time, so the flight tests, which kill lock holders in other
 #      processes, and the Criterion unit tests, which fork, are left to the others)
+#   5. the README's demo command (scripts/demo.sh) in a fresh clone of this
+#      checkout's HEAD, with its own FDR_ROOT: it must exit 0 and show the failures,
+#      the snapshot its trigger took, and the statistics
 # Prints a closing "total: N passed, M failed" line; exits non-zero on any failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -68,6 +71,39 @@ run_ctest "asan+ubsan" build-ci-asan -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=D
 run_ctest "tsan" build-ci-tsan -DCMAKE_C_COMPILER=gcc \
 	"-DCMAKE_C_FLAGS=-fsanitize=thread -fno-omit-frame-pointer -Wno-tsan" -- \
 	-L "stress|crash|fuzz" -LE flight --timeout 600
+
+# run_demo: the README's first command, from a fresh clone (one test in the totals)
+run_demo() {
+	local dir out rc=0 why=
+	echo "==== demo: bash scripts/demo.sh in a fresh clone"
+	dir=$(mktemp -d /tmp/fdr-demo-clone.XXXXXX) || { failed=$((failed + 1)); return; }
+	mkdir -m 700 "$dir/root"
+	if ! git clone -q . "$dir/fdr" >"$dir/clone.log" 2>&1; then
+		why="git clone failed: $(tail -3 "$dir/clone.log")"
+	else
+		out=$(cd "$dir/fdr" && FDR_ROOT="$dir/root" FDR_SESSION=demo-ci bash scripts/demo.sh 2>&1)
+		rc=$?
+		echo "$out" | tail -25
+		if [ $rc != 0 ]; then
+			why="scripts/demo.sh exited $rc"
+		elif ! grep -q 'request: status=500' <<<"$out"; then
+			why="no failed request (status=500) in its output"
+		elif ! grep -q 'snapshot: allocated, 1 taken' <<<"$out"; then
+			why="its trigger took no snapshot (fdr stat: 'snapshot: allocated, 1 taken' expected)"
+		fi
+	fi
+	rm -rf "$dir"
+	if [ -n "$why" ]; then
+		echo "==== demo: FAILED: $why"
+		failed=$((failed + 1))
+		steps_failed+=("demo")
+	else
+		echo "==== demo: passed"
+		passed=$((passed + 1))
+	fi
+}
+
+run_demo
 
 if [ ${#steps_failed[@]} -gt 0 ]; then
 	echo "failed steps: ${steps_failed[*]}"
