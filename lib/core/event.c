@@ -55,6 +55,16 @@ static struct fdr_event_def *_Atomic ev_slot_def[FDR_MAX_EVENTS];
 int fdr_ring_tsc;
 long fdr_rseq_off;
 
+/*
+ * glibc sets __rseq_offset before any constructor runs; copy it at load, so that
+ * the ring's fast path never addresses %fs with a stale 0 (ev_attach() copies
+ * it again).
+ */
+__attribute__((constructor)) static void ev_rseq_off_init(void)
+{
+	fdr_rseq_off = (long)__rseq_offset;
+}
+
 /* ---- definitions to registry format ---------------------------------------------- */
 
 static void ev_type_name(const struct fdr_field_desc *f, char *buf, size_t len)
