@@ -104,11 +104,19 @@ static void drain(struct fdr_reader *r, struct got *g)
 	cr_assert_eq(ret, 0, "reader error %d", ret);
 }
 
+/*
+ * spool_on_disk: an unnamed file in the working directory (the build tree, on
+ * disk), which the spool reader reads with direct I/O, as fdr record's spools;
+ * otherwise a memfd (shmem has no direct I/O: the reader goes through the cache).
+ */
+static int spool_on_disk;
+
 static int memfd(void)
 {
-	int fd = memfd_create("spool", MFD_CLOEXEC);
+	int fd = spool_on_disk ? open(".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600) :
+				 memfd_create("spool", MFD_CLOEXEC);
 
-	cr_assert_geq(fd, 0);
+	cr_assert_geq(fd, 0, "spool file: %s", strerror(errno));
 	return fd;
 }
 
@@ -184,7 +192,21 @@ static void check_in_order(const struct got *g, uint32_t first)
 			     g->seq[i], first + i);
 }
 
+static void take_then_tail_every_record_once(void);
+
 Test(spool, take_then_tail_every_record_once)
+{
+	take_then_tail_every_record_once();
+}
+
+/* the same spool on disk: read back with direct I/O, 1 MiB at a time */
+Test(spool, take_then_tail_every_record_once_on_disk)
+{
+	spool_on_disk = 1;
+	take_then_tail_every_record_once();
+}
+
+static void take_then_tail_every_record_once(void)
 {
 	struct fdr_spool sp = { 0 };
 	struct fdr_reader *r;
@@ -290,6 +312,13 @@ Test(spool, overwrite_lost_counted_exactly)
 Test(spool, overwrite_lost_counted_exactly_via_memory)
 {
 	take_into_memory = 1;
+	overwrite_lost_counted_exactly();
+}
+
+Test(spool, overwrite_lost_counted_exactly_via_memory_on_disk)
+{
+	take_into_memory = 1;
+	spool_on_disk = 1;
 	overwrite_lost_counted_exactly();
 }
 
