@@ -1347,9 +1347,9 @@ int fdr_reader_open_spool(struct fdr_session *s, uint32_t inst, int fd, const st
 	/*
 	 * Direct I/O where the file system has it: fdr record's flusher wrote the
 	 * spool that way, so its pages are not in the cache, and a buffered read
-	 * costs a kernel copy out of cold pages on top of the disk (31 % of a
-	 * recording's samples at its stop, perf). Whole sub-buffers at sub-buffer
-	 * offsets suit it; a refusal (EINVAL) goes back to the cache.
+	 * costs a kernel copy out of cold pages on top of the disk (perf: 31 % of
+	 * all the samples of a 2 s recording and its stop). Whole sub-buffers at
+	 * sub-buffer offsets suit it; a refusal (EINVAL) goes back to the cache.
 	 */
 	{
 		char path[64];
