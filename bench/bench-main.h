@@ -486,10 +486,9 @@ static int bench_snapshot_live_median(uint64_t kb, double *us)
 			return -1;
 		bench_snap_live_done++;
 	}
-	qsort(v, reps, sizeof(v[0]), bench_cmp_double);
-	*us = reps % 2 ? v[reps / 2] : (v[reps / 2 - 1] + v[reps / 2]) / 2;
+	*us = bench_median(v, (int)reps);
 	if (getenv("BENCH_VERBOSE")) {
-		fprintf(stderr, "%s-bench: live snapshots (us):", BENCH_TRACER);
+		fprintf(stderr, "%s-bench: live snapshots, sorted (us):", BENCH_TRACER);
 		for (i = 0; i < reps; i++)
 			fprintf(stderr, " %.3f", v[i]);
 		fprintf(stderr, "\n");

@@ -30,24 +30,46 @@
 #define BENCH_TRACER "fdr"
 #define BENCH_HAVE_SNAPSHOT 1
 
-FDR_EVENT(bench, int3, FDR_PROTO(int32_t a, int64_t b, uint64_t c), FDR_ARGS(a, b, c),
-	  FDR_FIELDS(fdr_field_int(int32_t, a, a) fdr_field_int(int64_t, b, b)
-			     fdr_field_int(uint64_t, c, c)))
+/* clang-format off */
+FDR_EVENT(bench, int3,
+	FDR_PROTO(int32_t a, int64_t b, uint64_t c),
+	FDR_ARGS(a, b, c),
+	FDR_FIELDS(
+		fdr_field_int(int32_t, a, a)
+		fdr_field_int(int64_t, b, b)
+		fdr_field_int(uint64_t, c, c)))
 
-FDR_EVENT(bench, str, FDR_PROTO(int32_t a, const char *s), FDR_ARGS(a, s),
-	  FDR_FIELDS(fdr_field_int(int32_t, a, a) fdr_field_string(s, s)))
+FDR_EVENT(bench, str,
+	FDR_PROTO(int32_t a, const char *s),
+	FDR_ARGS(a, s),
+	FDR_FIELDS(
+		fdr_field_int(int32_t, a, a)
+		fdr_field_string(s, s)))
 
-FDR_EVENT(bench, off, FDR_PROTO(int32_t a, int64_t b, uint64_t c), FDR_ARGS(a, b, c),
-	  FDR_FIELDS(fdr_field_int(int32_t, a, a) fdr_field_int(int64_t, b, b)
-			     fdr_field_int(uint64_t, c, c)))
+FDR_EVENT(bench, off,
+	FDR_PROTO(int32_t a, int64_t b, uint64_t c),
+	FDR_ARGS(a, b, c),
+	FDR_FIELDS(
+		fdr_field_int(int32_t, a, a)
+		fdr_field_int(int64_t, b, b)
+		fdr_field_int(uint64_t, c, c)))
 
-FDR_EVENT(bench, nof, FDR_PROTO(int32_t a, int64_t b, uint64_t c), FDR_ARGS(a, b, c),
-	  FDR_FIELDS(fdr_field_int(int32_t, a, a) fdr_field_int(int64_t, b, b)
-			     fdr_field_int(uint64_t, c, c)))
+FDR_EVENT(bench, nof,
+	FDR_PROTO(int32_t a, int64_t b, uint64_t c),
+	FDR_ARGS(a, b, c),
+	FDR_FIELDS(
+		fdr_field_int(int32_t, a, a)
+		fdr_field_int(int64_t, b, b)
+		fdr_field_int(uint64_t, c, c)))
 
-FDR_EVENT(bench, flt, FDR_PROTO(int32_t a, int64_t b, uint64_t c), FDR_ARGS(a, b, c),
-	  FDR_FIELDS(fdr_field_int(int32_t, a, a) fdr_field_int(int64_t, b, b)
-			     fdr_field_int(uint64_t, c, c)))
+FDR_EVENT(bench, flt,
+	FDR_PROTO(int32_t a, int64_t b, uint64_t c),
+	FDR_ARGS(a, b, c),
+	FDR_FIELDS(
+		fdr_field_int(int32_t, a, a)
+		fdr_field_int(int64_t, b, b)
+		fdr_field_int(uint64_t, c, c)))
+/* clang-format on */
 
 #define BENCH_INT3(a, b, c) fdr_bench_int3(a, b, c)
 #define BENCH_NOF(a, b, c) fdr_bench_nof(a, b, c)
