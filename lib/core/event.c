@@ -57,8 +57,7 @@ long fdr_rseq_off;
 
 /*
  * glibc sets __rseq_offset before any constructor runs; copy it at load, so that
- * the ring's fast path never addresses %fs with a stale 0 (ev_attach() copies
- * it again).
+ * the ring's fast path never addresses %fs with a stale 0.
  */
 __attribute__((constructor)) static void ev_rseq_off_init(void)
 {
@@ -288,7 +287,6 @@ static void ev_attach(void)
 	}
 	ev_ctl_ino = ev_control_ino(dir);
 	fdr_ring_tsc = s->ctl->ts_source == FDR_TS_TSC;
-	fdr_rseq_off = (long)__rseq_offset;
 	ev_sync(s);
 	atomic_store(&fdr_proc_session, s);
 	ev_sync(s); /* flags set before the store above could miss a change */

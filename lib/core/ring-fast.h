@@ -157,7 +157,7 @@ slow:
 /* Set at attach: record timestamps are rdtsc (1) or CLOCK_MONOTONIC (0). */
 FDR_HIDDEN extern int fdr_ring_tsc;
 /*
- * Set at attach: glibc's __rseq_offset (the rseq area is at the thread pointer
+ * Set when libfdr loads: glibc's __rseq_offset (the rseq area is at the thread pointer
  * plus it). Our own copy is one load; glibc's variable is reached through the
  * GOT, two loads in a row at the head of the event path's chain of loads.
  */
