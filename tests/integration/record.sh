@@ -154,6 +154,23 @@ res=0
 ok $res "extract --snapshot: trace-cmd report shows what fdr snapshot show shows"
 "$FDR" destroy 2>/dev/null
 
+# recorded_all ERR REPORT: res=1 (with what was found) unless fdr record exited 0
+# ($r), the trace-cmd report REPORT holds every record the demo wrote (its summary
+# in ERR), the summary says 0 lost, and no loss explanation follows it.
+recorded_all() {
+	local err=$1 rep=$2 total got
+
+	total=$(demo_total "$err")
+	got=$(norm_tc "$rep" | wc -l)
+	if [ $r != 0 ] || [ -z "$total" ] || [ "$got" != "$total" ] ||
+	   ! grep -q "fdr record: $total events, 0 lost" "$err" ||
+	   grep -q "fdr record: longest pause" "$err"; then
+		diag "exit $r; expected ${total:-?} records and a summary '${total:-?} events, 0 lost', found $got records:"
+		grep -v '^fdr: session' "$err" | sed 's/^/#   /'
+		res=1
+	fi
+}
+
 # ---- 3. fdr record: same records as a second instance holds ------------------------------------
 # The instance "ref" records the same demo events (each instance's record takes its
 # own timestamp: these may differ by a few ns, so ts are compared after the others)
@@ -164,18 +181,7 @@ r=$?
 trace-cmd report "$T/rec.dat" >"$T/rep3" 2>"$T/rep3.err"
 "$FDR" show -i ref >"$T/show3" 2>&1
 res=0
-if [ $r != 0 ]; then
-	diag "fdr record exit $r: $(tail -3 "$T/rec.err")"
-	res=1
-fi
-total=$(demo_total "$T/rec.err")
-got=$(norm_tc "$T/rep3" | wc -l)
-if [ "$got" != "$total" ] || ! grep -q "fdr record: $total events, 0 lost" "$T/rec.err" ||
-   grep -q "fdr record: longest pause" "$T/rec.err"; then
-	diag "expected $total records and a summary '$total events, 0 lost', found $got records:"
-	grep -v '^fdr: session' "$T/rec.err" | sed 's/^/#   /'
-	res=1
-fi
+recorded_all "$T/rec.err" "$T/rep3"
 # the demo instance ref: everything but the markers (they go to the top instance only)
 norm_tc "$T/rep3" | grep -v ' tracing_mark_write ' | awk '{ $3 = ""; print }' | sort -s -k1,1n >"$T/a3"
 norm_show "$T/show3" | awk '{ $3 = ""; print }' | sort -s -k1,1n >"$T/b3"
@@ -227,14 +233,7 @@ r=$?
 trace-cmd report "$SHM_OUT/rec.dat" >"$T/rep3b" 2>"$T/rep3b.err"
 rm -rf "$SHM_OUT"
 res=0
-total=$(demo_total "$T/rec3b.err")
-got=$(norm_tc "$T/rep3b" | wc -l)
-if [ $r != 0 ] || [ -z "$total" ] || [ "$got" != "$total" ] ||
-   ! grep -q "fdr record: $total events, 0 lost" "$T/rec3b.err"; then
-	diag "exit $r; expected ${total:-?} records and a summary '${total:-?} events, 0 lost', found $got records:"
-	grep -v '^fdr: session' "$T/rec3b.err" | sed 's/^/#   /'
-	res=1
-fi
+recorded_all "$T/rec3b.err" "$T/rep3b"
 ok $res "record: through the page cache into tmpfs (FDR_RECORD_DIRECT=0), every record, 0 lost"
 "$FDR" destroy 2>/dev/null
 
@@ -256,14 +255,7 @@ NCPU=$(nproc)
 r=$?
 trace-cmd report "$T/rec3c.dat" >"$T/rep3c" 2>"$T/rep3c.err"
 res=0
-total=$(demo_total "$T/rec3c.err")
-got=$(norm_tc "$T/rep3c" | wc -l)
-if [ $r != 0 ] || [ -z "$total" ] || [ "$got" != "$total" ] ||
-   ! grep -q "fdr record: $total events, 0 lost" "$T/rec3c.err"; then
-	diag "exit $r; expected ${total:-?} records and a summary '${total:-?} events, 0 lost', found $got records:"
-	grep -v '^fdr: session' "$T/rec3c.err" | sed 's/^/#   /'
-	res=1
-fi
+recorded_all "$T/rec3c.err" "$T/rep3c"
 if [ "$(id -u)" = 0 ]; then
 	fifo=$(grep -c '^SCHED_FIFO 5 ' "$T/rec3c.threads")
 	cpus=$(awk '$1 == "SCHED_FIFO" { print $3 }' "$T/rec3c.threads" | sort -u | tr '\n' ' ')
