@@ -111,7 +111,7 @@ static void drain(struct fdr_reader *r, struct got *g)
  */
 static int spool_on_disk;
 
-static int memfd(void)
+static int spool_file(void)
 {
 	int fd = spool_on_disk ? open(".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600) :
 				 memfd_create("spool", MFD_CLOEXEC);
@@ -211,7 +211,7 @@ static void take_then_tail_every_record_once(void)
 	struct fdr_spool sp = { 0 };
 	struct fdr_reader *r;
 	struct got g = { 0 };
-	int fd = memfd(), n;
+	int fd = spool_file(), n;
 	size_t from_spool;
 
 	setup(256, -1);
@@ -245,7 +245,7 @@ Test(spool, take_mid_subbuf_starts_there)
 	struct fdr_reader *r;
 	struct got g = { 0 };
 	struct fdr_record rec;
-	int fd = memfd(), i;
+	int fd = spool_file(), i;
 
 	setup(256, -1);
 	cr_assert_geq(fdr_test_pin(0), 0);
@@ -277,7 +277,7 @@ Test(spool, take_gives_room_back_in_discard_mode)
 	struct fdr_reader *r;
 	struct fdr_cpu_stats st;
 	struct got g = { 0 };
-	int fd = memfd(), cpu;
+	int fd = spool_file(), cpu;
 
 	setup(16, -1);
 	cpu = fdr_test_pin(0);
@@ -327,7 +327,7 @@ static void overwrite_lost_counted_exactly(void)
 	struct fdr_spool sp = { 0 };
 	struct fdr_reader *r;
 	struct got g = { 0 };
-	int fd = memfd(), round;
+	int fd = spool_file(), round;
 	uint32_t next = 0;
 
 	setup(16, 1);
@@ -396,7 +396,7 @@ static void overwrite_race_never_torn(void)
 	struct fdr_reader *r;
 	struct got g = { 0 };
 	pthread_t t;
-	int fd = memfd(), takes = 0, cpu;
+	int fd = spool_file(), takes = 0, cpu;
 	size_t i;
 
 	if (fdr_test_nr_allowed_cpus() < 2)
@@ -441,7 +441,7 @@ Test(spool, gap_seen_by_a_peek_is_counted_by_the_take)
 	struct fdr_spool sp = { 0 };
 	struct fdr_reader *r;
 	struct got g = { 0 };
-	int fd = memfd();
+	int fd = spool_file();
 
 	setup(16, 1);
 	cr_assert_geq(fdr_test_pin(0), 0);
@@ -465,7 +465,7 @@ Test(spool, take_refuses_what_it_cannot_do)
 {
 	struct fdr_spool sp = { 0 };
 	struct fdr_reader *r;
-	int fd = memfd();
+	int fd = spool_file();
 
 	setup(64, -1);
 	cr_assert_eq(fdr_reader_open(env.s, 0, 0, 0, &r), 0);
@@ -492,7 +492,7 @@ static unsigned char *valid_spool(struct fdr_spool *sp)
 {
 	struct fdr_reader *r;
 	unsigned char *img;
-	int fd = memfd();
+	int fd = spool_file();
 
 	setup(256, -1);
 	cr_assert_geq(fdr_test_pin(0), 0);
@@ -670,7 +670,7 @@ Test(spool, hostile_spools)
 	{
 		/* the valid one reads back whole */
 		struct got g = { 0 };
-		int fd = memfd();
+		int fd = spool_file();
 
 		cr_assert_eq(pwrite(fd, img, good.bytes, 0), (ssize_t)good.bytes);
 		read_spool(fd, &good, &g);
@@ -683,7 +683,7 @@ Test(spool, hostile_spools)
 	for (k = 0; k < sizeof(hostile) / sizeof(hostile[0]); k++) {
 		struct fdr_spool sp = good;
 		struct got g = { 0 };
-		int fd = memfd();
+		int fd = spool_file();
 		size_t i;
 
 		cur = &hostile[k];
@@ -713,7 +713,7 @@ Test(spool, hostile_spools)
 	{
 		struct fdr_spool sp = good;
 		struct fdr_reader *r;
-		int fd = memfd();
+		int fd = spool_file();
 
 		sp.bytes = good.bytes - 100;
 		cr_assert_eq(fdr_reader_open_spool(env.s, 0, fd, &sp, &r), -EINVAL);
