@@ -132,7 +132,9 @@ FDR_HIDDEN uint64_t fdr_lease_mult(const struct fdr_abi_control *ctl);
 #ifdef FDR_TESTPOINTS
 FDR_HIDDEN void fdr_testpoint(const char *name);
 #define FDR_TESTPOINT(name) fdr_testpoint(name)
+#define FDR_TESTPOINTS_ON 1 /* the event path always takes the way with test points */
 #else
+#define FDR_TESTPOINTS_ON 0
 #define FDR_TESTPOINT(name) \
 	do {                \
 	} while (0)

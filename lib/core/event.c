@@ -679,16 +679,13 @@ out:
 			 __ATOMIC_RELAXED);
 }
 
-/**
- * fdr_event_commit - record an event into every instance where it is enabled
- * @def: the definition
- * @payload: common header + fields (+ dynamic data); see fdr.h for scratch space
- * @len: bytes
- *
- * Async-signal-safe, never blocks, never allocates, keeps errno (the fast path
- * makes no call that could change it; the slow paths save and restore it).
+/*
+ * The whole event path: fdr_event_commit() when its common case does not apply.
+ * @direct: fdr_event_commit() found the route and tried the ring's fast path,
+ * which sent the record to the slow path; go there at once.
  */
-void fdr_event_commit(struct fdr_event_def *def, void *payload, size_t len)
+static __attribute__((noinline)) void ev_commit_full(struct fdr_event_def *def, void *payload,
+						     size_t len, int direct)
 {
 	struct fdr_session *s = atomic_load_explicit(&fdr_proc_session, memory_order_acquire);
 	struct fdr_common *c = payload;
@@ -721,6 +718,9 @@ void fdr_event_commit(struct fdr_event_def *def, void *payload, size_t len)
 
 		if (__builtin_expect(m == NULL, 0))
 			fdr_ring_unmapped(s);
+		else if (direct && !EV_ROUTE_FILTER(route))
+			fdr_ring_write(s, inst, m, payload - sizeof(struct fdr_abi_rec),
+				       ev_rec_seal(payload, len));
 		else if (!EV_ROUTE_FILTER(route) ||
 			 fdr_hooks_filter(s, EV_ROUTE_FILTER(route), payload, (uint32_t)len))
 			ev_write_one(s, inst, m, payload, len);
@@ -734,6 +734,64 @@ void fdr_event_commit(struct fdr_event_def *def, void *payload, size_t len)
 		ev_write_all(s, e->enabled, def->slot - 1, payload, len);
 	}
 	ev_self.nest--;
+}
+
+/**
+ * fdr_event_commit - record an event into every instance where it is enabled
+ * @def: the definition
+ * @payload: common header + fields (+ dynamic data); see fdr.h for scratch space
+ * @len: bytes
+ *
+ * Async-signal-safe, never blocks, never allocates, keeps errno (the fast path
+ * makes no call that could change it; the slow paths save and restore it).
+ *
+ * This is the common case only, kept short: a session, a registered event whose
+ * cached route (see ev_route_get()) names one instance and no filter, a thread
+ * that is not inside another write (a signal handler's event is nested) and has
+ * recorded its comm in this session, rdtsc timestamps, a ring mapped for this
+ * CPU and a record of 16 to 128 bytes with room in the current sub-buffer.
+ * Anything else goes to ev_commit_full(), which starts again from the top:
+ * nothing here has been published until the critical section commits.
+ */
+void fdr_event_commit(struct fdr_event_def *def, void *payload, size_t len)
+{
+	struct fdr_session *s = atomic_load_explicit(&fdr_proc_session, memory_order_acquire);
+	uint32_t idx = def->slot - 1; /* slot 0 (unregistered) wraps: fails the test */
+
+	if (__builtin_expect(!FDR_TESTPOINTS_ON && s != NULL && idx < FDR_MAX_EVENTS &&
+				     len <= FDR_MAX_RECORD && ev_self.nest == 0 &&
+				     ev_self.cmd_sid == s->session_id,
+			     1)) {
+		/* acquire: the fields the route was computed from are read after gen */
+		uint32_t gen = __atomic_load_n(&s->ctl->gen, __ATOMIC_ACQUIRE);
+		uint64_t r = __atomic_load_n(&s->routes[idx], __ATOMIC_RELAXED);
+		/* instance + 1 in bits 0-7 and no filter in bits 8-16: 1..128 */
+		uint32_t inst = (uint32_t)(r & 0x1ffffu) - 1;
+
+		if (__builtin_expect(r >> 32 == gen && inst < FDR_MAX_INSTANCES, 1)) {
+			struct fdr_ring_map *m =
+				atomic_load_explicit(&s->rings[inst], memory_order_acquire);
+			long rs = fdr_rseq_off;
+			uint32_t cpu = rb_cpu_start(rs);
+
+			if (__builtin_expect(m != NULL && cpu < m->nr_cpus && fdr_ring_tsc, 1)) {
+				size_t total;
+				int ret;
+
+				ev_common(payload, (uint16_t)def->id, 0, ev_self.tid);
+				total = ev_rec_seal(payload, len);
+				ev_self.nest =
+					1; /* a signal handler's event is nested in this one */
+				ret = rb_append_small((uint64_t)rs, cpu, &m->pcpu[cpu], payload,
+						      total);
+				ev_self.nest = 0;
+				if (__builtin_expect(ret != RB_OK, 0))
+					ev_commit_full(def, payload, len, ret == RB_SLOW);
+				return;
+			}
+		}
+	}
+	ev_commit_full(def, payload, len, 0);
 }
 
 static pthread_once_t ev_marker_once = PTHREAD_ONCE_INIT;

@@ -154,6 +154,124 @@ slow:
 	return RB_SLOW;
 }
 
+/*
+ * The event path's own critical section (fdr_event_commit() in event.c), for
+ * records of 2 to 16 words in rdtsc mode: the protocol of RB_APPEND_ASM with the
+ * copy unrolled (NW words; the timestamp's word is not copied, it is stored)
+ * and with as few registers as it can do with: rs and cpu are reused as scratch
+ * once the section has compared the CPU, t is scratch, and the data pointer is
+ * read after the active word instead of both being loaded. The event path then
+ * keeps almost everything in call-clobbered registers and saves only two (the
+ * version with the loop and seven clobbered registers pushed and popped six).
+ * Measured with the rest of that path, in fdr-bench ns-int3's chunks: 18.8 ->
+ * 16.3 ns an event in the machine's fast mode, 30.6 -> 26.9 ns in its slow
+ * one (p10 and p90 of 41 chunks, medians of 10 interleaved runs).
+ */
+#define RB_SMALL_ASM(NW)                                                                         \
+	__asm__ volatile goto(                                                                   \
+		".pushsection __rseq_cs, \"aw\"\n\t"                                             \
+		".balign 32\n\t"                                                                 \
+		"3:\n\t"                                                                         \
+		".long 0x0, 0x0\n\t"                                                             \
+		".quad 1f, (2f - 1f), 4f\n\t"                                                    \
+		".popsection\n\t"                                                                \
+		"leaq 3b(%%rip), %%rax\n\t"                                                      \
+		"movq %%rax, %%fs:8(%[rs])\n\t"                                                  \
+		"1:\n\t"                                                                         \
+		"cmpl %k[cpu], %%fs:4(%[rs])\n\t"                                                \
+		"jnz 4f\n\t"                                                                     \
+		"rdtsc\n\t"                                                                      \
+		"shlq $32, %%rdx\n\t"                                                            \
+		"orq %%rax, %%rdx\n\t"                                                           \
+		"movq 0(%[pc]), %%rax\n\t"                                                       \
+		"movq 32(%[pc]), %[t]\n\t"                                                       \
+		"movl %c[aoff](%%rax), %k[cpu]\n\t"                                              \
+		"movq (%%rax), %%rax\n\t"                                                        \
+		"movq (%[t]), %[t]\n\t"                                                          \
+		"andl $1, %k[cpu]\n\t"                                                           \
+		"cmovnzq %[t], %%rax\n\t"                                                        \
+		"shll $5, %k[cpu]\n\t"                                                           \
+		"addq %[pc], %[cpu]\n\t"                                                         \
+		"movl %%eax, %k[t]\n\t"                                                          \
+		"andq 16(%[pc]), %[t]\n\t"                                                       \
+		"jz %l[slow]\n\t"                                                                \
+		"leaq 7+8*" #NW "(%[t]), %[t]\n\t"                                               \
+		"cmpq 16(%[pc]), %[t]\n\t"                                                       \
+		"ja %l[slow]\n\t"                                                                \
+		"movl %%eax, %k[t]\n\t"                                                          \
+		"leaq 8*" #NW "(%[t]), %[rs]\n\t"                                                \
+		"cmpq 24(%[pc]), %[rs]\n\t"                                                      \
+		"ja %l[slow]\n\t"                                                                \
+		"addq 8(%[cpu]), %[t]\n\t"                                                       \
+		".set .Lrb_o, 0\n\t"                                                             \
+		".rept " #NW "\n\t"                                                              \
+		".if .Lrb_o - 8\n\t"                                                             \
+		"movq .Lrb_o-16(%[src]), %[rs]\n\t"                                              \
+		"movq %[rs], .Lrb_o(%[t])\n\t"                                                   \
+		".endif\n\t"                                                                     \
+		".set .Lrb_o, .Lrb_o + 8\n\t"                                                    \
+		".endr\n\t"                                                                      \
+		"movq %%rdx, 8(%[t])\n\t"                                                        \
+		"rolq $32, %%rax\n\t"                                                            \
+		"incq %%rax\n\t"                                                                 \
+		"rolq $32, %%rax\n\t"                                                            \
+		"addq $8*" #NW ", %%rax\n\t"                                                     \
+		"movq 0(%[cpu]), %[t]\n\t"                                                       \
+		"movq %%rax, (%[t])\n\t"                                                         \
+		"2:\n\t"                                                                         \
+		".pushsection __rseq_failure, \"ax\"\n\t"                                        \
+		".byte 0x0f, 0xb9, 0x3d\n\t"                                                     \
+		".long " RSEQ_SIG_STR "\n\t"                                                     \
+		"4:\n\t"                                                                         \
+		"jmp %l[abort]\n\t"                                                              \
+		".popsection\n\t"                                                                \
+		: [rs] "+&r"(rs), [cpu] "+&r"(cpu), [t] "=&r"(t)                                 \
+		: [pc] "r"(pc), [src] "r"(src), [aoff] "i"(offsetof(struct fdr_abi_cpu, active)) \
+		: "rax", "rdx", "memory", "cc"                                                   \
+		: abort, slow)
+_Static_assert(sizeof(struct fdr_abi_rec) == 16, "RB_SMALL_ASM copies from src - 16");
+#define RB_SMALL_CASE(NW)         \
+	case (NW)*8:              \
+		RB_SMALL_ASM(NW); \
+		return RB_OK;
+
+/*
+ * rb_append_small - the event path's critical section for a record of @len bytes,
+ * 16 to 128 (rdtsc mode; see RB_SMALL_ASM), that starts 16 bytes before @src
+ * (the payload: one register for both). Returns RB_OK, RB_ABORT (preempted,
+ * migrated or signalled: try again), or RB_SLOW (the record does not fit in the
+ * current sub-buffer, the head is out of bounds, or @len is not one of these
+ * sizes: fdr_ring_write() handles it).
+ */
+static inline __attribute__((always_inline)) int
+rb_append_small(uint64_t rs, uint64_t cpu, struct fdr_pcpu *pc, unsigned char *src, uint64_t len)
+{
+	uint64_t t;
+
+	switch (len) {
+		RB_SMALL_CASE(2)
+		RB_SMALL_CASE(3)
+		RB_SMALL_CASE(4)
+		RB_SMALL_CASE(5)
+		RB_SMALL_CASE(6)
+		RB_SMALL_CASE(7)
+		RB_SMALL_CASE(8)
+		RB_SMALL_CASE(9)
+		RB_SMALL_CASE(10)
+		RB_SMALL_CASE(11)
+		RB_SMALL_CASE(12)
+		RB_SMALL_CASE(13)
+		RB_SMALL_CASE(14)
+		RB_SMALL_CASE(15)
+		RB_SMALL_CASE(16)
+	}
+	return RB_SLOW;
+abort:
+	return RB_ABORT;
+slow:
+	return RB_SLOW;
+}
+
 /* Set at attach: record timestamps are rdtsc (1) or CLOCK_MONOTONIC (0). */
 FDR_HIDDEN extern int fdr_ring_tsc;
 /*

@@ -621,6 +621,55 @@ Test(ring, too_big_bytes_are_cut)
 	free(src);
 }
 
+/*
+ * Every record size the event path copies with its own unrolled code (16 to 128
+ * bytes) and a few beyond it (the loop), at every offset in the sub-buffers: the
+ * bytes read back are the bytes written, the padding is zero, time goes forward.
+ */
+Test(ring, every_record_size)
+{
+	enum { MAXN = 160, ROUNDS = 12 };
+	static unsigned char src[MAXN + ROUNDS];
+	struct fdr_test_recs rr;
+	uint32_t n, r, i = 0, k;
+
+	for (k = 0; k < sizeof(src); k++)
+		src[k] = (unsigned char)(k * 13 + 5);
+	setup(1024, 0);
+	fdr_test_pin(0);
+	for (r = 0; r < ROUNDS; r++)
+		for (n = 0; n <= MAXN; n++) {
+			dirty_stack();
+			fdr_tring_blob(r * 1000 + n, src + r, n);
+		}
+	cr_assert_eq(fdr_test_collect(env.s, 0, -1, 0, &rr), 0);
+	cr_assert_eq(rr.nr, ROUNDS * (MAXN + 1), "read %zu records", rr.nr);
+	cr_assert_eq(rr.lost, 0);
+	for (r = 0; r < ROUNDS; r++)
+		for (n = 0; n <= MAXN; n++, i++) {
+			const struct fdr_test_rec *rec = &rr.v[i];
+			rec_blob h;
+
+			memcpy(&h, rec->payload, sizeof(h));
+			cr_assert_eq(h.seq, r * 1000 + n, "record %u: seq %u", i, h.seq);
+			cr_assert_eq(h.fdr__common.pid, gettid_());
+			cr_assert_eq(h.data >> 16, n, "record %u: %u bytes, wrote %u", i,
+				     h.data >> 16, n);
+			cr_assert_eq(h.data & 0xffff, sizeof(h));
+			cr_assert_eq(rec->len, (sizeof(h) + n + 7) & ~7u, "record %u: length %u", i,
+				     rec->len);
+			cr_assert_eq(memcmp(rec->payload + sizeof(h), src + r, n), 0,
+				     "record %u (%u bytes): data differs", i, n);
+			for (k = (uint32_t)sizeof(h) + n; k < rec->len; k++)
+				cr_assert_eq(rec->payload[k], 0, "record %u: padding byte %u", i,
+					     k);
+			cr_assert_neq(rec->ts, 0);
+			if (i)
+				cr_assert_geq(rec->ts, rr.v[i - 1].ts, "time goes back at %u", i);
+		}
+	fdr_test_recs_free(&rr);
+}
+
 Test(ring, stats_file_format)
 {
 	struct fdr_test_recs rr;
