@@ -31,12 +31,13 @@ struct fdr_pcpu {
 	uint32_t ss_shift;
 	uint32_t pad;
 	struct fdr_abi_cpu *cpu[FDR_RING_BUFS];
+	char pad_to_128[24]; /* &m->pcpu[cpu] is a shift, not three leas */
 };
 
 _Static_assert(offsetof(struct fdr_pbuf, data) == 8 && offsetof(struct fdr_pbuf, ss_mask) == 16 &&
 		       offsetof(struct fdr_pbuf, ring_bytes) == 24 &&
 		       sizeof(struct fdr_pbuf) == 32 && offsetof(struct fdr_pcpu, active) == 64 &&
-		       offsetof(struct fdr_abi_cpu, head) == 0,
+		       sizeof(struct fdr_pcpu) == 128 && offsetof(struct fdr_abi_cpu, head) == 0,
 	       "the rseq asm in ring-fast.h reads these structs at these offsets "
 	       "(buf[0].head is buffer 0's struct fdr_abi_cpu, which holds the active word)");
 

@@ -634,6 +634,8 @@ static inline __attribute__((always_inline)) int ev_write_all(struct fdr_session
 #define EV_ROUTE_INST(r) ((r)&0xffu) /* instance + 1, 0: no route (another path) */
 #define EV_ROUTE_FILTER(r) (((r) >> 8) & 0x1ffu) /* filter slot + 1, 0: none */
 #define EV_ROUTE_KNOWN (1u << 31) /* computed at this gen (with or without a route) */
+/* fdr_event_commit()'s common case: an instance, no filter, rdtsc timestamps */
+#define EV_ROUTE_FAST (1u << 30)
 
 static inline uint32_t ev_route_get(struct fdr_session *s, uint32_t slot, uint32_t gen)
 {
@@ -674,6 +676,8 @@ static void ev_route_set(struct fdr_session *s, const uint64_t *mask, uint32_t s
 			goto out; /* hostile: the hooks path copes */
 	}
 	route |= f << 8 | (inst + 1);
+	if (f == 0 && __atomic_load_n(&ctl->ts_source, __ATOMIC_RELAXED) == FDR_TS_TSC)
+		route |= EV_ROUTE_FAST;
 out:
 	__atomic_store_n(&s->routes[slot % FDR_MAX_EVENTS], (uint64_t)gen << 32 | route,
 			 __ATOMIC_RELAXED);
@@ -765,16 +769,15 @@ void fdr_event_commit(struct fdr_event_def *def, void *payload, size_t len)
 		/* acquire: the fields the route was computed from are read after gen */
 		uint32_t gen = __atomic_load_n(&s->ctl->gen, __ATOMIC_ACQUIRE);
 		uint64_t r = __atomic_load_n(&s->routes[idx], __ATOMIC_RELAXED);
-		/* instance + 1 in bits 0-7 and no filter in bits 8-16: 1..128 */
-		uint32_t inst = (uint32_t)(r & 0x1ffffu) - 1;
+		uint32_t inst = (EV_ROUTE_INST(r) - 1) % FDR_MAX_INSTANCES;
 
-		if (__builtin_expect(r >> 32 == gen && inst < FDR_MAX_INSTANCES, 1)) {
+		if (__builtin_expect(r >> 32 == gen && (r & EV_ROUTE_FAST), 1)) {
 			struct fdr_ring_map *m =
 				atomic_load_explicit(&s->rings[inst], memory_order_acquire);
 			long rs = fdr_rseq_off;
 			uint32_t cpu = rb_cpu_start(rs);
 
-			if (__builtin_expect(m != NULL && cpu < m->nr_cpus && fdr_ring_tsc, 1)) {
+			if (__builtin_expect(m != NULL && cpu < m->nr_cpus, 1)) {
 				size_t total;
 				int ret;
 
