@@ -634,7 +634,7 @@ static inline __attribute__((always_inline)) int ev_write_all(struct fdr_session
 #define EV_ROUTE_INST(r) ((r)&0xffu) /* instance + 1, 0: no route (another path) */
 #define EV_ROUTE_FILTER(r) (((r) >> 8) & 0x1ffu) /* filter slot + 1, 0: none */
 #define EV_ROUTE_KNOWN (1u << 31) /* computed at this gen (with or without a route) */
-/* fdr_event_commit()'s common case: an instance, no filter, rdtsc timestamps */
+/* fdr_event_commit()'s common case: an instance, rdtsc timestamps */
 #define EV_ROUTE_FAST (1u << 30)
 
 static inline uint32_t ev_route_get(struct fdr_session *s, uint32_t slot, uint32_t gen)
@@ -676,7 +676,7 @@ static void ev_route_set(struct fdr_session *s, const uint64_t *mask, uint32_t s
 			goto out; /* hostile: the hooks path copes */
 	}
 	route |= f << 8 | (inst + 1);
-	if (f == 0 && __atomic_load_n(&ctl->ts_source, __ATOMIC_RELAXED) == FDR_TS_TSC)
+	if (__atomic_load_n(&ctl->ts_source, __ATOMIC_RELAXED) == FDR_TS_TSC)
 		route |= EV_ROUTE_FAST;
 out:
 	__atomic_store_n(&s->routes[slot % FDR_MAX_EVENTS], (uint64_t)gen << 32 | route,
@@ -740,6 +740,36 @@ static __attribute__((noinline)) void ev_commit_full(struct fdr_event_def *def, 
 	ev_self.nest--;
 }
 
+/*
+ * fdr_event_commit()'s common case with a filter (route @r, checked at this gen
+ * by the caller, as were nesting and the saved comm): evaluate it on the record,
+ * then write it with the event path's short section, without the checks again.
+ */
+static __attribute__((noinline)) void ev_commit_filtered(struct fdr_event_def *def, void *payload,
+							 size_t len, struct fdr_session *s,
+							 uint64_t r)
+{
+	uint32_t inst = (EV_ROUTE_INST(r) - 1) % FDR_MAX_INSTANCES;
+	struct fdr_ring_map *m = atomic_load_explicit(&s->rings[inst], memory_order_acquire);
+
+	if (__builtin_expect(m == NULL, 0)) {
+		ev_commit_full(def, payload, len, 0);
+		return;
+	}
+	ev_self.nest = 1;
+	ev_common(payload, (uint16_t)def->id, 0, ev_self.tid);
+	if (fdr_hooks_filter(s, EV_ROUTE_FILTER(r), payload, (uint32_t)len)) {
+		size_t total = ev_rec_seal(payload, len);
+		long rs = fdr_rseq_off;
+		uint32_t cpu = rb_cpu_start(rs);
+
+		if (cpu >= m->nr_cpus ||
+		    rb_append_small((uint64_t)rs, cpu, &m->pcpu[cpu], payload, total) != RB_OK)
+			fdr_ring_write(s, inst, m, (unsigned char *)payload - 16, total);
+	}
+	ev_self.nest = 0;
+}
+
 /**
  * fdr_event_commit - record an event into every instance where it is enabled
  * @def: the definition
@@ -750,7 +780,8 @@ static __attribute__((noinline)) void ev_commit_full(struct fdr_event_def *def, 
  * makes no call that could change it; the slow paths save and restore it).
  *
  * This is the common case only, kept short: a session, a registered event whose
- * cached route (see ev_route_get()) names one instance and no filter, a thread
+ * cached route (see ev_route_get()) names one instance (and no filter: a filter
+ * has its own function, ev_commit_filtered()), a thread
  * that is not inside another write (a signal handler's event is nested) and has
  * recorded its comm in this session, rdtsc timestamps, a ring mapped for this
  * CPU and a record of 16 to 128 bytes with room in the current sub-buffer.
@@ -772,6 +803,10 @@ void fdr_event_commit(struct fdr_event_def *def, void *payload, size_t len)
 		uint32_t inst = (EV_ROUTE_INST(r) - 1) % FDR_MAX_INSTANCES;
 
 		if (__builtin_expect(r >> 32 == gen && (r & EV_ROUTE_FAST), 1)) {
+			if (EV_ROUTE_FILTER(r)) {
+				ev_commit_filtered(def, payload, len, s, r);
+				return;
+			}
 			struct fdr_ring_map *m =
 				atomic_load_explicit(&s->rings[inst], memory_order_acquire);
 			long rs = fdr_rseq_off;
