@@ -763,7 +763,7 @@ static __attribute__((noinline)) void ev_commit_filtered(struct fdr_event_def *d
 		long rs = fdr_rseq_off;
 		uint32_t cpu = rb_cpu_start(rs);
 
-		if (cpu >= m->nr_cpus ||
+		if (cpu >= m->nr_cpus || total > RB_SMALL_MAX ||
 		    rb_append_small((uint64_t)rs, cpu, &m->pcpu[cpu], payload, total) != RB_OK)
 			fdr_ring_write(s, inst, m, (unsigned char *)payload - 16, total);
 	}
@@ -793,10 +793,11 @@ void fdr_event_commit(struct fdr_event_def *def, void *payload, size_t len)
 	struct fdr_session *s = atomic_load_explicit(&fdr_proc_session, memory_order_acquire);
 	uint32_t idx = def->slot - 1; /* slot 0 (unregistered) wraps: fails the test */
 
-	if (__builtin_expect(!FDR_TESTPOINTS_ON && s != NULL && idx < FDR_MAX_EVENTS &&
-				     len <= FDR_MAX_RECORD && ev_self.nest == 0 &&
-				     ev_self.cmd_sid == s->session_id,
-			     1)) {
+	/* len: the record with its header is at most RB_SMALL_MAX bytes */
+	if (__builtin_expect(!FDR_TESTPOINTS_ON && s != NULL, 1) &&
+	    __builtin_expect(idx < FDR_MAX_EVENTS, 1) &&
+	    __builtin_expect(len <= RB_SMALL_MAX - sizeof(struct fdr_abi_rec), 1) &&
+	    __builtin_expect(ev_self.nest == 0 && ev_self.cmd_sid == s->session_id, 1)) {
 		/* acquire: the fields the route was computed from are read after gen */
 		uint32_t gen = __atomic_load_n(&s->ctl->gen, __ATOMIC_ACQUIRE);
 		uint64_t r = __atomic_load_n(&s->routes[idx], __ATOMIC_RELAXED);

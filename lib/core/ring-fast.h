@@ -212,10 +212,8 @@ slow:
 		".set .Lrb_o, .Lrb_o + 8\n\t"                                                    \
 		".endr\n\t"                                                                      \
 		"movq %%rdx, 8(%[t])\n\t"                                                        \
-		"rolq $32, %%rax\n\t"                                                            \
-		"incq %%rax\n\t"                                                                 \
-		"rolq $32, %%rax\n\t"                                                            \
-		"addq $8*" #NW ", %%rax\n\t"                                                     \
+		"movabsq $(1 << 32) + 8*" #NW ", %%rdx\n\t"                                      \
+		"addq %%rdx, %%rax\n\t"                                                          \
 		"movq 0(%[cpu]), %[t]\n\t"                                                       \
 		"movq %%rax, (%[t])\n\t"                                                         \
 		"2:\n\t"                                                                         \
@@ -230,6 +228,7 @@ slow:
 		: "rax", "rdx", "memory", "cc"                                                   \
 		: abort, slow)
 _Static_assert(sizeof(struct fdr_abi_rec) == 16, "RB_SMALL_ASM copies from src - 16");
+#define RB_SMALL_MAX 128 /* bytes: the largest record rb_append_small() takes */
 #define RB_SMALL_CASE(NW)         \
 	case (NW)*8:              \
 		RB_SMALL_ASM(NW); \
@@ -238,10 +237,11 @@ _Static_assert(sizeof(struct fdr_abi_rec) == 16, "RB_SMALL_ASM copies from src -
 /*
  * rb_append_small - the event path's critical section for a record of @len bytes,
  * 16 to 128 (rdtsc mode; see RB_SMALL_ASM), that starts 16 bytes before @src
- * (the payload: one register for both). Returns RB_OK, RB_ABORT (preempted,
- * migrated or signalled: try again), or RB_SLOW (the record does not fit in the
- * current sub-buffer, the head is out of bounds, or @len is not one of these
- * sizes: fdr_ring_write() handles it).
+ * (the payload: one register for both). @len must be a multiple of 8 from 16 to
+ * RB_SMALL_MAX: the caller checks (so the dispatch needs no range check).
+ * Returns RB_OK, RB_ABORT (preempted, migrated or signalled: try again), or
+ * RB_SLOW (the record does not fit in the current sub-buffer, or the head is out
+ * of bounds: fdr_ring_write() handles it).
  */
 static inline __attribute__((always_inline)) int
 rb_append_small(uint64_t rs, uint64_t cpu, struct fdr_pcpu *pc, unsigned char *src, uint64_t len)
@@ -264,8 +264,9 @@ rb_append_small(uint64_t rs, uint64_t cpu, struct fdr_pcpu *pc, unsigned char *s
 		RB_SMALL_CASE(14)
 		RB_SMALL_CASE(15)
 		RB_SMALL_CASE(16)
+	default:
+		__builtin_unreachable(); /* the callers check @len */
 	}
-	return RB_SLOW;
 abort:
 	return RB_ABORT;
 slow:
