@@ -56,12 +56,65 @@ int fdr_ring_tsc;
 long fdr_rseq_off;
 
 /*
- * glibc sets __rseq_offset before any constructor runs; copy it at load, so that
- * the ring's fast path never addresses %fs with a stale 0.
+ * libfdr's own rseq area, for a process where glibc registers none
+ * (GLIBC_TUNABLES=glibc.pthread.rseq=0). Both CPU ids start
+ * "uninitialized" (-1): the event path's fast test fails (cpu_id_start is past
+ * every ring's CPUs) and the ring's slow path registers the thread
+ * (fdr_rseq_ready()). The kernel writes into it until the thread exits, so
+ * libfdr is never unloaded (-z nodelete) and the area is static TLS
+ * (initial-exec: the same offset from the thread pointer in every thread).
+ */
+static EV_TLS struct rseq ev_rseq __attribute__((aligned(32))) = {
+	.cpu_id_start = (uint32_t)RSEQ_CPU_ID_UNINITIALIZED,
+	.cpu_id = (uint32_t)RSEQ_CPU_ID_UNINITIALIZED,
+};
+static int ev_rseq_own; /* the process uses ev_rseq, not glibc's area */
+
+/*
+ * glibc sets __rseq_offset and __rseq_size before any constructor runs; copy the
+ * offset at load, so that the ring's fast path never addresses %fs with a stale 0.
  */
 __attribute__((constructor)) static void ev_rseq_off_init(void)
 {
-	fdr_rseq_off = (long)__rseq_offset;
+	if (__rseq_size != 0) {
+		fdr_rseq_off = (long)__rseq_offset;
+		return;
+	}
+	ev_rseq_own = 1;
+	fdr_rseq_off = (long)((char *)&ev_rseq - (char *)__builtin_thread_pointer());
+	fdr_rseq_ready();
+}
+
+/**
+ * fdr_rseq_ready - make sure this thread has a registered rseq area
+ *
+ * Returns 0 if it has (glibc's, or libfdr's own, registered now if it was not),
+ * -ENOSYS if it cannot have one: the kernel refused (no rseq, or the thread
+ * already registered another area with it); the thread then never tries again.
+ * Async-signal-safe; keeps errno.
+ */
+int fdr_rseq_ready(void)
+{
+	int saved = errno;
+	uint32_t id;
+
+	if (!ev_rseq_own)
+		return 0;
+	id = __atomic_load_n(&ev_rseq.cpu_id, __ATOMIC_RELAXED);
+	if ((int32_t)id >= 0)
+		return 0;
+	if (id == (uint32_t)RSEQ_CPU_ID_REGISTRATION_FAILED)
+		return -ENOSYS;
+	/* a signal handler's event may get here first: both registrations are the same */
+	if (syscall(SYS_rseq, &ev_rseq, (uint32_t)sizeof(ev_rseq), 0, RSEQ_SIG) != 0 &&
+	    errno != EBUSY) {
+		__atomic_store_n(&ev_rseq.cpu_id, (uint32_t)RSEQ_CPU_ID_REGISTRATION_FAILED,
+				 __ATOMIC_RELAXED);
+		errno = saved;
+		return -ENOSYS;
+	}
+	errno = saved;
+	return (int32_t)__atomic_load_n(&ev_rseq.cpu_id, __ATOMIC_RELAXED) >= 0 ? 0 : -ENOSYS;
 }
 
 /* ---- definitions to registry format ---------------------------------------------- */

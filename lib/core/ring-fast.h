@@ -31,9 +31,12 @@
 /* Return codes of the critical sections. */
 enum { RB_OK = 0, RB_ABORT = 1, RB_SLOW = 2, RB_CMPFAIL = 3 };
 
+/* This thread's rseq area: glibc's, or libfdr's own (see fdr_rseq_ready()). */
+FDR_HIDDEN extern long fdr_rseq_off;
+
 static inline struct rseq *rb_rseq_area(void)
 {
-	return (struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset);
+	return (struct rseq *)((char *)__builtin_thread_pointer() + fdr_rseq_off);
 }
 
 /*
@@ -276,11 +279,14 @@ slow:
 /* Set at attach: record timestamps are rdtsc (1) or CLOCK_MONOTONIC (0). */
 FDR_HIDDEN extern int fdr_ring_tsc;
 /*
- * Set when libfdr loads: glibc's __rseq_offset (the rseq area is at the thread pointer
- * plus it). Our own copy is one load; glibc's variable is reached through the
- * GOT, two loads in a row at the head of the event path's chain of loads.
+ * fdr_rseq_off, set when libfdr loads: where the rseq area is, from the thread
+ * pointer. glibc's __rseq_offset where glibc registers an area for every thread;
+ * our own copy is one load, glibc's variable is reached through the GOT, two
+ * loads in a row at the head of the event path's chain of loads. Where glibc
+ * does not (glibc.pthread.rseq=0), the offset of libfdr's own area, which each
+ * thread registers on its first event: fdr_rseq_ready().
  */
-FDR_HIDDEN extern long fdr_rseq_off;
+FDR_HIDDEN int fdr_rseq_ready(void);
 
 /* This thread's rseq cpu_id_start, read %fs-relative at @off (fdr_rseq_off). */
 static inline uint32_t rb_cpu_start(long off)

@@ -286,7 +286,7 @@ int fdr_ring_write(struct fdr_session *s, uint32_t inst, struct fdr_ring_map *m,
 	int tsc = s->ctl->ts_source == FDR_TS_TSC;
 	int tries, ret = -EAGAIN, saved = errno;
 
-	if (__rseq_size == 0) {
+	if (fdr_rseq_ready() != 0) {
 		__atomic_fetch_add(&s->ctl->dropped_no_slot, 1, __ATOMIC_RELAXED);
 		return -ENOSYS;
 	}
@@ -307,12 +307,12 @@ int fdr_ring_write(struct fdr_session *s, uint32_t inst, struct fdr_ring_map *m,
 		}
 		FDR_TESTPOINT("reserve");
 		if (tsc) {
-			ret = rb_append_tsc((long)__rseq_offset, cpu, pc, rec, len);
+			ret = rb_append_tsc(fdr_rseq_off, cpu, pc, rec, len);
 		} else {
 			uint64_t ts = fdr_clock_mono_ns();
 
 			memcpy(rec + 8, &ts, sizeof(ts));
-			ret = rb_append_nots((long)__rseq_offset, cpu, pc, rec, len);
+			ret = rb_append_nots(fdr_rseq_off, cpu, pc, rec, len);
 		}
 		if (ret == RB_OK) {
 			FDR_TESTPOINT("commit");

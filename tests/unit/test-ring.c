@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/rseq.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -181,6 +182,27 @@ Test(ring, write_read_exact)
 		if (i)
 			cr_assert_geq(r->ts, rr.v[i - 1].ts, "timestamps go backwards at %zu", i);
 	}
+	fdr_test_recs_free(&rr);
+}
+
+/*
+ * Run by CTest twice: as is, and as unit/test-ring-own-rseq with glibc's rseq
+ * registration off (FDR_TEST_OWN_RSEQ=1), where every other test of this file
+ * records through the area libfdr registers itself. Check that the setting took.
+ */
+Test(ring, rseq_area_of_the_run)
+{
+	struct fdr_test_recs rr;
+
+	if (getenv("FDR_TEST_OWN_RSEQ"))
+		cr_assert_eq(__rseq_size, 0,
+			     "glibc registered rseq (size %u): the run tests nothing", __rseq_size);
+	else
+		cr_assert_gt(__rseq_size, 0, "glibc registered no rseq area");
+	setup(0, 0);
+	write_seq(0, 3);
+	cr_assert_eq(fdr_test_collect(env.s, 0, -1, 0, &rr), 0);
+	cr_assert_eq(rr.nr, 3, "recorded %zu of 3", rr.nr);
 	fdr_test_recs_free(&rr);
 }
 
