@@ -85,7 +85,7 @@ static uint32_t seq_of(const struct fdr_record *rec)
 /* What a reader gave: the seqs in order and the records it said were lost. */
 struct got {
 	uint32_t *seq;
-	size_t nr;
+	size_t nr, cap;
 	uint64_t lost;
 };
 
@@ -96,8 +96,12 @@ static void drain(struct fdr_reader *r, struct got *g)
 	int ret;
 
 	while ((ret = fdr_reader_next(r, &rec)) > 0) {
-		g->seq = realloc(g->seq, (g->nr + 1) * sizeof(*g->seq));
-		cr_assert_not_null(g->seq);
+		if (g->nr == g->cap) {
+			/* doubling: one realloc a record was quadratic (ASan's realloc copies) */
+			g->cap = g->cap ? 2 * g->cap : 1024;
+			g->seq = realloc(g->seq, g->cap * sizeof(*g->seq));
+			cr_assert_not_null(g->seq);
+		}
 		g->seq[g->nr++] = seq_of(&rec);
 		g->lost += rec.lost_before;
 	}
