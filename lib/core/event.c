@@ -80,9 +80,8 @@ __attribute__((constructor)) static void ev_rseq_off_init(void)
 		fdr_rseq_off = (long)__rseq_offset;
 		return;
 	}
-	ev_rseq_own = 1;
+	ev_rseq_own = 1; /* each thread, this one too, registers on its first event */
 	fdr_rseq_off = (long)((char *)&ev_rseq - (char *)__builtin_thread_pointer());
-	fdr_rseq_ready();
 }
 
 /**
@@ -818,7 +817,9 @@ static __attribute__((noinline)) void ev_commit_filtered(struct fdr_event_def *d
 
 		if (cpu >= m->nr_cpus || total > RB_SMALL_MAX ||
 		    rb_append_small((uint64_t)rs, cpu, &m->pcpu[cpu], payload, total) != RB_OK)
-			fdr_ring_write(s, inst, m, (unsigned char *)payload - 16, total);
+			fdr_ring_write(s, inst, m,
+				       (unsigned char *)payload - sizeof(struct fdr_abi_rec),
+				       total);
 	}
 	ev_self.nest = 0;
 }
@@ -872,8 +873,8 @@ void fdr_event_commit(struct fdr_event_def *def, void *payload, size_t len)
 
 				ev_common(payload, (uint16_t)def->id, 0, ev_self.tid);
 				total = ev_rec_seal(payload, len);
-				ev_self.nest =
-					1; /* a signal handler's event is nested in this one */
+				/* a signal handler's event is nested in this one */
+				ev_self.nest = 1;
 				ret = rb_append_small((uint64_t)rs, cpu, &m->pcpu[cpu], payload,
 						      total);
 				ev_self.nest = 0;

@@ -72,62 +72,74 @@ static inline struct rseq *rb_rseq_area(void)
 	"movq %%rdx, 8(%%rdi)\n\t"
 #define RB_STAMP_NONE ""
 
+/*
+ * The frame of every critical section here. RB_CS_BEGIN: the section's
+ * descriptor in __rseq_cs (start 1:, end 2:, abort 4:), its address stored in
+ * this thread's rseq_cs (operand rs: the rseq area's offset from %fs), then the
+ * check that the thread still runs on operand cpu. RB_CS_END: the end label and
+ * the abort handler, behind the signature the kernel checks, which jumps to the
+ * C label abort.
+ */
+#define RB_CS_BEGIN                          \
+	".pushsection __rseq_cs, \"aw\"\n\t" \
+	".balign 32\n\t"                     \
+	"3:\n\t"                             \
+	".long 0x0, 0x0\n\t"                 \
+	".quad 1f, (2f - 1f), 4f\n\t"        \
+	".popsection\n\t"                    \
+	"leaq 3b(%%rip), %%rax\n\t"          \
+	"movq %%rax, %%fs:8(%[rs])\n\t"      \
+	"1:\n\t"                             \
+	"cmpl %k[cpu], %%fs:4(%[rs])\n\t"    \
+	"jnz 4f\n\t"
+#define RB_CS_END                                 \
+	"2:\n\t"                                  \
+	".pushsection __rseq_failure, \"ax\"\n\t" \
+	".byte 0x0f, 0xb9, 0x3d\n\t"              \
+	".long " RSEQ_SIG_STR "\n\t"              \
+	"4:\n\t"                                  \
+	"jmp %l[abort]\n\t"                       \
+	".popsection\n\t"
+
 #define RB_APPEND_ASM(STAMP_READ, STAMP_STORE)                                                     \
-	__asm__ goto(".pushsection __rseq_cs, \"aw\"\n\t"                                          \
-		     ".balign 32\n\t"                                                              \
-		     "3:\n\t"                                                                      \
-		     ".long 0x0, 0x0\n\t"                                                          \
-		     ".quad 1f, (2f - 1f), 4f\n\t"                                                 \
-		     ".popsection\n\t"                                                             \
-		     "leaq 3b(%%rip), %%rax\n\t"                                                   \
-		     "movq %%rax, %%fs:8(%[rs])\n\t"                                               \
-		     "1:\n\t"                                                                      \
-		     "cmpl %[cpu], %%fs:4(%[rs])\n\t"                                              \
-		     "jnz 4f\n\t" STAMP_READ "movq 0(%[pc]), %%rsi\n\t"                            \
-		     "movq 32(%[pc]), %%rdi\n\t"                                                   \
-		     "movl %c[aoff](%%rsi), %%r9d\n\t"                                             \
-		     "movq (%%rsi), %%r8\n\t"                                                      \
-		     "movq (%%rdi), %%rcx\n\t"                                                     \
-		     "movq 8(%[pc]), %%rsi\n\t"                                                    \
-		     "movq 40(%[pc]), %%rdi\n\t"                                                   \
-		     "andl $1, %%r9d\n\t"                                                          \
-		     "cmovnzq %%rcx, %%r8\n\t"                                                     \
-		     "cmovnzq %%rdi, %%rsi\n\t"                                                    \
-		     "shll $5, %%r9d\n\t"                                                          \
-		     "addq %[pc], %%r9\n\t"                                                        \
-		     "movl %%r8d, %%ecx\n\t"                                                       \
-		     "andq 16(%[pc]), %%rcx\n\t"                                                   \
-		     "jz %l[slow]\n\t"                                                             \
-		     "leaq 7(%%rcx,%[len]), %%rcx\n\t"                                             \
-		     "cmpq 16(%[pc]), %%rcx\n\t"                                                   \
-		     "ja %l[slow]\n\t"                                                             \
-		     "movl %%r8d, %%edi\n\t"                                                       \
-		     "leaq (%%rdi,%[len]), %%rax\n\t"                                              \
-		     "cmpq 24(%[pc]), %%rax\n\t"                                                   \
-		     "ja %l[slow]\n\t"                                                             \
-		     "addq %%rsi, %%rdi\n\t"                                                       \
-		     "movq %[src], %%rsi\n\t"                                                      \
-		     "movq %[len], %%rcx\n\t"                                                      \
-		     "shrq $3, %%rcx\n\t"                                                          \
-		     "5:\n\t"                                                                      \
-		     "movq (%%rsi), %%rax\n\t"                                                     \
-		     "movq %%rax, (%%rdi)\n\t"                                                     \
-		     "addq $8, %%rsi\n\t"                                                          \
-		     "addq $8, %%rdi\n\t"                                                          \
-		     "decq %%rcx\n\t"                                                              \
-		     "jnz 5b\n\t" STAMP_STORE "rolq $32, %%r8\n\t"                                 \
-		     "incq %%r8\n\t"                                                               \
-		     "rolq $32, %%r8\n\t"                                                          \
-		     "addq %[len], %%r8\n\t"                                                       \
-		     "movq 0(%%r9), %%rsi\n\t"                                                     \
-		     "movq %%r8, (%%rsi)\n\t"                                                      \
-		     "2:\n\t"                                                                      \
-		     ".pushsection __rseq_failure, \"ax\"\n\t"                                     \
-		     ".byte 0x0f, 0xb9, 0x3d\n\t"                                                  \
-		     ".long " RSEQ_SIG_STR "\n\t"                                                  \
-		     "4:\n\t"                                                                      \
-		     "jmp %l[abort]\n\t"                                                           \
-		     ".popsection\n\t"                                                             \
+	__asm__ goto(RB_CS_BEGIN STAMP_READ "movq 0(%[pc]), %%rsi\n\t"                             \
+					    "movq 32(%[pc]), %%rdi\n\t"                            \
+					    "movl %c[aoff](%%rsi), %%r9d\n\t"                      \
+					    "movq (%%rsi), %%r8\n\t"                               \
+					    "movq (%%rdi), %%rcx\n\t"                              \
+					    "movq 8(%[pc]), %%rsi\n\t"                             \
+					    "movq 40(%[pc]), %%rdi\n\t"                            \
+					    "andl $1, %%r9d\n\t"                                   \
+					    "cmovnzq %%rcx, %%r8\n\t"                              \
+					    "cmovnzq %%rdi, %%rsi\n\t"                             \
+					    "shll $5, %%r9d\n\t"                                   \
+					    "addq %[pc], %%r9\n\t"                                 \
+					    "movl %%r8d, %%ecx\n\t"                                \
+					    "andq 16(%[pc]), %%rcx\n\t"                            \
+					    "jz %l[slow]\n\t"                                      \
+					    "leaq 7(%%rcx,%[len]), %%rcx\n\t"                      \
+					    "cmpq 16(%[pc]), %%rcx\n\t"                            \
+					    "ja %l[slow]\n\t"                                      \
+					    "movl %%r8d, %%edi\n\t"                                \
+					    "leaq (%%rdi,%[len]), %%rax\n\t"                       \
+					    "cmpq 24(%[pc]), %%rax\n\t"                            \
+					    "ja %l[slow]\n\t"                                      \
+					    "addq %%rsi, %%rdi\n\t"                                \
+					    "movq %[src], %%rsi\n\t"                               \
+					    "movq %[len], %%rcx\n\t"                               \
+					    "shrq $3, %%rcx\n\t"                                   \
+					    "5:\n\t"                                               \
+					    "movq (%%rsi), %%rax\n\t"                              \
+					    "movq %%rax, (%%rdi)\n\t"                              \
+					    "addq $8, %%rsi\n\t"                                   \
+					    "addq $8, %%rdi\n\t"                                   \
+					    "decq %%rcx\n\t"                                       \
+					    "jnz 5b\n\t" STAMP_STORE "rolq $32, %%r8\n\t"          \
+					    "incq %%r8\n\t"                                        \
+					    "rolq $32, %%r8\n\t"                                   \
+					    "addq %[len], %%r8\n\t"                                \
+					    "movq 0(%%r9), %%rsi\n\t"                              \
+					    "movq %%r8, (%%rsi)\n\t" RB_CS_END                     \
 		     :                                                                             \
 		     : [rs] "r"(rs), [cpu] "r"(cpu), [pc] "r"(pc), [src] "r"(src), [len] "r"(len), \
 		       [aoff] "i"(offsetof(struct fdr_abi_cpu, active))                            \
@@ -172,60 +184,42 @@ slow:
  */
 #define RB_SMALL_ASM(NW)                                                                         \
 	__asm__ volatile goto(                                                                   \
-		".pushsection __rseq_cs, \"aw\"\n\t"                                             \
-		".balign 32\n\t"                                                                 \
-		"3:\n\t"                                                                         \
-		".long 0x0, 0x0\n\t"                                                             \
-		".quad 1f, (2f - 1f), 4f\n\t"                                                    \
-		".popsection\n\t"                                                                \
-		"leaq 3b(%%rip), %%rax\n\t"                                                      \
-		"movq %%rax, %%fs:8(%[rs])\n\t"                                                  \
-		"1:\n\t"                                                                         \
-		"cmpl %k[cpu], %%fs:4(%[rs])\n\t"                                                \
-		"jnz 4f\n\t"                                                                     \
-		"rdtsc\n\t"                                                                      \
-		"shlq $32, %%rdx\n\t"                                                            \
-		"orq %%rax, %%rdx\n\t"                                                           \
-		"movq 0(%[pc]), %%rax\n\t"                                                       \
-		"movq 32(%[pc]), %[t]\n\t"                                                       \
-		"movl %c[aoff](%%rax), %k[cpu]\n\t"                                              \
-		"movq (%%rax), %%rax\n\t"                                                        \
-		"movq (%[t]), %[t]\n\t"                                                          \
-		"andl $1, %k[cpu]\n\t"                                                           \
-		"cmovnzq %[t], %%rax\n\t"                                                        \
-		"shll $5, %k[cpu]\n\t"                                                           \
-		"addq %[pc], %[cpu]\n\t"                                                         \
-		"movl %%eax, %k[t]\n\t"                                                          \
-		"andq 16(%[pc]), %[t]\n\t"                                                       \
-		"jz %l[slow]\n\t"                                                                \
-		"leaq 7+8*" #NW "(%[t]), %[t]\n\t"                                               \
-		"cmpq 16(%[pc]), %[t]\n\t"                                                       \
-		"ja %l[slow]\n\t"                                                                \
-		"movl %%eax, %k[t]\n\t"                                                          \
-		"leaq 8*" #NW "(%[t]), %[rs]\n\t"                                                \
-		"cmpq 24(%[pc]), %[rs]\n\t"                                                      \
-		"ja %l[slow]\n\t"                                                                \
-		"addq 8(%[cpu]), %[t]\n\t"                                                       \
-		".set .Lrb_o, 0\n\t"                                                             \
-		".rept " #NW "\n\t"                                                              \
-		".if .Lrb_o - 8\n\t"                                                             \
-		"movq .Lrb_o-16(%[src]), %[rs]\n\t"                                              \
-		"movq %[rs], .Lrb_o(%[t])\n\t"                                                   \
-		".endif\n\t"                                                                     \
-		".set .Lrb_o, .Lrb_o + 8\n\t"                                                    \
-		".endr\n\t"                                                                      \
-		"movq %%rdx, 8(%[t])\n\t"                                                        \
-		"movabsq $(1 << 32) + 8*" #NW ", %%rdx\n\t"                                      \
-		"addq %%rdx, %%rax\n\t"                                                          \
-		"movq 0(%[cpu]), %[t]\n\t"                                                       \
-		"movq %%rax, (%[t])\n\t"                                                         \
-		"2:\n\t"                                                                         \
-		".pushsection __rseq_failure, \"ax\"\n\t"                                        \
-		".byte 0x0f, 0xb9, 0x3d\n\t"                                                     \
-		".long " RSEQ_SIG_STR "\n\t"                                                     \
-		"4:\n\t"                                                                         \
-		"jmp %l[abort]\n\t"                                                              \
-		".popsection\n\t"                                                                \
+		RB_CS_BEGIN "rdtsc\n\t"                                                          \
+			    "shlq $32, %%rdx\n\t"                                                \
+			    "orq %%rax, %%rdx\n\t"                                               \
+			    "movq 0(%[pc]), %%rax\n\t"                                           \
+			    "movq 32(%[pc]), %[t]\n\t"                                           \
+			    "movl %c[aoff](%%rax), %k[cpu]\n\t"                                  \
+			    "movq (%%rax), %%rax\n\t"                                            \
+			    "movq (%[t]), %[t]\n\t"                                              \
+			    "andl $1, %k[cpu]\n\t"                                               \
+			    "cmovnzq %[t], %%rax\n\t"                                            \
+			    "shll $5, %k[cpu]\n\t"                                               \
+			    "addq %[pc], %[cpu]\n\t"                                             \
+			    "movl %%eax, %k[t]\n\t"                                              \
+			    "andq 16(%[pc]), %[t]\n\t"                                           \
+			    "jz %l[slow]\n\t"                                                    \
+			    "leaq 7+8*" #NW "(%[t]), %[t]\n\t"                                   \
+			    "cmpq 16(%[pc]), %[t]\n\t"                                           \
+			    "ja %l[slow]\n\t"                                                    \
+			    "movl %%eax, %k[t]\n\t"                                              \
+			    "leaq 8*" #NW "(%[t]), %[rs]\n\t"                                    \
+			    "cmpq 24(%[pc]), %[rs]\n\t"                                          \
+			    "ja %l[slow]\n\t"                                                    \
+			    "addq 8(%[cpu]), %[t]\n\t"                                           \
+			    ".set .Lrb_o, 0\n\t"                                                 \
+			    ".rept " #NW "\n\t"                                                  \
+			    ".if .Lrb_o - 8\n\t"                                                 \
+			    "movq .Lrb_o-16(%[src]), %[rs]\n\t"                                  \
+			    "movq %[rs], .Lrb_o(%[t])\n\t"                                       \
+			    ".endif\n\t"                                                         \
+			    ".set .Lrb_o, .Lrb_o + 8\n\t"                                        \
+			    ".endr\n\t"                                                          \
+			    "movq %%rdx, 8(%[t])\n\t"                                            \
+			    "movabsq $(1 << 32) + 8*" #NW ", %%rdx\n\t"                          \
+			    "addq %%rdx, %%rax\n\t"                                              \
+			    "movq 0(%[cpu]), %[t]\n\t"                                           \
+			    "movq %%rax, (%[t])\n\t" RB_CS_END                                   \
 		: [rs] "+&r"(rs), [cpu] "+&r"(cpu), [t] "=&r"(t)                                 \
 		: [pc] "r"(pc), [src] "r"(src), [aoff] "i"(offsetof(struct fdr_abi_cpu, active)) \
 		: "rax", "rdx", "memory", "cc"                                                   \
