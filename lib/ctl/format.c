@@ -128,41 +128,57 @@ void fdr_buf_free(struct fdr_buf *b)
 
 /* ---- fast appenders (no printf on the per-record path) ------------------------------ */
 
-/* Decimal digits of @v written backwards from @end, two at a time; returns the start. */
+/* "00".."99": two decimal digits at a time */
+static const char fb_pairs[201] = "00010203040506070809101112131415161718192021222324"
+				  "25262728293031323334353637383940414243444546474849"
+				  "50515253545556575859606162636465666768697071727374"
+				  "75767778798081828384858687888990919293949596979899";
+
+/* @v < 100: exactly two digits at @d */
+static inline void fb_2digits(char *d, uint32_t v)
+{
+	memcpy(d, fb_pairs + v * 2, 2);
+}
+
+/*
+ * @v < 10^8: exactly eight digits at @d. The four pairs come from two independent
+ * halves, so the divisions (multiplications) overlap instead of forming one chain.
+ */
+static inline void fb_8digits(char *d, uint32_t v)
+{
+	uint32_t hi = v / 10000u, lo = v % 10000u;
+
+	fb_2digits(d, hi / 100u);
+	fb_2digits(d + 2, hi % 100u);
+	fb_2digits(d + 4, lo / 100u);
+	fb_2digits(d + 6, lo % 100u);
+}
+
+/* Decimal digits of @v written backwards from @end; returns the start. */
 static char *fb_digits(uint64_t v, char *end)
 {
-	static const char pairs[201] = "00010203040506070809101112131415161718192021222324"
-				       "25262728293031323334353637383940414243444546474849"
-				       "50515253545556575859606162636465666768697071727374"
-				       "75767778798081828384858687888990919293949596979899";
 	char *p = end;
 	uint32_t w;
 
-	/* above 32 bits: 8 digits at a time with one 64-bit division, then 32-bit ones */
-	while (v > UINT32_MAX) {
-		uint32_t lo = (uint32_t)(v % 100000000u);
-		int k;
+	/* eight digits at a time while there are more than eight */
+	while (v >= 100000000u) {
+		uint64_t q = v / 100000000u;
 
-		v /= 100000000u;
-		for (k = 0; k < 4; k++) {
-			const char *d = pairs + (lo % 100) * 2;
-
-			lo /= 100;
-			p -= 2;
-			memcpy(p, d, 2);
-		}
+		p -= 8;
+		fb_8digits(p, (uint32_t)(v - q * 100000000u));
+		v = q;
 	}
-	w = (uint32_t)v; /* 32-bit divisions from here: cheaper */
+	w = (uint32_t)v; /* < 10^8: 32-bit arithmetic from here */
 	while (w >= 100) {
-		const char *d = pairs + (w % 100) * 2;
+		uint32_t q = w / 100u;
 
-		w /= 100;
 		p -= 2;
-		memcpy(p, d, 2);
+		fb_2digits(p, w - q * 100u);
+		w = q;
 	}
 	if (w >= 10) {
 		p -= 2;
-		memcpy(p, pairs + w * 2, 2);
+		fb_2digits(p, w);
 	} else {
 		*--p = (char)('0' + w);
 	}
@@ -224,7 +240,18 @@ static inline unsigned fb_dec_len(uint64_t v)
 
 static inline char *fb_put_u64(char *d, uint64_t v)
 {
-	unsigned n = fb_dec_len(v);
+	unsigned n;
+
+	/* the small values most fields hold, without counting digits */
+	if (v < 10) {
+		*d = (char)('0' + v);
+		return d + 1;
+	}
+	if (v < 100) {
+		fb_2digits(d, (uint32_t)v);
+		return d + 2;
+	}
+	n = fb_dec_len(v);
 
 	fb_digits(v, d + n);
 	return d + n;
@@ -268,28 +295,71 @@ const struct fdr_abi_event *fdr_event_by_id(const struct fdr_abi_control *ctl, u
 	return NULL;
 }
 
+/*
+ * One cmdline slot as read at one moment: its pid word and its comm bytes, kept
+ * as two words so that comparing two reads is two compares (no byte copies that
+ * later word loads would have to wait on).
+ */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define COMM_FIRST_BYTE ((uint64_t)0xff) /* of w[0] */
+#define COMM_LAST_BYTE ((uint64_t)0xff << 56) /* of w[1] */
+#else
+#define COMM_FIRST_BYTE ((uint64_t)0xff << 56)
+#define COMM_LAST_BYTE ((uint64_t)0xff)
+#endif
+
+struct comm_slot {
+	uint64_t pid;
+	uint64_t w[2]; /* comm, NUL-terminated at its last byte at the latest */
+};
+
+/* Read the slot that would hold @pid; the result names a task through comm_name(). */
+static inline void comm_slot_read(const struct fdr_abi_control *ctl, int32_t pid,
+				  struct comm_slot *sl)
+{
+	const struct fdr_abi_cmdline *c = &ctl->cmdlines[(uint32_t)pid % FDR_CMDLINE_SLOTS];
+	uint32_t p1, p2;
+
+	_Static_assert(FDR_COMM_LEN == sizeof(sl->w), "comm_slot holds a comm");
+	/* acquire: pairs with the release store of pid after comm in the writer */
+	p1 = __atomic_load_n(&c->pid, __ATOMIC_ACQUIRE);
+	memcpy(sl->w, c->comm, sizeof(sl->w));
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	p2 = __atomic_load_n(&c->pid, __ATOMIC_RELAXED);
+	sl->pid = p1;
+	sl->w[1] &= ~COMM_LAST_BYTE;
+	if (p2 != p1)
+		sl->w[0] = 0; /* changed while read: unknown */
+}
+
+/* The name a slot read for @pid gives: a function of (@pid, @sl) only. */
+static inline const char *comm_name(int32_t pid, const struct comm_slot *sl)
+{
+	if (pid == 0)
+		return "<idle>";
+	if (sl->pid != (uint32_t)pid || !(sl->w[0] & COMM_FIRST_BYTE))
+		return "<...>";
+	return (const char *)sl->w;
+}
+
 /**
  * fdr_comm_lookup - the comm saved for @pid, "<idle>" for 0, "<...>" if unknown
  * @buf: at least FDR_COMM_LEN bytes; the result may point to it
  */
 const char *fdr_comm_lookup(const struct fdr_abi_control *ctl, int32_t pid, char *buf, size_t len)
 {
-	const struct fdr_abi_cmdline *c;
-	uint32_t p1, p2;
+	struct comm_slot sl;
+	const char *name;
 
 	if (pid == 0)
 		return "<idle>";
 	if (len < FDR_COMM_LEN)
 		return "<...>";
-	c = &ctl->cmdlines[(uint32_t)pid % FDR_CMDLINE_SLOTS];
-	/* acquire: pairs with the release store of pid after comm in the writer */
-	p1 = __atomic_load_n(&c->pid, __ATOMIC_ACQUIRE);
-	memcpy(buf, c->comm, FDR_COMM_LEN);
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	p2 = __atomic_load_n(&c->pid, __ATOMIC_RELAXED);
-	buf[FDR_COMM_LEN - 1] = 0;
-	if (p1 != (uint32_t)pid || p2 != p1 || !buf[0])
-		return "<...>";
+	comm_slot_read(ctl, pid, &sl);
+	name = comm_name(pid, &sl);
+	if (name != (const char *)sl.w)
+		return name;
+	memcpy(buf, sl.w, FDR_COMM_LEN);
 	return buf;
 }
 
@@ -508,6 +578,17 @@ int fdr_format_trace_header_ex(struct fdr_session *s, uint32_t inst, unsigned fl
 	return ret ? -ENOMEM : 0;
 }
 
+/* "%06u" of the microseconds in @ns (< 10^9) */
+static inline char *fb_put_usec(char *d, uint64_t ns)
+{
+	uint32_t us = (uint32_t)(ns / 1000u), hi = us / 10000u, lo = us % 10000u;
+
+	fb_2digits(d, hi);
+	fb_2digits(d + 2, lo / 100u);
+	fb_2digits(d + 4, lo % 100u);
+	return d + 6;
+}
+
 /* A timestamp as the trace file shows it, unchecked: at most 22 bytes */
 static inline char *fb_put_ts(char *d, uint32_t clock, uint64_t ts)
 {
@@ -524,7 +605,7 @@ static inline char *fb_put_ts(char *d, uint32_t clock, uint64_t ts)
 		*d++ = ' ';
 	d = fb_put_u64(d, ts / 1000000000u);
 	*d++ = '.';
-	return fb_put_zpad(d, (ts / 1000u) % 1000000u, 6);
+	return fb_put_usec(d, ts % 1000000000u);
 }
 
 /** fdr_format_ts - " %5lu.%06lu" (rounded to the µs) or " %12llu" for counter clocks */
@@ -740,19 +821,35 @@ struct fmt_plan {
 	uint8_t lit_len[FDR_MAX_FIELDS];
 	char name[FDR_NAME_LEN + 2];
 	char lit[FDR_MAX_FIELDS][FDR_FIELD_NAME_LEN + 2];
+	struct fmt_int {
+		uint16_t offset;
+		uint8_t size; /* 1, 2, 4 or 8; 0: not an integer, fmt_put_value() prints it */
+		uint8_t is_signed;
+	} ints[FDR_MAX_FIELDS]; /* the integer fields' layout, copied once */
 };
 
 #define FMT_PLANS 64
 
-/* The "comm-pid " column of recent pids, so most records copy it in one go. */
+/*
+ * The "comm-pid " column of recent pids, so most records copy it in one go. The
+ * key is the pid and its cmdline slot as read (its pid word and comm bytes): the
+ * name is a function of those alone, so an unchanged slot means unchanged text,
+ * whatever the session.
+ */
 struct fmt_task {
 	int32_t pid;
 	uint32_t len; /* of text; 0 = empty entry */
-	size_t comm_len;
-	char comm[FDR_COMM_LEN + 8];
+	struct comm_slot slot;
 	char text[48];
 };
 #define FMT_TASKS 64
+
+/* The " %5lu." part of the last nanosecond timestamp's second, formatted once. */
+struct fmt_sec {
+	uint64_t sec;
+	uint32_t len; /* of text; 0 = empty */
+	char text[24];
+};
 
 /*
  * Each thread's caches, behind one initial-exec TLS pointer: a general-dynamic
@@ -761,6 +858,7 @@ struct fmt_task {
 struct fmt_cache {
 	struct fmt_plan plans[FMT_PLANS];
 	struct fmt_task tasks[FMT_TASKS];
+	struct fmt_sec sec;
 };
 static __thread __attribute__((tls_model("initial-exec"))) struct fmt_cache *fmt_cache_tls;
 static pthread_key_t fmt_cache_key;
@@ -789,6 +887,47 @@ static struct fmt_cache *fmt_cache_get(void)
 	}
 	fmt_cache_tls = c;
 	return c;
+}
+
+/* The plan's copy of field @f: its layout if fmt_put_value() would print an integer */
+static struct fmt_int fmt_int_of(const struct fdr_abi_field *f)
+{
+	struct fmt_int r = { 0, 0, 0 };
+	struct fdr_abi_field fc = *f; /* one read of the shared entry */
+
+	if (fc.kind == FDR_KIND_BYTES || fc.kind == FDR_KIND_STRING || fc.kind == FDR_KIND_CHARS ||
+	    fc.kind == FDR_KIND_TAIL_CHARS)
+		return r;
+	if (fc.size != 1 && fc.size != 2 && fc.size != 4 && fc.size != 8)
+		return r;
+	r.offset = fc.offset;
+	r.size = (uint8_t)fc.size;
+	r.is_signed = fc.is_signed != 0;
+	return r;
+}
+
+/* fmt_put_value() of an integer field through its plan copy: the same text */
+static inline char *fmt_put_int(char *d, const struct fmt_int *fi, const unsigned char *p)
+{
+	uint8_t u8;
+	uint16_t u16;
+	uint32_t u32;
+	uint64_t u64;
+
+	switch (fi->size) {
+	case 1:
+		memcpy(&u8, p + fi->offset, 1);
+		return fi->is_signed ? fb_put_s64(d, (int8_t)u8) : fb_put_u64(d, u8);
+	case 2:
+		memcpy(&u16, p + fi->offset, 2);
+		return fi->is_signed ? fb_put_s64(d, (int16_t)u16) : fb_put_u64(d, u16);
+	case 4:
+		memcpy(&u32, p + fi->offset, 4);
+		return fi->is_signed ? fb_put_s64(d, (int32_t)u32) : fb_put_u64(d, u32);
+	default:
+		memcpy(&u64, p + fi->offset, 8);
+		return fi->is_signed ? fb_put_s64(d, (int64_t)u64) : fb_put_u64(d, u64);
+	}
 }
 
 static const struct fmt_plan *fmt_plan_get(struct fmt_cache *cache,
@@ -825,6 +964,7 @@ static const struct fmt_plan *fmt_plan_get(struct fmt_cache *cache,
 		memcpy(pl->lit[i] + k, e->fields[i].name, n);
 		pl->lit[i][k + n] = '=';
 		pl->lit_len[i] = (uint8_t)(k + n + 1);
+		pl->ints[i] = fmt_int_of(&e->fields[i]);
 	}
 	return pl;
 }
@@ -949,6 +1089,45 @@ int fdr_format_event_line(const struct fdr_abi_event *e, const unsigned char *pa
 	return ret ? -ENOMEM : 0;
 }
 
+/* fb_put_ts(), the second's part copied from @cs while the second stays the same */
+static inline char *fmt_put_ts_cached(char *d, struct fmt_sec *cs, uint32_t clock, uint64_t ts)
+{
+	uint64_t sec;
+
+	if (!fdr_clock_is_ns(clock))
+		return fb_put_ts(d, clock, ts);
+	ts += 500; /* rounded to the microsecond, as fb_put_ts() does */
+	sec = ts / 1000000000u;
+	if (cs->sec != sec || !cs->len) {
+		char *e = fb_put_ts(cs->text, clock, sec * 1000000000u);
+
+		cs->len = (uint32_t)(e - cs->text) - 6; /* " %5lu." without the ".000000" digits */
+		cs->sec = sec;
+	}
+	memcpy(d, cs->text, sizeof(cs->text)); /* room: the caller reserved 64 */
+	return fb_put_usec(d + cs->len, ts - sec * 1000000000u);
+}
+
+/* Build @tk, the "%16s-%-7d " column of @pid whose cmdline slot read as @sl. */
+static void fmt_task_build(struct fmt_task *tk, int32_t pid, const struct comm_slot *sl)
+{
+	const char *name = comm_name(pid, sl);
+	struct fdr_buf t = { tk->text, 0, sizeof(tk->text) };
+	char tmp[24], *d = fb_digits(pid < 0 ? -(uint64_t)(int64_t)pid : (uint64_t)pid,
+				     tmp + sizeof(tmp));
+
+	if (pid < 0)
+		*--d = '-';
+	/* fits: a name is under FDR_COMM_LEN; 16 + 1 + 11 + 1 < sizeof(text), t never grows */
+	fb_pad(&t, name, strlen(name), 16, 0);
+	fb_add(&t, "-", 1);
+	fb_pad(&t, d, (size_t)(tmp + sizeof(tmp) - d), 7, 1);
+	fb_add(&t, " ", 1);
+	tk->pid = pid;
+	tk->slot = *sl;
+	tk->len = (uint32_t)t.len;
+}
+
 /**
  * fdr_format_record - one line of trace / trace_pipe output for a record
  * ("%16s-%-7d [%03d] ..... %5lu.%06lu: NAME: BODY\n", as the kernel prints it)
@@ -962,57 +1141,23 @@ int fdr_format_record(struct fdr_session *s, uint32_t inst, const struct fdr_rec
 	const struct fmt_plan *plan;
 	struct fmt_cache *cache = fmt_cache_get();
 	struct fdr_common c;
-	char comm[FDR_COMM_LEN];
 	int ret = 0, builtin;
 
 	if (rec->len < sizeof(c))
 		return 0;
 	memcpy(&c, rec->payload, sizeof(c));
 	if (in->options & FDR_OPT_CONTEXT_INFO) {
-		const char *name = fdr_comm_lookup(ctl, c.pid, comm, sizeof(comm));
 		struct fmt_task none,
 			*tk = cache ? &cache->tasks[(uint32_t)c.pid % FMT_TASKS] : &none;
-		size_t nlen = strlen(name);
+		struct comm_slot sl;
 
-		none.len = 0; /* only this is read before the entry is rebuilt */
-		/* "%16s-%-7d ", remembered per pid while its name stays the same */
-		if (tk->len == 0 || tk->pid != c.pid || tk->comm_len != nlen ||
-		    memcmp(tk->comm, name, nlen) != 0) {
-			struct fdr_buf t = { tk->text, 0, sizeof(tk->text) };
-			char tmp[24], *d;
-
-			tk->len = 0;
-			if (nlen < sizeof(tk->comm)) {
-				d = fb_digits(c.pid < 0 ? -(uint64_t)(int64_t)c.pid :
-							  (uint64_t)c.pid,
-					      tmp + sizeof(tmp));
-				if (c.pid < 0)
-					*--d = '-';
-				/* fits: 16 + 1 + 11 + 1 < sizeof(text); t never reallocates */
-				fb_pad(&t, name, nlen, 16, 0);
-				fb_add(&t, "-", 1);
-				fb_pad(&t, d, (size_t)(tmp + sizeof(tmp) - d), 7, 1);
-				fb_add(&t, " ", 1);
-				tk->pid = c.pid;
-				memcpy(tk->comm, name, nlen);
-				tk->comm_len = nlen;
-				tk->len = t.len;
-			}
-		}
-		if (tk->len) {
-			ret |= fb_add(b, tk->text, tk->len);
-		} else {
-			char tmp[24], *d;
-
-			ret |= fb_pad(b, name, nlen, 16, 0);
-			ret |= fb_add(b, "-", 1);
-			d = fb_digits(c.pid < 0 ? -(uint64_t)(int64_t)c.pid : (uint64_t)c.pid,
-				      tmp + sizeof(tmp));
-			if (c.pid < 0)
-				*--d = '-';
-			ret |= fb_pad(b, d, (size_t)(tmp + sizeof(tmp) - d), 7, 1);
-			ret |= fb_add(b, " ", 1);
-		}
+		none.len = 0; /* only this is read before the entry is built */
+		comm_slot_read(ctl, c.pid, &sl);
+		/* "%16s-%-7d ", remembered per pid while its cmdline slot stays the same */
+		if (tk->len == 0 || tk->pid != c.pid || tk->slot.pid != sl.pid ||
+		    tk->slot.w[0] != sl.w[0] || tk->slot.w[1] != sl.w[1])
+			fmt_task_build(tk, c.pid, &sl);
+		ret |= fb_add(b, tk->text, tk->len);
 		if (in->options & FDR_OPT_RECORD_TGID) {
 			const struct fdr_abi_cmdline *cl =
 				&ctl->cmdlines[(uint32_t)c.pid % FDR_CMDLINE_SLOTS];
@@ -1038,7 +1183,8 @@ int fdr_format_record(struct fdr_session *s, uint32_t inst, const struct fdr_rec
 					d[3] = "0123456789abcdef"[c.preempt_count & 0xf];
 				d += 5;
 			}
-			d = fb_put_ts(d, in->clock, rec->ts);
+			d = cache ? fmt_put_ts_cached(d, &cache->sec, in->clock, rec->ts) :
+				    fb_put_ts(d, in->clock, rec->ts);
 			*d++ = ':';
 			*d++ = ' ';
 			*d = '\0';
@@ -1076,9 +1222,14 @@ int fdr_format_record(struct fdr_session *s, uint32_t inst, const struct fdr_rec
 		memcpy(d, plan->name, plan->name_len);
 		d += plan->name_len;
 		for (i = 0; i < plan->nf; i++) {
+			const struct fmt_int *fi = &plan->ints[i];
+
 			memcpy(d, plan->lit[i], plan->lit_len[i]);
 			d += plan->lit_len[i];
-			d = fmt_put_value(d, &e->fields[i], rec->payload, rec->len);
+			if (fi->size && (uint32_t)fi->offset + fi->size <= rec->len)
+				d = fmt_put_int(d, fi, rec->payload);
+			else
+				d = fmt_put_value(d, &e->fields[i], rec->payload, rec->len);
 		}
 		*d++ = '\n';
 		*d = '\0';

@@ -49,6 +49,9 @@ struct rd_ring {
 	uint32_t nr_cpus;
 };
 
+/* polls of an idle CPU that may trust an unchanged head (rd_refresh_ring()) */
+#define RD_IDLE_SKIPS 64
+
 struct rd_cpu {
 	uint32_t cpu;
 	uint32_t bi; /* which of the CPU's two buffers this cursor reads */
@@ -67,10 +70,11 @@ struct rd_cpu {
 	int have; /* rec is a peeked record */
 	struct fdr_record rec;
 	uint64_t rec_pos_after;
+	uint64_t idle_head; /* head when rd_refresh_ring() last found nothing new */
+	uint32_t idle_left; /* how many more polls may trust idle_head; 0: none */
 	int bounded; /* a snapshot reader stops at the writer position seen at open */
 	uint32_t end_off;
 	uint64_t end_sub;
-	struct fdr_abi_subbuf rec_sb;
 	int spool_fd; /* a spool reader's file (borrowed), -1 for a ring cursor */
 	int spool_dfd; /* the same opened again with O_DIRECT (owned), -1: none */
 	uint64_t spool_off; /* next sub-buffer to read from it */
@@ -147,6 +151,7 @@ static void rd_cpu_set_buffer(struct rd_cpu *rc, const struct rd_ring *r, uint32
 	rc->buf_pos = UINT64_MAX;
 	rc->have = 0;
 	rc->lost = 0;
+	rc->idle_left = 0;
 	rc->pos = __atomic_load_n(&c->consumed, __ATOMIC_ACQUIRE);
 	rc->cum = __atomic_load_n(&c->consumed_cum, __ATOMIC_RELAXED);
 }
@@ -276,10 +281,25 @@ static void rd_enter(struct rd_cpu *rc, uint64_t S)
 static int rd_refresh_ring(struct rd_cpu *rc)
 {
 	const uint64_t mask = rc->ss - 1;
+	/* acquire: as in rd_writer(); read before it, see the idle shortcut below */
+	uint64_t head = __atomic_load_n(&rc->c->head, __ATOMIC_ACQUIRE);
 	uint64_t S = rc->pos & ~mask, w_sub, oldest;
 	uint32_t w_off;
-	int ret = rd_writer_retry(rc, &w_sub, &w_off);
+	int ret;
 
+	/*
+	 * The idle shortcut: this CPU had nothing new when head read rc->idle_head,
+	 * and head has not moved since (switch_gen and the record count are in it: an
+	 * equal head after writes needs 65536 sub-buffer switches). A merge polls
+	 * every idle CPU for each record of the busy ones; this makes that one load.
+	 * At most RD_IDLE_SKIPS in a row, then a full look anyway.
+	 */
+	if (rc->idle_left && head == rc->idle_head) {
+		rc->idle_left--;
+		return 0;
+	}
+	rc->idle_left = 0;
+	ret = rd_writer_retry(rc, &w_sub, &w_off);
 	if (ret == -EAGAIN)
 		return 0;
 	if (ret)
@@ -300,10 +320,13 @@ static int rd_refresh_ring(struct rd_cpu *rc)
 		rc->pos = w_sub;
 		S = w_sub;
 	}
-	if (S == w_sub && w_off == 0)
+	if ((S == w_sub && w_off == 0) || (S == w_sub && rc->buf_pos == S &&
+					   rc->buf_valid == w_off && (rc->pos & mask) >= w_off)) {
+		/* nothing new: as of head's later read, so as of the earlier one too */
+		rc->idle_head = head;
+		rc->idle_left = RD_IDLE_SKIPS;
 		return 0;
-	if (S == w_sub && rc->buf_pos == S && rc->buf_valid == w_off && (rc->pos & mask) >= w_off)
-		return 0; /* nothing new in the writer's sub-buffer */
+	}
 	if (rd_copy(rc, S, w_sub, w_off) < 0)
 		return 1;
 	if (rd_hdr(rc)->pos != S) {
@@ -416,9 +439,9 @@ static int rd_peek(struct fdr_reader *r, struct rd_cpu *rc)
 				rc->rec.len = len - (uint32_t)sizeof(*h);
 				rc->rec.payload = rc->buf + off + sizeof(*h);
 				rc->rec.raw_ts = h->ts;
-				rc->rec_sb = *rd_hdr(rc);
-				rc->rec.subbuf = &rc->rec_sb;
-				rc->rec.ts = fdr_clock_conv(&r->conv, h->ts, &rc->rec_sb);
+				/* the header stays in rc->buf as long as the payload does */
+				rc->rec.subbuf = rd_hdr(rc);
+				rc->rec.ts = fdr_clock_conv(&r->conv, h->ts, rc->rec.subbuf);
 				rc->rec.lost_before = rc->lost;
 				rc->rec_pos_after = rc->pos + len;
 				rc->have = 1;

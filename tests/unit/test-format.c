@@ -387,6 +387,123 @@ Test(format, default_print_all_kinds)
 	fdr_buf_free(&b);
 }
 
+/*
+ * The record line's default print writes integers through the event's cached plan,
+ * fdr_format_body() through the registry: both must print every value alike, and
+ * as printf does. Values at each digit-count edge, the extremes, and random ones.
+ */
+Test(format, record_line_integers_match_printf)
+{
+	static const uint64_t edges[] = { 0,
+					  9,
+					  10,
+					  99,
+					  100,
+					  999,
+					  1000,
+					  9999,
+					  10000,
+					  99999999,
+					  100000000,
+					  4294967295u,
+					  4294967296ull,
+					  9999999999999999ull,
+					  10000000000000000ull,
+					  9223372036854775807ull,
+					  9223372036854775808ull,
+					  18446744073709551615ull };
+	unsigned char buf[256] __attribute__((aligned(8)));
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
+	int k;
+
+	setup();
+	cr_assert_eq(fdr_sync(), 0);
+	save_comm(4321, "ints", 4321);
+	for (k = 0; k < 4000; k++) {
+		const struct fdr_abi_event *e =
+			fdr_event_by_id(fdr_session_control(env.s), fdr_ev_tfmt_allkinds.id);
+		struct fdr_record rec = { 0 };
+		struct fdr_buf line = { 0 }, body = { 0 };
+		char want[512];
+		uint64_t v[8];
+		rec_all r;
+		int i;
+
+		cr_assert_not_null(e);
+		for (i = 0; i < 8; i++) {
+			seed ^= seed << 13;
+			seed ^= seed >> 7;
+			seed ^= seed << 17;
+			v[i] = k < (int)(sizeof(edges) / sizeof(edges[0])) ?
+				       edges[k] - (uint64_t)i * (k & 1) :
+				       seed >> (seed % 64);
+		}
+		memset(&r, 0, sizeof(r));
+		r.fdr__common.type = (uint16_t)fdr_ev_tfmt_allkinds.id;
+		r.fdr__common.pid = 4321;
+		r.s8 = (int8_t)v[0];
+		r.u8 = (uint8_t)v[1];
+		r.s16 = (int16_t)v[2];
+		r.u16 = (uint16_t)v[3];
+		r.s32 = (int32_t)v[4];
+		r.u32 = (uint32_t)v[5];
+		r.s64 = (int64_t)v[6];
+		r.u64 = v[7];
+		r.flag = k & 1;
+		r.str = (uint32_t)sizeof(r); /* empty strings */
+		r.blob = (uint32_t)sizeof(r);
+		memcpy(buf, &r, sizeof(r));
+		rec.ts = (uint64_t)k * 1000;
+		rec.len = (uint32_t)sizeof(r) + 8;
+		rec.payload = buf;
+		memset(buf + sizeof(r), 0, 8);
+		cr_assert_eq(fdr_format_record(env.s, 0, &rec, &line), 0);
+		cr_assert_eq(fdr_format_body(e, buf, rec.len, &body), 0);
+		snprintf(want, sizeof(want),
+			 "s8=%d u8=%u s16=%d u16=%u s32=%d u32=%u s64=%lld u64=%llu flag=%d name= "
+			 "str= blob=",
+			 r.s8, r.u8, r.s16, r.u16, r.s32, r.u32, (long long)r.s64,
+			 (unsigned long long)r.u64, r.flag);
+		cr_assert_str_eq(body.data, want, "record %d: body", k);
+		cr_assert(strstr(line.data, ": allkinds: ") != NULL, "record %d: '%s'", k,
+			  line.data);
+		cr_assert(fdr_buf_printf(&body, "\n") == 0);
+		cr_assert_str_eq(strstr(line.data, ": allkinds: ") + 12, body.data,
+				 "record %d: the line's body differs from fdr_format_body()", k);
+		fdr_buf_free(&line);
+		fdr_buf_free(&body);
+	}
+}
+
+/*
+ * The line's "comm-pid" column and the seconds of its timestamp are remembered
+ * from record to record: a comm saved again, a pid sharing the slot, or another
+ * second must show at once.
+ */
+Test(format, record_line_caches_follow_changes)
+{
+	setup();
+	cr_assert_eq(fdr_sync(), 0);
+	save_comm(1234, "bash", 1234);
+	expect_line(1234, 0, 0, 5000001000ull,
+		    "            bash-1234    [000] .....     5.000001: ", "first");
+	expect_line(1234, 0, 0, 5999999000ull,
+		    "            bash-1234    [000] .....     5.999999: ", "same second");
+	save_comm(1234, "zsh", 1234);
+	expect_line(1234, 0, 0, 5999999500ull,
+		    "             zsh-1234    [000] .....     6.000000: ",
+		    "comm saved again; rounded into the next second");
+	save_comm(1234 + FDR_CMDLINE_SLOTS, "other", 1);
+	expect_line(1234, 0, 0, 5000002000ull,
+		    "           <...>-1234    [000] .....     5.000002: ",
+		    "slot taken by another pid; back a second");
+	expect_line(1234 + FDR_CMDLINE_SLOTS, 0, 0, 123456789000000000ull,
+		    "           other-9426    [000] ..... 123456789.000000: ", "that pid");
+	save_comm(1234, "bash", 1234);
+	expect_line(1234, 0, 0, 0,
+		    "            bash-1234    [000] .....     0.000000: ", "saved again");
+}
+
 Test(format, custom_print)
 {
 	struct fdr_abi_event e;

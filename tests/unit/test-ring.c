@@ -303,6 +303,61 @@ Test(ring, per_cpu_counts)
 	fdr_test_recs_free(&all);
 }
 
+/*
+ * A merging reader polls every CPU for each record; one that had nothing is
+ * polled cheaply while its head stays put. A record that arrives there must
+ * still take its place in time order at once, not some polls later.
+ */
+static void idle_cpu_joins(unsigned flags)
+{
+	struct fdr_reader *r;
+	struct fdr_record rec;
+	int ca, cb, k;
+
+	setup(0, 0);
+	ca = fdr_test_pin(0);
+	write_seq(0, 200);
+	cr_assert_eq(fdr_reader_open(env.s, 0, -1, flags, &r), 0);
+	for (k = 0; k < 200; k++) {
+		cr_assert_eq(fdr_reader_next(r, &rec), 1);
+		cr_assert_eq((int)rec.cpu, ca);
+	}
+	/* one record on the idle CPU, then more on the busy one: it comes first */
+	cb = fdr_test_pin(1);
+	write_seq(5000, 1);
+	cr_assert_eq(fdr_test_pin(0), ca);
+	write_seq(200, 100);
+	for (k = 0; k < 101; k++) {
+		unsigned char copy[256] __attribute__((aligned(8)));
+		struct fdr_test_rec tr = { .payload = copy };
+		uint32_t want = k ? 199 + (uint32_t)k : 5000, seq;
+
+		cr_assert_eq(fdr_reader_next(r, &rec), 1, "record %d of 101: none", k);
+		cr_assert_leq(rec.len, sizeof(copy));
+		memcpy(copy, rec.payload, rec.len);
+		tr.len = rec.len;
+		seq = dec_seq(&tr, NULL, NULL, NULL);
+		cr_assert_eq(seq, want, "record %d: seq %u on cpu %u, expected %u on cpu %d", k,
+			     seq, rec.cpu, want, k ? ca : cb);
+	}
+	cr_assert_eq(fdr_reader_next(r, &rec), 0);
+	fdr_reader_close(r);
+}
+
+Test(ring, merge_idle_cpu_joins_at_once)
+{
+	if (fdr_test_nr_allowed_cpus() < 2)
+		cr_skip_test("needs two CPUs");
+	idle_cpu_joins(0);
+}
+
+Test(ring, merge_idle_cpu_joins_at_once_consuming)
+{
+	if (fdr_test_nr_allowed_cpus() < 2)
+		cr_skip_test("needs two CPUs");
+	idle_cpu_joins(FDR_READ_CONSUME);
+}
+
 struct thr_arg {
 	uint32_t base;
 	uint32_t n;
