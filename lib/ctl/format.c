@@ -140,43 +140,67 @@ static inline void fb_2digits(char *d, uint32_t v)
 	memcpy(d, fb_pairs + v * 2, 2);
 }
 
+/* @v < 10^4: exactly four digits at @d */
+static inline void fb_4digits(char *d, uint32_t v)
+{
+	fb_2digits(d, v / 100u);
+	fb_2digits(d + 2, v % 100u);
+}
+
 /*
  * @v < 10^8: exactly eight digits at @d. The four pairs come from two independent
  * halves, so the divisions (multiplications) overlap instead of forming one chain.
  */
 static inline void fb_8digits(char *d, uint32_t v)
 {
-	uint32_t hi = v / 10000u, lo = v % 10000u;
-
-	fb_2digits(d, hi / 100u);
-	fb_2digits(d + 2, hi % 100u);
-	fb_2digits(d + 4, lo / 100u);
-	fb_2digits(d + 6, lo % 100u);
+	fb_4digits(d, v / 10000u);
+	fb_4digits(d + 4, v % 10000u);
 }
 
-/* Decimal digits of @v written backwards from @end; returns the start. */
+/*
+ * Decimal digits of @v written backwards from @end; returns the start. Each
+ * quotient is taken from @v itself where it can be (v / 10^8 and v / 10^16 side
+ * by side, not one after the other), so the multiplications overlap.
+ */
 static char *fb_digits(uint64_t v, char *end)
 {
 	char *p = end;
 	uint32_t w;
 
-	/* eight digits at a time while there are more than eight */
-	while (v >= 100000000u) {
-		uint64_t q = v / 100000000u;
+	if (v >= 100000000u) {
+		uint64_t q8 = v / 100000000u;
 
 		p -= 8;
-		fb_8digits(p, (uint32_t)(v - q * 100000000u));
-		v = q;
+		fb_8digits(p, (uint32_t)(v - q8 * 100000000u));
+		if (q8 >= 100000000u) {
+			uint64_t q16 = v / 10000000000000000ull; /* < 1845: four digits at most */
+
+			p -= 8;
+			fb_8digits(p, (uint32_t)(q8 - q16 * 100000000u));
+			w = (uint32_t)q16;
+		} else {
+			w = (uint32_t)q8;
+		}
+	} else {
+		w = (uint32_t)v;
 	}
-	w = (uint32_t)v; /* < 10^8: 32-bit arithmetic from here */
-	while (w >= 100) {
+	/* w < 10^8 */
+	if (w >= 10000u) {
+		uint32_t q = w / 10000u;
+
+		p -= 4;
+		fb_4digits(p, w - q * 10000u);
+		w = q;
+	}
+	/* w < 10^4 */
+	if (w >= 100u) {
 		uint32_t q = w / 100u;
 
 		p -= 2;
 		fb_2digits(p, w - q * 100u);
 		w = q;
 	}
-	if (w >= 10) {
+	if (w >= 10u) {
 		p -= 2;
 		fb_2digits(p, w);
 	} else {
@@ -209,33 +233,29 @@ static int fb_pad(struct fdr_buf *b, const char *s, size_t len, size_t width, in
  * Unchecked writers for the per-record path: the caller reserved room for the
  * worst case first (buf_reserve), so each returns the new end without checks.
  */
+/*
+ * The number of decimal digits of @v. A tree of compares, not arithmetic: where
+ * the next field goes depends on this count, so a computed count (bit length,
+ * multiply, table load) sits on the line's critical path, while predicted
+ * branches do not; a field's values mostly keep their width from record to record.
+ */
 static inline unsigned fb_dec_len(uint64_t v)
 {
-	static const uint64_t pow10[20] = { 1ull,
-					    10ull,
-					    100ull,
-					    1000ull,
-					    10000ull,
-					    100000ull,
-					    1000000ull,
-					    10000000ull,
-					    100000000ull,
-					    1000000000ull,
-					    10000000000ull,
-					    100000000000ull,
-					    1000000000000ull,
-					    10000000000000ull,
-					    100000000000000ull,
-					    1000000000000000ull,
-					    10000000000000000ull,
-					    100000000000000000ull,
-					    1000000000000000000ull,
-					    10000000000000000000ull };
-	/* from the bit length (1233 / 4096 ~ log10(2)), then one correction */
-	unsigned t = ((unsigned)(64 - __builtin_clzll(v | 1)) * 1233) >> 12;
-	unsigned n = t + 1 - (v < pow10[t]);
-
-	return n ? n : 1;
+	if (v < 100000000ull) {
+		if (v < 10000ull)
+			return v < 100ull ? 1u + (v >= 10ull) : 3u + (v >= 1000ull);
+		return v < 1000000ull ? 5u + (v >= 100000ull) : 7u + (v >= 10000000ull);
+	}
+	if (v < 10000000000000000ull) {
+		if (v < 1000000000000ull)
+			return v < 10000000000ull ? 9u + (v >= 1000000000ull) :
+						    11u + (v >= 100000000000ull);
+		return v < 100000000000000ull ? 13u + (v >= 10000000000000ull) :
+						15u + (v >= 1000000000000000ull);
+	}
+	if (v < 1000000000000000000ull)
+		return 17u + (v >= 100000000000000000ull);
+	return 19u + (v >= 10000000000000000000ull);
 }
 
 static inline char *fb_put_u64(char *d, uint64_t v)
