@@ -7,15 +7,82 @@
  * unterminated names, print formats with any conversion, print_args out of range.
  * Input: the first sizeof(struct fdr_abi_event) bytes are the entry (zero-filled
  * if the input is shorter), the rest is the record payload. We render the
- * event's format file and the record's body.
+ * event's format file and the record's body, then the whole record line
+ * (fdr_format_record()) with the entry laid over a registered event of a
+ * session, twice: the second line comes from the per-event plan and the
+ * comm-pid column cached by the first, the way `fdr show` prints a trace.
  */
 #include "fuzz.h"
 
+static struct fdr_session *fz_s;
+static uint32_t fz_slot, fz_id;
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+	struct fdr_session_opts o = { .buffer_size_kb = 4 };
+	struct fdr_abi_event t;
+	const struct fdr_abi_control *ctl;
+	uint32_t i;
+
 	(void)argc;
 	(void)argv;
+	fz_s = fz_session_create(&o);
+	fz_event_all(&t, "line", 0);
+	fz_id = fz_register(fz_s, &t);
+	ctl = fdr_session_control(fz_s);
+	for (i = 0; i < FDR_MAX_EVENTS; i++)
+		if (ctl->events[i].state == FDR_EVENT_READY && ctl->events[i].id == fz_id &&
+		    strncmp(ctl->events[i].name, "line", FDR_NAME_LEN) == 0)
+			break;
+	if (i == FDR_MAX_EVENTS) {
+		fprintf(stderr, "fuzz-format: the registered event is not in the registry\n");
+		exit(2);
+	}
+	fz_slot = i;
 	return 0;
+}
+
+/*
+ * The record line of @payload with the hostile entry @e in the registry: id and
+ * state kept (so that the record finds it) unless the input's first byte is odd,
+ * the record's type set to the id, its pid, CPU and time taken from the input,
+ * the instance's line options and clock from the first byte's other bits.
+ */
+static void fz_record_line(const struct fdr_abi_event *e, const uint8_t *data, size_t size,
+			   unsigned char *payload, uint32_t len)
+{
+	struct fdr_abi_control *ctl = fdr_session_control(fz_s);
+	struct fdr_abi_event *se = &ctl->events[fz_slot];
+	struct fdr_abi_instance *in = &ctl->instances[0];
+	const uint32_t opts = FDR_OPT_CONTEXT_INFO | FDR_OPT_IRQ_INFO | FDR_OPT_RECORD_TGID;
+	uint8_t sel = size ? data[0] : 0;
+	struct fdr_record rec = { 0 };
+	struct fdr_buf b = { 0 };
+	uint16_t type = (uint16_t)fz_id;
+	int k;
+
+	/* the line's columns and clock from the first byte: any clock number, even bad */
+	in->options = (in->options & ~opts) | (sel & 2 ? 0 : FDR_OPT_CONTEXT_INFO) |
+		      (sel & 4 ? 0 : FDR_OPT_IRQ_INFO) | (sel & 8 ? FDR_OPT_RECORD_TGID : 0);
+	in->clock = sel >> 4;
+	memcpy(se, e, sizeof(*se));
+	if (!(sel & 1)) {
+		se->id = fz_id;
+		se->state = FDR_EVENT_READY;
+	}
+	if (len >= 2)
+		memcpy(payload, &type, 2);
+	rec.payload = payload;
+	rec.len = len;
+	if (size >= 16) {
+		memcpy(&rec.ts, data + size - 8, 8);
+		memcpy(&rec.cpu, data + size - 12, 4);
+	}
+	for (k = 0; k < 2; k++) {
+		fdr_format_record(fz_s, 0, &rec, &b);
+		b.len = 0;
+	}
+	fdr_buf_free(&b);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -35,6 +102,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(payload, data + n, len);
 		fdr_format_event_file(e, &b);
 		fdr_format_body(e, payload, len, &b);
+		fz_record_line(e, data, size, payload, len);
 	}
 	fdr_buf_free(&b);
 	free(payload);
