@@ -46,7 +46,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
  * The record line of @payload with the hostile entry @e in the registry: id and
  * state kept (so that the record finds it) unless the input's first byte is odd,
  * the record's type set to the id, its pid, CPU and time taken from the input,
- * the instance's line options and clock from the first byte's other bits.
+ * the instance's line options and clock from the first byte's other bits, the
+ * pid's cmdline slot from 24 bytes near the input's end.
  */
 static void fz_record_line(const struct fdr_abi_event *e, const uint8_t *data, size_t size,
 			   unsigned char *payload, uint32_t len)
@@ -72,6 +73,14 @@ static void fz_record_line(const struct fdr_abi_event *e, const uint8_t *data, s
 	}
 	if (len >= 2)
 		memcpy(payload, &type, 2);
+	if (len >= 8 && size >= 40) {
+		/* the pid's cmdline slot: any bytes (a pid word, comm, tgid) */
+		int32_t pid;
+
+		memcpy(&pid, payload + 4, 4);
+		memcpy(&ctl->cmdlines[(uint32_t)pid % FDR_CMDLINE_SLOTS], data + size - 36,
+		       sizeof(struct fdr_abi_cmdline));
+	}
 	rec.payload = payload;
 	rec.len = len;
 	if (size >= 16) {
