@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/rseq.h>
 #include <sys/syscall.h>
@@ -44,6 +45,15 @@ FDR_EVENT(tring, blob,
 	FDR_FIELDS(
 		fdr_field_int(uint32_t, seq, seq)
 		fdr_field_bytes(data, p, n)))
+/* two strings and bytes: the second field's data starts wherever the first ends */
+FDR_EVENT(tring, dyn,
+	FDR_PROTO(uint32_t seq, const char *a, const char *b, const void *p, size_t n),
+	FDR_ARGS(seq, a, b, p, n),
+	FDR_FIELDS(
+		fdr_field_int(uint32_t, seq, seq)
+		fdr_field_string(a, a)
+		fdr_field_string(b, b)
+		fdr_field_bytes(c, p, n)))
 /* clang-format on */
 
 typedef struct fdr__rec_tring_seq rec_seq;
@@ -65,6 +75,7 @@ static void setup(uint32_t kb, int overwrite)
 	cr_assert_eq(fdr_test_setup(&env, &o), 0, "session setup failed");
 	cr_assert_eq(fdr_test_set_enabled(env.s, &fdr_ev_tring_seq, 0, 1), 0);
 	cr_assert_eq(fdr_test_set_enabled(env.s, &fdr_ev_tring_blob, 0, 1), 0);
+	cr_assert_eq(fdr_test_set_enabled(env.s, &fdr_ev_tring_dyn, 0, 1), 0);
 	cr_assert(fdr_ev_tring_seq.enabled, "the call site flag must be set once enabled");
 }
 
@@ -636,6 +647,182 @@ Test(ring, clear_by_truncating_trace)
 	cr_assert_eq(rr.nr, 4, "per_cpu/cpuN/trace clears that CPU only (%zu left)", rr.nr);
 	cr_assert_eq((int)rr.v[0].cpu, cb);
 	fdr_test_recs_free(&rr);
+}
+
+/* A __data_loc field of a tring:dyn record: its bytes, checked to lie inside. */
+static const unsigned char *dyn_field(const struct fdr_test_rec *r, size_t loc_off, uint32_t *len)
+{
+	uint32_t loc, off;
+
+	cr_assert_geq(r->len, sizeof(struct fdr__rec_tring_dyn));
+	memcpy(&loc, r->payload + loc_off, 4);
+	off = loc & 0xffff;
+	*len = loc >> 16;
+	cr_assert_leq(off + *len, r->len, "__data_loc beyond the record");
+	return r->payload + off;
+}
+
+/* @n bytes of a pattern that differs for each @seed and offset, no NUL */
+static void dyn_pattern(char *p, size_t n, unsigned seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (char)('A' + (seed * 7 + i * 13) % 26);
+}
+
+/*
+ * Dynamic data of every length from 0 to 80 bytes, the first string's data at a
+ * word boundary, the second's and the bytes' wherever the one before ends: every
+ * byte, every NUL and the record's padding (zeros) must come back as written.
+ */
+Test(ring, dynamic_fields_every_length)
+{
+	static const size_t lens_b[] = { 0, 1, 6, 7, 8, 9, 15, 16, 17, 63, 64, 65, 100 };
+	struct fdr_test_recs rr;
+	char a[128], b[128];
+	unsigned char c[128];
+	uint32_t seq = 0;
+	size_t la, kb, i;
+
+	setup(4096, 0);
+	fdr_test_pin(0);
+	for (la = 0; la <= 80; la++)
+		for (kb = 0; kb < sizeof(lens_b) / sizeof(lens_b[0]); kb++) {
+			dyn_pattern(a, la, seq);
+			a[la] = 0;
+			dyn_pattern(b, lens_b[kb], seq + 1);
+			b[lens_b[kb]] = 0;
+			dyn_pattern((char *)c, la, seq + 2);
+			dirty_stack();
+			fdr_tring_dyn(seq++, a, b, c, la);
+		}
+	cr_assert_eq(fdr_test_collect(env.s, 0, -1, 0, &rr), 0);
+	cr_assert_eq(rr.nr, seq, "%zu records, expected %u", rr.nr, seq);
+	cr_assert_eq(rr.lost, 0);
+	for (i = 0; i < rr.nr; i++) {
+		const struct fdr_test_rec *r = &rr.v[i];
+		struct fdr__rec_tring_dyn h;
+		const unsigned char *pa, *pb, *pc;
+		uint32_t na, nb, nc, end, k;
+
+		memcpy(&h, r->payload, sizeof(h));
+		cr_assert_eq(h.seq, i);
+		la = i / (sizeof(lens_b) / sizeof(lens_b[0]));
+		kb = lens_b[i % (sizeof(lens_b) / sizeof(lens_b[0]))];
+		pa = dyn_field(r, offsetof(struct fdr__rec_tring_dyn, a), &na);
+		pb = dyn_field(r, offsetof(struct fdr__rec_tring_dyn, b), &nb);
+		pc = dyn_field(r, offsetof(struct fdr__rec_tring_dyn, c), &nc);
+		cr_assert_eq(na, la + 1, "record %zu: a is %u bytes, expected %zu", i, na, la + 1);
+		cr_assert_eq(nb, kb + 1, "record %zu: b is %u bytes, expected %zu", i, nb, kb + 1);
+		cr_assert_eq(nc, la, "record %zu: c is %u bytes, expected %zu", i, nc, la);
+		dyn_pattern(a, la, (unsigned)i);
+		dyn_pattern(b, kb, (unsigned)i + 1);
+		dyn_pattern((char *)c, la, (unsigned)i + 2);
+		cr_assert(memcmp(pa, a, la) == 0 && pa[la] == 0, "record %zu: a differs", i);
+		cr_assert(memcmp(pb, b, kb) == 0 && pb[kb] == 0, "record %zu: b differs", i);
+		cr_assert(memcmp(pc, c, la) == 0, "record %zu: c differs", i);
+		cr_assert_eq(pb, pa + na, "record %zu: b does not follow a", i);
+		cr_assert_eq(pc, pb + nb, "record %zu: c does not follow b", i);
+		/* the padding to the record's 8-byte end: zeros, not the stack's 0xaa */
+		end = (uint32_t)(pc + nc - r->payload);
+		for (k = end; k < r->len; k++)
+			cr_assert_eq(r->payload[k], 0, "record %zu: padding byte %u is 0x%02x", i,
+				     k, r->payload[k]);
+	}
+	fdr_test_recs_free(&rr);
+}
+
+/*
+ * A string cut where the record reaches FDR_MAX_RECORD keeps a NUL as its last
+ * byte, whichever way it is copied: the first string's 3959 characters and NUL,
+ * from offset 24, end at 3984, so the second one's data starts at a word
+ * boundary with 16 bytes of room left (copied in words); then, one character
+ * less, at an odd offset (copied bytewise).
+ */
+Test(ring, cut_string_keeps_its_nul)
+{
+	static const size_t first[] = { 3959, 3958 };
+	char *big = malloc(4001);
+	const char *tail = "abcdefghijklmnopqrstuvwxyz0123456789";
+	struct fdr_test_recs rr;
+	size_t k;
+
+	cr_assert_not_null(big);
+	setup(0, 0);
+	fdr_test_pin(0);
+	for (k = 0; k < 2; k++) {
+		memset(big, 'x', first[k]);
+		big[first[k]] = 0;
+		fdr_tring_dyn((uint32_t)k, big, tail, NULL, 0);
+	}
+	cr_assert_eq(fdr_test_collect(env.s, 0, -1, 0, &rr), 0);
+	cr_assert_eq(rr.nr, 2);
+	for (k = 0; k < 2; k++) {
+		uint32_t na, nb;
+		const unsigned char *pa = dyn_field(&rr.v[k],
+						    offsetof(struct fdr__rec_tring_dyn, a), &na),
+				    *pb = dyn_field(&rr.v[k],
+						    offsetof(struct fdr__rec_tring_dyn, b), &nb);
+		uint32_t room = FDR_MAX_RECORD - (uint32_t)(pb - rr.v[k].payload);
+
+		cr_assert_eq(na, first[k] + 1);
+		cr_assert_eq(nb, room, "b got %u bytes, expected the %u left", nb, room);
+		cr_assert_lt(nb, strlen(tail) + 1, "b must have been cut");
+		cr_assert(memcmp(pb, tail, nb - 1) == 0, "b's bytes before the cut differ");
+		cr_assert_eq(pb[nb - 1], 0, "cut string %zu without its NUL", k);
+		cr_assert_eq((size_t)(pb - rr.v[k].payload) % 8, k == 0 ? 0u : 7u);
+		(void)pa;
+	}
+	fdr_test_recs_free(&rr);
+	free(big);
+}
+
+/*
+ * Dynamic data that ends at the end of a page, the next page unmapped: the
+ * event path may read nothing past a field's last byte (a fault would kill the
+ * test). Every length the word-wise copy takes, and around it.
+ */
+Test(ring, dynamic_fields_end_at_unmapped_page)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	unsigned char *m = mmap(NULL, (size_t)pg * 2, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct fdr_test_recs rr;
+	uint32_t n;
+
+	cr_assert_neq(m, MAP_FAILED);
+	cr_assert_eq(mprotect(m + pg, (size_t)pg, PROT_NONE), 0);
+	setup(1024, 0);
+	fdr_test_pin(0);
+	for (n = 0; n <= 70; n++) {
+		char *s = (char *)m + pg - (n + 1); /* n characters, the NUL the page's last byte */
+
+		dyn_pattern(s, n, n);
+		s[n] = 0;
+		fdr_tring_dyn(n, s, s, m + pg - n, n);
+	}
+	cr_assert_eq(fdr_test_collect(env.s, 0, -1, 0, &rr), 0);
+	cr_assert_eq(rr.nr, 71);
+	for (n = 0; n <= 70; n++) {
+		uint32_t na, nc;
+		const unsigned char *pa = dyn_field(&rr.v[n],
+						    offsetof(struct fdr__rec_tring_dyn, a), &na),
+				    *pc = dyn_field(&rr.v[n],
+						    offsetof(struct fdr__rec_tring_dyn, c), &nc);
+
+		char want[80];
+
+		/* as written: the string, and the bytes that were its last n (with the NUL) */
+		dyn_pattern(want, n, n);
+		want[n] = 0;
+		cr_assert_eq(na, n + 1);
+		cr_assert_eq(nc, n);
+		cr_assert(memcmp(pa, want, n + 1) == 0, "string of %u differs", n);
+		cr_assert(memcmp(pc, want + 1, n) == 0, "bytes of %u differ", n);
+	}
+	fdr_test_recs_free(&rr);
+	munmap(m, (size_t)pg * 2);
 }
 
 Test(ring, too_big_string_is_cut)
