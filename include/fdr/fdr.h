@@ -389,14 +389,15 @@ static inline void fdr__store_words(unsigned char *dst, const uint64_t *w, size_
 		size_t fdr__dyn = 0;                                                          \
 		FDR__SEQ(FDR__D0 flds_)                                                \
 		typedef FDR__REC(sys, name) fdr__S;                                           \
-		size_t fdr__len = sizeof(fdr__S) + fdr__dyn;                                  \
+		/* dynamic data from a word boundary (the pad is zeros: see the words) */   \
+		size_t fdr__len = ((sizeof(fdr__S) + 7) & ~(size_t)7) + fdr__dyn;             \
 		if (fdr__len > FDR_MAX_RECORD)                                                \
 			fdr__len = FDR_MAX_RECORD;                                            \
 		/* headroom: the ring's record header; tailroom: padding (and the words) */   \
 		unsigned char fdr__raw[fdr__len + 24] __attribute__((aligned(8)));            \
 		unsigned char *fdr__buf = fdr__raw + 16;                                      \
 		fdr__S *fdr__r __attribute__((unused)) = (fdr__S *)(void *)fdr__buf;          \
-		size_t fdr__off = sizeof(fdr__S);                                             \
+		size_t fdr__off = (sizeof(fdr__S) + 7) & ~(size_t)7;                          \
 		uint64_t fdr__w[(sizeof(fdr__S) + 7) / 8] = { 0 };                            \
 		FDR__SEQ(FDR__W0 flds_)                                                       \
 		/* word 0, the common header, is libfdr's to fill in */                      \
