@@ -643,6 +643,30 @@ int fdr_format_ts(uint32_t clock, uint64_t ts, struct fdr_buf *b)
 
 /* ---- bodies ------------------------------------------------------------------------- */
 
+/* The integer of @size (1, 2, 4; anything else: 8) bytes at @p, sign-extended if @is_signed */
+static inline int64_t fmt_load_int(const unsigned char *p, unsigned size, int is_signed)
+{
+	uint8_t u8;
+	uint16_t u16;
+	uint32_t u32;
+	uint64_t u64;
+
+	switch (size) {
+	case 1:
+		memcpy(&u8, p, 1);
+		return is_signed ? (int64_t)(int8_t)u8 : (int64_t)u8;
+	case 2:
+		memcpy(&u16, p, 2);
+		return is_signed ? (int64_t)(int16_t)u16 : (int64_t)u16;
+	case 4:
+		memcpy(&u32, p, 4);
+		return is_signed ? (int64_t)(int32_t)u32 : (int64_t)u32;
+	default:
+		memcpy(&u64, p, 8);
+		return (int64_t)u64;
+	}
+}
+
 /**
  * fdr_field_get_int - read an integer field (sign-extended if signed), checked
  * against the record; returns 0 or -1 (format.c, the exporters)
@@ -650,33 +674,12 @@ int fdr_format_ts(uint32_t clock, uint64_t ts, struct fdr_buf *b)
 int fdr_field_get_int(const struct fdr_abi_field *f, const unsigned char *p, uint32_t len,
 		      int64_t *v)
 {
-	uint8_t u8;
-	uint16_t u16;
-	uint32_t u32;
-	uint64_t u64;
+	uint16_t size = f->size;
 
-	if ((uint32_t)f->offset + f->size > len)
+	if ((uint32_t)f->offset + size > len || (size != 1 && size != 2 && size != 4 && size != 8))
 		return -1;
-	switch (f->size) {
-	case 1:
-		memcpy(&u8, p + f->offset, 1);
-		*v = f->is_signed ? (int64_t)(int8_t)u8 : (int64_t)u8;
-		return 0;
-	case 2:
-		memcpy(&u16, p + f->offset, 2);
-		*v = f->is_signed ? (int64_t)(int16_t)u16 : (int64_t)u16;
-		return 0;
-	case 4:
-		memcpy(&u32, p + f->offset, 4);
-		*v = f->is_signed ? (int64_t)(int32_t)u32 : (int64_t)u32;
-		return 0;
-	case 8:
-		memcpy(&u64, p + f->offset, 8);
-		*v = (int64_t)u64;
-		return 0;
-	default:
-		return -1;
-	}
+	*v = fmt_load_int(p + f->offset, size, f->is_signed);
+	return 0;
 }
 
 /**
@@ -915,8 +918,7 @@ static struct fmt_int fmt_int_of(const struct fdr_abi_field *f)
 	struct fmt_int r = { 0, 0, 0 };
 	struct fdr_abi_field fc = *f; /* one read of the shared entry */
 
-	if (fc.kind == FDR_KIND_BYTES || fc.kind == FDR_KIND_STRING || fc.kind == FDR_KIND_CHARS ||
-	    fc.kind == FDR_KIND_TAIL_CHARS)
+	if (fmt_is_string(&fc) || fc.kind == FDR_KIND_BYTES)
 		return r;
 	if (fc.size != 1 && fc.size != 2 && fc.size != 4 && fc.size != 8)
 		return r;
@@ -929,25 +931,9 @@ static struct fmt_int fmt_int_of(const struct fdr_abi_field *f)
 /* fmt_put_value() of an integer field through its plan copy: the same text */
 static inline char *fmt_put_int(char *d, const struct fmt_int *fi, const unsigned char *p)
 {
-	uint8_t u8;
-	uint16_t u16;
-	uint32_t u32;
-	uint64_t u64;
+	int64_t v = fmt_load_int(p + fi->offset, fi->size, fi->is_signed);
 
-	switch (fi->size) {
-	case 1:
-		memcpy(&u8, p + fi->offset, 1);
-		return fi->is_signed ? fb_put_s64(d, (int8_t)u8) : fb_put_u64(d, u8);
-	case 2:
-		memcpy(&u16, p + fi->offset, 2);
-		return fi->is_signed ? fb_put_s64(d, (int16_t)u16) : fb_put_u64(d, u16);
-	case 4:
-		memcpy(&u32, p + fi->offset, 4);
-		return fi->is_signed ? fb_put_s64(d, (int32_t)u32) : fb_put_u64(d, u32);
-	default:
-		memcpy(&u64, p + fi->offset, 8);
-		return fi->is_signed ? fb_put_s64(d, (int64_t)u64) : fb_put_u64(d, u64);
-	}
+	return fi->is_signed ? fb_put_s64(d, v) : fb_put_u64(d, (uint64_t)v);
 }
 
 static const struct fmt_plan *fmt_plan_get(struct fmt_cache *cache,
