@@ -106,25 +106,44 @@ static void write_seq(uint32_t from, uint32_t n)
 	}
 }
 
+/*
+ * The bytes of the __data_loc field whose word is at @loc_off of a record with a
+ * fixed part of @fixed bytes, checked to lie inside the record.
+ */
+static const unsigned char *data_loc(const struct fdr_test_rec *r, size_t fixed, size_t loc_off,
+				     uint32_t *len)
+{
+	uint32_t loc, off;
+
+	cr_assert_geq(r->len, fixed, "record shorter than its fixed part: %u", r->len);
+	memcpy(&loc, r->payload + loc_off, 4);
+	off = loc & 0xffff;
+	*len = loc >> 16;
+	cr_assert_leq(off + *len, r->len, "__data_loc beyond the record");
+	return r->payload + off;
+}
+
+/* A __data_loc field of a tring:dyn record */
+#define DYN_FIELD(r, name, len)                                                                   \
+	data_loc(r, sizeof(struct fdr__rec_tring_dyn), offsetof(struct fdr__rec_tring_dyn, name), \
+		 len)
+
 /* Decode a tring:seq record; returns its seq. */
 static uint32_t dec_seq(const struct fdr_test_rec *r, int64_t *val, const char **s, uint32_t *slen)
 {
 	rec_seq h;
-	uint32_t off, len;
+	uint32_t len;
+	const unsigned char *str = data_loc(r, sizeof(h), offsetof(rec_seq, s), &len);
 
-	cr_assert_geq(r->len, sizeof(h), "record shorter than its fixed part: %u", r->len);
 	memcpy(&h, r->payload, sizeof(h));
 	cr_assert_eq(h.fdr__common.type, fdr_ev_tring_seq.id, "common_type %u, expected %u",
 		     h.fdr__common.type, fdr_ev_tring_seq.id);
-	off = h.s & 0xffff;
-	len = h.s >> 16;
-	cr_assert_leq(off + len, r->len, "__data_loc beyond the record");
 	cr_assert_geq(len, 1);
-	cr_assert_eq(r->payload[off + len - 1], 0, "dynamic string without its NUL");
+	cr_assert_eq(str[len - 1], 0, "dynamic string without its NUL");
 	if (val)
 		*val = h.val;
 	if (s)
-		*s = (const char *)r->payload + off;
+		*s = (const char *)str;
 	if (slen)
 		*slen = len;
 	return h.seq;
@@ -649,19 +668,6 @@ Test(ring, clear_by_truncating_trace)
 	fdr_test_recs_free(&rr);
 }
 
-/* A __data_loc field of a tring:dyn record: its bytes, checked to lie inside. */
-static const unsigned char *dyn_field(const struct fdr_test_rec *r, size_t loc_off, uint32_t *len)
-{
-	uint32_t loc, off;
-
-	cr_assert_geq(r->len, sizeof(struct fdr__rec_tring_dyn));
-	memcpy(&loc, r->payload + loc_off, 4);
-	off = loc & 0xffff;
-	*len = loc >> 16;
-	cr_assert_leq(off + *len, r->len, "__data_loc beyond the record");
-	return r->payload + off;
-}
-
 /* @n bytes of a pattern that differs for each @seed and offset, no NUL */
 static void dyn_pattern(char *p, size_t n, unsigned seed)
 {
@@ -710,9 +716,9 @@ Test(ring, dynamic_fields_every_length)
 		cr_assert_eq(h.seq, i);
 		la = i / (sizeof(lens_b) / sizeof(lens_b[0]));
 		kb = lens_b[i % (sizeof(lens_b) / sizeof(lens_b[0]))];
-		pa = dyn_field(r, offsetof(struct fdr__rec_tring_dyn, a), &na);
-		pb = dyn_field(r, offsetof(struct fdr__rec_tring_dyn, b), &nb);
-		pc = dyn_field(r, offsetof(struct fdr__rec_tring_dyn, c), &nc);
+		pa = DYN_FIELD(r, a, &na);
+		pb = DYN_FIELD(r, b, &nb);
+		pc = DYN_FIELD(r, c, &nc);
 		cr_assert_eq(na, la + 1, "record %zu: a is %u bytes, expected %zu", i, na, la + 1);
 		cr_assert_eq(nb, kb + 1, "record %zu: b is %u bytes, expected %zu", i, nb, kb + 1);
 		cr_assert_eq(nc, la, "record %zu: c is %u bytes, expected %zu", i, nc, la);
@@ -760,10 +766,8 @@ Test(ring, cut_string_keeps_its_nul)
 	cr_assert_eq(rr.nr, 2);
 	for (k = 0; k < 2; k++) {
 		uint32_t na, nb;
-		const unsigned char *pa = dyn_field(&rr.v[k],
-						    offsetof(struct fdr__rec_tring_dyn, a), &na),
-				    *pb = dyn_field(&rr.v[k],
-						    offsetof(struct fdr__rec_tring_dyn, b), &nb);
+		const unsigned char *pa = DYN_FIELD(&rr.v[k], a, &na),
+				    *pb = DYN_FIELD(&rr.v[k], b, &nb);
 		uint32_t room = FDR_MAX_RECORD - (uint32_t)(pb - rr.v[k].payload);
 
 		cr_assert_eq(na, first[k] + 1);
@@ -806,10 +810,8 @@ Test(ring, dynamic_fields_end_at_unmapped_page)
 	cr_assert_eq(rr.nr, 71);
 	for (n = 0; n <= 70; n++) {
 		uint32_t na, nc;
-		const unsigned char *pa = dyn_field(&rr.v[n],
-						    offsetof(struct fdr__rec_tring_dyn, a), &na),
-				    *pc = dyn_field(&rr.v[n],
-						    offsetof(struct fdr__rec_tring_dyn, c), &nc);
+		const unsigned char *pa = DYN_FIELD(&rr.v[n], a, &na),
+				    *pc = DYN_FIELD(&rr.v[n], c, &nc);
 
 		char want[80];
 
