@@ -31,13 +31,20 @@
 #define BENCH_HAVE_SNAPSHOT 1
 
 /* clang-format off */
-FDR_EVENT(bench, int3,
-	FDR_PROTO(int32_t a, int64_t b, uint64_t c),
-	FDR_ARGS(a, b, c),
-	FDR_FIELDS(
-		fdr_field_int(int32_t, a, a)
-		fdr_field_int(int64_t, b, b)
-		fdr_field_int(uint64_t, c, c)))
+/* bench:int3, bench:off, bench:nof and bench:flt: the same three integers */
+#define BENCH_EVENT_INT3(name)                                                          \
+	FDR_EVENT(bench, name,                                                          \
+		FDR_PROTO(int32_t a, int64_t b, uint64_t c),                            \
+		FDR_ARGS(a, b, c),                                                      \
+		FDR_FIELDS(                                                             \
+			fdr_field_int(int32_t, a, a)                                    \
+			fdr_field_int(int64_t, b, b)                                    \
+			fdr_field_int(uint64_t, c, c)))
+
+BENCH_EVENT_INT3(int3)
+BENCH_EVENT_INT3(off)
+BENCH_EVENT_INT3(nof)
+BENCH_EVENT_INT3(flt)
 
 FDR_EVENT(bench, str,
 	FDR_PROTO(int32_t a, const char *s),
@@ -45,30 +52,6 @@ FDR_EVENT(bench, str,
 	FDR_FIELDS(
 		fdr_field_int(int32_t, a, a)
 		fdr_field_string(s, s)))
-
-FDR_EVENT(bench, off,
-	FDR_PROTO(int32_t a, int64_t b, uint64_t c),
-	FDR_ARGS(a, b, c),
-	FDR_FIELDS(
-		fdr_field_int(int32_t, a, a)
-		fdr_field_int(int64_t, b, b)
-		fdr_field_int(uint64_t, c, c)))
-
-FDR_EVENT(bench, nof,
-	FDR_PROTO(int32_t a, int64_t b, uint64_t c),
-	FDR_ARGS(a, b, c),
-	FDR_FIELDS(
-		fdr_field_int(int32_t, a, a)
-		fdr_field_int(int64_t, b, b)
-		fdr_field_int(uint64_t, c, c)))
-
-FDR_EVENT(bench, flt,
-	FDR_PROTO(int32_t a, int64_t b, uint64_t c),
-	FDR_ARGS(a, b, c),
-	FDR_FIELDS(
-		fdr_field_int(int32_t, a, a)
-		fdr_field_int(int64_t, b, b)
-		fdr_field_int(uint64_t, c, c)))
 /* clang-format on */
 
 #define BENCH_INT3(a, b, c) fdr_bench_int3(a, b, c)
