@@ -26,6 +26,12 @@ struct fdr_reader;
 /* fdr_reader_open() flags */
 #define FDR_READ_CONSUME 1u /* trace_pipe: take the CPU's reader slot, consume */
 #define FDR_READ_SNAPSHOT 2u /* read the snapshot (spare) buffers */
+/*
+ * With FDR_READ_CONSUME: what is read is published as consumed (position,
+ * read_events, overrun) only by fdr_reader_commit(), once the caller has it
+ * safe (fdr record: written to its file). Until then it stays unread in the ring.
+ */
+#define FDR_READ_HOLD 4u
 
 struct fdr_record {
 	uint32_t cpu;
@@ -88,6 +94,7 @@ FDR_API int fdr_reader_take_subbufs_mem(struct fdr_reader *r, unsigned char *dst
 FDR_API int fdr_reader_open_spool(struct fdr_session *s, uint32_t inst, int fd,
 				  const struct fdr_spool *sp, struct fdr_reader **out);
 FDR_API uint64_t fdr_reader_refused(struct fdr_reader *r);
+FDR_API void fdr_reader_commit(struct fdr_reader *r);
 
 FDR_API int fdr_ring_stats(struct fdr_session *s, uint32_t inst, uint32_t cpu,
 			   struct fdr_cpu_stats *st);

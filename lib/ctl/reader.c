@@ -67,6 +67,7 @@ struct rd_cpu {
 	uint64_t pos; /* linear position of the next record */
 	uint64_t cum; /* records before pos */
 	uint64_t lost; /* lost since the last record returned */
+	uint64_t held_n, held_lost; /* FDR_READ_HOLD: read and lost, not yet published */
 	int have; /* rec is a peeked record */
 	struct fdr_record rec;
 	uint64_t rec_pos_after;
@@ -475,7 +476,10 @@ static void rd_take(struct fdr_reader *r, struct rd_cpu *rc)
 	rc->pos = rc->rec_pos_after;
 	rc->cum++;
 	rc->lost = 0;
-	if (r->flags & FDR_READ_CONSUME) {
+	if (r->flags & FDR_READ_HOLD) {
+		rc->held_n++;
+		rc->held_lost += lost;
+	} else if (r->flags & FDR_READ_CONSUME) {
 		if (lost)
 			__atomic_fetch_add(&rc->c->overrun, lost, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&rc->c->read_events, 1, __ATOMIC_RELAXED);
@@ -783,6 +787,12 @@ static void rd_publish(struct fdr_reader *r, struct rd_cpu *rc, uint64_t n, uint
 {
 	if (!(r->flags & FDR_READ_CONSUME) || (!n && !lost))
 		return;
+	if (r->flags & FDR_READ_HOLD) {
+		/* fdr_reader_commit() publishes it, once the caller has it safe */
+		rc->held_n += n;
+		rc->held_lost += lost;
+		return;
+	}
 	if (lost)
 		__atomic_fetch_add(&rc->c->overrun, lost, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&rc->c->read_events, n, __ATOMIC_RELAXED);
@@ -983,6 +993,36 @@ void fdr_raw_page_add_missed(void *page_v, size_t page_size, uint64_t missed)
 }
 
 /**
+ * fdr_reader_commit - publish what a FDR_READ_HOLD reader read since the last
+ * commit as consumed: the reader position (so a discard-mode writer gets the
+ * room back), read_events and the overrun counted on the way
+ *
+ * Until then those records are unread in the ring: a reader killed before its
+ * commit leaves them to the next reader, or to the overrun count if the writers
+ * overwrite them. No-op for other readers.
+ */
+void fdr_reader_commit(struct fdr_reader *r)
+{
+	uint32_t i;
+
+	if ((r->flags & (FDR_READ_HOLD | FDR_READ_CONSUME)) != (FDR_READ_HOLD | FDR_READ_CONSUME))
+		return;
+	for (i = 0; i < r->nr; i++) {
+		struct rd_cpu *rc = &r->cpus[i];
+
+		if (!rc->held_n && !rc->held_lost)
+			continue;
+		if (rc->held_lost)
+			__atomic_fetch_add(&rc->c->overrun, rc->held_lost, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&rc->c->read_events, rc->held_n, __ATOMIC_RELAXED);
+		__atomic_store_n(&rc->c->consumed_cum, rc->cum, __ATOMIC_RELAXED);
+		/* release: pairs with the acquire of consumed in the discard-mode writer */
+		__atomic_store_n(&rc->c->consumed, rc->pos, __ATOMIC_RELEASE);
+		rc->held_n = rc->held_lost = 0;
+	}
+}
+
+/**
  * fdr_reader_refused - records the writers refused on the reader's CPUs so far
  * (buffer full in discard mode, too big, nested too deep), read without a scan:
  * cheap enough to call between batches
@@ -1143,7 +1183,7 @@ static int rd_take_subbufs(struct fdr_reader *r, int fd, unsigned char *mem, uin
 	int ret;
 
 	if (r->spool || r->nr != 1 || (fd < 0 && !mem) ||
-	    (r->flags & (FDR_READ_CONSUME | FDR_READ_SNAPSHOT)) != FDR_READ_CONSUME)
+	    (r->flags & (FDR_READ_CONSUME | FDR_READ_SNAPSHOT | FDR_READ_HOLD)) != FDR_READ_CONSUME)
 		return -EINVAL;
 	rc = &r->cpus[0];
 	mask = rc->ss - 1;

@@ -37,6 +37,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,10 +45,12 @@
 #include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/utsname.h>
 
 #include "fdr/fdr-tracedat.h"
 #include "ctl/trace-src.h"
+#include "ctl/tracedat.h"
 
 /* trace-cmd's option ids (trace-cmd-private.h) */
 enum {
@@ -128,8 +131,11 @@ static int td_format(struct fdr_buf *b, const struct fdr_abi_event *e)
 	return ret ? -ENOMEM : 0;
 }
 
-/* The ftrace events section, then the event systems section. */
-static int td_events(struct fdr_buf *b, const struct fdr_abi_control *ctl)
+/*
+ * The ftrace events section, then the event systems section; *@split (if not
+ * NULL) gets where the second starts (version 7 keeps them in two sections).
+ */
+static int td_events(struct fdr_buf *b, const struct fdr_abi_control *ctl, size_t *split)
 {
 	struct fdr_abi_event *evs = malloc(FDR_MAX_EVENTS * sizeof(*evs));
 	unsigned char *done = calloc(FDR_MAX_EVENTS, 1);
@@ -154,6 +160,8 @@ static int td_events(struct fdr_buf *b, const struct fdr_abi_control *ctl)
 	}
 	/* the other systems, each once, in the order of their first event */
 	at = b->len;
+	if (split)
+		*split = at;
 	ret = ret ?: td_u32(b, 0);
 	for (i = 0; i < n && !ret; i++) {
 		if (done[i])
@@ -354,7 +362,7 @@ int fdr_tracedat_write(int fd, struct fdr_session *s, uint32_t inst, unsigned fl
 	t.len = 0;
 	ret = ret ?: td_add(&b, "header_event", 13);
 	ret = ret ?: (fdr_format_header_event(&t) ? -ENOMEM : td_sized64(&b, &t));
-	ret = ret ?: td_events(&b, ctl);
+	ret = ret ?: td_events(&b, ctl, NULL);
 	/* fdr's markers record ip 0 for tracing_mark_write: name it as the kernel's would be */
 	ret = ret ?: td_u32(&b, (uint32_t)strlen(td_kallsyms));
 	ret = ret ?: td_add(&b, td_kallsyms, strlen(td_kallsyms));
@@ -498,4 +506,654 @@ int fdr_tracedat_extract(struct fdr_session *s, uint32_t inst, unsigned flags, c
 		cpus[cpu].fd = -1;
 	}
 	return ret;
+}
+
+/* ---- a recording written as it goes: fdr record ------------------------------------------ */
+
+/*
+ * fdr record writes its file while it records, so that whatever happens to it
+ * (SIGKILL, a crash, the machine's OOM killer) the file is a trace.dat holding
+ * every page written so far (docs/design/record.md). trace.dat keeps each CPU's
+ * pages in one run, and the CPUs are recorded at once, so the file is laid out
+ * in slots of R bytes after a metadata area of TD_LIVE_BASE bytes, sparse (a
+ * hole costs nothing):
+ *
+ *   0               BASE            BASE+R          BASE+2R         BASE+3R
+ *   | metadata ...  | front slot ... | CPU 0's slot   | CPU 1's slot   | ...
+ *
+ * The first CPU to write takes the front slot, right after the metadata area;
+ * each other CPU writes in its own slot. At the end the other CPUs' pages are
+ * copied behind the front slot's (none to copy when one CPU wrote everything)
+ * and the file is cut after them: it is compact but for the rest of the
+ * metadata area.
+ *
+ * The metadata is version 7 (trace-cmd.dat.v7(5)), where everything is found
+ * through offsets in options sections:
+ *
+ *   initial header -> options A: TRACECLOCK UNAME VERSION CPUCOUNT
+ *                                HEADER_INFO FTRACE_EVENTS EVENT_FORMATS KALLSYMS
+ *                                PRINTK CMDLINES (offsets of their sections)
+ *                                BUFFER: "" clock page_size nr_cpus
+ *                                        { cpu, offset, size }
+ *                                DONE: next options section (0: none)
+ *   BUFFER section header, then the HEADER_INFO ... CMDLINES sections, end marker
+ *   [ later: FTRACE_EVENTS' EVENT_FORMATS' CMDLINES' + options B pointing at
+ *     them, appended when events or names appear; A's DONE then points at B ]
+ *   [ at the end, behind the pages: the same + CPUSTAT, options C; A -> C ]
+ *
+ * trace-cmd also walks the sections one after the other from options A, by
+ * their sizes, to the end of the file (looking for string tables): the
+ * metadata ends with a section header of no known id whose size jumps past the
+ * end, or the walk would go through the holes 16 bytes at a time. New metadata
+ * goes after it, and its size is then changed to lead to the new end-marker.
+ *
+ * Every change is ordered so that the file is valid after each write: a CPU's
+ * pages are written first, then its size in the BUFFER option (one 8-byte
+ * store, see fdr_tracedat_live_create()); moved pages are copied first, then
+ * their offset is stored; new metadata is written first, then the 8-byte
+ * offset that links it (trace-cmd and fdr take the last EVENT_FORMATS and
+ * CMDLINES options they meet). A process killed between two writes leaves the
+ * previous valid file.
+ *
+ * R is the file system's size: no CPU can write more than the disk holds, so a
+ * slot never fills up, and a copy at the end never overlaps its source. It is
+ * lowered where the largest file the file system allows is smaller than all
+ * the slots together (then a full slot is -EFBIG, and a copy that would
+ * overlap is not made: the file stays as recorded).
+ */
+#define TD_LIVE_BASE (4ull << 20) /* the metadata area: formats and names added while recording */
+#define TD_LIVE_REGION_MIN (64ull << 20) /* R at least */
+#define TD_LIVE_SECTION_HDR 16
+#define TD_LIVE_META_ROOM (256 << 10) /* bytes allocated after the metadata at creation */
+#define TD_LIVE_END_ID 0x7fff /* the end-marker's section id: none of trace-cmd's */
+#define TD_LIVE_END_SIZE (1ull << 62) /* its size: past any file */
+enum {
+	TD_OPT_BUFFER = 3,
+	TD_OPT_CPUCOUNT = 8,
+	TD_OPT_HEADER_INFO = 16,
+	TD_OPT_FTRACE_EVENTS = 17,
+	TD_OPT_EVENT_FORMATS = 18,
+	TD_OPT_KALLSYMS = 19,
+	TD_OPT_PRINTK = 20,
+	TD_OPT_CMDLINES = 21,
+};
+
+struct fdr_tracedat_live {
+	int fd;
+	char *path; /* resolved: the final file is renamed onto it */
+	struct fdr_session *s;
+	uint32_t inst, page_size, nr_cpus;
+	uint64_t region; /* R: bytes reserved for each slot */
+	uint64_t *size_at; /* per CPU: where its size is, in the BUFFER option (its offset before) */
+	uint64_t *off; /* per CPU: where its pages are */
+	int front; /* the CPU in the front slot, -1: none yet (atomic) */
+	unsigned char *map; /* the file's first map_len bytes, shared: the sizes are stored there */
+	size_t map_len;
+	uint64_t *size; /* per CPU: bytes of pages written (written by its one taker) */
+	uint64_t meta_end; /* end of the metadata written */
+	uint64_t end_at; /* where the end-marker section header is */
+	uint64_t next_at; /* where options A's DONE offset is */
+	uint32_t events_hint; /* the registry's event count when `last` was made (atomic) */
+	pthread_mutex_t lock; /* held by fdr_tracedat_live_update(): main thread and takers */
+	struct fdr_buf last; /* the formats and names last written */
+};
+
+static int td_pwrite_all(int fd, const void *p, size_t n, uint64_t off)
+{
+	const unsigned char *c = p;
+
+	while (n) {
+		ssize_t w = pwrite(fd, c, n, (off_t)off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		if (w == 0)
+			return -EIO;
+		c += w;
+		n -= (size_t)w;
+		off += (uint64_t)w;
+	}
+	return 0;
+}
+
+static int td_sec_hdr(struct fdr_buf *b, uint16_t id, uint64_t size)
+{
+	return td_u16(b, id) ?: td_u16(b, 0) ?: td_u32(b, 0) ?: td_u64(b, size);
+}
+
+/* An option holding a section's offset; *@at gets where the offset is in @b. */
+static int td_opt_off(struct fdr_buf *b, uint16_t id, size_t *at)
+{
+	int ret = td_u16(b, id) ?: td_u32(b, 8);
+
+	*at = b->len;
+	return ret ?: td_u64(b, 0);
+}
+
+static void td_patch64(struct fdr_buf *b, size_t at, uint64_t v)
+{
+	memcpy(b->data + at, &v, 8);
+}
+
+/* The formats and the names, as the sections hold them: [ftrace | systems | cmdlines]. */
+static int td_live_meta(const struct fdr_abi_control *ctl, struct fdr_buf *t, size_t *split,
+			size_t *cmd_at)
+{
+	int ret;
+
+	t->len = 0;
+	ret = td_events(t, ctl, split);
+	*cmd_at = t->len;
+	return ret ?: td_cmdlines(t, ctl);
+}
+
+/*
+ * Append to @b (which starts at file offset @base) the FTRACE_EVENTS,
+ * EVENT_FORMATS and CMDLINES sections made of @t; @off gets their offsets.
+ */
+static int td_live_sections(struct fdr_buf *b, uint64_t base, const struct fdr_buf *t, size_t split,
+			    size_t cmd_at, uint64_t off[3])
+{
+	int ret;
+
+	off[0] = base + b->len;
+	ret = td_sec_hdr(b, TD_OPT_FTRACE_EVENTS, split) ?: td_add(b, t->data, split);
+	off[1] = base + b->len;
+	ret = ret ?: td_sec_hdr(b, TD_OPT_EVENT_FORMATS, cmd_at - split);
+	ret = ret ?: td_add(b, t->data + split, cmd_at - split);
+	off[2] = base + b->len;
+	ret = ret ?: td_sec_hdr(b, TD_OPT_CMDLINES, t->len - cmd_at);
+	return ret ?: td_add(b, t->data + cmd_at, t->len - cmd_at);
+}
+
+/* The region size for @nr_cpus CPUs in the file @fd (see above), or a negative errno. */
+static int64_t td_live_region(int fd, uint32_t nr_cpus, uint32_t page_size)
+{
+	struct statvfs v;
+	uint64_t r = 1ull << 40, align = page_size > (1u << 20) ? page_size : (1u << 20);
+
+	if (fstatvfs(fd, &v) == 0 && v.f_blocks && v.f_frsize)
+		r = (uint64_t)v.f_blocks * v.f_frsize;
+	if (r > (1ull << 52) / (nr_cpus + 1ull))
+		r = (1ull << 52) / (nr_cpus + 1ull);
+	r = (r + align - 1) & ~(align - 1);
+	if (r < TD_LIVE_REGION_MIN)
+		r = TD_LIVE_REGION_MIN;
+	for (;;) {
+		if (ftruncate(fd, (off_t)(TD_LIVE_BASE + r * (nr_cpus + 1ull))) == 0)
+			break;
+		if ((errno != EFBIG && errno != EINVAL) || r / 2 < TD_LIVE_REGION_MIN)
+			return -errno;
+		r = (r / 2 + align - 1) & ~(align - 1);
+	}
+	if (ftruncate(fd, 0) < 0)
+		return -errno;
+	return (int64_t)r;
+}
+
+/**
+ * fdr_tracedat_live_create - create (or truncate) @path and write the metadata
+ * of a recording of @nr_cpus CPUs of instance @inst of @s, with no page yet: a
+ * valid trace.dat (version 7) from this call on
+ * @page_size: the pages' size (fdr_tracedat_page_size())
+ * @out: the recording; fdr_tracedat_live_close() it
+ *
+ * Returns 0, -EINVAL (bad arguments, or @path is not a regular file), -ENOMEM,
+ * or the negative errno of a failed open, truncate or write (-ENOSPC); on an
+ * error nothing is left at @path but what was there before, if not a regular
+ * file.
+ */
+int fdr_tracedat_live_create(const char *path, struct fdr_session *s, uint32_t inst,
+			     uint32_t page_size, uint32_t nr_cpus, struct fdr_tracedat_live **out)
+{
+	const struct fdr_abi_control *ctl = fdr_session_control(s);
+	static const char magic[] = { 0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
+	const union {
+		uint16_t v;
+		uint8_t b[2];
+	} endian = { 1 };
+	struct fdr_tracedat_live *l = NULL;
+	struct fdr_buf b = { 0 }, t = { 0 };
+	size_t a_size, at_off[6], fly_at, split = 0, cmd_at = 0;
+	uint64_t off[3], hdr_off;
+	char clock[48];
+	const char *cname;
+	struct utsname u;
+	struct stat st;
+	int64_t region;
+	uint32_t cpu;
+	int ret;
+
+	if (inst >= FDR_MAX_INSTANCES || page_size < 4096 || (page_size & (page_size - 1)) ||
+	    !nr_cpus || nr_cpus > FDR_MAX_CPUS)
+		return -EINVAL;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->fd = -1;
+	pthread_mutex_init(&l->lock, NULL);
+	l->s = s;
+	l->inst = inst;
+	l->page_size = page_size;
+	l->nr_cpus = nr_cpus;
+	l->size_at = calloc(nr_cpus, sizeof(*l->size_at));
+	l->size = calloc(nr_cpus, sizeof(*l->size));
+	l->off = calloc(nr_cpus, sizeof(*l->off));
+	l->front = -1;
+	if (!l->size_at || !l->size || !l->off) {
+		ret = -ENOMEM;
+		goto err;
+	}
+	l->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (l->fd < 0) {
+		ret = -errno;
+		goto err;
+	}
+	if (fstat(l->fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		ret = -EINVAL; /* pages go to fixed offsets: a regular file only */
+		close(l->fd);
+		l->fd = -1;
+		goto err;
+	}
+	l->path = realpath(path, NULL);
+	if (!l->path) {
+		ret = -errno;
+		goto err;
+	}
+	region = td_live_region(l->fd, nr_cpus, page_size);
+	if (region < 0) {
+		ret = (int)region;
+		goto err;
+	}
+	l->region = (uint64_t)region;
+
+	/* the initial header; options A at 32 */
+	cname = fdr_trace_clock_name(ctl->instances[inst].clock);
+	snprintf(clock, sizeof(clock), "[%s]", cname);
+	ret = td_add(&b, magic, sizeof(magic)) ?: td_add(&b, "7", 2);
+	ret = ret ?: td_add(&b, (uint8_t[]){ endian.b[0] ? 0 : 1, (uint8_t)sizeof(long) }, 2);
+	ret = ret ?: td_u32(&b, page_size) ?: td_add(&b, "none", 5) ?: td_add(&b, "", 1);
+	ret = ret ?: td_u64(&b, b.len + 8);
+	a_size = b.len + 8; /* where options A's size is */
+	ret = ret ?: td_sec_hdr(&b, TD_OPT_DONE, 0);
+	ret = ret ?: td_option(&b, TD_OPT_TRACECLOCK, clock, (uint32_t)strlen(clock) + 1);
+	if (!ret && uname(&u) == 0) {
+		ret = fdr_buf_printf(&t, "%s %s %s %s", u.sysname, u.nodename, u.release,
+				     u.machine) ?
+			      -ENOMEM :
+			      td_option(&b, TD_OPT_UNAME, t.data, (uint32_t)t.len + 1);
+		t.len = 0;
+	}
+	if (!ret)
+		ret = fdr_buf_printf(&t, "fdr %s", fdr_version()) ?
+			      -ENOMEM :
+			      td_option(&b, TD_OPT_VERSION, t.data, (uint32_t)t.len + 1);
+	ret = ret ?: td_option(&b, TD_OPT_CPUCOUNT, &nr_cpus, 4);
+	ret = ret ?: td_opt_off(&b, TD_OPT_HEADER_INFO, &at_off[0]);
+	ret = ret ?: td_opt_off(&b, TD_OPT_FTRACE_EVENTS, &at_off[1]);
+	ret = ret ?: td_opt_off(&b, TD_OPT_EVENT_FORMATS, &at_off[2]);
+	ret = ret ?: td_opt_off(&b, TD_OPT_KALLSYMS, &at_off[3]);
+	ret = ret ?: td_opt_off(&b, TD_OPT_PRINTK, &at_off[4]);
+	ret = ret ?: td_opt_off(&b, TD_OPT_CMDLINES, &at_off[5]);
+	/* BUFFER: the top instance's pages, each CPU at the start of its own slot */
+	ret = ret ?: td_u16(&b, TD_OPT_BUFFER);
+	ret = ret ?: td_u32(&b, (uint32_t)(8 + 1 + strlen(cname) + 1 + 8 + 20ull * nr_cpus));
+	fly_at = b.len;
+	ret = ret ?: td_u64(&b, 0) ?: td_add(&b, "", 1) ?: td_add(&b, cname, strlen(cname) + 1);
+	ret = ret ?: td_u32(&b, page_size) ?: td_u32(&b, nr_cpus);
+	for (cpu = 0; cpu < nr_cpus && !ret; cpu++) {
+		l->off[cpu] = TD_LIVE_BASE + (1ull + cpu) * l->region;
+		ret = td_u32(&b, cpu) ?: td_u64(&b, l->off[cpu]);
+		l->size_at[cpu] = b.len;
+		ret = ret ?: td_u64(&b, 0);
+	}
+	ret = ret ?: td_u16(&b, TD_OPT_DONE) ?: td_u32(&b, 8);
+	l->next_at = b.len;
+	ret = ret ?: td_u64(&b, 0);
+	if (ret)
+		goto err;
+	td_patch64(&b, a_size, b.len - a_size - 8);
+	/* the BUFFER section's header (its pages are in the regions), then the metadata */
+	td_patch64(&b, fly_at, b.len);
+	ret = td_sec_hdr(&b, TD_OPT_BUFFER, 0);
+	hdr_off = b.len;
+	t.len = 0;
+	ret = ret ?: td_sec_hdr(&b, TD_OPT_HEADER_INFO, 0) ?: td_add(&b, "header_page", 12);
+	ret = ret ?: (fdr_format_header_page(page_size, &t) ? -ENOMEM : td_sized64(&b, &t));
+	t.len = 0;
+	ret = ret ?: td_add(&b, "header_event", 13);
+	ret = ret ?: (fdr_format_header_event(&t) ? -ENOMEM : td_sized64(&b, &t));
+	if (ret)
+		goto err;
+	td_patch64(&b, hdr_off + 8, b.len - hdr_off - TD_LIVE_SECTION_HDR);
+	td_patch64(&b, at_off[0], hdr_off);
+	td_patch64(&b, at_off[3], b.len);
+	ret = td_sec_hdr(&b, TD_OPT_KALLSYMS, 4 + strlen(td_kallsyms));
+	ret = ret ?: td_u32(&b, (uint32_t)strlen(td_kallsyms));
+	ret = ret ?: td_add(&b, td_kallsyms, strlen(td_kallsyms));
+	td_patch64(&b, at_off[4], b.len);
+	ret = ret ?: td_sec_hdr(&b, TD_OPT_PRINTK, 4) ?: td_u32(&b, 0);
+	l->events_hint = __atomic_load_n(&ctl->nr_events, __ATOMIC_RELAXED);
+	ret = ret ?: td_live_meta(ctl, &l->last, &split, &cmd_at);
+	ret = ret ?: td_live_sections(&b, 0, &l->last, split, cmd_at, off);
+	if (ret)
+		goto err;
+	td_patch64(&b, at_off[1], off[0]);
+	td_patch64(&b, at_off[2], off[1]);
+	td_patch64(&b, at_off[5], off[2]);
+	l->end_at = b.len;
+	ret = td_sec_hdr(&b, TD_LIVE_END_ID, TD_LIVE_END_SIZE);
+	if (ret)
+		goto err;
+	if (b.len > TD_LIVE_BASE) {
+		ret = -EFBIG;
+		goto err;
+	}
+	ret = td_pwrite_all(l->fd, b.data, b.len, 0);
+	if (ret)
+		goto err;
+	l->meta_end = b.len;
+	/*
+	 * The sizes are stored through a shared mapping of the options, not written
+	 * with pwrite(): the caller publishes the ring's reader position right after
+	 * (fdr_reader_commit()), and a store leaves no system call between the two,
+	 * where a thread is often preempted and, killed, would leave pages both in
+	 * the file and unread in the ring.
+	 */
+	/* room for later formats and names, so that a full disk still gets them */
+	if (fallocate(l->fd, FALLOC_FL_KEEP_SIZE, (off_t)l->meta_end,
+		      (off_t)(TD_LIVE_BASE - l->meta_end < TD_LIVE_META_ROOM ?
+				      TD_LIVE_BASE - l->meta_end :
+				      TD_LIVE_META_ROOM)) < 0 &&
+	    errno == ENOSPC) {
+		ret = -ENOSPC;
+		goto err;
+	}
+	l->map_len = (size_t)((l->next_at + 8 + 4095) & ~4095ull);
+	l->map = mmap(NULL, l->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, l->fd, 0);
+	if (l->map == MAP_FAILED) {
+		l->map = NULL;
+		ret = -errno;
+		goto err;
+	}
+	fdr_buf_free(&b);
+	fdr_buf_free(&t);
+	*out = l;
+	return 0;
+err:
+	fdr_buf_free(&b);
+	fdr_buf_free(&t);
+	if (l->path)
+		unlink(l->path);
+	fdr_tracedat_live_close(l, 0);
+	return ret;
+}
+
+/**
+ * fdr_tracedat_live_append - write @len bytes of pages (whole pages) at the end
+ * of CPU @cpu's pages, then the CPU's size: the pages are part of the file once
+ * this returns 0
+ *
+ * One thread per CPU at a time; different CPUs may be written from different
+ * threads at once. Returns 0, -EINVAL, -EFBIG (the CPU's region is full: only
+ * where the file system's largest file is smaller than it), or the negative
+ * errno of the write (-ENOSPC); on an error the file holds what it held before.
+ */
+int fdr_tracedat_live_append(struct fdr_tracedat_live *l, uint32_t cpu, const void *pages,
+			     size_t len)
+{
+	uint64_t size;
+	int ret;
+
+	if (cpu >= l->nr_cpus || len % l->page_size)
+		return -EINVAL;
+	/*
+	 * The formats of the events in these pages first: an event is registered
+	 * (the registry's count bumped) before its records can be written, so a
+	 * count unchanged since the last formats means they describe these pages.
+	 * Failing that (a full disk), the pages still go in: counted, not decoded.
+	 */
+	if (__atomic_load_n(&fdr_session_control(l->s)->nr_events, __ATOMIC_RELAXED) !=
+	    __atomic_load_n(&l->events_hint, __ATOMIC_RELAXED))
+		fdr_tracedat_live_update(l, 0);
+	size = l->size[cpu];
+	if (!size) {
+		int none = -1;
+
+		/* the first CPU to write takes the front slot: nothing to move at the end */
+		if (__atomic_compare_exchange_n(&l->front, &none, (int)cpu, 0, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED))
+			l->off[cpu] = TD_LIVE_BASE;
+	}
+	if (len > l->region - size)
+		return -EFBIG;
+	ret = td_pwrite_all(l->fd, pages, len, l->off[cpu] + size);
+	if (ret)
+		return ret;
+	if (!size)
+		memcpy(l->map + l->size_at[cpu] - 8, &l->off[cpu], 8); /* while the size is 0 */
+	size += len;
+	/* after the pages: a reader that sees the size finds them (one store, see above) */
+	memcpy(l->map + l->size_at[cpu], &size, 8);
+	l->size[cpu] = size;
+	return 0;
+}
+
+/**
+ * fdr_tracedat_live_update - describe the events and names that appeared since
+ * the last call (or the creation): writes the formats and the pid->comm names
+ * again, after the metadata, and links them (only when they changed)
+ * @force: also look for new names (a full comparison); otherwise only the
+ *         registry's event count is looked at, which costs one load
+ *
+ * Returns 0, -EFBIG (the metadata region is full: the file keeps the formats
+ * it has), -ENOMEM, or the negative errno of a write.
+ */
+int fdr_tracedat_live_update(struct fdr_tracedat_live *l, int force)
+{
+	const struct fdr_abi_control *ctl = fdr_session_control(l->s);
+	uint32_t hint = __atomic_load_n(&ctl->nr_events, __ATOMIC_RELAXED);
+	struct fdr_buf t = { 0 }, b = { 0 };
+	size_t split = 0, cmd_at = 0, at[3];
+	uint64_t off[3], opt_b = 0, end_at = 0;
+	int ret;
+
+	if (!force && hint == __atomic_load_n(&l->events_hint, __ATOMIC_RELAXED))
+		return 0;
+	pthread_mutex_lock(&l->lock);
+	ret = td_live_meta(ctl, &t, &split, &cmd_at);
+	if (ret || (t.len == l->last.len && memcmp(t.data, l->last.data, t.len) == 0))
+		goto out;
+	ret = td_live_sections(&b, l->meta_end, &t, split, cmd_at, off);
+	opt_b = l->meta_end + b.len;
+	/* options B: the new sections; A's DONE will point here */
+	ret = ret ?: td_sec_hdr(&b, TD_OPT_DONE, 3 * 14 + 14);
+	ret = ret ?: td_opt_off(&b, TD_OPT_FTRACE_EVENTS, &at[0]);
+	ret = ret ?: td_opt_off(&b, TD_OPT_EVENT_FORMATS, &at[1]);
+	ret = ret ?: td_opt_off(&b, TD_OPT_CMDLINES, &at[2]);
+	ret = ret ?: td_u16(&b, TD_OPT_DONE) ?: td_u32(&b, 8) ?: td_u64(&b, 0);
+	end_at = l->meta_end + b.len;
+	ret = ret ?: td_sec_hdr(&b, TD_LIVE_END_ID, TD_LIVE_END_SIZE);
+	if (ret)
+		goto out;
+	td_patch64(&b, at[0], off[0]);
+	td_patch64(&b, at[1], off[1]);
+	td_patch64(&b, at[2], off[2]);
+	if (b.len > TD_LIVE_BASE - l->meta_end) {
+		ret = -EFBIG;
+		goto out;
+	}
+	/* after the old end-marker, which still ends the walk */
+	ret = td_pwrite_all(l->fd, b.data, b.len, l->meta_end);
+	if (!ret) {
+		uint64_t skip = end_at - l->end_at - TD_LIVE_SECTION_HDR;
+
+		/* the old end-marker now leads to the new one */
+		ret = td_pwrite_all(l->fd, &skip, 8, l->end_at + 8);
+	}
+	if (!ret)
+		/* after the sections: the link makes them the file's */
+		ret = td_pwrite_all(l->fd, &opt_b, 8, l->next_at);
+	if (ret)
+		goto out;
+	l->meta_end += b.len;
+	l->end_at = end_at;
+	fdr_buf_free(&l->last);
+	l->last = t;
+	t = (struct fdr_buf){ 0 };
+out:
+	if (!ret)
+		__atomic_store_n(&l->events_hint, hint, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&l->lock);
+	fdr_buf_free(&t);
+	fdr_buf_free(&b);
+	return ret;
+}
+
+/** fdr_tracedat_live_bytes - bytes of pages written for CPU @cpu so far */
+uint64_t fdr_tracedat_live_bytes(const struct fdr_tracedat_live *l, uint32_t cpu)
+{
+	return cpu < l->nr_cpus ? l->size[cpu] : 0;
+}
+
+/* Copy @len bytes of @fd from @from to @to (ranges apart), in the kernel where it can. */
+static int td_live_copy(int fd, uint64_t from, uint64_t to, uint64_t len)
+{
+	char *buf = NULL;
+	int ret = 0;
+
+	while (len) {
+		loff_t in = (loff_t)from, out = (loff_t)to;
+		size_t chunk = len > (1u << 30) ? (1u << 30) : (size_t)len;
+		ssize_t n = buf ? -1 : copy_file_range(fd, &in, fd, &out, chunk, 0);
+
+		if (n < 0 && !buf && errno != EINTR) {
+			/* no copy in the kernel here: through a buffer */
+			buf = malloc(1u << 20);
+			if (!buf)
+				return -ENOMEM;
+		}
+		if (n < 0 && buf) {
+			n = pread(fd, buf, chunk < (1u << 20) ? chunk : (1u << 20), (off_t)from);
+			if (n > 0)
+				ret = td_pwrite_all(fd, buf, (size_t)n, to);
+			if (ret)
+				break;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = -errno;
+			break;
+		}
+		if (n == 0) {
+			ret = -EIO;
+			break;
+		}
+		from += (uint64_t)n;
+		to += (uint64_t)n;
+		len -= (uint64_t)n;
+	}
+	free(buf);
+	return ret;
+}
+
+/**
+ * fdr_tracedat_live_finish - make the recording compact, in place: the CPUs'
+ * pages one after the other behind the metadata, then the formats and names
+ * known now and each CPU's statistics (trace-cmd report --stat), linked, and the
+ * file cut after them; valid after each step (see above)
+ * @cpus: per CPU, records and lost (fd and size are the recording's own)
+ *
+ * Returns 0, or a negative errno (-ENOSPC); on an error the file is valid and
+ * holds every page, maybe not compact.
+ */
+int fdr_tracedat_live_finish(struct fdr_tracedat_live *l, const struct fdr_tracedat_cpu *cpus)
+{
+	const struct fdr_abi_control *ctl = fdr_session_control(l->s);
+	struct fdr_buf t = { 0 }, b = { 0 };
+	size_t split = 0, cmd_at = 0, at[3];
+	uint64_t pos = TD_LIVE_BASE, off[3], opt_c;
+	uint32_t cpu;
+	int front = __atomic_load_n(&l->front, __ATOMIC_RELAXED), ret = 0;
+
+	if (front >= 0)
+		pos += l->size[front];
+	for (cpu = 0; cpu < l->nr_cpus && !ret; cpu++) {
+		uint64_t from = l->off[cpu], len = l->size[cpu];
+
+		if ((int)cpu == front || !len)
+			continue;
+		if (pos + len > from)
+			return -EFBIG; /* would overwrite what it copies: stays as recorded */
+		/* copied first, then the offset: the old pages stay valid until then */
+		ret = td_live_copy(l->fd, from, pos, len);
+		if (ret)
+			break;
+		memcpy(l->map + l->size_at[cpu] - 8, &pos, 8);
+		l->off[cpu] = pos;
+		fallocate(l->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)from,
+			  (off_t)len);
+		pos += len;
+	}
+	pthread_mutex_lock(&l->lock);
+	ret = ret ?: td_live_meta(ctl, &t, &split, &cmd_at);
+	ret = ret ?: td_live_sections(&b, pos, &t, split, cmd_at, off);
+	opt_c = pos + b.len;
+	ret = ret ?: td_sec_hdr(&b, TD_OPT_DONE, 0);
+	ret = ret ?: td_opt_off(&b, TD_OPT_FTRACE_EVENTS, &at[0]);
+	ret = ret ?: td_opt_off(&b, TD_OPT_EVENT_FORMATS, &at[1]);
+	ret = ret ?: td_opt_off(&b, TD_OPT_CMDLINES, &at[2]);
+	for (cpu = 0; cpu < l->nr_cpus && !ret; cpu++) {
+		t.len = 0;
+		ret = fdr_buf_printf(&t,
+				     "CPU: %" PRIu32 "\nentries: %" PRIu64 "\noverrun: %" PRIu64
+				     "\ncommit overrun: 0\nbytes: %" PRIu64 "\n",
+				     cpu, cpus[cpu].records, cpus[cpu].lost, l->size[cpu]) ?
+			      -ENOMEM :
+			      td_option(&b, TD_OPT_CPUSTAT, t.data, (uint32_t)t.len + 1);
+	}
+	ret = ret ?: td_u16(&b, TD_OPT_DONE) ?: td_u32(&b, 8) ?: td_u64(&b, 0);
+	if (!ret) {
+		td_patch64(&b, at[0], off[0]);
+		td_patch64(&b, at[1], off[1]);
+		td_patch64(&b, at[2], off[2]);
+		td_patch64(&b, opt_c - pos + 8, b.len - (opt_c - pos) - TD_LIVE_SECTION_HDR);
+		ret = td_pwrite_all(l->fd, b.data, b.len, pos);
+	}
+	if (!ret) {
+		/* written: link it, then cut what is behind it */
+		memcpy(l->map + l->next_at, &opt_c, 8);
+		if (ftruncate(l->fd, (off_t)(pos + b.len)) < 0)
+			ret = -errno;
+	}
+	pthread_mutex_unlock(&l->lock);
+	fdr_buf_free(&t);
+	fdr_buf_free(&b);
+	return ret;
+}
+
+/**
+ * fdr_tracedat_live_close - release a recording; with @remove, remove its file
+ * too (a recording that holds nothing); NULL is a no-op
+ */
+void fdr_tracedat_live_close(struct fdr_tracedat_live *l, int remove)
+{
+	if (!l)
+		return;
+	pthread_mutex_destroy(&l->lock);
+	if (l->map)
+		munmap(l->map, l->map_len);
+	if (l->fd >= 0)
+		close(l->fd);
+	if (remove && l->path)
+		unlink(l->path);
+	fdr_buf_free(&l->last);
+	free(l->path);
+	free(l->size_at);
+	free(l->size);
+	free(l->off);
+	free(l);
 }

@@ -20,7 +20,12 @@ if ! command -v trace-cmd >/dev/null; then
 fi
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/fdr-record.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
+FULL=$T/full
+cleanup() {
+	mountpoint -q "$FULL" 2>/dev/null && umount "$FULL"
+	rm -rf "$T"
+}
+trap cleanup EXIT
 # shellcheck source=../harness/tap.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../harness/tap.sh"
 export FDR_ROOT=$T/root
@@ -221,20 +226,19 @@ fi
 ok $res "record: per-CPU statistics in the file (trace-cmd report --stat)"
 "$FDR" destroy 2>/dev/null
 
-# ---- 3b. fdr record without direct I/O, into tmpfs -----------------------------------------------
-# The flusher writes the stages with O_DIRECT where it can (the case above, next to
-# the build); FDR_RECORD_DIRECT=0 makes it write through the page cache, as it does
-# where a file system refuses direct I/O. Same records, none lost.
+# ---- 3b. fdr record into tmpfs -------------------------------------------------------------------
+# While recording the file is laid out in sparse regions as large as the file
+# system (tmpfs: RAM-sized), then made compact. Same records, none lost.
 SHM_OUT=$(mktemp -d /dev/shm/fdr-record-test.XXXXXX 2>/dev/null || mktemp -d "$T/shm.XXXXXX")
 "$FDR" start -e 'demo:*' -b 1024 2>/dev/null
-FDR_RECORD_DIRECT=0 "$FDR" record -e 'demo:*' -o "$SHM_OUT/rec.dat" -- "$DEMO" -n 3000 -r 20000 -q \
+"$FDR" record -e 'demo:*' -o "$SHM_OUT/rec.dat" -- "$DEMO" -n 3000 -r 20000 -q \
 	>/dev/null 2>"$T/rec3b.err"
 r=$?
 trace-cmd report "$SHM_OUT/rec.dat" >"$T/rep3b" 2>"$T/rep3b.err"
 rm -rf "$SHM_OUT"
 res=0
 recorded_all "$T/rec3b.err" "$T/rep3b"
-ok $res "record: through the page cache into tmpfs (FDR_RECORD_DIRECT=0), every record, 0 lost"
+ok $res "record: into tmpfs, every record, 0 lost"
 "$FDR" destroy 2>/dev/null
 
 # ---- 3c. fdr record -r: one reader per CPU, pinned to it, at SCHED_FIFO priority --------------
@@ -377,5 +381,76 @@ for prio in 0 100; do
 done
 ok $res "errors: a bad mode or priority is a usage error; an unwritable output says where"
 "$FDR" destroy 2>/dev/null
+
+# ---- 7. the command's exit status, once the file is written -------------------------------------
+# as time and perf record: the command's status, 128 + the signal that killed it,
+# 127 when it is not found, 126 when it cannot be run
+res=0
+"$FDR" start -e 'demo:*' 2>/dev/null
+status_is() {
+	local want=$1
+	shift
+	rm -f "$T/st.dat"
+	"$FDR" record -e 'demo:*' -o "$T/st.dat" -- "$@" >/dev/null 2>"$T/st.err"
+	r=$?
+	if [ $r != "$want" ] || ! trace-cmd report "$T/st.dat" >/dev/null 2>"$T/st.rep.err"; then
+		diag "record -- $*: expected exit $want and a file trace-cmd reads, found exit $r:"
+		grep -v '^fdr: session' "$T/st.err" "$T/st.rep.err" | sed 's/^/#   /'
+		res=1
+	fi
+}
+status_is 0 true
+status_is 1 false
+status_is 3 sh -c 'exit 3'
+status_is 137 sh -c 'kill -9 $$'
+status_is 143 sh -c 'kill -TERM $$'
+status_is 127 "$T/no-such-command"
+status_is 126 "$T"
+ok $res "record: exits with the command's status (0, 1, 3, 128+9, 128+15, 127 not found, 126 not runnable), after writing the file"
+"$FDR" destroy 2>/dev/null
+
+# ---- 8. a full file system ----------------------------------------------------------------------
+# Full before: a clear error and no file. Full during the recording: the error,
+# and the file keeps what was written before (valid, readable), the rest stays
+# in the buffers: file + ring = written.
+if [ "$(id -u)" != 0 ]; then
+	echo "ok $((ncase + 1)) # SKIP full file system: needs root to mount a tmpfs"
+	ncase=$((ncase + 1))
+	pass=$((pass + 1))
+else
+	res=0
+	mkdir -p "$FULL"
+	mount -t tmpfs -o size=1m none "$FULL"
+	dd if=/dev/zero of="$FULL/fill" bs=4k 2>/dev/null
+	"$FDR" start -e 'demo:*' 2>/dev/null
+	"$FDR" record -e 'demo:*' -o "$FULL/r.dat" -- true >"$T/full.out" 2>&1
+	r=$?
+	if [ $r != 1 ] || ! grep -q "cannot write $FULL/r.dat: No space left on device" "$T/full.out" ||
+	   [ -e "$FULL/r.dat" ]; then
+		diag "full before: expected exit 1, 'No space left on device' and no file, found exit $r, $(ls "$FULL"):"
+		sed 's/^/#   /' "$T/full.out"
+		res=1
+	fi
+	rm -f "$FULL/fill"
+	# room for the formats (with 256 KiB kept for later ones) and about 300 KiB of pages
+	dd if=/dev/zero of="$FULL/fill" bs=1k count=400 2>/dev/null
+	"$FDR" record -e 'demo:*' -b 4096 -o "$FULL/r.dat" -- "$DEMO" -n 30000 -r 30000 -q >"$T/full.out" 2>&1
+	r=$?
+	total=$(demo_total "$T/full.out")
+	trace-cmd report "$FULL/r.dat" >"$T/full.rep" 2>"$T/full.rep.err"
+	got=$(norm_tc "$T/full.rep" | wc -l)
+	read_ev=$("$FDR" stat 2>/dev/null | sed -nE 's/^read events: ([0-9]+)/\1/p' | awk '{ s += $1 } END { print s + 0 }')
+	inram=$("$FDR" stat 2>/dev/null | sed -nE 's/^(entries|overrun|dropped events): ([0-9]+)/\2/p' | awk '{ s += $1 } END { print s + 0 }')
+	if [ $r != 1 ] || ! grep -q "No space left on device" "$T/full.out" ||
+	   ! grep -q "fdr record: $FULL/r.dat holds the $got events recorded before the error" "$T/full.out" ||
+	   [ "$got" = 0 ] || [ "$got" != "$read_ev" ] || [ -z "$total" ] || [ $((got + inram)) != "$total" ]; then
+		diag "full during: exit $r, $got records in the file, $read_ev read, $inram in the ring, ${total:-?} written:"
+		grep -v '^fdr: session' "$T/full.out" | sed 's/^/#   /'
+		res=1
+	fi
+	"$FDR" destroy 2>/dev/null
+	umount "$FULL"
+	ok $res "record on a full file system: before, an error and no file; during, an error and a valid file with what was written (file + ring = written)"
+fi
 
 tap_summary

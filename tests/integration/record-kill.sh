@@ -1,0 +1,150 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# record-kill.sh FDR FDR_DEMO - fdr record killed with SIGKILL leaves a trace.dat
+# that trace-cmd report and fdr report read, holding every page it wrote, and
+# loses nothing without counting it (docs/design/record.md):
+#
+#   records the demo wrote = records in the file + what fdr stat counts in the
+#                            ring afterwards (entries + overrun + dropped)
+#   records in the file    = read events in fdr stat (committed once written)
+#
+# fdr record is killed early (its first pages), in the middle, and right after
+# the command ended (while it drains the buffers and writes the file's final
+# form). The demo goes on after the kill and ends on its own; the ring keeps
+# what it wrote after, overwriting the oldest (a 64 KiB buffer: overrun counts).
+# Exits 77 (skipped) only when trace-cmd is missing.
+set -u
+
+FDR=${1:?usage: record-kill.sh FDR FDR_DEMO}
+DEMO=${2:?usage: record-kill.sh FDR FDR_DEMO}
+
+if ! command -v trace-cmd >/dev/null; then
+	echo "SKIP: trace-cmd is not installed (Debian package trace-cmd)"
+	exit 77
+fi
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/fdr-record-kill.XXXXXX") || exit 1
+DEMO_PID=
+cleanup() {
+	[ -n "$DEMO_PID" ] && kill -9 "$DEMO_PID" 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+# shellcheck source=../harness/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../harness/tap.sh"
+export FDR_ROOT=$T/root
+export FDR_SESSION=kill
+unset FDR_DIR FDR_CLOCK_SOURCE FDR_NO_AGENT
+
+# demo_total OUT: events the demo wrote, from its summary line
+# (requests + cache lookups (hits + misses = db queries) + db queries + markers)
+demo_total() {
+	sed -nE 's/.*: ([0-9]+) requests, ([0-9]+) failed, ([0-9]+) cache hits, ([0-9]+) db queries.*/\1 \2 \3 \4/p' "$1" |
+		awk '{ print $1 + $2 + $3 + 2 * $4 }'
+}
+
+# stat_sum FIELD: the sum over the CPUs of fdr stat's "FIELD: N" lines
+stat_sum() {
+	"$FDR" stat 2>/dev/null | sed -nE "s/^$1: ([0-9]+)$/\\1/p" | awk '{ s += $1 } END { print s + 0 }'
+}
+
+# killed NAME WHEN: record the demo, SIGKILL fdr record at WHEN (seconds;
+# "start": as soon as it says it records; "exit": as soon as the demo printed its
+# summary), then check the file and the counts. res=0 if all holds.
+killed() {
+	local name=$1 when=$2 rpid rc total frep inram read i
+
+	res=0
+	stopped=killed
+	"$FDR" start -e 'demo:*' -b 64 2>/dev/null
+	# the demo's summary goes to ERR too: fdr record's child inherits it
+	"$FDR" record -e 'demo:*' -o "$T/$name.dat" -- \
+		sh -c 'echo $$ >"$1"; exec "$0" -n 150000 -r 100000 -q' "$DEMO" "$T/$name.pid" \
+		>/dev/null 2>"$T/$name.err" &
+	rpid=$!
+	case $when in
+	exit) # the demo said it is done: fdr record drains and writes the final form
+		for i in $(seq 5000); do
+			grep -q ' requests, ' "$T/$name.err" && break
+			sleep 0.002
+		done ;;
+	start) # the command runs (so the file exists, and the readers): kill at once
+		for i in $(seq 1000); do
+			[ -s "$T/$name.pid" ] && break
+			sleep 0.01
+		done ;;
+	*) sleep "$when" ;;
+	esac
+	kill -9 $rpid
+	wait $rpid
+	rc=$?
+	DEMO_PID=$(cat "$T/$name.pid" 2>/dev/null)
+	# the demo ends on its own (1.5 s of work), unharmed by the kill
+	for i in $(seq 300); do
+		grep -q ' requests, ' "$T/$name.err" && break
+		sleep 0.1
+	done
+	for i in $(seq 100); do
+		kill -0 "$DEMO_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	DEMO_PID=
+	total=$(demo_total "$T/$name.err")
+	# after the command: fdr record may have ended before the kill (its stop takes
+	# a few ms when one CPU wrote everything); the file and counts must hold anyway
+	if [ "$when" = exit ] && [ "$rc" = 0 ]; then
+		stopped="ended before the kill"
+		rc=137
+	fi
+	if [ "$rc" != 137 ] || [ -z "$total" ]; then
+		diag "$name: expected fdr record killed (137) and the demo's summary, found exit $rc:"
+		sed 's/^/#   /' "$T/$name.err"
+		res=1
+		return
+	fi
+	if ! trace-cmd report "$T/$name.dat" >"$T/$name.rep" 2>"$T/$name.rep.err"; then
+		diag "$name: trace-cmd report failed: $(tail -3 "$T/$name.rep.err")"
+		res=1
+	fi
+	if ! "$FDR" report "$T/$name.dat" >"$T/$name.frep" 2>"$T/$name.frep.err"; then
+		diag "$name: fdr report failed: $(tail -3 "$T/$name.frep.err")"
+		res=1
+	fi
+	got=$(grep -cE '(request|cache|db_query|tracing_mark_write):' "$T/$name.rep")
+	frep=$(grep -cE ' (request|cache|db_query|tracing_mark_write): ' "$T/$name.frep")
+	read=$(stat_sum 'read events')
+	inram=$(($(stat_sum entries) + $(stat_sum overrun) + $(stat_sum 'dropped events')))
+	if [ "$got" != "$frep" ]; then
+		diag "$name: trace-cmd report shows $got records, fdr report $frep"
+		res=1
+	fi
+	if [ "$got" != "$read" ]; then
+		diag "$name: $got records in the file, fdr stat says $read were read"
+		res=1
+	fi
+	if [ $((got + inram)) != "$total" ]; then
+		diag "$name: $got in the file + $inram in the ring (entries + overrun + dropped) != $total written"
+		res=1
+	fi
+	diag "$name: $stopped: $got records in the file, $inram left in the ring, $total written"
+	"$FDR" destroy 2>/dev/null
+}
+
+# ---- 1. early: the file exists from the start --------------------------------------------------
+killed early start
+ok $res "SIGKILL as it starts: trace-cmd report and fdr report read the file; file + ring = written"
+
+# ---- 2. in the middle -----------------------------------------------------------------------------
+killed mid 0.8
+if [ $res = 0 ] && [ "$got" -lt 1000 ]; then
+	diag "mid: expected records in the file after 0.8 s, found $got"
+	res=1
+fi
+ok $res "SIGKILL mid-recording: the file holds what was written ($got records); file + ring = written"
+
+# ---- 3. after the command ended: draining, writing the final form ----------------------------------
+killed exit exit
+ok $res "SIGKILL after the command ended: the file is whole and readable; file + ring = written"
+
+tap_summary
