@@ -147,4 +147,52 @@ ok $res "SIGKILL mid-recording: the file holds what was written ($got records); 
 killed exit exit
 ok $res "SIGKILL after the command ended: the file is whole and readable; file + ring = written"
 
+# ---- 4. at each step of making the file compact ----------------------------------------------------
+# Two writers, one on each of CPUs 0 and 1, so that the stop copies one CPU's
+# pages behind the other's. strace kills fdr record (SIGKILL at the system
+# call's entry, -P: the calls on the file only) before the copy, before the old
+# copy is punched out (after the new offset), and before the file is cut (after
+# the final formats are linked). Every record must be in the file each time.
+# stop_killed SYSCALL WHEN: res=0 if the file holds every record the two demos wrote
+stop_killed() {
+	local sc=$1 when=$2 rc total got frep
+
+	res=0
+	rm -f "$T/stop.dat"
+	"$FDR" start -e 'demo:*' -b 4096 2>/dev/null
+	strace -o "$T/strace.log" -P "$T/stop.dat" -e trace="$sc" -e inject="$sc":signal=SIGKILL:when="$when" \
+		"$FDR" record -e 'demo:*' -o "$T/stop.dat" -- sh -c '
+			taskset -c 0 "$0" -n 10000 -r 40000 -q & taskset -c 1 "$0" -n 10000 -r 40000 -q
+			wait' "$DEMO" >/dev/null 2>"$T/stop.err"
+	rc=$?
+	total=$(demo_total "$T/stop.err" | awk '{ s += $1 } END { print s + 0 }')
+	trace-cmd report "$T/stop.dat" >"$T/stop.rep" 2>"$T/stop.rep.err" || diag "trace-cmd report: $(tail -2 "$T/stop.rep.err")"
+	"$FDR" report "$T/stop.dat" >"$T/stop.frep" 2>"$T/stop.frep.err" || diag "fdr report: $(tail -2 "$T/stop.frep.err")"
+	got=$(grep -cE '(request|cache|db_query|tracing_mark_write):' "$T/stop.rep")
+	frep=$(grep -cE ' (request|cache|db_query|tracing_mark_write): ' "$T/stop.frep")
+	if [ "$rc" != 137 ] || ! grep -q 'killed by SIGKILL' "$T/strace.log" || [ "$total" = 0 ] ||
+	   [ "$got" != "$total" ] || [ "$frep" != "$total" ]; then
+		diag "$sc #$when: exit $rc, $got records for trace-cmd report, $frep for fdr report, $total written:"
+		tail -2 "$T/strace.log" | sed 's/^/#   strace: /'
+		grep -v '^fdr: session' "$T/stop.err" | sed 's/^/#   /'
+		res=1
+	fi
+	"$FDR" destroy 2>/dev/null
+}
+
+if [ "$(nproc)" -lt 2 ] || ! command -v strace >/dev/null || ! command -v taskset >/dev/null; then
+	echo "ok $((ncase + 1)) # SKIP killed while making the file compact: needs 2 CPUs, strace and taskset"
+	ncase=$((ncase + 1))
+	pass=$((pass + 1))
+else
+	r4=0
+	stop_killed copy_file_range 1 # before the second CPU's pages are copied
+	r4=$((r4 | res))
+	stop_killed fallocate 2 # copied, offset stored, old copy not punched out (1: at creation)
+	r4=$((r4 | res))
+	stop_killed ftruncate 3 # final formats and statistics linked, not cut (1, 2: at creation)
+	r4=$((r4 | res))
+	ok $r4 "SIGKILL at each step of making the file compact: every record in the file, for trace-cmd report and fdr report"
+fi
+
 tap_summary
