@@ -151,6 +151,11 @@ test_resize_full() {
 	expect_rc 0 && expect_out "^$kb\$" || return 1
 	fdr -d "$D" start -b 64
 	expect_enospc || return 1
+	# the largest size the message states gets as far as allocating it
+	fdr -d "$D" write buffer_size_kb 4177912
+	expect_enospc || return 1
+	fdr -d "$D" write buffer_size_kb 4177913
+	expect_rc 2 && expect_err 'from 1 to 4177912' || return 1
 	fdr -d "$D" cat tracing_on
 	expect_out '^1$' || return 1
 	[ "$(grep -c ' request: ' <("$FDR" -d "$D" show))" -eq "$before" ] ||
