@@ -676,6 +676,21 @@ int fdr_ring_swap(struct fdr_ring_map *m, int cpu)
 		__atomic_fetch_add(&h->snap_refused, 1, __ATOMIC_RELAXED);
 		return -EBUSY;
 	}
+	/*
+	 * A free of the spare buffers may have begun since the check above: it
+	 * clears spare_allocated, then waits for an odd snap_seq to end before it
+	 * releases their memory (fdr_session_snapshot_alloc()). Either it sees our
+	 * odd seq, or we see its clear: seq_cst fence, paired with the one there.
+	 */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&h->spare_allocated, __ATOMIC_RELAXED)) {
+		uint64_t mine = (seq | 1) + ((seq & 1) ? 2 : 0);
+
+		__atomic_compare_exchange_n(&h->snap_seq, &mine, seq, 0, __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED);
+		__atomic_fetch_add(&h->snap_refused, 1, __ATOMIC_RELAXED);
+		return -ENODEV;
+	}
 	__atomic_store_n(&h->snap_lock_ns, now, __ATOMIC_RELAXED);
 	for (c = first; c < last; c++) {
 		struct fdr_pcpu *pc = &m->pcpu[c];

@@ -845,7 +845,13 @@ int fdr_session_snapshot_alloc(struct fdr_session *s, uint32_t inst, int on)
 	if (fd < 0)
 		return -errno;
 	if (!on) {
-		__atomic_store_n(&m->hdr->spare_allocated, 0, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&m->hdr->spare_allocated, 0, __ATOMIC_RELAXED);
+		/*
+		 * seq_cst fence, paired with the one in fdr_ring_swap() after it
+		 * makes snap_seq odd: a swap either sees the clear and backs out, or
+		 * we see its odd seq below and wait for it to end.
+		 */
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 		ses_swap_settle(m);
 	}
 	for (cpu = 0; cpu < m->nr_cpus && !ret; cpu++) {
