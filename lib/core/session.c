@@ -336,6 +336,16 @@ int fdr_session_open(const char *dir, struct fdr_session **out)
 	    s->ctl->struct_size != sizeof(struct fdr_abi_control) || s->ctl->nr_cpus == 0 ||
 	    s->ctl->nr_cpus > FDR_MAX_CPUS)
 		goto err;
+	/*
+	 * A control file with holes (made by an older fdr, or copied with cp,
+	 * which turns zero pages into holes) is allocated now, so that nobody
+	 * takes SIGBUS on it when the file system fills; -ENOSPC if it cannot be.
+	 */
+	if ((uint64_t)st.st_blocks * 512 < (uint64_t)st.st_size) {
+		ret = -posix_fallocate(fd, 0, st.st_size);
+		if (ret)
+			goto err;
+	}
 	s->session_id = s->ctl->session_id;
 	close(fd);
 	*out = s;
@@ -665,6 +675,48 @@ int fdr_session_destroy(struct fdr_session *s)
 	return 0;
 }
 
+/*
+ * What writers may store into in ring file @m is allocated: the headers, each
+ * CPU's live buffer and, while the snapshot is allocated, its spare. A file
+ * fdr made is (fdr_ring_file_create()); one copied with cp, which turns zero
+ * pages into holes, may not be, and is allocated here. Returns 0 or -ENOSPC
+ * (or another errno of fallocate()).
+ */
+static int ses_ring_allocated(struct fdr_session *s, const struct fdr_ring_map *m)
+{
+	int spare = !!__atomic_load_n(&m->hdr->spare_allocated, __ATOMIC_ACQUIRE);
+	off_t hdr = (off_t)(m->pcpu[0].buf[0].data - (unsigned char *)m->base);
+	uint64_t need = (uint64_t)hdr;
+	uint32_t cpu, bi;
+	struct stat st;
+	char name[64];
+	int fd, ret = 0;
+
+	for (cpu = 0; cpu < m->nr_cpus; cpu++)
+		need += m->pcpu[cpu].buf[0].ring_bytes * (spare ? 2 : 1);
+	snprintf(name, sizeof(name), "ring.%u.%u", m->instance, m->gen);
+	fd = openat(s->dir_fd, name, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || (uint64_t)st.st_blocks * 512 >= need)
+		goto out;
+	/* the headers (everything before the first buffer), then each CPU's buffers */
+	ret = -posix_fallocate(fd, 0, hdr);
+	for (cpu = 0; cpu < m->nr_cpus && !ret; cpu++) {
+		const struct fdr_pcpu *pc = &m->pcpu[cpu];
+		uint32_t live = __atomic_load_n(pc->active, __ATOMIC_ACQUIRE) & 1;
+
+		for (bi = 0; bi < FDR_RING_BUFS && !ret; bi++)
+			if (bi == live || spare)
+				ret = -posix_fallocate(
+					fd, (off_t)(pc->buf[bi].data - (unsigned char *)m->base),
+					(off_t)pc->buf[bi].ring_bytes);
+	}
+out:
+	close(fd);
+	return ret;
+}
+
 /* Returns the current mapping of an instance's ring, remapping after a resize. */
 struct fdr_ring_map *fdr_session_ring_map(struct fdr_session *s, uint32_t inst, int *err)
 {
@@ -675,6 +727,13 @@ struct fdr_ring_map *fdr_session_ring_map(struct fdr_session *s, uint32_t inst, 
 	if (m && m->gen == gen)
 		return m;
 	ret = fdr_ring_map_open(s, inst, gen, &nm);
+	if (!ret) {
+		ret = ses_ring_allocated(s, nm);
+		if (ret) {
+			munmap(nm->base, nm->size);
+			free(nm);
+		}
+	}
 	if (ret) {
 		*err = ret;
 		return NULL;

@@ -277,6 +277,48 @@ test_export_full() {
 	[ "$(ls -A "$O")" = fill ] || { diag "left in $O: $(ls -A "$O")"; return 1; }
 }
 
+# A session copied with cp (which turns zero pages into holes) is allocated
+# when it is opened: on a full file system a program that attaches to it is
+# unharmed (it records nothing there), and with room it records.
+test_copied_session_full() {
+	local c=$S/C c2=$S/C2 n
+	unfill "$S"
+	fdr -d "$c" start -b 16 -e 'demo:*'
+	expect_rc 0 || return 1
+	cp -a --sparse=always "$c" "$c2" || return 1
+	if [ "$(du -sk "$c2" | cut -f1)" -ge "$(du -sk "$c" | cut -f1)" ]; then
+		echo "# cp made no holes: nothing to check"
+		rm -rf "$c2"
+		fdr -d "$c" destroy
+		return 0
+	fi
+	fill "$S" || return 1
+	run env FDR_DIR="$c2" "$DEMO" -n 100 -r 0 -q
+	[ "$rc" -eq 0 ] || { diag "fdr-demo in a copied session on a full fs: exit $rc (135: SIGBUS)"; return 1; }
+	fdr -d "$c2" show
+	expect_enospc || return 1
+	unfill "$S"
+	run env FDR_DIR="$c2" "$DEMO" -n 100 -r 0 -q
+	expect_rc 0 || return 1
+	fdr -d "$c2" show
+	expect_rc 0 || return 1
+	n=$(grep -c ' request: ' "$OUT")
+	[ "$n" -eq 100 ] || { diag "$n demo:request records in the copy, expected 100"; return 1; }
+	fdr -d "$c2" destroy
+	# the same with the control file allocated by a first opener (which maps
+	# no ring) while there was room: the program then finds the ring's holes
+	cp -a --sparse=always "$c" "$c2" || return 1
+	fdr -d "$c2" cat tracing_on
+	expect_rc 0 || return 1
+	fill "$S" || return 1
+	run env FDR_DIR="$c2" "$DEMO" -n 100 -r 0 -q
+	[ "$rc" -eq 0 ] || { diag "fdr-demo with a copied ring on a full fs: exit $rc (135: SIGBUS)"; return 1; }
+	unfill "$S"
+	fdr -d "$c2" destroy
+	fdr -d "$c" destroy
+	expect_rc 0
+}
+
 # With the room back, everything works again.
 test_room_back() {
 	unfill "$S"
@@ -304,6 +346,6 @@ if [ "$fail" -eq 0 ]; then
 		ncase=$((ncase + 1))
 		echo "not ok $ncase - record_full # TODO RECORD-HELPER: fdr record leaves a partial file"
 	fi
-	run_cases "test_export_full test_room_back"
+	run_cases "test_export_full test_copied_session_full test_room_back"
 fi
 tap_summary
