@@ -68,6 +68,11 @@ FDR_API const struct fdr_abi_event *fdr_trace_event(const struct fdr_trace *t, u
 FDR_API const char *fdr_trace_comm(const struct fdr_trace *t, int32_t pid, char *buf,
 				   size_t len);
 /*
+ * The process (thread group) of thread @pid: from the session's saved_tgids;
+ * @pid itself where it is not known (trace.dat files carry no tgids).
+ */
+FDR_API int32_t fdr_trace_tgid(const struct fdr_trace *t, int32_t pid);
+/*
  * One record as a line of the `trace` file, newline included:
  * "            demo-1234    [001] ..... 12.345678: request: status=200 ..."
  */

@@ -89,6 +89,13 @@ const char *fdr_trace_comm(const struct fdr_trace *t, int32_t pid, char *buf, si
 	return t->ops->comm(t, pid, buf, len);
 }
 
+int32_t fdr_trace_tgid(const struct fdr_trace *t, int32_t pid)
+{
+	int32_t tgid = t->ops->tgid ? t->ops->tgid(t, pid) : 0;
+
+	return tgid > 0 ? tgid : pid;
+}
+
 /**
  * fdr_trace_format - one record as a line of the trace file, the kernel's layout:
  * "%16s-%-7d [%03d] ..... %5lu.%06lu: NAME: BODY\n"
@@ -206,6 +213,13 @@ static const char *sess_comm(const struct fdr_trace *t, int32_t pid, char *buf, 
 	return fdr_comm_lookup(fdr_session_control(ss->s), pid, buf, len);
 }
 
+static int32_t sess_tgid(const struct fdr_trace *t, int32_t pid)
+{
+	const struct sess_src *ss = t->priv;
+
+	return fdr_tgid_lookup(fdr_session_control(ss->s), pid);
+}
+
 static void sess_close(struct fdr_trace *t)
 {
 	struct sess_src *ss = t->priv;
@@ -225,6 +239,7 @@ static const struct fdr_trace_ops sess_ops = {
 	.event_at = sess_event_at,
 	.event = sess_event,
 	.comm = sess_comm,
+	.tgid = sess_tgid,
 	.close = sess_close,
 };
 

@@ -49,6 +49,8 @@ have() {
 setup() {
 	fdr start -e 'demo:*'
 	expect_rc 0 || return 1
+	fdr enable 'gen:worker' # export-gen's threads: a process with several threads
+	expect_rc 0 || return 1
 	if [ -n "$DEMO" ] && [ -x "$DEMO" ]; then
 		run timeout -k 5 60 "$DEMO" -n 300 -r 20000
 		expect_rc 0 || return 1
