@@ -1724,8 +1724,12 @@ static int write_sys_filter(struct fdr_file *f, const char *cmd)
 	return 0;
 }
 
-/* events/SYS/EVENT/trigger: one trigger command per write; '>' does not clear */
-static int write_trigger(struct fdr_file *f, const char *cmd)
+/*
+ * events/SYS/EVENT/trigger: one trigger command per write of @n bytes; '>' does
+ * not clear. As the kernel: a write of nothing does nothing, one of blanks
+ * ("echo > trigger") is an error.
+ */
+static int write_trigger(struct fdr_file *f, const char *cmd, size_t n)
 {
 	const struct fdr_abi_event *e = event_find(f->s, f->p.sys, f->p.ev);
 	char msg[512] = "";
@@ -1733,8 +1737,12 @@ static int write_trigger(struct fdr_file *f, const char *cmd)
 
 	if (!e)
 		return -ENOENT;
-	if (!*cmd)
-		return 0; /* "echo > trigger" writes nothing: nothing to do */
+	if (!n)
+		return 0;
+	if (!cmd[strspn(cmd, " \t\n")])
+		return bad_input(f, "event trigger parse error", cmd, 0,
+				 "expected a trigger (traceon, traceoff, snapshot, stacktrace, "
+				 "enable_event or disable_event), found nothing");
 	ret = fdr_session_lock(f->s);
 	if (ret)
 		return ret;
@@ -1992,7 +2000,7 @@ ssize_t fdr_file_write(struct fdr_file *f, const void *buf, size_t n)
 		ret = write_sys_filter(f, cmd);
 		break;
 	case F_EVENT_TRIGGER:
-		ret = write_trigger(f, cmd);
+		ret = write_trigger(f, cmd, n);
 		break;
 	case F_SET_EVENT_PID:
 		ret = write_pids(f, cmd);
