@@ -97,11 +97,22 @@ run_demo() {
 	if ! git clone -q . "$dir/fdr" >"$dir/clone.log" 2>&1; then
 		why="git clone failed: $(tail -3 "$dir/clone.log")"
 	else
-		out=$(cd "$dir/fdr" && FDR_ROOT="$dir/root" FDR_SESSION=demo-ci bash scripts/demo.sh 2>&1)
+		# a user's own session named demo, with a marker in it: the demo must
+		# leave it alone and use a session of its own
+		local mine=build-ci/cli/fdr
+		[ -x "$mine" ] && FDR_ROOT="$dir/root" "$mine" -s demo start >/dev/null 2>&1 &&
+			FDR_ROOT="$dir/root" "$mine" -s demo write trace_marker "mine, keep" >/dev/null 2>&1 ||
+			mine=
+		out=$(cd "$dir/fdr" && FDR_ROOT="$dir/root" bash scripts/demo.sh 2>&1)
 		rc=$?
 		echo "$out" | tail -25
 		if [ $rc != 0 ]; then
 			why="scripts/demo.sh exited $rc"
+		elif [ -n "$mine" ] && ! FDR_ROOT="$dir/root" "$mine" -s demo show 2>/dev/null |
+			grep -q 'mine, keep'; then
+			why="it destroyed or cleared the session 'demo' it did not create"
+		elif [ -n "$mine" ] && ! grep -q "The session 'demo-2'" <<<"$out"; then
+			why="with a session 'demo' in use it did not take 'demo-2'"
 		elif ! grep -q 'request: status=500' <<<"$out"; then
 			why="no failed request (status=500) in its output"
 		elif ! grep -q 'snapshot: allocated, 1 taken' <<<"$out"; then
