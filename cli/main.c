@@ -237,6 +237,8 @@ int write_path(struct fdr_session *s, const char *path, const char *text, int fl
 	if (ret)
 		return ret;
 	n = fdr_file_write(f, text, strlen(text));
+	if (n >= 0 && *fdr_file_notice(f))
+		fprintf(stderr, "fdr %s: %s: %s\n", verb, path, fdr_file_notice(f));
 	if (n < 0) {
 		const char *msg = fdr_file_error(f);
 

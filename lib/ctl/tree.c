@@ -188,6 +188,7 @@ struct fdr_file {
 	unsigned char *page; /* trace_pipe_raw: the page being read */
 	size_t page_len, page_off;
 	char err[1024];
+	char notice[256]; /* see fdr_file_notice() */
 	int log_pending; /* an error_log entry to write after the command */
 	int log_pos;
 	char log_loc[64];
@@ -669,7 +670,8 @@ static int check_token(const char *tok, int *bad)
 	}
 	for (; *p; p++) {
 		if (*p == ':') {
-			if (++colons > 1 || p == tok || p[-1] == '!') {
+			/* ":EVENT" (any system) and "SYS:" (all of SYS) as in the kernel */
+			if (++colons > 1) {
 				*bad = (int)(p - tok);
 				return -1;
 			}
@@ -710,6 +712,11 @@ static int set_event_token(struct fdr_file *f, const char *cmd, const char *tok,
 				f, "set_event", cmd, tok_pos,
 				"too many pending rules (at most %d); remove some with '!RULE'",
 				FDR_PENDING_RULES);
+		if (n == 0)
+			snprintf(f->notice, sizeof(f->notice),
+				 "'%s' matches no registered event yet: kept as a pending rule "
+				 "(set_event_pending), it enables the events registered later",
+				 rule);
 	} else {
 		int removed = pending_del(in, rule);
 
@@ -1979,6 +1986,11 @@ static ssize_t write_marker(struct fdr_file *f, const char *buf, size_t n)
 	return (ssize_t)(n > room ? room : n);
 }
 
+const char *fdr_file_notice(const struct fdr_file *f)
+{
+	return f->notice;
+}
+
 void fdr_file_set_writer(struct fdr_file *f, int32_t tid)
 {
 	f->writer = tid > 0 ? tid : 0;
@@ -1997,6 +2009,7 @@ ssize_t fdr_file_write(struct fdr_file *f, const void *buf, size_t n)
 	uint64_t v;
 
 	f->err[0] = 0;
+	f->notice[0] = 0;
 	if ((f->flags & O_ACCMODE) == O_RDONLY)
 		return -EBADF;
 	if (f->p.node == F_TRACE_MARKER)

@@ -397,6 +397,8 @@ test_enable_disable_list() {
 	fdr enable 'tcli:*'
 	expect_rc 0 || return 1
 	expect_empty_out || return 1
+	# it matches nothing yet: the rule waits, and the CLI says so
+	expect_err "'tcli:\*' matches no registered event yet: kept as a pending rule" || return 1
 	fdr list
 	expect_rc 0 || return 1
 	expect_out '^tcli:\* \[pending\]$' || return 1
@@ -676,6 +678,16 @@ test_demo() {
 	[ "$fail500" -ge 1 ] || { diag "no request with status=500"; return 1; }
 	fdr list
 	expect_out '^demo:request \[enabled\]$' || return 1
+	# the kernel's ':EVENT' (any system) and 'SYSTEM:' (all of it)
+	fdr write set_event ':cache'
+	expect_rc 0 || return 1
+	expect_empty_err || return 1
+	fdr cat set_event
+	[ "$(cat "$OUT")" = "demo:cache" ] || { diag "':cache' enabled: $(cat "$OUT")"; return 1; }
+	fdr write set_event 'demo:'
+	expect_rc 0 || return 1
+	fdr list
+	expect_out '^demo:db_query \[enabled\]$' || return 1
 	echo "# $req requests, $fail500 failed"
 }
 

@@ -15,6 +15,8 @@
 #                    the line the trigger file lists for it (the count is not
 #                    read on removal); removing an absent trigger succeeds
 #   trigger_empty    a write of a blank line is refused ('echo > trigger')
+#   set_event_forms  ':EVENT' (any system) and 'SYS:' (the whole system) select
+#                    the same events as 'SYS:EVENT' and 'SYS:*'
 #
 # Prints "ok N - name" / "not ok N - name", then "N passed, N failed".
 set -u
@@ -177,8 +179,33 @@ test_trigger_empty() {
 	return $bad
 }
 
+# set_event_same K_SPEC F_SPEC K_WANT F_WANT: echo SPEC > set_event on both
+# sides; each must accept and then list exactly WANT (a sorted list)
+set_event_same() {
+	local k f
+
+	printf '\n' >"$KI/set_event" 2>/dev/null
+	"$FDR" write set_event '' >/dev/null 2>&1
+	kw "$KI/set_event" "$1" || { diag "the kernel refused '$1'"; return 1; }
+	fw set_event "$2" || { diag "fdr refused '$2': $(cat "$T/fw.out")"; return 1; }
+	k=$(sort "$KI/set_event" | tr '\n' ' ')
+	f=$("$FDR" cat set_event | sort | tr '\n' ' ')
+	[ "$k" = "$3" ] || { diag "kernel '$1' enabled '$k', expected '$3'"; return 1; }
+	[ "$f" = "$4" ] || { diag "fdr '$2' enabled '$f', expected '$4'"; return 1; }
+}
+
+test_set_event_forms() {
+	local ksys fsys
+
+	set_event_same ":sched_switch" ":request" "sched:sched_switch " "demo:request " || return 1
+	ksys=$(grep '^sched:' "$TRACEFS/available_events" | sort | tr '\n' ' ')
+	fsys=$("$FDR" cat available_events | grep '^demo:' | sort | tr '\n' ' ')
+	set_event_same "sched:" "demo:" "$ksys" "$fsys" || return 1
+	printf '\n' >"$KI/set_event"
+}
+
 if setup; then
-	run_cases "test_trigger_remove test_trigger_empty"
+	run_cases "test_trigger_remove test_trigger_empty test_set_event_forms"
 else
 	ok 1 setup
 fi
