@@ -34,7 +34,13 @@ struct fdr_trace_info {
 	char hostname[65]; /* where the trace was recorded ("" if unknown) */
 	char sysname[65]; /* uname: "Linux" */
 	char release[65]; /* uname: kernel release */
-	uint64_t offset_ns; /* ts + offset_ns = CLOCK_REALTIME ns at record time (0 if unknown) */
+	/*
+	 * CLOCK_REALTIME ns at ts = 0 (0 if unknown): a record's wall-clock time
+	 * is offset_ns + ts in ns (ts * 10^9 / ts_hz for a clock that counts).
+	 */
+	uint64_t offset_ns;
+	/* ticks per second of ts: 10^9 for ns clocks, the TSC's rate for x86-tsc, 0 unknown */
+	uint64_t ts_hz;
 };
 
 struct fdr_trace_rec {

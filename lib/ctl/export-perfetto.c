@@ -13,7 +13,7 @@
  * One line per trace event, so the file can be read with grep as well.
  *
  *  - ts is in microseconds with the nanoseconds as three decimals, on the
- *    source's trace clock (metadata gives the offset to CLOCK_REALTIME: absolute
+ *    source's trace clock (x86-tsc counts scaled to ns by the TSC's rate) (metadata gives the offset to CLOCK_REALTIME: absolute
  *    times in ns would not fit a double's 53 bits).
  *  - tid is the record's common_pid (the kernel's pid is a thread id), pid its
  *    process, from the session's saved_tgids (the tid itself where that is not
@@ -291,6 +291,14 @@ static int pf_begin_event(struct pf_writer *w)
 	return ret;
 }
 
+/* A record's ts in ns: a clock that counts (x86-tsc) is scaled by its known rate. */
+static uint64_t pf_ns(const struct fdr_trace_info *in, uint64_t ts)
+{
+	if (!in->ts_hz || in->ts_hz == 1000000000u)
+		return ts;
+	return (uint64_t)((unsigned __int128)ts * 1000000000u / in->ts_hz);
+}
+
 static int pf_ts(struct fdr_buf *b, uint64_t ts)
 {
 	return fdr_buf_printf(b, "\"ts\":%" PRIu64 ".%03u", ts / 1000u, (unsigned)(ts % 1000u));
@@ -341,7 +349,7 @@ static int pf_record(struct pf_writer *w, const struct fdr_trace_rec *rec)
 	ret |= PF_LIT(b, ",\"cat\":");
 	ret |= json_cstr(e->system, FDR_NAME_LEN, b);
 	ret |= fdr_buf_printf(b, ",\"ph\":\"%s\",%s", ph, *ph == 'i' ? "\"s\":\"t\"," : "");
-	ret |= pf_ts(b, rec->ts);
+	ret |= pf_ts(b, pf_ns(fdr_trace_get_info(w->t), rec->ts));
 	ret |= fdr_buf_printf(b, ",\"pid\":%d,\"tid\":%d,\"args\":{", tgid, c.pid);
 	for (i = 0; i < nf; i++) {
 		const struct fdr_abi_field *f = &e->fields[i];
@@ -361,7 +369,7 @@ static int pf_lost(struct pf_writer *w, const struct fdr_trace_rec *rec)
 	int ret = pf_begin_event(w);
 
 	ret |= PF_LIT(&w->b, "{\"name\":\"lost events\",\"cat\":\"fdr\",\"ph\":\"i\",\"s\":\"g\",");
-	ret |= pf_ts(&w->b, rec->ts);
+	ret |= pf_ts(&w->b, pf_ns(fdr_trace_get_info(w->t), rec->ts));
 	ret |= fdr_buf_printf(&w->b,
 			      ",\"pid\":0,\"tid\":0,\"args\":{\"cpu\":%u,\"count\":%" PRIu64 "}}",
 			      rec->cpu, rec->lost_before);
@@ -427,7 +435,7 @@ static int pf_metadata(struct pf_writer *w)
 			      ",\"ts-unit\":\"%s\",\"clock-offset-ns\":\"%" PRIu64
 			      "\",\"nr-cpus\":%u,\"events\":%" PRIu64 ",\"lost\":%" PRIu64
 			      ",\"unknown\":%" PRIu64 "}}\n",
-			      fdr_clock_is_ns(in->clock) ? "ns" : "counts", in->offset_ns,
+			      fdr_clock_is_ns(in->clock) || in->ts_hz ? "ns" : "counts", in->offset_ns,
 			      in->nr_cpus, w->st.events, w->st.lost, w->st.unknown);
 	return ret ? -ENOMEM : 0;
 }

@@ -287,10 +287,20 @@ int fdr_trace_open_session(struct fdr_session *s, uint32_t inst, unsigned flags,
 	snprintf(t->info.clock_name, sizeof(t->info.clock_name), "%s", fdr_trace_clock_name(clock));
 	snprintf(t->info.origin, sizeof(t->info.origin), "%s", fdr_session_path(s));
 	fdr_trace_info_local(&t->info);
-	if (clock == FDR_CLOCK_BOOT && ctl->cal_real_ns > ctl->cal_boot_ns)
+	if (fdr_clock_is_ns(clock))
+		t->info.ts_hz = 1000000000u;
+	if (clock == FDR_CLOCK_BOOT && ctl->cal_real_ns > ctl->cal_boot_ns) {
 		t->info.offset_ns = ctl->cal_real_ns - ctl->cal_boot_ns;
-	else if (fdr_clock_is_ns(clock) && ctl->cal_real_ns > ctl->cal_mono_ns)
+	} else if (fdr_clock_is_ns(clock) && ctl->cal_real_ns > ctl->cal_mono_ns) {
 		t->info.offset_ns = ctl->cal_real_ns - ctl->cal_mono_ns;
+	} else if (clock == FDR_CLOCK_X86_TSC && ctl->ts_source == FDR_TS_TSC && ctl->tsc_khz) {
+		/* the session's calibration point: cal_tsc and cal_real_ns are one instant */
+		unsigned __int128 since0 = (unsigned __int128)ctl->cal_tsc * 1000000u / ctl->tsc_khz;
+
+		t->info.ts_hz = ctl->tsc_khz * 1000u;
+		if (since0 < ctl->cal_real_ns)
+			t->info.offset_ns = ctl->cal_real_ns - (uint64_t)since0;
+	}
 	for (i = 0; i < FDR_MAX_EVENTS; i++) {
 		const struct fdr_abi_event *e = &ctl->events[i];
 
