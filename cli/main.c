@@ -1086,21 +1086,38 @@ static int snapshot_save(struct fdr_session *s, uint32_t inst, const char *pre, 
 			struct fdr_buf b = { 0 };
 			struct timespec rt;
 			FILE *out;
+			int err;
 
 			clock_gettime(CLOCK_REALTIME, &rt);
 			snprintf(file, sizeof(file), "%s/snapshot-%06u-%lld.%03ld.txt", dir,
 				 ++saved, (long long)rt.tv_sec, rt.tv_nsec / 1000000);
 			snprintf(tmp, sizeof(tmp), "%s.tmp", file);
 			ret = slurp(s, path, &b);
-			out = ret ? NULL : fopen(tmp, "we");
-			if (!out || fwrite(b.data, 1, b.len, out) != b.len || fclose(out) != 0 ||
-			    rename(tmp, file) != 0) {
-				ret = die(1, "cannot write %s: %s", file,
-					  ret ? strerror(-ret) : strerror(errno));
+			if (ret) {
+				ret = die_err(1, ret, "reading the snapshot");
 				fdr_buf_free(&b);
 				break;
 			}
+			err = 0;
+			out = fopen(tmp, "we");
+			if (!out) {
+				err = errno;
+			} else {
+				errno = 0;
+				if (fwrite(b.data, 1, b.len, out) != b.len)
+					err = errno ? errno : EIO;
+				if (fclose(out) != 0 && !err)
+					err = errno;
+			}
+			if (!err && rename(tmp, file) != 0)
+				err = errno;
 			fdr_buf_free(&b);
+			if (err) {
+				/* a full disk leaves no partial file behind */
+				unlink(tmp);
+				ret = die(1, "cannot write %s: %s", file, strerror(err));
+				break;
+			}
 			/* release: the next snapshot may be taken now */
 			__atomic_store_n(&h->saved_seq, seq, __ATOMIC_RELEASE);
 			printf("%s\n", file);

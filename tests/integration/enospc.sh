@@ -253,6 +253,41 @@ test_extract_late_full() {
 	fill "$O"
 }
 
+# fdr snapshot save into a full directory: it stops with the error, and leaves
+# no partial snapshot file.
+test_snapshot_save_full() {
+	local pid i
+	unfill "$S"
+	mkdir -p "$O/snaps" || return 1
+	fill "$O" || return 1
+	"$FDR" -d "$D" snapshot save "$O/snaps" >"$OUT" 2>"$ERR" &
+	pid=$!
+	# the saver allocates and attaches, then a snapshot is taken for it to save
+	for ((i = 0; i < 50; i++)); do
+		grep -q 'saving every snapshot' "$ERR" && break
+		sleep 0.1
+	done
+	"$FDR" -d "$D" snapshot >/dev/null 2>&1
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -INT "$pid"
+		wait "$pid"
+		diag "the saver went on after it could not write"
+		return 1
+	fi
+	wait "$pid"
+	rc=$?
+	expect_enospc || return 1
+	no_tmp "$O" || return 1
+	[ -z "$(ls -A "$O/snaps")" ] || { diag "left in snaps/: $(ls -A "$O/snaps")"; return 1; }
+	rmdir "$O/snaps"
+	fdr -d "$D" snapshot free
+	fill "$S"
+}
+
 # RECORD-HELPER: fdr record is being reworked (cli/record.c); this case checks
 # only what a user sees: non-zero exit, the message, no partial file.
 test_record_full() {
@@ -336,7 +371,7 @@ test_room_back() {
 
 run_cases "test_start_full test_register_and_write_full test_mkdir_full test_resize_full
 	test_snapshot_alloc_full test_snapshot_alloc_partial test_settings_kept
-	test_extract_full test_extract_late_full" test_start_full
+	test_extract_full test_extract_late_full test_snapshot_save_full" test_start_full
 if [ "$fail" -eq 0 ]; then
 	# RECORD-HELPER: a TAP TODO until cli/record.c removes its partial output
 	# (issue 12 point 5): reported, not counted as a failure.
