@@ -213,6 +213,19 @@ static void ses_free(struct fdr_session *s)
 }
 
 /*
+ * Allocate [off, off + len) of a file other processes may be using. fallocate()
+ * itself, never glibc's posix_fallocate() fallback, which writes a zero byte
+ * into each block it reads as zero and so could undo a concurrent writer's
+ * store; where the file system has no fallocate, nothing better can be done.
+ */
+static int ses_fallocate_shared(int fd, off_t off, off_t len)
+{
+	if (fallocate(fd, 0, off, len) == 0)
+		return 0;
+	return errno == EOPNOTSUPP ? 0 : -errno;
+}
+
+/*
  * The PID in the name of a creator's temporary file, ".tmp.control.PID" or
  * ".tmp.ring.INST.GEN.PID" (fdr_ring_file_create()); 0 for any other name.
  */
@@ -342,7 +355,7 @@ int fdr_session_open(const char *dir, struct fdr_session **out)
 	 * takes SIGBUS on it when the file system fills; -ENOSPC if it cannot be.
 	 */
 	if ((uint64_t)st.st_blocks * 512 < (uint64_t)st.st_size) {
-		ret = -posix_fallocate(fd, 0, st.st_size);
+		ret = ses_fallocate_shared(fd, 0, st.st_size);
 		if (ret)
 			goto err;
 	}
@@ -701,14 +714,14 @@ static int ses_ring_allocated(struct fdr_session *s, const struct fdr_ring_map *
 	if (fstat(fd, &st) < 0 || (uint64_t)st.st_blocks * 512 >= need)
 		goto out;
 	/* the headers (everything before the first buffer), then each CPU's buffers */
-	ret = -posix_fallocate(fd, 0, hdr);
+	ret = ses_fallocate_shared(fd, 0, hdr);
 	for (cpu = 0; cpu < m->nr_cpus && !ret; cpu++) {
 		const struct fdr_pcpu *pc = &m->pcpu[cpu];
 		uint32_t live = __atomic_load_n(pc->active, __ATOMIC_ACQUIRE) & 1;
 
 		for (bi = 0; bi < FDR_RING_BUFS && !ret; bi++)
 			if (bi == live || spare)
-				ret = -posix_fallocate(
+				ret = ses_fallocate_shared(
 					fd, (off_t)(pc->buf[bi].data - (unsigned char *)m->base),
 					(off_t)pc->buf[bi].ring_bytes);
 	}
