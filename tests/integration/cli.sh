@@ -758,14 +758,14 @@ test_leftover_tmp() {
 	: >"$d/.tmp.other.$dead"
 	: >"$d/.tmp.ring.x.7.$dead"
 	: >"$d/.tmp.locked.$dead"
-	cp "$d/.tmp.locked.$dead" "$d/.tmp.ring.1.1.$dead"
-	flock "$d/.tmp.ring.1.1.$dead" sleep 5 &
-	local locker=$!
-	sleep 0.2
+	: >"$d/.tmp.ring.1.1.$dead"
+	# a creator at work holds a lock on its file (this shell plays it)
+	local lockfd
+	exec {lockfd}<"$d/.tmp.ring.1.1.$dead"
+	flock -x "$lockfd" || return 1
 	fdr stat
+	exec {lockfd}<&-
 	expect_rc 0 || return 1
-	kill "$locker" 2>/dev/null
-	wait "$locker" 2>/dev/null
 	local f ok=0
 	for f in ".tmp.control.$dead" ".tmp.ring.3.7.$dead"; do
 		[ -e "$d/$f" ] && { diag "$f (dead creator) is still there"; ok=1; }
