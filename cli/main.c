@@ -14,8 +14,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1212,26 +1214,76 @@ static int cmd_snapshot(int argc, char **argv)
 
 /* fdr mount [-f] [--allow-other] [--debug] MOUNTPOINT */
 #ifdef FDR_HAVE_FUSE
+/*
+ * -o OPTS of fdr mount: tracefs's uid=N and gid=N (numbers, or user and group
+ * names), comma-separated; the owner of every file of the mount.
+ */
+static int mount_opts(int argc, char **argv, int at, const char *opts, struct fdr_mount_opts *mo)
+{
+	char *copy = strdup(opts), *tok, *save = NULL;
+	int ret = 0;
+
+	if (!copy)
+		return die(1, "out of memory");
+	for (tok = strtok_r(copy, ",", &save); tok && !ret; tok = strtok_r(NULL, ",", &save)) {
+		char *v = strchr(tok, '='), *end;
+		long n;
+
+		if (!v || (strncmp(tok, "uid=", 4) && strncmp(tok, "gid=", 4))) {
+			ret = usage_error(
+				argc, argv, at,
+				"expected -o uid=N or gid=N (comma-separated), found '%s'", tok);
+			break;
+		}
+		v++;
+		errno = 0;
+		n = strtol(v, &end, 10);
+		if (*v && !*end && !errno && n >= 0 && n < UINT32_MAX) {
+			/* a number */
+		} else if (tok[0] == 'u' && getpwnam(v)) {
+			n = (long)getpwnam(v)->pw_uid;
+		} else if (tok[0] == 'g' && getgrnam(v)) {
+			n = (long)getgrnam(v)->gr_gid;
+		} else {
+			ret = usage_error(argc, argv, at,
+					  "expected a %s number or name after %.4s, found '%s'",
+					  tok[0] == 'u' ? "user" : "group", tok, v);
+			break;
+		}
+		if (tok[0] == 'u')
+			mo->uid = n;
+		else
+			mo->gid = n;
+	}
+	free(copy);
+	return ret;
+}
+
 static int cmd_mount(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "foreground", no_argument, NULL, 'f' },
-		{ "allow-other", no_argument, NULL, 'o' },
+		{ "allow-other", no_argument, NULL, 'a' },
 		{ "debug", no_argument, NULL, 'D' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct fdr_mount_opts mo = { 0 };
+	struct fdr_mount_opts mo = { .uid = -1, .gid = -1 };
 	struct fdr_session *s;
 	int c, ret;
 
 	optind = 0; /* 0, not 1: glibc then resets its permutation state too */
-	while ((c = getopt_long(argc, argv, "f", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "fo:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			mo.foreground = 1;
 			break;
-		case 'o':
+		case 'a':
 			mo.allow_other = 1;
+			break;
+		case 'o':
+			ret = mount_opts(argc, argv, optind - 1, optarg, &mo);
+			if (ret)
+				return ret;
 			break;
 		case 'D':
 			mo.debug = mo.foreground = 1;
@@ -1334,13 +1386,16 @@ static const struct verb verbs[] = {
 	{ "mkdir", cmd_mkdir, "mkdir instances/NAME...",
 	  "Create instances (independent buffers)." },
 	{ "rmdir", cmd_rmdir, "rmdir instances/NAME...", "Remove instances." },
-	{ "mount", cmd_mount, "mount [-f] [--allow-other] [--debug] MOUNTPOINT",
+	{ "mount", cmd_mount, "mount [-f] [--allow-other] [-o uid=N,gid=N] [--debug] MOUNTPOINT",
 	  "Serve the control tree as a filesystem on MOUNTPOINT (FUSE), so that echo, cat,\n"
 	  "mkdir, rmdir and trace-cmd (see fdr-tracecmd) use it as they use tracefs. Goes\n"
 	  "to the background once the mount is ready, unless -f; unmount with\n"
 	  "'fusermount3 -u MOUNTPOINT' or stop the server with SIGINT/SIGTERM.\n"
 	  "--allow-other lets other users in (file modes still apply; non-root users need\n"
-	  "user_allow_other in /etc/fuse.conf); --debug prints libfuse's requests (implies -f)." },
+	  "user_allow_other in /etc/fuse.conf); -o uid=N,gid=N makes every file that user's\n"
+	  "and group's (names or numbers), as tracefs's mount options do, to hand tracing to\n"
+	  "a group; chown and chgrp change one file's owner for the life of the mount;\n"
+	  "--debug prints libfuse's requests (implies -f)." },
 	{ "help", cmd_help, "help [VERB]", "Show help." },
 };
 #define NR_VERBS (sizeof(verbs) / sizeof(verbs[0]))

@@ -825,6 +825,49 @@ test_demo() {
 	echo "# $req requests, $fail500 failed"
 }
 
+# tracing_cpumask keeps out the records of the CPUs it leaves out;
+# options/stacktrace writes the writer's stack after each record
+test_cpumask_and_stacktrace() {
+	local n0 n1
+	if [ -z "$DEMO" ] || [ ! -x "$DEMO" ] || [ "$(nproc)" -lt 2 ] ||
+	   ! command -v taskset >/dev/null; then
+		echo "# skip: needs fdr-demo, taskset and 2 CPUs"
+		return 0
+	fi
+	fdr write set_event 'demo:request'
+	expect_rc 0 || return 1
+	fdr write tracing_cpumask 1
+	expect_rc 0 || return 1
+	fdr write trace
+	run taskset -c 1 "$DEMO" -n 20 -r 0 -q
+	expect_rc 0 || return 1
+	fdr show
+	n1=$(grep -c ': request: ' "$OUT")
+	run taskset -c 0 "$DEMO" -n 20 -r 0 -q
+	expect_rc 0 || return 1
+	fdr show
+	n0=$(grep -c ': request: ' "$OUT")
+	[ "$n1" = 0 ] && [ "$n0" = 20 ] ||
+		{ diag "mask 1: $n1 requests recorded from CPU 1 (0 expected), $((n0 - n1)) from CPU 0 (20)"; return 1; }
+	fdr write tracing_cpumask "$(printf %x $(((1 << $(nproc)) - 1)))"
+	expect_rc 0 || return 1
+	fdr write options/stacktrace 1
+	expect_rc 0 || return 1
+	fdr write trace
+	run "$DEMO" -n 5 -r 0 -q
+	expect_rc 0 || return 1
+	fdr show
+	[ "$(grep -c ': request: ' "$OUT")" = 5 ] && [ "$(grep -c ': <user stack trace>' "$OUT")" = 5 ] ||
+		{ diag "stacktrace: expected 5 requests, each followed by its stack"; show_io; return 1; }
+	grep -A1 ': request: ' "$OUT" | grep -q '<user stack trace>' ||
+		{ diag "the stack does not follow its record"; return 1; }
+	fdr write options/stacktrace 0
+	fdr write trace
+	run "$DEMO" -n 5 -r 0 -q
+	fdr show
+	expect_no_out '<user stack trace>' || return 1
+}
+
 # fdr-demo started before its session exists attaches within a second of
 # 'fdr start'; after 'fdr destroy' it goes on, and attaches again to a new
 # session of the same name.
@@ -902,6 +945,7 @@ test_leftover_tmp
 test_destroy
 test_demo
 test_demo_attaches_late
+test_cpumask_and_stacktrace
 "
 
 cd "$T" || exit 1
