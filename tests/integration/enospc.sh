@@ -288,8 +288,8 @@ test_snapshot_save_full() {
 	fill "$S"
 }
 
-# RECORD-HELPER: fdr record is being reworked (cli/record.c); this case checks
-# only what a user sees: non-zero exit, the message, no partial file.
+# fdr record on a full file system: non-zero exit, the message, no partial file
+# (it creates its file before recording: nothing could be written).
 test_record_full() {
 	fdr -d "$D" record -o "$O/r.dat" -- "$DEMO" -n 100 -r 0 -q
 	expect_enospc || return 1
@@ -373,14 +373,6 @@ run_cases "test_start_full test_register_and_write_full test_mkdir_full test_res
 	test_snapshot_alloc_full test_snapshot_alloc_partial test_settings_kept
 	test_extract_full test_extract_late_full test_snapshot_save_full" test_start_full
 if [ "$fail" -eq 0 ]; then
-	# RECORD-HELPER: a TAP TODO until cli/record.c removes its partial output
-	# (issue 12 point 5): reported, not counted as a failure.
-	if test_record_full; then
-		ok 0 "record_full"
-	else
-		ncase=$((ncase + 1))
-		echo "not ok $ncase - record_full # TODO RECORD-HELPER: fdr record leaves a partial file"
-	fi
-	run_cases "test_export_full test_copied_session_full test_room_back"
+	run_cases "test_record_full test_export_full test_copied_session_full test_room_back"
 fi
 tap_summary
