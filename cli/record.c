@@ -64,7 +64,10 @@
 #define RECORD_WATCH_MS 10 /* the main thread's look at the command, the stop, the progress */
 #define RECORD_META_MS 50 /* new events go into the file this soon */
 #define RECORD_NAMES_MS 250 /* new pid->comm names this soon */
-#define RECORD_READ_FLAGS (FDR_READ_CONSUME | FDR_READ_HOLD)
+/* while recording: complete sub-buffers only, so that pages are full (none is a
+ * round's few records); at the stop, everything */
+#define RECORD_READ_FLAGS (FDR_READ_CONSUME | FDR_READ_HOLD | FDR_READ_COMPLETE)
+#define RECORD_DRAIN_FLAGS (FDR_READ_CONSUME | FDR_READ_HOLD)
 
 struct rec_cpu {
 	struct fdr_reader *r; /* consuming, holding: committed once written */
@@ -138,7 +141,20 @@ struct rec_taker {
 	uint32_t err_cpu;
 	int pin_err, prio_err; /* refused affinity, priority: it ran anyway */
 	uint64_t max_gap; /* longest time between two rounds' starts, before the stop */
+	int draining; /* the readers take the writers' current sub-buffers too */
 };
+
+/*
+ * At the stop: reopen CPU @cpu's reader without FDR_READ_COMPLETE, so that the
+ * writer's current sub-buffer is taken too. Everything read was committed (each
+ * round commits what it wrote), so the new reader starts where the old ended.
+ */
+static int rec_drain_reader(struct rec_taker *t, uint32_t cpu, struct rec_cpu *c)
+{
+	fdr_reader_close(c->r);
+	c->r = NULL;
+	return fdr_reader_open(t->s, t->idx, (int)cpu, RECORD_DRAIN_FLAGS, &c->r);
+}
 
 /*
  * One round over one CPU: its new records become pages, written to the file,
@@ -159,7 +175,9 @@ static int rec_pump(struct rec_taker *t, uint32_t cpu, struct rec_cpu *c)
 			/* the buffers were resized: follow them (nothing was read) */
 			fdr_reader_close(c->r);
 			c->r = NULL;
-			ret = fdr_reader_open(t->s, t->idx, (int)cpu, RECORD_READ_FLAGS, &c->r);
+			ret = fdr_reader_open(t->s, t->idx, (int)cpu,
+					      t->draining ? RECORD_DRAIN_FLAGS : RECORD_READ_FLAGS,
+					      &c->r);
 			if (ret)
 				return ret;
 			c->refused_seen = fdr_reader_refused(c->r);
@@ -219,8 +237,20 @@ static void *rec_take_main(void *arg)
 		if (!stopping && now - t_round > t->max_gap)
 			t->max_gap = now - t_round; /* a round's work, sleep and time off the CPU */
 		t_round = now;
-		if (!stopping && __atomic_load_n(&rec_stop_flag, __ATOMIC_ACQUIRE))
+		if (!stopping && __atomic_load_n(&rec_stop_flag, __ATOMIC_ACQUIRE)) {
 			stopping = 1; /* this round drains what was written before the stop */
+			t->draining = 1;
+			for (i = 0; i < t->n; i++) {
+				int err = rec_drain_reader(t, t->first + i, &t->cpus[t->first + i]);
+
+				if (err) {
+					t->err = err;
+					t->err_cpu = t->first + i;
+					__atomic_store_n(&rec_failed, 1, __ATOMIC_RELEASE);
+					return NULL;
+				}
+			}
+		}
 		for (i = 0; i < t->n; i++) {
 			uint32_t cpu = t->first + i;
 			int k = rec_pump(t, cpu, &t->cpus[cpu]);

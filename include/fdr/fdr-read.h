@@ -32,6 +32,12 @@ struct fdr_reader;
  * safe (fdr record: written to its file). Until then it stays unread in the ring.
  */
 #define FDR_READ_HOLD 4u
+/*
+ * Read only the sub-buffers the writer has left (complete), not the one it is
+ * in: whole sub-buffers at a time, so pages made of them are full (fdr record
+ * while recording; it reopens without it to take the rest at the stop).
+ */
+#define FDR_READ_COMPLETE 8u
 
 struct fdr_record {
 	uint32_t cpu;

@@ -68,6 +68,7 @@ struct rd_cpu {
 	uint64_t cum; /* records before pos */
 	uint64_t lost; /* lost since the last record returned */
 	uint64_t held_n, held_lost; /* FDR_READ_HOLD: read and lost, not yet published */
+	int complete_only; /* FDR_READ_COMPLETE: not the writer's sub-buffer */
 	int have; /* rec is a peeked record */
 	struct fdr_record rec;
 	uint64_t rec_pos_after;
@@ -321,6 +322,8 @@ static int rd_refresh_ring(struct rd_cpu *rc)
 		rc->pos = w_sub;
 		S = w_sub;
 	}
+	if (rc->complete_only && S == w_sub)
+		return 0; /* the writer's sub-buffer: once it has left it */
 	if ((S == w_sub && w_off == 0) || (S == w_sub && rc->buf_pos == S &&
 					   rc->buf_valid == w_off && (rc->pos & mask) >= w_off)) {
 		/* nothing new: as of head's later read, so as of the earlier one too */
@@ -646,6 +649,7 @@ int fdr_reader_open(struct fdr_session *s, uint32_t inst, int cpu, unsigned flag
 			goto err;
 		rc->pos = __atomic_load_n(&rc->c->consumed, __ATOMIC_ACQUIRE);
 		rc->cum = __atomic_load_n(&rc->c->consumed_cum, __ATOMIC_RELAXED);
+		rc->complete_only = !!(flags & FDR_READ_COMPLETE);
 		if ((flags & FDR_READ_SNAPSHOT) &&
 		    rd_writer_retry(rc, &rc->end_sub, &rc->end_off) == 0)
 			rc->bounded = 1;
@@ -835,10 +839,11 @@ static int rd_fill_page(struct fdr_reader *r, struct rd_cpu *rc, unsigned char *
 			missed = rec->lost_before;
 			/*
 			 * Room for the count of the records lost before it, so that it is
-			 * exact; a spool's pages keep it in every page, for the refused
-			 * counts fdr record adds (fdr_raw_page_add_missed()).
+			 * exact; a spool's pages, and a holding reader's (fdr record's),
+			 * keep it in every page, for the refused counts fdr record adds
+			 * (fdr_raw_page_add_missed()).
 			 */
-			if (missed || r->spool)
+			if (missed || r->spool || (r->flags & FDR_READ_HOLD))
 				cap = page_size - 8;
 		} else if (rec->lost_before || rec->ts < prev) {
 			break; /* a gap or a step back starts a new page */

@@ -273,6 +273,24 @@ fi
 ok $res "record -r 5: a SCHED_FIFO reader pinned to each CPU, every record, 0 lost"
 "$FDR" destroy 2>/dev/null
 
+# ---- 3d. a slow writer: full pages, not a page per round --------------------------------------
+# fdr record reads every 500 us: a page per round for a few records would make
+# the file a hundred times larger than its records (1.6 KiB per event was seen).
+# It takes the sub-buffers the writer has left; the rest at the stop.
+"$FDR" start -e 'demo:*' -b 1024 2>/dev/null
+"$FDR" record -e 'demo:*' -o "$T/slow.dat" -- "$DEMO" -n 1500 -r 1500 -q >/dev/null 2>"$T/slow.err"
+r=$?
+trace-cmd report "$T/slow.dat" >"$T/slow.rep" 2>"$T/slow.rep.err"
+res=0
+recorded_all "$T/slow.err" "$T/slow.rep"
+read -r nev bytes < <(sed -nE 's/^fdr record: ([0-9]+) events, 0 lost, ([0-9.]+) KiB of pages.*/\1 \2/p' "$T/slow.err")
+if [ $res = 0 ] && ! awk -v n="${nev:-0}" -v k="${bytes:-0}" 'BEGIN { exit !(n > 0 && k * 1024 / n < 200) }'; then
+	diag "expected under 200 bytes of pages per event, found ${bytes:-?} KiB for ${nev:-?} events"
+	res=1
+fi
+ok $res "record of a slow writer (1500 requests/s): every record, full pages (under 200 bytes per event)"
+"$FDR" destroy 2>/dev/null
+
 # stalled_record MODE NAME: fdr record of 20000 demo events into an 8 KiB buffer
 # in MODE, the recorder stopped (SIGSTOP) for 1.5 s while the demo writes; then
 # res=0 if the file + lost == written and trace-cmd report flags every lost record
