@@ -194,8 +194,10 @@ static void ses_free(struct fdr_session *s)
  * @dir: the session directory
  * @out: the session; fdr_session_close() it
  *
+ * The control file's header is checked once here (fdr_shm_check_control()).
  * Returns 0, -ENOENT (no session there), -EPERM (not a private directory of
- * ours), -EUCLEAN (the control file is not a valid fdr session), -ENOMEM.
+ * ours), -EUCLEAN (the control file is not a valid fdr session; what is wrong in
+ * fdr_shm_error()), -ENOMEM.
  */
 int fdr_session_open(const char *dir, struct fdr_session **out)
 {
@@ -222,9 +224,15 @@ int fdr_session_open(const char *dir, struct fdr_session **out)
 		ret = -errno;
 		goto err;
 	}
-	ret = -EUCLEAN;
-	if (fstat(fd, &st) < 0 || (size_t)st.st_size < sizeof(struct fdr_abi_control))
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
 		goto err;
+	}
+	if ((size_t)st.st_size < sizeof(struct fdr_abi_control)) {
+		ret = fdr_shm_errorf("control: file size %llu is smaller than %zu",
+				     (unsigned long long)st.st_size, sizeof(struct fdr_abi_control));
+		goto err;
+	}
 	p = mmap(NULL, st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED) {
 		ret = -errno;
@@ -232,10 +240,8 @@ int fdr_session_open(const char *dir, struct fdr_session **out)
 	}
 	s->ctl = p;
 	s->ctl_size = st.st_size;
-	ret = -EUCLEAN;
-	if (s->ctl->magic != FDR_ABI_MAGIC_CONTROL || s->ctl->version != FDR_ABI_VERSION ||
-	    s->ctl->struct_size != sizeof(struct fdr_abi_control) || s->ctl->nr_cpus == 0 ||
-	    s->ctl->nr_cpus > FDR_MAX_CPUS)
+	ret = fdr_shm_check_control(s->ctl, (uint64_t)st.st_size);
+	if (ret)
 		goto err;
 	s->session_id = s->ctl->session_id;
 	close(fd);
