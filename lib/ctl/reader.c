@@ -1262,6 +1262,10 @@ static int rd_take_subbufs(struct fdr_reader *r, int fd, unsigned char *mem, uin
 		rc->lost = 0;
 	}
 	ret = rd_writer_retry(rc, &w_sub, &w_off);
+	if (ret == -EUCLEAN) {
+		rd_cpu_corrupt(r, rc, "head");
+		return 0; /* skipped from now on, like a CPU that did not check out */
+	}
 	if (ret)
 		return ret == -EAGAIN ? 0 : ret;
 	oldest = w_sub >= (uint64_t)(rc->n - 1) * rc->ss ? w_sub - (uint64_t)(rc->n - 1) * rc->ss :
@@ -1515,6 +1519,15 @@ static int rd_scan_cpu(struct rd_cpu *rc, uint64_t from, struct rd_scan *sc)
 	for (tries = 0; tries < 100; tries++) {
 		int ret = rd_writer_retry(rc, &sc->w_sub, &sc->w_off);
 
+		if (ret == -EAGAIN)
+			/*
+			 * 100 reads of head, each finding a header that does not hold
+			 * the writer's position: not a race (a switch takes nanoseconds)
+			 * but a corrupt header. Callers wait on -EAGAIN: say what it is.
+			 */
+			return fdr_shm_errorf("cpu %u buffer %u: the header of the writer's "
+					      "sub-buffer does not hold its position",
+					      rc->cpu, rc->bi);
 		if (ret)
 			return ret;
 		oldest = sc->w_sub >= (uint64_t)(rc->n - 1) * rc->ss ?
