@@ -1213,8 +1213,15 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < NR_VERBS; i++) {
 		if (strcmp(verbs[i].name, argv[optind]) == 0) {
+			int ret;
+
 			verb = verbs[i].name;
-			return verbs[i].fn(argc - optind, argv + optind);
+			ret = verbs[i].fn(argc - optind, argv + optind);
+			/* what the libraries skipped or refused as corrupt, and where */
+			if (fdr_shm_error()[0])
+				fprintf(stderr, "fdr %s: corrupt shared memory: %s\n", verb,
+					fdr_shm_error());
+			return ret;
 		}
 	}
 	fprintf(stderr,

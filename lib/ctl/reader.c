@@ -42,6 +42,7 @@
 #include <sys/sendfile.h>
 
 #include "fdr/fdr-read.h"
+#include "ctl/ctl-local.h"
 
 struct rd_ring {
 	struct fdr_abi_ring h; /* private copy of the header, checked: layout from here */
@@ -102,6 +103,7 @@ struct fdr_reader {
 	int ring_fd; /* the ring file, read-only, for fdr_reader_take_subbufs(); -1: not open */
 	int copy_mode; /* how takes copy: 0 copy_file_range, 1 sendfile, 2 write */
 	char error[FDR_SHM_ERROR_LEN]; /* the first part skipped as corrupt, "" if none */
+	uint32_t clock, subbuf_size; /* of the instance, checked (fdr_shm_check_instance()) */
 };
 
 /*
@@ -597,6 +599,41 @@ static int rd_map(struct fdr_reader *r)
 	return 0;
 }
 
+/*
+ * Copy and check the reader's instance slot (fdr_shm_check_instance()): the
+ * reader uses the copy's clock and sub-buffer size. Returns 0, -ENOENT (no such
+ * instance), -EUCLEAN.
+ */
+static int rd_instance(struct fdr_reader *r)
+{
+	struct fdr_abi_instance in;
+
+	if (r->inst >= FDR_MAX_INSTANCES)
+		return -ENOENT;
+	memcpy(&in, &fdr_session_control(r->s)->instances[r->inst], sizeof(in));
+	if (fdr_shm_check_instance(&in, r->inst)) {
+		rd_complain(r, "%s", fdr_shm_error());
+		return -EUCLEAN;
+	}
+	if (in.state != FDR_INST_LIVE)
+		return -ENOENT;
+	r->clock = in.clock;
+	r->subbuf_size = in.subbuf_size;
+	return 0;
+}
+
+/* The instance's sub-buffer size as the reader checked it at open. */
+uint32_t fdr_reader_subbuf_size(const struct fdr_reader *r)
+{
+	return r->subbuf_size;
+}
+
+/* A complaint of another part of libfdr-ctl about what this reader reads. */
+void fdr_reader_complain(struct fdr_reader *r, const char *text)
+{
+	rd_complain(r, "%s", text);
+}
+
 /* Does @pid run? A zombie (never reaped, as under some container inits) does not. */
 static int rd_pid_alive(pid_t pid)
 {
@@ -694,6 +731,9 @@ int fdr_reader_open(struct fdr_session *s, uint32_t inst, int cpu, unsigned flag
 	r->inst = inst;
 	r->flags = flags;
 	r->ring_fd = -1;
+	ret = rd_instance(r);
+	if (ret)
+		goto err;
 	ret = rd_map(r);
 	if (ret)
 		goto err;
@@ -709,8 +749,7 @@ int fdr_reader_open(struct fdr_session *s, uint32_t inst, int cpu, unsigned flag
 		goto err;
 	}
 	r->nr = nr;
-	fdr_clock_conv_init(&r->conv, fdr_session_control(s),
-			    fdr_session_control(s)->instances[inst].clock);
+	fdr_clock_conv_init(&r->conv, fdr_session_control(s), r->clock);
 	if (flags & FDR_READ_SNAPSHOT)
 		rd_snapshot_settle(s, &r->ring, first, nr);
 	for (i = 0; i < nr; i++) {
