@@ -37,6 +37,7 @@ static char fs_dir[PATH_MAX];
 static unsigned char *fs_image; /* the valid control file */
 static size_t fs_size;
 static int fs_fd = -1; /* the session's control file */
+static struct fdr_session *fs_creator; /* kept open (and reachable) for the whole run */
 
 static void fs_write_records(struct fdr_session *s, uint32_t inst, uint32_t id)
 {
@@ -73,7 +74,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argv;
 	if (fs_image)
 		return 0;
-	s = fz_session_create(&o);
+	s = fs_creator = fz_session_create(&o);
 	snprintf(fs_dir, sizeof(fs_dir), "%s", fdr_session_path(s));
 	fz_event_all(&e, "all", 0);
 	id = fz_register(s, &e);
