@@ -506,6 +506,8 @@ static void run_tool(const char *label, char *const argv[], long int_ms)
 		nr_euclean++;
 	if (st == -1)
 		fail("%s: hung (killed after %d s)", label, timeout_s);
+	else if (strstr(last_err, "Sanitizer") || strstr(last_err, "runtime error:"))
+		fail("%s: a sanitizer found a bug\n%s", label, last_err);
 	else if (WIFSIGNALED(st) && !(int_ms >= 0 && WTERMSIG(st) == SIGINT))
 		/* (our SIGINT may come before the tool has its handler: that is not a crash) */
 		fail("%s: killed by signal %d\n%s", label, WTERMSIG(st), last_err);
