@@ -13,7 +13,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
 #include <inttypes.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -237,6 +239,8 @@ int write_path(struct fdr_session *s, const char *path, const char *text, int fl
 	if (ret)
 		return ret;
 	n = fdr_file_write(f, text, strlen(text));
+	if (n >= 0 && *fdr_file_notice(f))
+		fprintf(stderr, "fdr %s: %s: %s\n", verb, path, fdr_file_notice(f));
 	if (n < 0) {
 		const char *msg = fdr_file_error(f);
 
@@ -255,11 +259,62 @@ int write_path(struct fdr_session *s, const char *path, const char *text, int fl
 
 /* ---- raw verbs ----------------------------------------------------------------------- */
 
+/*
+ * The leading "-i INSTANCE" (also -iINSTANCE, --instance[=]INSTANCE) of cat,
+ * write and append: the paths after it are the instance's. Consumes it from
+ * @argc/@argv (argv[0] stays the verb); returns 0, or the usage error's status.
+ */
+static int raw_instance(int *argc, char ***argv, const char **inst)
+{
+	char **v = *argv;
+	const char *a = *argc > 1 ? v[1] : "", *name = NULL;
+	int used = 0;
+
+	*inst = NULL;
+	if (!strcmp(a, "-i") || !strcmp(a, "--instance")) {
+		if (*argc < 3)
+			return usage_error(*argc, v, 1, "expected an instance name after %s", a);
+		name = v[2];
+		used = 2;
+	} else if (!strncmp(a, "-i", 2)) {
+		name = a + 2;
+		used = 1;
+	} else if (!strncmp(a, "--instance=", 11)) {
+		name = a + 11;
+		used = 1;
+	}
+	if (!used)
+		return 0;
+	if (!*name || strchr(name, '/'))
+		return usage_error(*argc, v, 1 + (used == 2),
+				   "expected an instance name (no '/'), found '%s'", name);
+	*inst = name;
+	v[used] = v[0];
+	*argv = v + used;
+	*argc -= used;
+	return 0;
+}
+
+/* PATH inside instance @inst ("instances/INST/PATH"), or PATH itself; free() it. */
+static char *raw_path(const char *inst, const char *path)
+{
+	char *p;
+
+	if (!inst)
+		return strdup(path);
+	if (asprintf(&p, "instances/%s/%s", inst, path) < 0)
+		return NULL;
+	return p;
+}
+
 static int cmd_cat(int argc, char **argv)
 {
 	struct fdr_session *s;
-	int i, ret;
+	const char *inst;
+	int i, ret = raw_instance(&argc, &argv, &inst);
 
+	if (ret)
+		return ret;
 	if (argc < 2)
 		return usage_error(argc, argv, -1,
 				   "expected PATH (a file of the control tree), found nothing");
@@ -267,8 +322,12 @@ static int cmd_cat(int argc, char **argv)
 	if (ret)
 		return ret;
 	install_signals();
-	for (i = 1; i < argc && !ret; i++)
-		ret = cat_path(s, argv[i], 0);
+	for (i = 1; i < argc && !ret; i++) {
+		char *path = raw_path(inst, argv[i]);
+
+		ret = path ? cat_path(s, path, 0) : die(1, "out of memory");
+		free(path);
+	}
 	fdr_session_close(s);
 	return ret;
 }
@@ -276,21 +335,28 @@ static int cmd_cat(int argc, char **argv)
 static int cmd_write_common(int argc, char **argv, int flags)
 {
 	struct fdr_session *s;
-	char *text;
-	int ret;
+	const char *inst;
+	char *text, *path;
+	int ret = raw_instance(&argc, &argv, &inst);
 
+	if (ret)
+		return ret;
 	if (argc < 2)
 		return usage_error(argc, argv, -1, "expected PATH VALUE..., found nothing");
 	ret = open_session(&s);
 	if (ret)
 		return ret;
 	text = join_args(argc - 2, argv + 2);
-	if (!text) {
+	path = raw_path(inst, argv[1]);
+	if (!text || !path) {
+		free(text);
+		free(path);
 		fdr_session_close(s);
 		return die(1, "out of memory");
 	}
-	ret = write_path(s, argv[1], text, flags);
+	ret = write_path(s, path, text, flags);
 	free(text);
+	free(path);
 	fdr_session_close(s);
 	return ret;
 }
@@ -1006,26 +1072,76 @@ static int cmd_snapshot(int argc, char **argv)
 
 /* fdr mount [-f] [--allow-other] [--debug] MOUNTPOINT */
 #ifdef FDR_HAVE_FUSE
+/*
+ * -o OPTS of fdr mount: tracefs's uid=N and gid=N (numbers, or user and group
+ * names), comma-separated; the owner of every file of the mount.
+ */
+static int mount_opts(int argc, char **argv, int at, const char *opts, struct fdr_mount_opts *mo)
+{
+	char *copy = strdup(opts), *tok, *save = NULL;
+	int ret = 0;
+
+	if (!copy)
+		return die(1, "out of memory");
+	for (tok = strtok_r(copy, ",", &save); tok && !ret; tok = strtok_r(NULL, ",", &save)) {
+		char *v = strchr(tok, '='), *end;
+		long n;
+
+		if (!v || (strncmp(tok, "uid=", 4) && strncmp(tok, "gid=", 4))) {
+			ret = usage_error(argc, argv, at,
+					  "expected -o uid=N or gid=N (comma-separated), found '%s'",
+					  tok);
+			break;
+		}
+		v++;
+		errno = 0;
+		n = strtol(v, &end, 10);
+		if (*v && !*end && !errno && n >= 0 && n < UINT32_MAX) {
+			/* a number */
+		} else if (tok[0] == 'u' && getpwnam(v)) {
+			n = (long)getpwnam(v)->pw_uid;
+		} else if (tok[0] == 'g' && getgrnam(v)) {
+			n = (long)getgrnam(v)->gr_gid;
+		} else {
+			ret = usage_error(argc, argv, at,
+					  "expected a %s number or name after %.4s, found '%s'",
+					  tok[0] == 'u' ? "user" : "group", tok, v);
+			break;
+		}
+		if (tok[0] == 'u')
+			mo->uid = n;
+		else
+			mo->gid = n;
+	}
+	free(copy);
+	return ret;
+}
+
 static int cmd_mount(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "foreground", no_argument, NULL, 'f' },
-		{ "allow-other", no_argument, NULL, 'o' },
+		{ "allow-other", no_argument, NULL, 'a' },
 		{ "debug", no_argument, NULL, 'D' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct fdr_mount_opts mo = { 0 };
+	struct fdr_mount_opts mo = { .uid = -1, .gid = -1 };
 	struct fdr_session *s;
 	int c, ret;
 
 	optind = 0; /* 0, not 1: glibc then resets its permutation state too */
-	while ((c = getopt_long(argc, argv, "f", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "fo:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			mo.foreground = 1;
 			break;
-		case 'o':
+		case 'a':
 			mo.allow_other = 1;
+			break;
+		case 'o':
+			ret = mount_opts(argc, argv, optind - 1, optarg, &mo);
+			if (ret)
+				return ret;
 			break;
 		case 'D':
 			mo.debug = mo.foreground = 1;
@@ -1117,22 +1233,26 @@ static const struct verb verbs[] = {
 	  "are left out), --cpu (-c) keeps one CPU." },
 	{ "stat", cmd_stat, "stat [-i INSTANCE]",
 	  "Show the session's state and per-CPU statistics." },
-	{ "cat", cmd_cat, "cat PATH...", "Read control-tree files, like cat on tracefs." },
-	{ "write", cmd_write, "write PATH VALUE...",
+	{ "cat", cmd_cat, "cat [-i INSTANCE] PATH...",
+	  "Read control-tree files, like cat on tracefs; -i: the instance's files." },
+	{ "write", cmd_write, "write [-i INSTANCE] PATH VALUE...",
 	  "Write VALUE... to PATH, like 'echo VALUE... > PATH'." },
-	{ "append", cmd_append, "append PATH VALUE...",
+	{ "append", cmd_append, "append [-i INSTANCE] PATH VALUE...",
 	  "Append to PATH, like 'echo VALUE... >> PATH'." },
 	{ "ls", cmd_ls, "ls [-l] [PATH]", "List a directory of the control tree." },
 	{ "mkdir", cmd_mkdir, "mkdir instances/NAME...",
 	  "Create instances (independent buffers)." },
 	{ "rmdir", cmd_rmdir, "rmdir instances/NAME...", "Remove instances." },
-	{ "mount", cmd_mount, "mount [-f] [--allow-other] [--debug] MOUNTPOINT",
+	{ "mount", cmd_mount, "mount [-f] [--allow-other] [-o uid=N,gid=N] [--debug] MOUNTPOINT",
 	  "Serve the control tree as a filesystem on MOUNTPOINT (FUSE), so that echo, cat,\n"
 	  "mkdir, rmdir and trace-cmd (see fdr-tracecmd) use it as they use tracefs. Goes\n"
 	  "to the background once the mount is ready, unless -f; unmount with\n"
 	  "'fusermount3 -u MOUNTPOINT' or stop the server with SIGINT/SIGTERM.\n"
 	  "--allow-other lets other users in (file modes still apply; non-root users need\n"
-	  "user_allow_other in /etc/fuse.conf); --debug prints libfuse's requests (implies -f)." },
+	  "user_allow_other in /etc/fuse.conf); -o uid=N,gid=N makes every file that user's\n"
+	  "and group's (names or numbers), as tracefs's mount options do, to hand tracing to\n"
+	  "a group; chown and chgrp change one file's owner for the life of the mount;\n"
+	  "--debug prints libfuse's requests (implies -f)." },
 	{ "help", cmd_help, "help [VERB]", "Show help." },
 };
 #define NR_VERBS (sizeof(verbs) / sizeof(verbs[0]))
@@ -1155,6 +1275,28 @@ static void usage(FILE *out)
 		"See fdr(1).\n");
 }
 
+static void verb_usage(size_t i)
+{
+	printf("usage: fdr [-s SESSION | -d DIR] %s\n\n%s\n", verbs[i].usage, verbs[i].help);
+}
+
+/*
+ * Does the verb's command line ask for its usage? -h or --help among its
+ * options (before "--"); for cat, write and append, whose other arguments are
+ * paths and values, only as the first argument.
+ */
+static int wants_help(int argc, char **argv)
+{
+	int raw = !strcmp(argv[0], "cat") || !strcmp(argv[0], "write") ||
+		  !strcmp(argv[0], "append"),
+	    i;
+
+	for (i = 1; i < argc && (!raw || i == 1) && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			return 1;
+	return 0;
+}
+
 static int cmd_help(int argc, char **argv)
 {
 	size_t i;
@@ -1165,7 +1307,7 @@ static int cmd_help(int argc, char **argv)
 	}
 	for (i = 0; i < NR_VERBS; i++) {
 		if (strcmp(verbs[i].name, argv[1]) == 0) {
-			printf("usage: fdr [-s SESSION] %s\n\n%s\n", verbs[i].usage, verbs[i].help);
+			verb_usage(i);
 			return 0;
 		}
 	}
@@ -1216,6 +1358,10 @@ int main(int argc, char **argv)
 			int ret;
 
 			verb = verbs[i].name;
+			if (wants_help(argc - optind, argv + optind)) {
+				verb_usage(i);
+				return 0;
+			}
 			ret = verbs[i].fn(argc - optind, argv + optind);
 			/* what the libraries skipped or refused as corrupt, and where */
 			if (fdr_shm_error()[0])
