@@ -230,7 +230,8 @@ int fdr_session_open(const char *dir, struct fdr_session **out)
 	}
 	if ((size_t)st.st_size < sizeof(struct fdr_abi_control)) {
 		ret = fdr_shm_errorf("control: file size %llu is smaller than %zu",
-				     (unsigned long long)st.st_size, sizeof(struct fdr_abi_control));
+				     (unsigned long long)st.st_size,
+				     sizeof(struct fdr_abi_control));
 		goto err;
 	}
 	p = mmap(NULL, st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);

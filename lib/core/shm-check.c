@@ -107,12 +107,14 @@ int fdr_shm_check_control(const struct fdr_abi_control *c, uint64_t size)
 	cmdline_size = __atomic_load_n(&c->cmdline_size, __ATOMIC_RELAXED);
 	tsc_khz = __atomic_load_n(&c->tsc_khz, __ATOMIC_RELAXED);
 	if (magic != FDR_ABI_MAGIC_CONTROL)
-		return fdr_shm_errorf("control: magic %#llx is not %#llx", (unsigned long long)magic,
+		return fdr_shm_errorf("control: magic %#llx is not %#llx",
+				      (unsigned long long)magic,
 				      (unsigned long long)FDR_ABI_MAGIC_CONTROL);
 	if (version != FDR_ABI_VERSION)
 		return fdr_shm_errorf("control: version %u is not %u", version, FDR_ABI_VERSION);
 	if (struct_size != sizeof(*c))
-		return fdr_shm_errorf("control: struct_size %u is not %zu", struct_size, sizeof(*c));
+		return fdr_shm_errorf("control: struct_size %u is not %zu", struct_size,
+				      sizeof(*c));
 	if (nr_cpus == 0 || nr_cpus > FDR_MAX_CPUS)
 		return fdr_shm_errorf("control: nr_cpus %u is not in 1..%u", nr_cpus, FDR_MAX_CPUS);
 	if (ts_source != FDR_TS_TSC && ts_source != FDR_TS_MONO)
@@ -226,35 +228,40 @@ int fdr_shm_check_event(const struct fdr_abi_event *e, uint32_t slot)
 				      "NUL-terminated",
 				      slot);
 	if (!shm_has_nul(e->print_fmt, sizeof(e->print_fmt)))
-		return fdr_shm_errorf("control: event %u (slot %u): print_fmt is not NUL-terminated",
-				      e->id, slot);
+		return fdr_shm_errorf(
+			"control: event %u (slot %u): print_fmt is not NUL-terminated", e->id,
+			slot);
 	if (e->nr_fields > FDR_MAX_FIELDS)
-		return fdr_shm_errorf("control: event %u (slot %u): nr_fields %u is above %u", e->id,
-				      slot, e->nr_fields, FDR_MAX_FIELDS);
+		return fdr_shm_errorf("control: event %u (slot %u): nr_fields %u is above %u",
+				      e->id, slot, e->nr_fields, FDR_MAX_FIELDS);
 	if (e->payload_size < 8 || e->payload_size > UINT16_MAX)
-		return fdr_shm_errorf("control: event %u (slot %u): payload_size %u is not in 8..%u",
-				      e->id, slot, e->payload_size, UINT16_MAX);
+		return fdr_shm_errorf(
+			"control: event %u (slot %u): payload_size %u is not in 8..%u", e->id, slot,
+			e->payload_size, UINT16_MAX);
 	for (i = 0; i < e->nr_fields; i++) {
 		const struct fdr_abi_field *f = &e->fields[i];
 
-		if (!shm_has_nul(f->name, sizeof(f->name)) || !shm_has_nul(f->type, sizeof(f->type)))
+		if (!shm_has_nul(f->name, sizeof(f->name)) ||
+		    !shm_has_nul(f->type, sizeof(f->type)))
 			return fdr_shm_errorf("control: event %u (slot %u): field %u: name or type "
 					      "is not NUL-terminated",
 					      e->id, slot, i);
 		if (!shm_field_ok(f, e->payload_size))
-			return fdr_shm_errorf("control: event %u (slot %u): field %u (%s): kind %u, "
-					      "offset %u, size %u do not fit a payload of %u",
-					      e->id, slot, i, f->name, f->kind, f->offset, f->size,
-					      e->payload_size);
+			return fdr_shm_errorf(
+				"control: event %u (slot %u): field %u (%s): kind %u, "
+				"offset %u, size %u do not fit a payload of %u",
+				e->id, slot, i, f->name, f->kind, f->offset, f->size,
+				e->payload_size);
 	}
 	if (e->nr_print_args > FDR_PRINT_ARGS_MAX)
 		return fdr_shm_errorf("control: event %u (slot %u): nr_print_args %u is above %u",
 				      e->id, slot, e->nr_print_args, FDR_PRINT_ARGS_MAX);
 	for (i = 0; i < e->nr_print_args; i++)
 		if (e->print_args[i] >= e->nr_fields)
-			return fdr_shm_errorf("control: event %u (slot %u): print argument %u names "
-					      "field %u of %u",
-					      e->id, slot, i, e->print_args[i], e->nr_fields);
+			return fdr_shm_errorf(
+				"control: event %u (slot %u): print argument %u names "
+				"field %u of %u",
+				e->id, slot, i, e->print_args[i], e->nr_fields);
 	return 0;
 }
 
@@ -282,7 +289,8 @@ int fdr_shm_check_ring(const void *base, uint64_t size, const char *name, struct
 				      (unsigned long long)h->magic,
 				      (unsigned long long)FDR_ABI_MAGIC_RING);
 	if (h->version != FDR_ABI_VERSION)
-		return fdr_shm_errorf("%s: version %u is not %u", name, h->version, FDR_ABI_VERSION);
+		return fdr_shm_errorf("%s: version %u is not %u", name, h->version,
+				      FDR_ABI_VERSION);
 	if (h->struct_size != sizeof(*h))
 		return fdr_shm_errorf("%s: struct_size %u is not %zu", name, h->struct_size,
 				      sizeof(*h));
@@ -294,10 +302,11 @@ int fdr_shm_check_ring(const void *base, uint64_t size, const char *name, struct
 				      (unsigned long long)h->file_size, (unsigned long long)size);
 	cpus_end = h->cpu_off + (uint64_t)FDR_RING_BUFS * h->nr_cpus * sizeof(struct fdr_abi_cpu);
 	if ((h->cpu_off & 7) || h->cpu_off < sizeof(*h) || h->cpu_off > size || cpus_end > size)
-		return fdr_shm_errorf("%s: cpu_off %llu: %u CPU entries do not fit 8-aligned between "
-				      "the header and the end (%llu)",
-				      name, (unsigned long long)h->cpu_off,
-				      FDR_RING_BUFS * h->nr_cpus, (unsigned long long)size);
+		return fdr_shm_errorf(
+			"%s: cpu_off %llu: %u CPU entries do not fit 8-aligned between "
+			"the header and the end (%llu)",
+			name, (unsigned long long)h->cpu_off, FDR_RING_BUFS * h->nr_cpus,
+			(unsigned long long)size);
 	return 0;
 }
 

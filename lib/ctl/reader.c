@@ -534,7 +534,8 @@ static int rd_peek(struct fdr_reader *r, struct rd_cpu *rc)
 			return ret;
 	}
 	if (rc->spool_fd < 0) {
-		rd_cpu_corrupt(r, rc, "no record found in a bounded walk from the reader's position");
+		rd_cpu_corrupt(r, rc,
+			       "no record found in a bounded walk from the reader's position");
 		return 0;
 	}
 	return -EUCLEAN;
@@ -1480,8 +1481,8 @@ int fdr_reader_open_spool(struct fdr_session *s, uint32_t inst, int fd, const st
 	struct rd_cpu *rc;
 	int shift = fdr_shm_log2(sp->subbuf_size);
 
-	if (shift < FDR_SHM_SUBBUF_SHIFT_MIN || shift > FDR_SHM_SUBBUF_SHIFT_MAX || inst >= FDR_MAX_INSTANCES || fd < 0 ||
-	    (sp->bytes & (sp->subbuf_size - 1)))
+	if (shift < FDR_SHM_SUBBUF_SHIFT_MIN || shift > FDR_SHM_SUBBUF_SHIFT_MAX ||
+	    inst >= FDR_MAX_INSTANCES || fd < 0 || (sp->bytes & (sp->subbuf_size - 1)))
 		return -EINVAL;
 	r = calloc(1, sizeof(*r));
 	if (!r)

@@ -100,12 +100,15 @@ static int nr_muts;
 static uint64_t boundary(uint32_t size)
 {
 	static const uint64_t v32[] = { 0, 1, 0x7fffffffull, 0x80000001ull, 0xffffffffull };
-	static const uint64_t v64[] = { 0, 1, 0x7fffffffull, 0x80000001ull, ~0ull,
-					1ull << 63, 0xffffffffull };
+	static const uint64_t v64[] = { 0,     1,	   0x7fffffffull, 0x80000001ull,
+					~0ull, 1ull << 63, 0xffffffffull };
 	uint64_t r = rnd();
 
 	if (rnd() % 4 == 0)
-		return size == 8 ? r : size == 4 ? (uint32_t)r : size == 2 ? (uint16_t)r : (uint8_t)r;
+		return size == 8 ? r :
+		       size == 4 ? (uint32_t)r :
+		       size == 2 ? (uint16_t)r :
+				   (uint8_t)r;
 	if (size == 8)
 		return v64[r % (sizeof(v64) / sizeof(v64[0]))];
 	if (size == 4)
@@ -167,9 +170,9 @@ static void restore(void)
 }
 
 /* A control file field: @base_off + offsetof, sized. */
-#define CTL_FIELD(base, type, field)                                                       \
-	do {                                                                               \
-		mutate("control", (base) + offsetof(type, field),                          \
+#define CTL_FIELD(base, type, field)                                                             \
+	do {                                                                                     \
+		mutate("control", (base) + offsetof(type, field),                                \
 		       sizeof(((type *)0)->field) > 8 ? 8 : sizeof(((type *)0)->field), #field); \
 	} while (0)
 
@@ -199,9 +202,11 @@ static void mutate_control(void)
 		const char *name;
 	} hdr[] = {
 #define H(f) { offsetof(struct fdr_abi_control, f), sizeof(((struct fdr_abi_control *)0)->f), #f }
-		H(struct_size), H(version), H(magic), H(state), H(nr_cpus), H(gen), H(ts_source),
-		H(session_id), H(cal_tsc), H(cal_mono_ns), H(tsc_khz), H(next_event_id),
-		H(nr_events), H(cmdline_size), H(dropped_no_slot), H(hooks_active), H(pids_active),
+		H(struct_size), H(version),	 H(magic),	     H(state),
+		H(nr_cpus),	H(gen),		 H(ts_source),	     H(session_id),
+		H(cal_tsc),	H(cal_mono_ns),	 H(tsc_khz),	     H(next_event_id),
+		H(nr_events),	H(cmdline_size), H(dropped_no_slot), H(hooks_active),
+		H(pids_active),
 #undef H
 	};
 	unsigned i = (unsigned)(rnd() % (sizeof(hdr) / sizeof(hdr[0])));
@@ -218,21 +223,44 @@ static void mutate_instance(void)
 		     (rnd() % 2) * sizeof(struct fdr_abi_instance);
 
 	switch (rnd() % 12) {
-	case 0: CTL_FIELD(b, struct fdr_abi_instance, state); break;
-	case 1: CTL_FIELD(b, struct fdr_abi_instance, tracing_on); break;
-	case 2: CTL_FIELD(b, struct fdr_abi_instance, options); break;
-	case 3: CTL_FIELD(b, struct fdr_abi_instance, clock); break;
-	case 4: CTL_FIELD(b, struct fdr_abi_instance, ring_gen); break;
-	case 5: CTL_FIELD(b, struct fdr_abi_instance, subbuf_size); break;
-	case 6: CTL_FIELD(b, struct fdr_abi_instance, buffer_percent); break;
-	case 7: CTL_FIELD(b, struct fdr_abi_instance, nr_pids); break;
-	case 8: CTL_FIELD(b, struct fdr_abi_instance, pids[0]); break;
-	case 9: CTL_FIELD(b, struct fdr_abi_instance, nr_pending); break;
-	case 10: CTL_FIELD(b, struct fdr_abi_instance, error_seq); break;
+	case 0:
+		CTL_FIELD(b, struct fdr_abi_instance, state);
+		break;
+	case 1:
+		CTL_FIELD(b, struct fdr_abi_instance, tracing_on);
+		break;
+	case 2:
+		CTL_FIELD(b, struct fdr_abi_instance, options);
+		break;
+	case 3:
+		CTL_FIELD(b, struct fdr_abi_instance, clock);
+		break;
+	case 4:
+		CTL_FIELD(b, struct fdr_abi_instance, ring_gen);
+		break;
+	case 5:
+		CTL_FIELD(b, struct fdr_abi_instance, subbuf_size);
+		break;
+	case 6:
+		CTL_FIELD(b, struct fdr_abi_instance, buffer_percent);
+		break;
+	case 7:
+		CTL_FIELD(b, struct fdr_abi_instance, nr_pids);
+		break;
+	case 8:
+		CTL_FIELD(b, struct fdr_abi_instance, pids[0]);
+		break;
+	case 9:
+		CTL_FIELD(b, struct fdr_abi_instance, nr_pending);
+		break;
+	case 10:
+		CTL_FIELD(b, struct fdr_abi_instance, error_seq);
+		break;
 	default:
-		mutate("control", b + offsetof(struct fdr_abi_instance, errors) +
-					 (rnd() % FDR_ERROR_LOG_ENTRIES) * sizeof(struct fdr_abi_error) +
-					 offsetof(struct fdr_abi_error, len),
+		mutate("control",
+		       b + offsetof(struct fdr_abi_instance, errors) +
+			       (rnd() % FDR_ERROR_LOG_ENTRIES) * sizeof(struct fdr_abi_error) +
+			       offsetof(struct fdr_abi_error, len),
 		       4, "errors[].len");
 	}
 }
@@ -246,18 +274,40 @@ static void mutate_event(void)
 		     (rnd() % 8) * sizeof(struct fdr_abi_field);
 
 	switch (rnd() % 12) {
-	case 0: CTL_FIELD(b, struct fdr_abi_event, state); break;
-	case 1: CTL_FIELD(b, struct fdr_abi_event, id); break;
-	case 2: CTL_FIELD(b, struct fdr_abi_event, enabled[0]); break;
-	case 3: CTL_FIELD(b, struct fdr_abi_event, nr_fields); break;
-	case 4: CTL_FIELD(b, struct fdr_abi_event, payload_size); break;
-	case 5: CTL_FIELD(b, struct fdr_abi_event, nr_print_args); break;
-	case 6: CTL_FIELD(b, struct fdr_abi_event, print_args[rnd() % 4]); break;
-	case 7: CTL_FIELD(f, struct fdr_abi_field, offset); break;
-	case 8: CTL_FIELD(f, struct fdr_abi_field, size); break;
-	case 9: CTL_FIELD(f, struct fdr_abi_field, kind); break;
-	case 10: mutate("control", b + offsetof(struct fdr_abi_event, name) + FDR_NAME_LEN - 1, 1,
-			"name[last]"); break;
+	case 0:
+		CTL_FIELD(b, struct fdr_abi_event, state);
+		break;
+	case 1:
+		CTL_FIELD(b, struct fdr_abi_event, id);
+		break;
+	case 2:
+		CTL_FIELD(b, struct fdr_abi_event, enabled[0]);
+		break;
+	case 3:
+		CTL_FIELD(b, struct fdr_abi_event, nr_fields);
+		break;
+	case 4:
+		CTL_FIELD(b, struct fdr_abi_event, payload_size);
+		break;
+	case 5:
+		CTL_FIELD(b, struct fdr_abi_event, nr_print_args);
+		break;
+	case 6:
+		CTL_FIELD(b, struct fdr_abi_event, print_args[rnd() % 4]);
+		break;
+	case 7:
+		CTL_FIELD(f, struct fdr_abi_field, offset);
+		break;
+	case 8:
+		CTL_FIELD(f, struct fdr_abi_field, size);
+		break;
+	case 9:
+		CTL_FIELD(f, struct fdr_abi_field, kind);
+		break;
+	case 10:
+		mutate("control", b + offsetof(struct fdr_abi_event, name) + FDR_NAME_LEN - 1, 1,
+		       "name[last]");
+		break;
 	default:
 		mutate("control", b + offsetof(struct fdr_abi_event, print_fmt) + rnd() % 16, 1,
 		       "print_fmt[]");
@@ -276,22 +326,46 @@ static void mutate_hooks(void)
 		     (rnd() % FDR_CMDLINE_SLOTS) * sizeof(struct fdr_abi_cmdline);
 
 	switch (rnd() % 14) {
-	case 0: CTL_FIELD(h, struct fdr_abi_hooks, filtered[0]); break;
-	case 1: CTL_FIELD(h, struct fdr_abi_hooks, triggered[0]); break;
-	case 2: CTL_FIELD(h, struct fdr_abi_hooks, filter[rnd() % 2]); break;
-	case 3: CTL_FIELD(h, struct fdr_abi_hooks, trigger[rnd() % 2]); break;
-	case 4: CTL_FIELD(fl, struct fdr_abi_filter, state); break;
-	case 5: CTL_FIELD(fl, struct fdr_abi_filter, event_slot); break;
+	case 0:
+		CTL_FIELD(h, struct fdr_abi_hooks, filtered[0]);
+		break;
+	case 1:
+		CTL_FIELD(h, struct fdr_abi_hooks, triggered[0]);
+		break;
+	case 2:
+		CTL_FIELD(h, struct fdr_abi_hooks, filter[rnd() % 2]);
+		break;
+	case 3:
+		CTL_FIELD(h, struct fdr_abi_hooks, trigger[rnd() % 2]);
+		break;
+	case 4:
+		CTL_FIELD(fl, struct fdr_abi_filter, state);
+		break;
+	case 5:
+		CTL_FIELD(fl, struct fdr_abi_filter, event_slot);
+		break;
 	case 6:
 		mutate("control", fl + offsetof(struct fdr_abi_filter, prog) + 8 * (rnd() % 64),
 		       1 << (rnd() % 4), "prog[]");
 		break;
-	case 7: CTL_FIELD(tr, struct fdr_abi_trigger, next); break;
-	case 8: CTL_FIELD(tr, struct fdr_abi_trigger, cmd); break;
-	case 9: CTL_FIELD(tr, struct fdr_abi_trigger, count); break;
-	case 10: CTL_FIELD(tr, struct fdr_abi_trigger, target); break;
-	case 11: CTL_FIELD(tr, struct fdr_abi_trigger, filter); break;
-	case 12: CTL_FIELD(c, struct fdr_abi_cmdline, pid); break;
+	case 7:
+		CTL_FIELD(tr, struct fdr_abi_trigger, next);
+		break;
+	case 8:
+		CTL_FIELD(tr, struct fdr_abi_trigger, cmd);
+		break;
+	case 9:
+		CTL_FIELD(tr, struct fdr_abi_trigger, count);
+		break;
+	case 10:
+		CTL_FIELD(tr, struct fdr_abi_trigger, target);
+		break;
+	case 11:
+		CTL_FIELD(tr, struct fdr_abi_trigger, filter);
+		break;
+	case 12:
+		CTL_FIELD(c, struct fdr_abi_cmdline, pid);
+		break;
 	default:
 		mutate("control", c + offsetof(struct fdr_abi_cmdline, comm) + rnd() % FDR_COMM_LEN,
 		       1, "comm[]");
@@ -310,8 +384,9 @@ static int ring_layout(const char *name, struct fdr_abi_ring *h, struct fdr_abi_
 		return -1;
 	ok = pread(fd, h, sizeof(*h), 0) == (ssize_t)sizeof(*h) && h->nr_cpus &&
 	     h->nr_cpus <= FDR_MAX_CPUS &&
-	     pread(fd, c, sizeof(*c), (off_t)(h->cpu_off + (uint64_t)(i % (2 * h->nr_cpus)) *
-								  sizeof(*c))) == (ssize_t)sizeof(*c);
+	     pread(fd, c, sizeof(*c),
+		   (off_t)(h->cpu_off + (uint64_t)(i % (2 * h->nr_cpus)) * sizeof(*c))) ==
+		     (ssize_t)sizeof(*c);
 	close(fd);
 	return ok ? 0 : -1;
 }
@@ -336,9 +411,10 @@ static void mutate_ring(void)
 			const char *name;
 		} f[] = {
 #define H(x) { offsetof(struct fdr_abi_ring, x), sizeof(((struct fdr_abi_ring *)0)->x), #x }
-			H(magic), H(version), H(struct_size), H(file_size), H(nr_cpus), H(gen),
-			H(subbuf_size), H(cpu_off), H(spare_allocated), H(snap_seq),
-			H(snap_lock_ns), H(saver_pid), H(saver_beat_ns), H(saved_seq),
+			H(magic),	    H(version),	  H(struct_size),  H(file_size),
+			H(nr_cpus),	    H(gen),	  H(subbuf_size),  H(cpu_off),
+			H(spare_allocated), H(snap_seq),  H(snap_lock_ns), H(saver_pid),
+			H(saver_beat_ns),   H(saved_seq),
 #undef H
 		};
 		unsigned i = (unsigned)(rnd() % (sizeof(f) / sizeof(f[0])));
@@ -353,10 +429,12 @@ static void mutate_ring(void)
 			const char *name;
 		} f[] = {
 #define C(x) { offsetof(struct fdr_abi_cpu, x), sizeof(((struct fdr_abi_cpu *)0)->x), #x }
-			C(head), C(hdr_tag_a), C(hdr_pos), C(hdr_cum), C(hdr_tag_b), C(consumed),
-			C(consumed_cum), C(read_events), C(overrun), C(base_cum), C(reader_pid),
-			C(lost_pending), C(dropped), C(nr_subbufs), C(subbuf_size), C(data_off),
-			C(active), C(swap_ns), C(subbuf_size), C(nr_subbufs), C(data_off),
+			C(head),      C(hdr_tag_a),  C(hdr_pos),      C(hdr_cum),
+			C(hdr_tag_b), C(consumed),   C(consumed_cum), C(read_events),
+			C(overrun),   C(base_cum),   C(reader_pid),   C(lost_pending),
+			C(dropped),   C(nr_subbufs), C(subbuf_size),  C(data_off),
+			C(active),    C(swap_ns),    C(subbuf_size),  C(nr_subbufs),
+			C(data_off),
 #undef C
 		};
 		unsigned i = (unsigned)(rnd() % (sizeof(f) / sizeof(f[0])));
@@ -394,11 +472,20 @@ static void mutate_some(int n)
 
 	for (i = 0; i < n; i++) {
 		switch (rnd() % 8) {
-		case 0: mutate_control(); break;
-		case 1: mutate_instance(); break;
-		case 2: mutate_event(); break;
-		case 3: mutate_hooks(); break;
-		default: mutate_ring();
+		case 0:
+			mutate_control();
+			break;
+		case 1:
+			mutate_instance();
+			break;
+		case 2:
+			mutate_event();
+			break;
+		case 3:
+			mutate_hooks();
+			break;
+		default:
+			mutate_ring();
 		}
 	}
 }
@@ -605,8 +692,7 @@ static int make_session(void)
 
 	stop_session();
 	if (cli_must("start", "-b", "16", NULL) || cli_must("mkdir", "instances/a", NULL, NULL) ||
-	    cli_must("enable", "chaos:*", NULL, NULL) ||
-	    cli_must("enable", "-i", "a", "chaos:*"))
+	    cli_must("enable", "chaos:*", NULL, NULL) || cli_must("enable", "-i", "a", "chaos:*"))
 		return -1;
 	for (i = 0; i < 2; i++)
 		writers[i] = start_writer(i, "0", "300");
@@ -617,8 +703,7 @@ static int make_session(void)
 	    cli_must("write", "instances/a/events/chaos/tick/filter", "wid < 60", NULL) ||
 	    cli_must("write", "events/chaos/tick/trigger", "traceon if wid == 0", NULL) ||
 	    cli_must("write", "instances/a/events/chaos/tick/trigger", "snapshot:3", NULL) ||
-	    cli_must("snapshot", "alloc", NULL, NULL) ||
-	    cli_must("snapshot", "alloc", "-i", "a"))
+	    cli_must("snapshot", "alloc", NULL, NULL) || cli_must("snapshot", "alloc", "-i", "a"))
 		return -1;
 	return 0;
 }
@@ -666,10 +751,18 @@ static void one_round(void)
 	/* three of the readers each round, in turn */
 	for (k = 0; k < 3; k++) {
 		switch ((round_no * 3 + k) % 9) {
-		case 0: cli_run("fdr show", -1, "show", NULL); break;
-		case 1: cli_run("fdr show -i a", -1, "show", "-i", "a", NULL); break;
-		case 2: cli_run("fdr pipe", 150, "pipe", NULL); break;
-		case 3: cli_run("fdr stat", -1, "stat", NULL); break;
+		case 0:
+			cli_run("fdr show", -1, "show", NULL);
+			break;
+		case 1:
+			cli_run("fdr show -i a", -1, "show", "-i", "a", NULL);
+			break;
+		case 2:
+			cli_run("fdr pipe", 150, "pipe", NULL);
+			break;
+		case 3:
+			cli_run("fdr stat", -1, "stat", NULL);
+			break;
 		case 4:
 			snprintf(o1, sizeof(o1), "%s/r.dat", out);
 			cli_run("fdr record", -1, "record", "-o", o1, "--", "/bin/true", NULL);
@@ -687,7 +780,8 @@ static void one_round(void)
 			cli_run("fdr export perfetto", -1, "export", "--format", "perfetto", "-o",
 				o2, "-i", "a", NULL);
 			break;
-		default: cli_run("fdr stat -i a", -1, "stat", "-i", "a", NULL);
+		default:
+			cli_run("fdr stat -i a", -1, "stat", "-i", "a", NULL);
 		}
 	}
 	check_writers();

@@ -190,8 +190,9 @@ static void fs_put(unsigned char *in, size_t off, uint64_t v, size_t size)
 
 #define FS_CTL(f) offsetof(struct fdr_abi_control, f)
 #define FS_I0(f) (FS_INST_OFF + offsetof(struct fdr_abi_instance, f))
-#define FS_EV(i, f) (FS_INST_OFF + FS_INST_LEN + (i) * sizeof(struct fdr_abi_event) + \
-		     offsetof(struct fdr_abi_event, f))
+#define FS_EV(i, f)                                                       \
+	(FS_INST_OFF + FS_INST_LEN + (i) * sizeof(struct fdr_abi_event) + \
+	 offsetof(struct fdr_abi_event, f))
 
 /* Seeds: the valid image's parts, and a few states a corrupting writer leaves. */
 int fdr_fuzz_write_seeds(const char *dir)
