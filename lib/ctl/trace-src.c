@@ -266,6 +266,7 @@ int fdr_trace_open_session(struct fdr_session *s, uint32_t inst, unsigned flags,
 	struct fdr_trace *t;
 	struct sess_src *ss;
 	uint32_t i, clock;
+	uint64_t khz;
 	int ret, n;
 
 	if (inst >= FDR_MAX_INSTANCES)
@@ -301,11 +302,15 @@ int fdr_trace_open_session(struct fdr_session *s, uint32_t inst, unsigned flags,
 		t->info.offset_ns = ctl->cal_real_ns - ctl->cal_boot_ns;
 	} else if (fdr_clock_is_ns(clock) && ctl->cal_real_ns > ctl->cal_mono_ns) {
 		t->info.offset_ns = ctl->cal_real_ns - ctl->cal_mono_ns;
-	} else if (clock == FDR_CLOCK_X86_TSC && ctl->ts_source == FDR_TS_TSC && ctl->tsc_khz) {
-		/* the session's calibration point: cal_tsc and cal_real_ns are one instant */
-		unsigned __int128 since0 = (unsigned __int128)ctl->cal_tsc * 1000000u / ctl->tsc_khz;
+	} else if (clock == FDR_CLOCK_X86_TSC && ctl->ts_source == FDR_TS_TSC &&
+		   (khz = __atomic_load_n(&ctl->tsc_khz, __ATOMIC_RELAXED))) {
+		/*
+		 * the session's calibration point: cal_tsc and cal_real_ns are one
+		 * instant; khz is read once (shared memory: it may change meanwhile)
+		 */
+		unsigned __int128 since0 = (unsigned __int128)ctl->cal_tsc * 1000000u / khz;
 
-		t->info.ts_hz = ctl->tsc_khz * 1000u;
+		t->info.ts_hz = khz * 1000u;
 		if (since0 < ctl->cal_real_ns)
 			t->info.offset_ns = ctl->cal_real_ns - (uint64_t)since0;
 	}
