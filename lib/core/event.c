@@ -325,10 +325,18 @@ static void ev_sync_rings(struct fdr_session *s)
 
 			err = 0;
 			m = fdr_session_ring_map(s, i, &err);
-			if (m && m->nr_bad)
+			if (m && m->nr_bad) {
 				ev_report_ring(s, i, m, gen, 0);
-			else if (!m)
+			} else if (!m) {
+				/*
+				 * The instance's current file cannot be used: stop writing
+				 * into the previous one, which no reader looks at any more
+				 * (its events would be lost uncounted); they are counted
+				 * as unmapped until a file that checks out is there.
+				 */
+				fdr_ring_map_retire(atomic_exchange(&s->rings[i], NULL));
 				ev_report_ring(s, i, NULL, gen, err);
+			}
 		} else {
 			struct fdr_ring_map *m = atomic_exchange(&s->rings[i], NULL);
 
