@@ -512,6 +512,9 @@ static void fail(const char *fmt, ...)
 	failures++;
 }
 
+/* The output of the last run_tool(): how many bytes it wrote to stdout. */
+static int out_fd = -1;
+
 static pid_t spawn(char *const argv[], int err_fd)
 {
 	pid_t pid = fork();
@@ -520,7 +523,7 @@ static pid_t spawn(char *const argv[], int err_fd)
 		int null = open("/dev/null", O_RDWR);
 
 		dup2(null, 0);
-		dup2(null, 1);
+		dup2(out_fd >= 0 ? out_fd : null, 1);
 		dup2(err_fd >= 0 ? err_fd : null, 2);
 		setenv("FDR_DIR", dir, 1);
 		execv(argv[0], argv);
@@ -579,6 +582,8 @@ static void run_tool(const char *label, char *const argv[], long int_ms)
 
 	snprintf(errpath, sizeof(errpath), "%s/stderr", root);
 	fd = open(errpath, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	snprintf(errpath, sizeof(errpath), "%s/stdout", root);
+	out_fd = open(errpath, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	pid = spawn(argv, fd);
 	if (int_ms >= 0) {
 		sleep_ms(int_ms);
@@ -605,6 +610,11 @@ static void run_tool(const char *label, char *const argv[], long int_ms)
 		     last_err);
 	else if (WEXITSTATUS(st) && !last_err[0])
 		fail("%s: exit status %d without a message", label, WEXITSTATUS(st));
+	else if (!WEXITSTATUS(st) && !strncmp(label, "fdr s", 5) && lseek(out_fd, 0, SEEK_END) <= 0)
+		/* show and stat print a header whatever the buffers hold */
+		fail("%s: exit status 0 without output", label);
+	close(out_fd);
+	out_fd = -1;
 }
 
 static void cli_run(const char *label, long int_ms, ...)
@@ -833,6 +843,13 @@ int main(int argc, char **argv)
 	}
 	stop_session();
 	nftw(root, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	if (rounds > 0 && nr_mutations < (unsigned long)rounds) {
+		fprintf(stderr,
+			"FAIL: only %lu mutations in %d rounds: the session files were "
+			"not there to mutate\n",
+			nr_mutations, round_no);
+		failures++;
+	}
 	printf("chaos: %d rounds, %lu mutations, %lu tool runs (%lu said the memory is "
 	       "corrupt), %d failures\n",
 	       round_no, nr_mutations, nr_tools, nr_euclean, failures);
