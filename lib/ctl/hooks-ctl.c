@@ -160,7 +160,7 @@ int fdr_hooks_filter_set(struct fdr_abi_control *c, uint32_t inst, const struct 
 {
 	uint32_t es = event_slot(c, e);
 	struct fdr_abi_hooks *h = &c->hooks[es];
-	struct fdr_filter_error err = { 0, 0 };
+	struct fdr_filter_error err = { 0, 0, 0 };
 	struct fdr_filter_prog *prog = malloc(sizeof(*prog));
 	int slot, ret;
 
@@ -485,7 +485,7 @@ int fdr_hooks_trigger_cmd(struct fdr_session *s, uint32_t inst, const struct fdr
 	if (slot < 0)
 		return slot;
 	if (ifp) {
-		struct fdr_filter_error err = { 0, 0 };
+		struct fdr_filter_error err = { 0, 0, 0 };
 
 		fslot = filter_slot_new(c, es);
 		if (fslot < 0)

@@ -1668,10 +1668,16 @@ static int write_trace_options(struct fdr_file *f, char *cmd)
 	return set_option(f, k, on);
 }
 
+/*
+ * buffer_size_kb: 1 to what a ring file can hold with the instance's sub-buffer
+ * size (fdr_session_max_kb(): about 4 GiB per CPU, its head being a 32-bit
+ * offset); the kernel's only bound is memory (docs/design/differences.md).
+ */
 static int write_buffer_size(struct fdr_file *f, const char *cmd, int cpu)
 {
 	uint64_t kb;
-	int ret = write_number(f, "buffer_size_kb", cmd, 1, 4u * 1024 * 1024, &kb);
+	uint32_t max = fdr_session_max_kb(ctl_of(f->s)->instances[f->p.inst].subbuf_size);
+	int ret = write_number(f, "buffer_size_kb", cmd, 1, max, &kb);
 
 	if (ret)
 		return ret;
@@ -1687,12 +1693,23 @@ static int write_subbuf_size(struct fdr_file *f, const char *cmd)
 {
 	uint64_t kb;
 	uint32_t ss = 4096;
-	int ret = write_number(f, "buffer_subbuf_size_kb", cmd, 1, 512, &kb);
+	int ret = write_number(f, "buffer_subbuf_size_kb", cmd, 1, 512, &kb), cpu, nr;
 
 	if (ret)
 		return ret;
 	while (ss < kb * 1024)
 		ss <<= 1;
+	/* each CPU keeps its buffer_size_kb: it must fit sub-buffers of the new size */
+	nr = fdr_ring_nr_cpus(f->s, f->p.inst);
+	for (cpu = 0; cpu < nr; cpu++) {
+		int cur = fdr_ring_cpu_size_kb(f->s, f->p.inst, (uint32_t)cpu);
+
+		if (cur > 0 && (uint32_t)cur > fdr_session_max_kb(ss))
+			return bad_input(
+				f, "buffer_subbuf_size_kb", cmd, 0,
+				"cpu%d's buffer_size_kb %d is more than sub-buffers of %u KiB allow (at most %u); make it smaller first",
+				cpu, cur, ss / 1024, fdr_session_max_kb(ss));
+	}
 	ret = fdr_session_lock(f->s);
 	if (ret)
 		return ret;
