@@ -1498,12 +1498,19 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < NR_VERBS; i++) {
 		if (strcmp(verbs[i].name, argv[optind]) == 0) {
+			int ret;
+
 			verb = verbs[i].name;
 			if (wants_help(argc - optind, argv + optind)) {
 				verb_usage(i);
 				return 0;
 			}
-			return verbs[i].fn(argc - optind, argv + optind);
+			ret = verbs[i].fn(argc - optind, argv + optind);
+			/* what the libraries skipped or refused as corrupt, and where */
+			if (fdr_shm_error()[0])
+				fprintf(stderr, "fdr %s: corrupt shared memory: %s\n", verb,
+					fdr_shm_error());
+			return ret;
 		}
 	}
 	fprintf(stderr,

@@ -318,8 +318,10 @@ static void ses_reap_tmp(int dir_fd)
  * @dir: the session directory
  * @out: the session; fdr_session_close() it
  *
+ * The control file's header is checked once here (fdr_shm_check_control()).
  * Returns 0, -ENOENT (no session there), -EPERM (not a private directory of
- * ours), -EUCLEAN (the control file is not a valid fdr session), -ENOMEM.
+ * ours), -EUCLEAN (the control file is not a valid fdr session; what is wrong in
+ * fdr_shm_error()), -ENOMEM.
  */
 int fdr_session_open(const char *dir, struct fdr_session **out)
 {
@@ -347,9 +349,16 @@ int fdr_session_open(const char *dir, struct fdr_session **out)
 		ret = -errno;
 		goto err;
 	}
-	ret = -EUCLEAN;
-	if (fstat(fd, &st) < 0 || (size_t)st.st_size < sizeof(struct fdr_abi_control))
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
 		goto err;
+	}
+	if ((size_t)st.st_size < sizeof(struct fdr_abi_control)) {
+		ret = fdr_shm_errorf("control: file size %llu is smaller than %zu",
+				     (unsigned long long)st.st_size,
+				     sizeof(struct fdr_abi_control));
+		goto err;
+	}
 	p = mmap(NULL, st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED) {
 		ret = -errno;
@@ -357,10 +366,8 @@ int fdr_session_open(const char *dir, struct fdr_session **out)
 	}
 	s->ctl = p;
 	s->ctl_size = st.st_size;
-	ret = -EUCLEAN;
-	if (s->ctl->magic != FDR_ABI_MAGIC_CONTROL || s->ctl->version != FDR_ABI_VERSION ||
-	    s->ctl->struct_size != sizeof(struct fdr_abi_control) || s->ctl->nr_cpus == 0 ||
-	    s->ctl->nr_cpus > FDR_MAX_CPUS)
+	ret = fdr_shm_check_control(s->ctl, (uint64_t)st.st_size);
+	if (ret)
 		goto err;
 	/*
 	 * A control file with holes (made by an older fdr, or copied with cp,
@@ -712,7 +719,10 @@ int fdr_session_destroy(struct fdr_session *s)
 static int ses_ring_allocated(struct fdr_session *s, const struct fdr_ring_map *m)
 {
 	int spare = !!__atomic_load_n(&m->hdr->spare_allocated, __ATOMIC_ACQUIRE);
-	off_t hdr = (off_t)(m->pcpu[0].buf[0].data - (unsigned char *)m->base);
+	/* a CPU disabled at map time has no buffer (ring_bytes 0): the checked header size */
+	off_t hdr = m->pcpu[0].buf[0].ring_bytes ?
+			    (off_t)(m->pcpu[0].buf[0].data - (unsigned char *)m->base) :
+			    (off_t)m->hdr_bytes;
 	uint64_t need = (uint64_t)hdr;
 	uint32_t cpu, bi;
 	struct stat st;
@@ -734,7 +744,7 @@ static int ses_ring_allocated(struct fdr_session *s, const struct fdr_ring_map *
 		uint32_t live = __atomic_load_n(pc->active, __ATOMIC_ACQUIRE) & 1;
 
 		for (bi = 0; bi < FDR_RING_BUFS && !ret; bi++)
-			if (bi == live || spare)
+			if ((bi == live || spare) && pc->buf[bi].ring_bytes)
 				ret = ses_fallocate_shared(
 					fd, (off_t)(pc->buf[bi].data - (unsigned char *)m->base),
 					(off_t)pc->buf[bi].ring_bytes);
