@@ -10,20 +10,21 @@
  * (docs/design/record.md):
  *
  *   create      the file is a valid trace.dat from the start (version 7: the
- *               formats, then a region per CPU, fdr_tracedat_live_create());
- *   recording   each round turns every CPU's new records into the kernel's
- *               ring-buffer pages (fdr_reader_raw_pages(), on the taker
- *               threads), writes them at the end of the CPU's region, then its
- *               size (fdr_tracedat_live_append()), and only then publishes them
- *               as consumed (the reader holds them until fdr_reader_commit()):
+ *               formats, then a sparse slot per CPU, fdr_tracedat_live_create());
+ *   recording   each round turns the records of the sub-buffers the writers
+ *               have left into the kernel's ring-buffer pages
+ *               (fdr_reader_raw_pages(), on the taker threads), writes them at
+ *               the end of the CPU's slot, then its size
+ *               (fdr_tracedat_live_append()), and only then publishes them as
+ *               consumed (the reader holds them until fdr_reader_commit()):
  *               whatever happens to fdr record, a record is either in the file
  *               or still in the ring (or counted there as overwritten);
  *   stop        the takers drain what was written before the stop, the writers'
- *               current sub-buffers included; the file is then rewritten
- *               compact (version 6) next to itself and renamed onto itself
- *               (fdr_tracedat_live_finish()). A kill at any moment leaves a
- *               file trace-cmd report and fdr report read, with every page
- *               written so far.
+ *               current sub-buffers included; then the CPUs' pages are moved
+ *               together in place and the file is cut after its final formats
+ *               and statistics (fdr_tracedat_live_finish()). A kill at any
+ *               moment leaves a file trace-cmd report and fdr report read, with
+ *               every page written so far.
  *
  * Lost records are counted exactly, per CPU: records overwritten before they
  * were read (overwrite mode) from the gaps in the rings' record counts, and
