@@ -52,6 +52,34 @@ void fdr_trace_info_local(struct fdr_trace_info *info)
 	}
 }
 
+void fdr_trace_clock_point(const struct fdr_abi_control *ctl, uint32_t clock, uint64_t *offset_ns,
+			   uint64_t *ts_hz)
+{
+	/* each read once: the session is shared memory and may change under us */
+	uint64_t real = __atomic_load_n(&ctl->cal_real_ns, __ATOMIC_RELAXED);
+	uint64_t boot = __atomic_load_n(&ctl->cal_boot_ns, __ATOMIC_RELAXED);
+	uint64_t mono = __atomic_load_n(&ctl->cal_mono_ns, __ATOMIC_RELAXED);
+	uint64_t tsc = __atomic_load_n(&ctl->cal_tsc, __ATOMIC_RELAXED);
+	uint64_t khz = __atomic_load_n(&ctl->tsc_khz, __ATOMIC_RELAXED);
+
+	*offset_ns = 0;
+	*ts_hz = fdr_clock_is_ns(clock) ? 1000000000u : 0;
+	if (clock == FDR_CLOCK_BOOT && real > boot) {
+		*offset_ns = real - boot;
+	} else if (fdr_clock_is_ns(clock) && real > mono) {
+		*offset_ns = real - mono;
+	} else if (clock == FDR_CLOCK_X86_TSC &&
+		   __atomic_load_n(&ctl->ts_source, __ATOMIC_RELAXED) == FDR_TS_TSC && khz &&
+		   khz < UINT64_MAX / 1000) {
+		/* the calibration point: cal_tsc and cal_real_ns are one instant */
+		unsigned __int128 since0 = (unsigned __int128)tsc * 1000000u / khz;
+
+		*ts_hz = khz * 1000u;
+		if (since0 < real)
+			*offset_ns = real - (uint64_t)since0;
+	}
+}
+
 /* ---- the common calls ------------------------------------------------------------------ */
 
 void fdr_trace_close(struct fdr_trace *t)
@@ -266,7 +294,6 @@ int fdr_trace_open_session(struct fdr_session *s, uint32_t inst, unsigned flags,
 	struct fdr_trace *t;
 	struct sess_src *ss;
 	uint32_t i, clock;
-	uint64_t khz;
 	int ret, n;
 
 	if (inst >= FDR_MAX_INSTANCES)
@@ -296,24 +323,7 @@ int fdr_trace_open_session(struct fdr_session *s, uint32_t inst, unsigned flags,
 	snprintf(t->info.clock_name, sizeof(t->info.clock_name), "%s", fdr_trace_clock_name(clock));
 	snprintf(t->info.origin, sizeof(t->info.origin), "%s", fdr_session_path(s));
 	fdr_trace_info_local(&t->info);
-	if (fdr_clock_is_ns(clock))
-		t->info.ts_hz = 1000000000u;
-	if (clock == FDR_CLOCK_BOOT && ctl->cal_real_ns > ctl->cal_boot_ns) {
-		t->info.offset_ns = ctl->cal_real_ns - ctl->cal_boot_ns;
-	} else if (fdr_clock_is_ns(clock) && ctl->cal_real_ns > ctl->cal_mono_ns) {
-		t->info.offset_ns = ctl->cal_real_ns - ctl->cal_mono_ns;
-	} else if (clock == FDR_CLOCK_X86_TSC && ctl->ts_source == FDR_TS_TSC &&
-		   (khz = __atomic_load_n(&ctl->tsc_khz, __ATOMIC_RELAXED))) {
-		/*
-		 * the session's calibration point: cal_tsc and cal_real_ns are one
-		 * instant; khz is read once (shared memory: it may change meanwhile)
-		 */
-		unsigned __int128 since0 = (unsigned __int128)ctl->cal_tsc * 1000000u / khz;
-
-		t->info.ts_hz = khz * 1000u;
-		if (since0 < ctl->cal_real_ns)
-			t->info.offset_ns = ctl->cal_real_ns - (uint64_t)since0;
-	}
+	fdr_trace_clock_point(ctl, clock, &t->info.offset_ns, &t->info.ts_hz);
 	for (i = 0; i < FDR_MAX_EVENTS; i++) {
 		const struct fdr_abi_event *e = &ctl->events[i];
 

@@ -24,6 +24,16 @@ struct fdr_trace {
 	void *priv;
 };
 
+/*
+ * The wall-clock time of ts 0 (@offset_ns, 0 if unknown) and the rate of ts
+ * (@ts_hz, 0 if unknown) of a session's records on trace clock @clock, from
+ * the session's calibration point.
+ */
+void fdr_trace_clock_point(const struct fdr_abi_control *ctl, uint32_t clock, uint64_t *offset_ns,
+			   uint64_t *ts_hz);
+/* fdr's own trace.dat option (trace-cmd skips it): "realtime_ns_at_0=N\nts_hz=N\n" */
+#define FDR_TD_OPT_CLOCK 0x4644
+
 /* Fill the uname and hostname parts of @info from this machine. */
 void fdr_trace_info_local(struct fdr_trace_info *info);
 /* The name trace_clock shows for an enum fdr_abi_clock ("local", "mono", ...). */

@@ -94,6 +94,8 @@ enum {
 	TD_OPT_CMDLINES = 21,
 	TD_OPT_BUFFER_TEXT = 22,
 	TD_OPT_NR_SECTIONS = 26,
+	/* fdr's own (trace-src.h): the wall-clock time of ts 0 and the clock's rate */
+	TD_OPT_FDR_CLOCK = FDR_TD_OPT_CLOCK,
 };
 
 /* A window of the file: reads are checked against [start, end). */
@@ -163,6 +165,7 @@ struct td_src {
 	uint32_t cpucount;
 	int64_t ts_offset; /* OFFSET option */
 	uint32_t tsc_mult, tsc_shift;
+	uint64_t fdr_real0, fdr_hz; /* TD_OPT_FDR_CLOCK; 0 if absent */
 	int failed;
 };
 
@@ -1031,6 +1034,24 @@ static int td_option(struct td_src *td, const struct td_in *in, uint16_t id, uin
 		if (size >= 4)
 			td->cpucount = td_get32(in->p + off);
 		return 0;
+	case TD_OPT_FDR_CLOCK: {
+		char t[128], *p;
+		unsigned long long real0 = 0, hz = 0;
+
+		fmt_copy_trim(t, sizeof(t), text, text + strnlen(text, size));
+		p = strstr(t, "realtime_ns_at_0=");
+		if (p)
+			real0 = strtoull(p + 17, NULL, 10);
+		p = strstr(t, "ts_hz=");
+		if (p)
+			hz = strtoull(p + 6, NULL, 10);
+		/* a rate from 1 kHz to 100 GHz; anything else is not trusted */
+		if (real0 && real0 < UINT64_MAX / 2 && hz >= 1000 && hz <= 100000000000ull) {
+			td->fdr_real0 = real0;
+			td->fdr_hz = hz;
+		}
+		return 0;
+	}
 	case TD_OPT_TSC2NSEC:
 		if (size >= 16) {
 			td->tsc_mult = td_get32(in->p + off);
@@ -1709,6 +1730,16 @@ static int td_setup_cpus(struct td_src *td, const struct td_in *in, struct td_bu
 	info->clock = known >= 0 ? (uint32_t)known : FDR_CLOCK_LOCAL;
 	if (td->tsc_mult && !fdr_clock_is_ns(info->clock))
 		info->clock = FDR_CLOCK_LOCAL; /* converted to ns by TSC2NSEC */
+	if (fdr_clock_is_ns(info->clock))
+		info->ts_hz = 1000000000u;
+	/* fdr record's wall-clock point; a DATE option (trace-cmd record --date) wins */
+	if (td->fdr_hz && !td->tsc_mult &&
+	    (fdr_clock_is_ns(info->clock) ? td->fdr_hz == 1000000000u :
+					    info->clock == FDR_CLOCK_X86_TSC)) {
+		info->ts_hz = td->fdr_hz;
+		if (!info->offset_ns)
+			info->offset_ns = td->fdr_real0;
+	}
 	info->page_size = td->page_size;
 	info->long_size = td->long_size;
 	return 0;

@@ -210,8 +210,27 @@ static int td_cmdlines(struct fdr_buf *b, const struct fdr_abi_control *ctl)
 	return ret ? -ENOMEM : 0;
 }
 
+/*
+ * fdr's clock option: the wall-clock time of ts 0 and the clock's rate, for the
+ * CTF and Perfetto exports of the file (trace-cmd skips an option it does not
+ * know, so its view of the file is unchanged). Nothing when neither is known.
+ */
+static int td_clock_option(struct fdr_buf *b, const struct fdr_abi_control *ctl, uint32_t clock)
+{
+	char text[96];
+	uint64_t real0, hz;
+	int n;
+
+	fdr_trace_clock_point(ctl, clock, &real0, &hz);
+	if (!real0 || !hz)
+		return 0;
+	n = snprintf(text, sizeof(text), "realtime_ns_at_0=%" PRIu64 "\nts_hz=%" PRIu64 "\n", real0,
+		     hz);
+	return td_option(b, FDR_TD_OPT_CLOCK, text, (uint32_t)n + 1);
+}
+
 static int td_options(struct fdr_buf *b, const struct fdr_tracedat_cpu *cpus, uint32_t nr_cpus,
-		      const char *clock)
+		      const char *clock, const struct fdr_abi_control *ctl, uint32_t clock_id)
 {
 	struct fdr_buf t = { 0 };
 	struct utsname u;
@@ -219,6 +238,7 @@ static int td_options(struct fdr_buf *b, const struct fdr_tracedat_cpu *cpus, ui
 	int ret = td_add(b, "options  ", 10);
 
 	ret = ret ?: td_option(b, TD_OPT_TRACECLOCK, clock, (uint32_t)strlen(clock) + 1);
+	ret = ret ?: td_clock_option(b, ctl, clock_id);
 	if (!ret && uname(&u) == 0) {
 		ret = fdr_buf_printf(&t, "%s %s %s %s", u.sysname, u.nodename, u.release,
 				     u.machine) ?
@@ -371,7 +391,7 @@ int fdr_tracedat_write(int fd, struct fdr_session *s, uint32_t inst, unsigned fl
 	ret = ret ?: td_cmdlines(&b, ctl);
 	ret = ret ?: td_u32(&b, nr_cpus);
 	snprintf(clock, sizeof(clock), "[%s]", fdr_trace_clock_name(ctl->instances[inst].clock));
-	ret = ret ?: td_options(&b, cpus, nr_cpus, clock);
+	ret = ret ?: td_options(&b, cpus, nr_cpus, clock, ctl, ctl->instances[inst].clock);
 	ret = ret ?: td_add(&b, "flyrecord", 10);
 	if (ret)
 		goto out;
@@ -799,6 +819,7 @@ int fdr_tracedat_live_create(const char *path, struct fdr_session *s, uint32_t i
 			      -ENOMEM :
 			      td_option(&b, TD_OPT_VERSION, t.data, (uint32_t)t.len + 1);
 	ret = ret ?: td_option(&b, TD_OPT_CPUCOUNT, &nr_cpus, 4);
+	ret = ret ?: td_clock_option(&b, ctl, ctl->instances[inst].clock);
 	ret = ret ?: td_opt_off(&b, TD_OPT_HEADER_INFO, &at_off[0]);
 	ret = ret ?: td_opt_off(&b, TD_OPT_FTRACE_EVENTS, &at_off[1]);
 	ret = ret ?: td_opt_off(&b, TD_OPT_EVENT_FORMATS, &at_off[2]);

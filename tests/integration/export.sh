@@ -274,7 +274,8 @@ ctf_dated() {
 
 # babeltrace2 dates the events when they were recorded, in wall-clock time,
 # with the default clock and with x86-tsc (whose clock must tick at the TSC's
-# rate, from the TSC's wall-clock offset)
+# rate, from the TSC's wall-clock offset), exported from the session and from
+# a trace.dat that fdr record wrote
 test_ctf_dates() {
 	local t0 t1 clock
 	have babeltrace2 || { echo "# skip: no babeltrace2"; return 0; }
@@ -289,6 +290,21 @@ test_ctf_dates() {
 		FDR_SESSION=exp-$clock run "$FDR" export --format ctf -o "$T/ctf-$clock"
 		expect_rc 0 || return 1
 		ctf_dated "$T/ctf-$clock" "$t0" "$t1" || { diag "trace_clock $clock"; return 1; }
+		# the same through a trace.dat: fdr record keeps the clock's wall-clock
+		# point in the file, and trace-cmd still reads it without a word
+		t0=$(date +%s)
+		FDR_SESSION=exp-$clock run "$FDR" record -e 'demo:*' -o "$T/rec-$clock.dat" -- \
+			"$DEMO" -n 50 -r 0 -q
+		expect_rc 0 || return 1
+		t1=$(($(date +%s) + 1))
+		run "$FDR" export --format ctf -o "$T/ctf-dat-$clock" "$T/rec-$clock.dat"
+		expect_rc 0 || return 1
+		ctf_dated "$T/ctf-dat-$clock" "$t0" "$t1" || { diag "trace.dat, trace_clock $clock"; return 1; }
+		if have trace-cmd; then
+			run trace-cmd report "$T/rec-$clock.dat"
+			expect_rc 0 || return 1
+			[ ! -s "$ERR" ] || { diag "trace-cmd report says:"; show_io; return 1; }
+		fi
 		FDR_SESSION=exp-$clock run "$FDR" destroy
 	done
 }
