@@ -1368,10 +1368,10 @@ static const struct verb verbs[] = {
 	  "       [[--] CMD [ARGS...]]",
 	  "Like trace-cmd record: enable EVENTS (creating the session if needed, as start\n"
 	  "does), empty the buffers, run CMD (pointed at the session) and record every\n"
-	  "CPU's buffer, consuming it, until CMD exits or Ctrl-C/SIGTERM; then write\n"
-	  "FILE (default trace.dat), a trace-cmd file (version 6) for trace-cmd report and\n"
-	  "KernelShark. Shows progress on a terminal and a per-CPU summary (events, bytes,\n"
-	  "lost) at the end. tracing_on is left as it was before (off for a new session).\n"
+	  "CPU's buffer, consuming it, until CMD exits or Ctrl-C/SIGTERM, into FILE (default\n"
+	  "trace.dat), a trace-cmd file (version 7) for trace-cmd report and KernelShark,\n"
+	  "valid at every moment while it grows. Shows progress on a terminal and a per-CPU\n"
+	  "summary (events, bytes, lost) at the end; exits with CMD's status. tracing_on is left as it was before (off for a new session).\n"
 	  "-r PRIO (--realtime): read each CPU's buffer from a thread pinned to that CPU at\n"
 	  "SCHED_FIFO priority PRIO (1-99), so that the reader runs whenever the writers\n"
 	  "there do (for machines that keep a reader off its CPU longer than a buffer lasts)." },
