@@ -1371,7 +1371,8 @@ static const struct verb verbs[] = {
 	  "CPU's buffer, consuming it, until CMD exits or Ctrl-C/SIGTERM, into FILE (default\n"
 	  "trace.dat), a trace-cmd file (version 7) for trace-cmd report and KernelShark,\n"
 	  "valid at every moment while it grows. Shows progress on a terminal and a per-CPU\n"
-	  "summary (events, bytes, lost) at the end; exits with CMD's status. tracing_on is left as it was before (off for a new session).\n"
+	  "summary (events, bytes, lost) at the end; exits with CMD's status. tracing_on is\n"
+	  "left as it was before (off for a new session).\n"
 	  "-r PRIO (--realtime): read each CPU's buffer from a thread pinned to that CPU at\n"
 	  "SCHED_FIFO priority PRIO (1-99), so that the reader runs whenever the writers\n"
 	  "there do (for machines that keep a reader off its CPU longer than a buffer lasts)." },
