@@ -275,9 +275,12 @@ static void ev_sync_def(struct fdr_session *s, struct fdr_event_def *def, int *l
 	}
 	e = &s->ctl->events[def->slot - 1];
 	/* an event with triggers runs them even where it is not enabled (soft mode) */
-	def->enabled =
-		e->state == FDR_EVENT_READY && e->id == def->id &&
-		(ev_mask_any(e->enabled) || ev_mask_any(s->ctl->hooks[def->slot - 1].triggered));
+	/* relaxed: call sites read it with one plain load (fdr.h) */
+	__atomic_store_n(&def->enabled,
+			 e->state == FDR_EVENT_READY && e->id == def->id &&
+				 (ev_mask_any(e->enabled) ||
+				  ev_mask_any(s->ctl->hooks[def->slot - 1].triggered)),
+			 __ATOMIC_RELAXED);
 }
 
 /*
@@ -401,7 +404,7 @@ static void ev_detach(void)
 	if (!s)
 		return;
 	for (d = ev_defs; d; d = d->next) {
-		d->enabled = 0;
+		__atomic_store_n(&d->enabled, 0, __ATOMIC_RELAXED);
 		d->slot = 0;
 		d->id = 0;
 	}
@@ -550,7 +553,7 @@ void fdr_event_unregister(struct fdr_event_def *def)
 			break;
 		}
 	}
-	def->enabled = 0;
+	__atomic_store_n(&def->enabled, 0, __ATOMIC_RELAXED);
 	if (def->slot && def->slot <= FDR_MAX_EVENTS) {
 		struct fdr_event_def *expect = def;
 
@@ -573,7 +576,7 @@ void fdr_event_enabled_hint(uint32_t slot)
 		return;
 	d = atomic_load(&ev_slot_def[slot]);
 	if (d && d->slot == slot + 1)
-		d->enabled = 1;
+		__atomic_store_n(&d->enabled, 1, __ATOMIC_RELAXED);
 }
 
 /** fdr_sync - attach and resynchronise now instead of at the agent's next wake-up */
