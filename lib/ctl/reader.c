@@ -477,7 +477,8 @@ static struct rd_cpu *rd_pick(struct fdr_reader *r, uint32_t i, int *err)
 
 		if (ret < 0)
 			*err = ret;
-		else if (ret && (!best || rc->rec.ts < best->rec.ts))
+		/* the raw stamps: one clock for both buffers, before any conversion */
+		else if (ret && (!best || rc->rec.raw_ts < best->rec.raw_ts))
 			best = rc;
 	}
 	return best;
