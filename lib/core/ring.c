@@ -46,7 +46,9 @@
  * word "active" saying which is live. The fast path reads it inside its
  * critical section. fdr_ring_swap() empties the spare (its reader position
  * moves to its writer position) and flips "active" on every CPU: O(CPUs),
- * whatever the buffer size, and writers never wait for it.
+ * whatever the buffer size, and writers never wait for it. It leaves every
+ * counter alone: they are the CPU's since the last clear, across both buffers
+ * (docs/design/ring.md, "Loss accounting").
  *
  * Mappings are never unmapped while the process lives: a retired mapping (after a
  * resize or when the session goes away) is replaced in place by anonymous memory,

@@ -20,6 +20,15 @@
  *
  * Several CPUs are merged by timestamp (a k-way merge over peeked records).
  *
+ * A consuming reader of the live buffers (trace_pipe, fdr pipe, fdr record) has
+ * a cursor on each of the CPU's two buffers, each following its buffer's writer
+ * in that buffer's own positions and counts, merged by raw timestamp
+ * (rd_pick()): what a snapshot swap moved into the snapshot before it was read
+ * is read from there, and the snapshot is not changed (the reader publishes its
+ * position into the live buffer's entry only). Its counts (read, overrun) are
+ * the CPU's, in the buffer-0 entry; swaps leave them alone. See
+ * docs/design/ring.md, "Snapshots" and "Loss accounting".
+ *
  * fdr record moves whole sub-buffers instead (fdr_reader_take_subbufs(): copied
  * by the kernel from the ring file into a spool file, then step 3's check, with
  * the sub-buffers the writer re-entered cut from the spool), and reads the spool
@@ -110,6 +119,7 @@ struct fdr_reader {
 	 * given position v_next and v_cum records before it (see rd_take_from()).
 	 */
 	uint64_t v_next, v_cum;
+	uint64_t unsettled_since; /* lease ns a take first found the snapshot unsettled, 0: not */
 };
 
 static int rd_log2(uint32_t v)
@@ -1562,15 +1572,30 @@ static int rd_take_partial(struct fdr_reader *r, struct rd_cpu *rc, int fd, unsi
 
 /*
  * Have the writers that were in flight at the last swap of the reader's CPU
- * finished (as rd_snapshot_settle() waits for, without waiting)?
+ * finished (as rd_snapshot_settle() waits for: 2 ms, without waiting)? Also yes
+ * when takes have found it unsettled for 2 ms: swaps coming faster than that
+ * would hold the live buffer forever. Taking the snapshot's last sub-buffer
+ * before a writer in flight finished costs only order (that record comes with
+ * a later take), never a record.
  */
 static int rd_settled(struct fdr_reader *r, const struct rd_cpu *rc)
 {
 	uint64_t last = __atomic_load_n(&rc->c0->swap_ns, __ATOMIC_ACQUIRE);
+	uint64_t now = fdr_session_lease_ns(r->s);
 
-	if (__atomic_load_n(&r->ring.hdr->snap_seq, __ATOMIC_ACQUIRE) & 1)
+	if (!(__atomic_load_n(&r->ring.hdr->snap_seq, __ATOMIC_ACQUIRE) & 1) &&
+	    (!last || fdr_lease_age(now, last) >= 2000000)) {
+		r->unsettled_since = 0;
+		return 1;
+	}
+	if (!r->unsettled_since) {
+		r->unsettled_since = now ? now : 1;
 		return 0;
-	return !last || fdr_lease_age(fdr_session_lease_ns(r->s), last) >= 2000000;
+	}
+	if (fdr_lease_age(now, r->unsettled_since) < 2000000)
+		return 0;
+	r->unsettled_since = 0;
+	return 1;
 }
 
 static int rd_take_subbufs(struct fdr_reader *r, int fd, unsigned char *mem, uint64_t max_bytes,
@@ -1703,6 +1728,7 @@ int fdr_reader_open_spool(struct fdr_session *s, uint32_t inst, int fd, const st
 	r->spool = 1;
 	r->ring_fd = -1;
 	r->nr = 1;
+	r->nr_cur = 1;
 	r->cpus = calloc(1, sizeof(*r->cpus));
 	rc = r->cpus;
 	if (rc)

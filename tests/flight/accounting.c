@@ -509,9 +509,10 @@ int main(int argc, char **argv)
 	run_phase(s, "record", 100);
 	run_phase(s, "show", 200);
 out:
-	if (s)
+	if (s) {
 		fdr_session_destroy(s);
-	fdr_sync();
+		fdr_session_close(s);
+	}
 	sc_cleanup_root();
 	return sc_summary();
 }
