@@ -6,6 +6,9 @@
 # private session filled by export-gen (5 events per round) and fdr-demo.
 set -eu
 B=${1:?usage: export-bench.sh BUILD_DIR [ROUNDS]}
+# babeltrace2, the reference reader (Debian package), if it is missing
+bash "$(dirname "$0")/../scripts/deps.sh" babeltrace2 ||
+	echo "export-bench: could not install babeltrace2; its figures are skipped" >&2
 ROUNDS=${2:-100000}
 T=$(mktemp -d "${TMPDIR:-/tmp}/fdr-export-bench.XXXXXX")
 trap 'rm -rf "$T"' EXIT

@@ -237,6 +237,8 @@ int write_path(struct fdr_session *s, const char *path, const char *text, int fl
 	if (ret)
 		return ret;
 	n = fdr_file_write(f, text, strlen(text));
+	if (n >= 0 && *fdr_file_notice(f))
+		fprintf(stderr, "fdr %s: %s: %s\n", verb, path, fdr_file_notice(f));
 	if (n < 0) {
 		const char *msg = fdr_file_error(f);
 
@@ -255,11 +257,62 @@ int write_path(struct fdr_session *s, const char *path, const char *text, int fl
 
 /* ---- raw verbs ----------------------------------------------------------------------- */
 
+/*
+ * The leading "-i INSTANCE" (also -iINSTANCE, --instance[=]INSTANCE) of cat,
+ * write and append: the paths after it are the instance's. Consumes it from
+ * @argc/@argv (argv[0] stays the verb); returns 0, or the usage error's status.
+ */
+static int raw_instance(int *argc, char ***argv, const char **inst)
+{
+	char **v = *argv;
+	const char *a = *argc > 1 ? v[1] : "", *name = NULL;
+	int used = 0;
+
+	*inst = NULL;
+	if (!strcmp(a, "-i") || !strcmp(a, "--instance")) {
+		if (*argc < 3)
+			return usage_error(*argc, v, 1, "expected an instance name after %s", a);
+		name = v[2];
+		used = 2;
+	} else if (!strncmp(a, "-i", 2)) {
+		name = a + 2;
+		used = 1;
+	} else if (!strncmp(a, "--instance=", 11)) {
+		name = a + 11;
+		used = 1;
+	}
+	if (!used)
+		return 0;
+	if (!*name || strchr(name, '/'))
+		return usage_error(*argc, v, 1 + (used == 2),
+				   "expected an instance name (no '/'), found '%s'", name);
+	*inst = name;
+	v[used] = v[0];
+	*argv = v + used;
+	*argc -= used;
+	return 0;
+}
+
+/* PATH inside instance @inst ("instances/INST/PATH"), or PATH itself; free() it. */
+static char *raw_path(const char *inst, const char *path)
+{
+	char *p;
+
+	if (!inst)
+		return strdup(path);
+	if (asprintf(&p, "instances/%s/%s", inst, path) < 0)
+		return NULL;
+	return p;
+}
+
 static int cmd_cat(int argc, char **argv)
 {
 	struct fdr_session *s;
-	int i, ret;
+	const char *inst;
+	int i, ret = raw_instance(&argc, &argv, &inst);
 
+	if (ret)
+		return ret;
 	if (argc < 2)
 		return usage_error(argc, argv, -1,
 				   "expected PATH (a file of the control tree), found nothing");
@@ -267,8 +320,12 @@ static int cmd_cat(int argc, char **argv)
 	if (ret)
 		return ret;
 	install_signals();
-	for (i = 1; i < argc && !ret; i++)
-		ret = cat_path(s, argv[i], 0);
+	for (i = 1; i < argc && !ret; i++) {
+		char *path = raw_path(inst, argv[i]);
+
+		ret = path ? cat_path(s, path, 0) : die(1, "out of memory");
+		free(path);
+	}
 	fdr_session_close(s);
 	return ret;
 }
@@ -276,21 +333,28 @@ static int cmd_cat(int argc, char **argv)
 static int cmd_write_common(int argc, char **argv, int flags)
 {
 	struct fdr_session *s;
-	char *text;
-	int ret;
+	const char *inst;
+	char *text, *path;
+	int ret = raw_instance(&argc, &argv, &inst);
 
+	if (ret)
+		return ret;
 	if (argc < 2)
 		return usage_error(argc, argv, -1, "expected PATH VALUE..., found nothing");
 	ret = open_session(&s);
 	if (ret)
 		return ret;
 	text = join_args(argc - 2, argv + 2);
-	if (!text) {
+	path = raw_path(inst, argv[1]);
+	if (!text || !path) {
+		free(text);
+		free(path);
 		fdr_session_close(s);
 		return die(1, "out of memory");
 	}
-	ret = write_path(s, argv[1], text, flags);
+	ret = write_path(s, path, text, flags);
 	free(text);
+	free(path);
 	fdr_session_close(s);
 	return ret;
 }
@@ -1134,10 +1198,11 @@ static const struct verb verbs[] = {
 	  "are left out), --cpu (-c) keeps one CPU." },
 	{ "stat", cmd_stat, "stat [-i INSTANCE]",
 	  "Show the session's state and per-CPU statistics." },
-	{ "cat", cmd_cat, "cat PATH...", "Read control-tree files, like cat on tracefs." },
-	{ "write", cmd_write, "write PATH VALUE...",
+	{ "cat", cmd_cat, "cat [-i INSTANCE] PATH...",
+	  "Read control-tree files, like cat on tracefs; -i: the instance's files." },
+	{ "write", cmd_write, "write [-i INSTANCE] PATH VALUE...",
 	  "Write VALUE... to PATH, like 'echo VALUE... > PATH'." },
-	{ "append", cmd_append, "append PATH VALUE...",
+	{ "append", cmd_append, "append [-i INSTANCE] PATH VALUE...",
 	  "Append to PATH, like 'echo VALUE... >> PATH'." },
 	{ "ls", cmd_ls, "ls [-l] [PATH]", "List a directory of the control tree." },
 	{ "mkdir", cmd_mkdir, "mkdir instances/NAME...",
@@ -1172,6 +1237,28 @@ static void usage(FILE *out)
 		"See fdr(1).\n");
 }
 
+static void verb_usage(size_t i)
+{
+	printf("usage: fdr [-s SESSION | -d DIR] %s\n\n%s\n", verbs[i].usage, verbs[i].help);
+}
+
+/*
+ * Does the verb's command line ask for its usage? -h or --help among its
+ * options (before "--"); for cat, write and append, whose other arguments are
+ * paths and values, only as the first argument.
+ */
+static int wants_help(int argc, char **argv)
+{
+	int raw = !strcmp(argv[0], "cat") || !strcmp(argv[0], "write") ||
+		  !strcmp(argv[0], "append"),
+	    i;
+
+	for (i = 1; i < argc && (!raw || i == 1) && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			return 1;
+	return 0;
+}
+
 static int cmd_help(int argc, char **argv)
 {
 	size_t i;
@@ -1182,7 +1269,7 @@ static int cmd_help(int argc, char **argv)
 	}
 	for (i = 0; i < NR_VERBS; i++) {
 		if (strcmp(verbs[i].name, argv[1]) == 0) {
-			printf("usage: fdr [-s SESSION] %s\n\n%s\n", verbs[i].usage, verbs[i].help);
+			verb_usage(i);
 			return 0;
 		}
 	}
@@ -1231,6 +1318,10 @@ int main(int argc, char **argv)
 	for (i = 0; i < NR_VERBS; i++) {
 		if (strcmp(verbs[i].name, argv[optind]) == 0) {
 			verb = verbs[i].name;
+			if (wants_help(argc - optind, argv + optind)) {
+				verb_usage(i);
+				return 0;
+			}
 			return verbs[i].fn(argc - optind, argv + optind);
 		}
 	}

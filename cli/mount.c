@@ -449,6 +449,8 @@ static int mnt_write(const char *path, const char *buf, size_t size, off_t off,
 	if (size > INT32_MAX)
 		size = INT32_MAX;
 	pthread_mutex_lock(&mnt_lock);
+	/* the writer is the caller, not this server: trace_marker names it */
+	fdr_file_set_writer(m->f, fuse_get_context() ? fuse_get_context()->pid : 0);
 	n = fdr_file_write(m->f, buf, size);
 	pthread_mutex_unlock(&mnt_lock);
 	return (int)n;

@@ -7,8 +7,23 @@ bash scripts/deps.sh ca-certificates gcc libc6-dev cmake ninja-build pkg-config
 cmake -S . -B build -G Ninja -DFDR_BUILD_TESTS=OFF -DFDR_BUILD_BENCH=OFF >/dev/null
 ninja -C build >/dev/null
 fdr=build/cli/fdr
-export FDR_SESSION=${FDR_SESSION:-demo}
-"$fdr" destroy 2>/dev/null || true
+# A session of its own: never one that exists (it may hold someone's recording).
+# FDR_SESSION names it; otherwise the first of demo, demo-2, demo-3... not in use.
+if [ -n "${FDR_SESSION:-}" ]; then
+	if "$fdr" stat >/dev/null 2>&1; then
+		echo "demo.sh: a session '$FDR_SESSION' exists already; it is left alone." >&2
+		echo "demo.sh: name another (FDR_SESSION=NAME), or remove it: fdr -s $FDR_SESSION destroy" >&2
+		exit 1
+	fi
+else
+	FDR_SESSION=demo
+	n=1
+	while "$fdr" -s "$FDR_SESSION" stat >/dev/null 2>&1; do
+		n=$((n + 1))
+		FDR_SESSION=demo-$n
+	done
+fi
+export FDR_SESSION
 
 echo "== fdr start -b 256 -e 'demo:*'   (before the program exists: the rule waits)"
 "$fdr" start -b 256 -e 'demo:*'
@@ -36,7 +51,9 @@ echo "== fdr stat"
 "$fdr" stat >"$out"
 head -12 "$out"
 echo
-echo "The session '$FDR_SESSION' is still there: try"
-echo "  FDR_SESSION=$FDR_SESSION $fdr ls events/demo"
-echo "  FDR_SESSION=$FDR_SESSION $fdr cat events/demo/request/format"
-echo "  FDR_SESSION=$FDR_SESSION $fdr destroy"
+echo "The session '$FDR_SESSION' is still there. To use fdr from this shell:"
+echo "  export PATH=$PWD/build/cli:\$PATH FDR_SESSION=$FDR_SESSION"
+echo "  fdr ls events/demo"
+echo "  fdr cat events/demo/request/format"
+echo "  fdr destroy                     # removes the session '$FDR_SESSION'"
+echo "(or install it: cmake --install build --prefix ~/.local, see the README)"

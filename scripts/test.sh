@@ -3,7 +3,8 @@
 # test.sh - install what the tests need, then build and run every test:
 #   1. gcc build, warnings as errors: all CTest tests (unit, integration, stress,
 #      crash, fuzz corpus replay)
-#   2. clang build, warnings as errors: unit and integration tests
+#   2. a Release build (-O3) as a user makes it, with warnings as errors: unit tests;
+#      a clang build, warnings as errors: unit and integration tests
 #   3. ASan + UBSan build: all tests
 #   4. ThreadSanitizer build: the stress, crash and fuzz-replay tests (TSan sees one
 #      process at a time, so the flight tests, which kill lock holders in other
@@ -12,6 +13,8 @@
 #      checkout's HEAD, with its own FDR_ROOT: it must exit 0 and show the failures,
 #      the snapshot its trigger took, and the statistics
 # Prints a closing "total: N passed, M failed" line; exits non-zero on any failure.
+# A failing step prints the whole output of each failing test and where the full
+# log is kept (BUILD_DIR/ctest-full.log).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh ca-certificates git gcc clang libclang-rt-14-dev libc6-dev cmake \
@@ -42,10 +45,20 @@ run_ctest() {
 		return
 	fi
 	echo "==== $name: ctest ${targs[*]}"
-	local out
-	out=$(ctest --test-dir "$dir" --output-on-failure -j"$jobs" "${targs[@]}" 2>&1)
+	local out log="$dir/ctest-full.log"
+	ctest --test-dir "$dir" --output-on-failure -j"$jobs" "${targs[@]}" >"$log" 2>&1
 	local rc=$?
-	echo "$out" | tail -60
+	out=$(cat "$log")
+	if [ $rc -eq 0 ]; then
+		echo "$out" | tail -12
+	else
+		# every failing test's whole output (ctest prints it after the test's
+		# line), not the last lines of the run: what failed and why stays visible
+		echo "$out" | grep -v -E '^ *Start +[0-9]+: |^ *[0-9]+/[0-9]+ Test +#[0-9]+: .* Passed ' |
+			head -1500
+		echo "==== $name: full ctest log: $(realpath "$log")"
+		echo "==== $name: per-test logs: $(realpath "$dir")/Testing/Temporary/LastTest.log"
+	fi
 	local line
 	line=$(echo "$out" | grep -E "tests passed, [0-9]+ tests failed out of [0-9]+" | tail -1)
 	if [ -n "$line" ]; then
@@ -63,12 +76,15 @@ run_ctest() {
 }
 
 run_ctest "gcc -Werror" build-ci -DCMAKE_C_COMPILER=gcc -DFDR_WERROR=ON -- --timeout 300
+# a user's plain release build (-O3 finds warnings -O2 does not), here with -Werror
+run_ctest "release -Werror" build-ci-release -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=Release \
+	-DFDR_WERROR=ON -- -L unit --timeout 300
 run_ctest "clang -Werror" build-ci-clang -DCMAKE_C_COMPILER=clang -DFDR_WERROR=ON -- -L "unit|integration" --timeout 300
-run_ctest "asan+ubsan" build-ci-asan -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=Debug \
+run_ctest "asan+ubsan" build-ci-asan -DCMAKE_C_COMPILER=gcc -DFDR_WERROR=ON -DCMAKE_BUILD_TYPE=Debug \
 	"-DCMAKE_C_FLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 	"-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined" \
 	"-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=address,undefined" -- --timeout 600
-run_ctest "tsan" build-ci-tsan -DCMAKE_C_COMPILER=gcc \
+run_ctest "tsan" build-ci-tsan -DCMAKE_C_COMPILER=gcc -DFDR_WERROR=ON \
 	"-DCMAKE_C_FLAGS=-fsanitize=thread -fno-omit-frame-pointer -Wno-tsan" -- \
 	-L "stress|crash|fuzz" -LE flight --timeout 600
 
@@ -81,11 +97,22 @@ run_demo() {
 	if ! git clone -q . "$dir/fdr" >"$dir/clone.log" 2>&1; then
 		why="git clone failed: $(tail -3 "$dir/clone.log")"
 	else
-		out=$(cd "$dir/fdr" && FDR_ROOT="$dir/root" FDR_SESSION=demo-ci bash scripts/demo.sh 2>&1)
+		# a user's own session named demo, with a marker in it: the demo must
+		# leave it alone and use a session of its own
+		local mine=build-ci/cli/fdr
+		[ -x "$mine" ] && FDR_ROOT="$dir/root" "$mine" -s demo start >/dev/null 2>&1 &&
+			FDR_ROOT="$dir/root" "$mine" -s demo write trace_marker "mine, keep" >/dev/null 2>&1 ||
+			mine=
+		out=$(cd "$dir/fdr" && FDR_ROOT="$dir/root" bash scripts/demo.sh 2>&1)
 		rc=$?
 		echo "$out" | tail -25
 		if [ $rc != 0 ]; then
 			why="scripts/demo.sh exited $rc"
+		elif [ -n "$mine" ] && ! FDR_ROOT="$dir/root" "$mine" -s demo show 2>/dev/null |
+			grep -q 'mine, keep'; then
+			why="it destroyed or cleared the session 'demo' it did not create"
+		elif [ -n "$mine" ] && ! grep -q "The session 'demo-2'" <<<"$out"; then
+			why="with a session 'demo' in use it did not take 'demo-2'"
 		elif ! grep -q 'request: status=500' <<<"$out"; then
 			why="no failed request (status=500) in its output"
 		elif ! grep -q 'snapshot: allocated, 1 taken' <<<"$out"; then

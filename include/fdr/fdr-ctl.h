@@ -110,8 +110,21 @@ FDR_API int fdr_file_open(struct fdr_session *s, const char *path, int flags,
 			  struct fdr_file **out);
 FDR_API ssize_t fdr_file_read(struct fdr_file *f, void *buf, size_t n);
 FDR_API ssize_t fdr_file_write(struct fdr_file *f, const void *buf, size_t n);
+/*
+ * The thread writes through @f are made for (a FUSE server passes its caller's):
+ * its trace_marker records carry that thread's id, comm and process, and go into
+ * the buffer of the CPU it last ran on, as the kernel records the writer. 0 (the
+ * default): the calling thread.
+ */
+FDR_API void fdr_file_set_writer(struct fdr_file *f, int32_t tid);
 FDR_API int fdr_file_poll(struct fdr_file *f, int timeout_ms);
 FDR_API const char *fdr_file_error(const struct fdr_file *f);
+/*
+ * What the last successful write did that its writer may not expect ("" if
+ * nothing): e.g. a set_event rule that matches no registered event yet is kept
+ * as a pending rule. The CLI prints it on stderr; tracefs has no such channel.
+ */
+FDR_API const char *fdr_file_notice(const struct fdr_file *f);
 FDR_API void fdr_file_close(struct fdr_file *f);
 FDR_API int fdr_tree_stat(struct fdr_session *s, const char *path, int *is_dir, unsigned *mode);
 FDR_API int fdr_tree_readdir(struct fdr_session *s, const char *path, struct fdr_dirent **ents,

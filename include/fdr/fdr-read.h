@@ -134,6 +134,8 @@ FDR_API int fdr_format_event_line(const struct fdr_abi_event *e, const unsigned 
 FDR_API int fdr_format_ts(uint32_t clock, uint64_t ts, struct fdr_buf *b);
 FDR_API const char *fdr_comm_lookup(const struct fdr_abi_control *ctl, int32_t pid, char *buf,
 				    size_t len);
+/* The process (tgid) of thread @pid as saved_tgids has it; 0 if unknown. */
+FDR_API int32_t fdr_tgid_lookup(const struct fdr_abi_control *ctl, int32_t pid);
 
 #ifdef __cplusplus
 }

@@ -34,7 +34,13 @@ struct fdr_trace_info {
 	char hostname[65]; /* where the trace was recorded ("" if unknown) */
 	char sysname[65]; /* uname: "Linux" */
 	char release[65]; /* uname: kernel release */
-	uint64_t offset_ns; /* ts + offset_ns = CLOCK_REALTIME ns at record time (0 if unknown) */
+	/*
+	 * CLOCK_REALTIME ns at ts = 0 (0 if unknown): a record's wall-clock time
+	 * is offset_ns + ts in ns (ts * 10^9 / ts_hz for a clock that counts).
+	 */
+	uint64_t offset_ns;
+	/* ticks per second of ts: 10^9 for ns clocks, the TSC's rate for x86-tsc, 0 unknown */
+	uint64_t ts_hz;
 };
 
 struct fdr_trace_rec {
@@ -67,6 +73,11 @@ FDR_API const struct fdr_abi_event *fdr_trace_event(const struct fdr_trace *t, u
 /* The command name of @pid ("<...>" if unknown), in @buf. */
 FDR_API const char *fdr_trace_comm(const struct fdr_trace *t, int32_t pid, char *buf,
 				   size_t len);
+/*
+ * The process (thread group) of thread @pid: from the session's saved_tgids;
+ * @pid itself where it is not known (trace.dat files carry no tgids).
+ */
+FDR_API int32_t fdr_trace_tgid(const struct fdr_trace *t, int32_t pid);
 /*
  * One record as a line of the `trace` file, newline included:
  * "            demo-1234    [001] ..... 12.345678: request: status=200 ..."

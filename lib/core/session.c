@@ -854,7 +854,7 @@ int fdr_session_error(struct fdr_session *s, uint32_t inst, const char *location
 
 /**
  * fdr_event_rule_match - does a set_event rule select SYSTEM:EVENT?
- * Rules: "SYS:EVENT", "SYS:*", "SYS:", "*:EVENT", "*:*", "*:", or a bare NAME that
+ * Rules: "SYS:EVENT", "SYS:*", "SYS:", "*:EVENT", ":EVENT", "*:*", "*:", ":", or a bare NAME that
  * names a system or an event. Each part may be a glob (an fdr extension).
  */
 int fdr_event_rule_match(const char *rule, const char *system, const char *event)
@@ -872,8 +872,8 @@ int fdr_event_rule_match(const char *rule, const char *system, const char *event
 	ev = colon + 1;
 	if (*ev == 0)
 		ev = "*";
-	if (sys[0] == 0)
-		return 0;
+	if (sys[0] == 0) /* ":EVENT": any system, as the kernel reads it */
+		return fnmatch(ev, event, 0) == 0;
 	return fnmatch(sys, system, 0) == 0 && fnmatch(ev, event, 0) == 0;
 }
 

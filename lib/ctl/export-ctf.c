@@ -22,7 +22,8 @@
  * discarded events between the two packets.
  *
  * Integers keep the host's byte order (byte_order in the trace block says which).
- * Timestamps are the source's, mapped to a clock whose offset is the source's
+ * Timestamps are the source's, mapped to a clock that ticks at the source's
+ * rate (ns, or the TSC's for x86-tsc) and whose offset is the source's
  * offset_ns, so a reader's wall-clock times are CLOCK_REALTIME at record time.
  *
  * Names: CTF identifiers cannot be TSDL keywords ("event", "struct", "align"...)
@@ -308,15 +309,26 @@ int fdr_export_ctf_metadata(struct fdr_trace *t, const unsigned char uuid[16], s
 			 fdr_clock_is_ns(in->clock) ? "" : " (counts, not ns)");
 		ret |= ctf_string(desc, strlen(desc), b);
 	}
-	ret |= fdr_buf_printf(b,
-			      ";\n\tfreq = 1000000000;\n"
-			      "\tprecision = 1;\n"
-			      "\toffset_s = %" PRIu64 ";\n"
-			      "\toffset = %" PRIu64 ";\n"
-			      "\tabsolute = %s;\n"
-			      "};\n\n",
-			      in->offset_ns / 1000000000u, in->offset_ns % 1000000000u,
-			      in->offset_ns ? "true" : "false");
+	{
+		/*
+		 * The clock ticks at ts_hz (the TSC's rate for x86-tsc); its offset
+		 * is the wall-clock time of tick 0: whole seconds, then the rest in
+		 * ticks. Without a known rate, ns.
+		 */
+		uint64_t hz = in->ts_hz ? in->ts_hz : 1000000000u;
+		uint64_t rest = (uint64_t)((unsigned __int128)(in->offset_ns % 1000000000u) * hz /
+					   1000000000u);
+
+		ret |= fdr_buf_printf(b,
+				      ";\n\tfreq = %" PRIu64 ";\n"
+				      "\tprecision = 1;\n"
+				      "\toffset_s = %" PRIu64 ";\n"
+				      "\toffset = %" PRIu64 ";\n"
+				      "\tabsolute = %s;\n"
+				      "};\n\n",
+				      hz, in->offset_ns / 1000000000u, rest,
+				      in->offset_ns ? "true" : "false");
+	}
 	ret |= fdr_buf_printf(b, "typealias integer { size = 64; align = 8; signed = false; "
 				 "map = clock.trace_clock.value; } := trace_clock_t;\n\n"
 				 "stream {\n"

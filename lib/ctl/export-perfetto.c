@@ -13,11 +13,13 @@
  * One line per trace event, so the file can be read with grep as well.
  *
  *  - ts is in microseconds with the nanoseconds as three decimals, on the
- *    source's trace clock (metadata gives the offset to CLOCK_REALTIME: absolute
+ *    source's trace clock (x86-tsc counts scaled to ns by the TSC's rate) (metadata gives the offset to CLOCK_REALTIME: absolute
  *    times in ns would not fit a double's 53 bits).
- *  - pid and tid are both the record's common_pid (the kernel's pid is a thread
- *    id; records do not carry the process id). Each pid seen gets
- *    process_name and thread_name metadata ("M") events with its comm.
+ *  - tid is the record's common_pid (the kernel's pid is a thread id), pid its
+ *    process, from the session's saved_tgids (the tid itself where that is not
+ *    known: trace.dat files carry no tgids). Each thread seen gets a
+ *    thread_name and each process a process_name metadata ("M") event: the comm
+ *    of the thread, of the process's main thread.
  *  - An event named NAME_begin or NAME_entry opens a slice NAME ("B") on its
  *    thread; NAME_end or NAME_exit closes it ("E"). Every other event is a
  *    thread-scoped instant ("i", "s":"t"). The category is the event's system.
@@ -232,47 +234,52 @@ static int pf_value(const struct fdr_abi_field *f, const unsigned char *p, uint3
 
 /* ---- records --------------------------------------------------------------------------- */
 
+/* A set of pids: open addressing, 0 = empty, pid 0 kept in has0. */
+struct pf_set {
+	int32_t *v;
+	size_t n, slots;
+	int has0;
+};
+
 struct pf_writer {
 	struct fdr_export_out out;
 	struct fdr_trace *t;
 	struct fdr_buf b;
-	int32_t *pids; /* open addressing; 0 = empty, pid 0 kept in has_pid0 */
-	size_t nr_pids, pid_slots;
-	int has_pid0;
+	struct pf_set tids, tgids; /* the threads seen, and their processes */
 	int first; /* no trace event written yet */
 	struct fdr_export_stats st;
 };
 
-static int pf_pid_add(struct pf_writer *w, int32_t pid)
+static int pf_set_add(struct pf_set *set, int32_t pid)
 {
 	size_t i;
 
 	if (pid == 0) {
-		w->has_pid0 = 1;
+		set->has0 = 1;
 		return 0;
 	}
-	if ((w->nr_pids + 1) * 2 > w->pid_slots) {
-		size_t n = w->pid_slots ? w->pid_slots * 2 : 256, k;
+	if ((set->n + 1) * 2 > set->slots) {
+		size_t n = set->slots ? set->slots * 2 : 256, k;
 		int32_t *grown = calloc(n, sizeof(*grown));
 
 		if (!grown)
 			return -ENOMEM;
-		for (k = 0; k < w->pid_slots; k++) {
-			if (!w->pids[k])
+		for (k = 0; k < set->slots; k++) {
+			if (!set->v[k])
 				continue;
-			for (i = (uint32_t)w->pids[k] % n; grown[i]; i = (i + 1) % n)
+			for (i = (uint32_t)set->v[k] % n; grown[i]; i = (i + 1) % n)
 				;
-			grown[i] = w->pids[k];
+			grown[i] = set->v[k];
 		}
-		free(w->pids);
-		w->pids = grown;
-		w->pid_slots = n;
+		free(set->v);
+		set->v = grown;
+		set->slots = n;
 	}
-	for (i = (uint32_t)pid % w->pid_slots; w->pids[i]; i = (i + 1) % w->pid_slots)
-		if (w->pids[i] == pid)
+	for (i = (uint32_t)pid % set->slots; set->v[i]; i = (i + 1) % set->slots)
+		if (set->v[i] == pid)
 			return 0;
-	w->pids[i] = pid;
-	w->nr_pids++;
+	set->v[i] = pid;
+	set->n++;
 	return 0;
 }
 
@@ -282,6 +289,14 @@ static int pf_begin_event(struct pf_writer *w)
 
 	w->first = 0;
 	return ret;
+}
+
+/* A record's ts in ns: a clock that counts (x86-tsc) is scaled by its known rate. */
+static uint64_t pf_ns(const struct fdr_trace_info *in, uint64_t ts)
+{
+	if (!in->ts_hz || in->ts_hz == 1000000000u)
+		return ts;
+	return (uint64_t)((unsigned __int128)ts * 1000000000u / in->ts_hz);
 }
 
 static int pf_ts(struct fdr_buf *b, uint64_t ts)
@@ -302,6 +317,7 @@ static int pf_record(struct pf_writer *w, const struct fdr_trace_rec *rec)
 	const struct fdr_abi_event *e = rec->ev;
 	struct fdr_buf *b = &w->b;
 	struct fdr_common c;
+	int32_t tgid;
 	size_t nlen = strnlen(e->name, FDR_NAME_LEN), stem;
 	const char *ph = "i";
 	uint32_t i, nf = e->nr_fields < FDR_MAX_FIELDS ? e->nr_fields : FDR_MAX_FIELDS;
@@ -309,7 +325,8 @@ static int pf_record(struct pf_writer *w, const struct fdr_trace_rec *rec)
 		marker = e->id == FDR_EVENT_ID_PRINT && !strncmp(e->system, "ftrace", FDR_NAME_LEN);
 
 	memcpy(&c, rec->payload, sizeof(c));
-	ret = pf_pid_add(w, c.pid);
+	tgid = fdr_trace_tgid(w->t, c.pid);
+	ret = pf_set_add(&w->tids, c.pid);
 	ret |= pf_begin_event(w);
 	ret |= PF_LIT(b, "{\"name\":");
 	if (marker) {
@@ -332,8 +349,8 @@ static int pf_record(struct pf_writer *w, const struct fdr_trace_rec *rec)
 	ret |= PF_LIT(b, ",\"cat\":");
 	ret |= json_cstr(e->system, FDR_NAME_LEN, b);
 	ret |= fdr_buf_printf(b, ",\"ph\":\"%s\",%s", ph, *ph == 'i' ? "\"s\":\"t\"," : "");
-	ret |= pf_ts(b, rec->ts);
-	ret |= fdr_buf_printf(b, ",\"pid\":%d,\"tid\":%d,\"args\":{", c.pid, c.pid);
+	ret |= pf_ts(b, pf_ns(fdr_trace_get_info(w->t), rec->ts));
+	ret |= fdr_buf_printf(b, ",\"pid\":%d,\"tid\":%d,\"args\":{", tgid, c.pid);
 	for (i = 0; i < nf; i++) {
 		const struct fdr_abi_field *f = &e->fields[i];
 
@@ -352,29 +369,49 @@ static int pf_lost(struct pf_writer *w, const struct fdr_trace_rec *rec)
 	int ret = pf_begin_event(w);
 
 	ret |= PF_LIT(&w->b, "{\"name\":\"lost events\",\"cat\":\"fdr\",\"ph\":\"i\",\"s\":\"g\",");
-	ret |= pf_ts(&w->b, rec->ts);
+	ret |= pf_ts(&w->b, pf_ns(fdr_trace_get_info(w->t), rec->ts));
 	ret |= fdr_buf_printf(&w->b,
 			      ",\"pid\":0,\"tid\":0,\"args\":{\"cpu\":%u,\"count\":%" PRIu64 "}}",
 			      rec->cpu, rec->lost_before);
 	return ret ? -ENOMEM : 0;
 }
 
-static int pf_names(struct pf_writer *w, int32_t pid)
+/* One "M" (metadata) event: what ("process_name", "thread_name"), whose, the name. */
+static int pf_name(struct pf_writer *w, const char *what, int32_t pid, int32_t tid,
+		   const char *name)
 {
-	char comm[FDR_COMM_LEN + 8];
-	const char *name = fdr_trace_comm(w->t, pid, comm, sizeof(comm));
-	int ret = 0, k;
+	int ret = pf_begin_event(w);
 
-	for (k = 0; k < 2; k++) {
-		ret |= pf_begin_event(w);
-		ret |= fdr_buf_printf(&w->b,
-				      "{\"name\":\"%s\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
-				      "\"args\":{\"name\":",
-				      k ? "thread_name" : "process_name", pid, pid);
-		ret |= json_cstr(name, FDR_COMM_LEN + 8, &w->b);
-		ret |= PF_LIT(&w->b, "}}");
-	}
+	ret |= fdr_buf_printf(&w->b,
+			      "{\"name\":\"%s\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
+			      "\"args\":{\"name\":",
+			      what, pid, tid);
+	ret |= json_cstr(name, FDR_COMM_LEN + 8, &w->b);
+	ret |= PF_LIT(&w->b, "}}");
 	return ret ? -ENOMEM : 0;
+}
+
+/*
+ * The names of thread @tid and, the first time it is seen, of its process (the
+ * comm of the thread whose id is the tgid, else this thread's).
+ */
+static int pf_names(struct pf_writer *w, int32_t tid)
+{
+	char comm[FDR_COMM_LEN + 8], pcomm[FDR_COMM_LEN + 8];
+	const char *name = fdr_trace_comm(w->t, tid, comm, sizeof(comm)), *pname;
+	int32_t tgid = tid ? fdr_trace_tgid(w->t, tid) : 0;
+	size_t had = w->tgids.n + (size_t)w->tgids.has0;
+	int ret = pf_set_add(&w->tgids, tgid);
+
+	if (ret)
+		return ret;
+	if (w->tgids.n + (size_t)w->tgids.has0 != had) {
+		pname = tgid == tid ? name : fdr_trace_comm(w->t, tgid, pcomm, sizeof(pcomm));
+		if (!strcmp(pname, "<...>"))
+			pname = name;
+		ret = pf_name(w, "process_name", tgid, tgid, pname);
+	}
+	return ret ?: pf_name(w, "thread_name", tgid, tid, name);
 }
 
 static int pf_metadata(struct pf_writer *w)
@@ -398,7 +435,7 @@ static int pf_metadata(struct pf_writer *w)
 			      ",\"ts-unit\":\"%s\",\"clock-offset-ns\":\"%" PRIu64
 			      "\",\"nr-cpus\":%u,\"events\":%" PRIu64 ",\"lost\":%" PRIu64
 			      ",\"unknown\":%" PRIu64 "}}\n",
-			      fdr_clock_is_ns(in->clock) ? "ns" : "counts", in->offset_ns,
+			      fdr_clock_is_ns(in->clock) || in->ts_hz ? "ns" : "counts", in->offset_ns,
 			      in->nr_cpus, w->st.events, w->st.lost, w->st.unknown);
 	return ret ? -ENOMEM : 0;
 }
@@ -441,17 +478,18 @@ int fdr_export_perfetto(struct fdr_trace *t, const char *path, struct fdr_export
 	}
 	if (ret < 0 && !(err && err->len))
 		fdr_export_fail(err, -ret, fdr_trace_get_info(t)->origin, "read");
-	if (!ret && w.has_pid0)
+	if (!ret && w.tids.has0)
 		ret = pf_names(&w, 0);
-	for (i = 0; !ret && i < w.pid_slots; i++)
-		if (w.pids[i])
-			ret = pf_names(&w, w.pids[i]);
+	for (i = 0; !ret && i < w.tids.slots; i++)
+		if (w.tids.v[i])
+			ret = pf_names(&w, w.tids.v[i]);
 	if (!ret && pf_metadata(&w))
 		ret = fdr_export_fail(err, ENOMEM, "perfetto", NULL);
 	if (!ret)
 		ret = fdr_export_flush(&w.out, w.out.fd, NULL, &w.b, 0);
 	fdr_buf_free(&w.b);
-	free(w.pids);
+	free(w.tids.v);
+	free(w.tgids.v);
 	if (!ret)
 		ret = fdr_export_commit(&w.out);
 	else

@@ -383,6 +383,27 @@ const char *fdr_comm_lookup(const struct fdr_abi_control *ctl, int32_t pid, char
 	return buf;
 }
 
+/**
+ * fdr_tgid_lookup - the process id (tgid) saved for thread @pid, 0 if unknown
+ * (no slot for @pid, or the slot changed while it was read)
+ */
+int32_t fdr_tgid_lookup(const struct fdr_abi_control *ctl, int32_t pid)
+{
+	const struct fdr_abi_cmdline *c = &ctl->cmdlines[(uint32_t)pid % FDR_CMDLINE_SLOTS];
+	uint32_t p1, tgid;
+
+	if (pid <= 0)
+		return 0;
+	/* acquire: pairs with the release store of pid after tgid in the writer */
+	p1 = __atomic_load_n(&c->pid, __ATOMIC_ACQUIRE);
+	tgid = __atomic_load_n(&c->tgid, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (p1 != (uint32_t)pid || __atomic_load_n(&c->pid, __ATOMIC_RELAXED) != p1 ||
+	    tgid > INT32_MAX)
+		return 0;
+	return (int32_t)tgid;
+}
+
 /* ---- format files ----------------------------------------------------------------------- */
 
 static int fmt_is_string(const struct fdr_abi_field *f)

@@ -398,7 +398,14 @@ int fdr_hooks_trigger_cmd(struct fdr_session *s, uint32_t inst, const struct fdr
 		target = event_slot(c, te);
 		p += sl + 1 + el;
 	}
-	if (*p == ':') {
+	if (*p == ':' && remove) {
+		/*
+		 * As the kernel: a removal matches on the command (and the target
+		 * event) only, so the count is not read: the file's own text
+		 * ("traceoff:unlimited", "snapshot:count=0") removes its trigger.
+		 */
+		p += strcspn(p, " \t");
+	} else if (*p == ':') {
 		char *end;
 		long v;
 

@@ -89,6 +89,13 @@ const char *fdr_trace_comm(const struct fdr_trace *t, int32_t pid, char *buf, si
 	return t->ops->comm(t, pid, buf, len);
 }
 
+int32_t fdr_trace_tgid(const struct fdr_trace *t, int32_t pid)
+{
+	int32_t tgid = t->ops->tgid ? t->ops->tgid(t, pid) : 0;
+
+	return tgid > 0 ? tgid : pid;
+}
+
 /**
  * fdr_trace_format - one record as a line of the trace file, the kernel's layout:
  * "%16s-%-7d [%03d] ..... %5lu.%06lu: NAME: BODY\n"
@@ -206,6 +213,13 @@ static const char *sess_comm(const struct fdr_trace *t, int32_t pid, char *buf, 
 	return fdr_comm_lookup(fdr_session_control(ss->s), pid, buf, len);
 }
 
+static int32_t sess_tgid(const struct fdr_trace *t, int32_t pid)
+{
+	const struct sess_src *ss = t->priv;
+
+	return fdr_tgid_lookup(fdr_session_control(ss->s), pid);
+}
+
 static void sess_close(struct fdr_trace *t)
 {
 	struct sess_src *ss = t->priv;
@@ -225,6 +239,7 @@ static const struct fdr_trace_ops sess_ops = {
 	.event_at = sess_event_at,
 	.event = sess_event,
 	.comm = sess_comm,
+	.tgid = sess_tgid,
 	.close = sess_close,
 };
 
@@ -272,10 +287,20 @@ int fdr_trace_open_session(struct fdr_session *s, uint32_t inst, unsigned flags,
 	snprintf(t->info.clock_name, sizeof(t->info.clock_name), "%s", fdr_trace_clock_name(clock));
 	snprintf(t->info.origin, sizeof(t->info.origin), "%s", fdr_session_path(s));
 	fdr_trace_info_local(&t->info);
-	if (clock == FDR_CLOCK_BOOT && ctl->cal_real_ns > ctl->cal_boot_ns)
+	if (fdr_clock_is_ns(clock))
+		t->info.ts_hz = 1000000000u;
+	if (clock == FDR_CLOCK_BOOT && ctl->cal_real_ns > ctl->cal_boot_ns) {
 		t->info.offset_ns = ctl->cal_real_ns - ctl->cal_boot_ns;
-	else if (fdr_clock_is_ns(clock) && ctl->cal_real_ns > ctl->cal_mono_ns)
+	} else if (fdr_clock_is_ns(clock) && ctl->cal_real_ns > ctl->cal_mono_ns) {
 		t->info.offset_ns = ctl->cal_real_ns - ctl->cal_mono_ns;
+	} else if (clock == FDR_CLOCK_X86_TSC && ctl->ts_source == FDR_TS_TSC && ctl->tsc_khz) {
+		/* the session's calibration point: cal_tsc and cal_real_ns are one instant */
+		unsigned __int128 since0 = (unsigned __int128)ctl->cal_tsc * 1000000u / ctl->tsc_khz;
+
+		t->info.ts_hz = ctl->tsc_khz * 1000u;
+		if (since0 < ctl->cal_real_ns)
+			t->info.offset_ns = ctl->cal_real_ns - (uint64_t)since0;
+	}
 	for (i = 0; i < FDR_MAX_EVENTS; i++) {
 		const struct fdr_abi_event *e = &ctl->events[i];
 

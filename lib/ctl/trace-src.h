@@ -14,6 +14,7 @@ struct fdr_trace_ops {
 	const struct fdr_abi_event *(*event_at)(const struct fdr_trace *t, size_t i);
 	const struct fdr_abi_event *(*event)(const struct fdr_trace *t, uint32_t id);
 	const char *(*comm)(const struct fdr_trace *t, int32_t pid, char *buf, size_t len);
+	int32_t (*tgid)(const struct fdr_trace *t, int32_t pid); /* 0 if unknown; may be NULL */
 	void (*close)(struct fdr_trace *t);
 };
 

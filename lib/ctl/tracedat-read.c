@@ -209,6 +209,7 @@ static int td_u32(const struct td_in *in, uint64_t off, uint32_t *v, const char 
 {
 	uint32_t x;
 
+	*v = 0; /* defined on every path: callers read it only on success */
 	if (!td_has(in, off, 4))
 		return td_fail(in, off, "expected %s (4 bytes), found the end of the data", what);
 	memcpy(&x, in->p + off, 4);
@@ -220,6 +221,7 @@ static int td_u64(const struct td_in *in, uint64_t off, uint64_t *v, const char 
 {
 	uint64_t x;
 
+	*v = 0;
 	if (!td_has(in, off, 8))
 		return td_fail(in, off, "expected %s (8 bytes), found the end of the data", what);
 	memcpy(&x, in->p + off, 8);
@@ -249,6 +251,8 @@ static int td_str(const struct td_in *in, uint64_t off, const char **s, size_t *
 {
 	const unsigned char *nul;
 
+	*s = "";
+	*len = 0;
 	if (!td_has(in, off, 1))
 		return td_fail(in, off, "expected %s, found the end of the data", what);
 	nul = memchr(in->p + off, 0, in->end - off);
@@ -267,6 +271,9 @@ static int td_sized(const struct td_in *in, uint64_t off, unsigned size_bytes, c
 	uint32_t n32 = 0;
 	int ret;
 
+	*text = "";
+	*len = 0;
+	*next = off;
 	if (size_bytes == 4) {
 		ret = td_u32(in, off, &n32, what);
 		n = n32;

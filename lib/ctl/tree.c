@@ -29,8 +29,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/syscall.h>
 
 #include "fdr/fdr-read.h"
 #include "ctl-local.h"
@@ -186,11 +188,13 @@ struct fdr_file {
 	unsigned char *page; /* trace_pipe_raw: the page being read */
 	size_t page_len, page_off;
 	char err[1024];
+	char notice[256]; /* see fdr_file_notice() */
 	int log_pending; /* an error_log entry to write after the command */
 	int log_pos;
 	char log_loc[64];
 	char log_msg[512];
 	int held; /* counted in the instance's open files (rmdir EBUSY) */
+	int32_t writer; /* the thread writes are made for, 0 = the caller */
 };
 
 /* ---- path resolution ------------------------------------------------------------------ */
@@ -666,7 +670,8 @@ static int check_token(const char *tok, int *bad)
 	}
 	for (; *p; p++) {
 		if (*p == ':') {
-			if (++colons > 1 || p == tok || p[-1] == '!') {
+			/* ":EVENT" (any system) and "SYS:" (all of SYS) as in the kernel */
+			if (++colons > 1) {
 				*bad = (int)(p - tok);
 				return -1;
 			}
@@ -707,6 +712,11 @@ static int set_event_token(struct fdr_file *f, const char *cmd, const char *tok,
 				f, "set_event", cmd, tok_pos,
 				"too many pending rules (at most %d); remove some with '!RULE'",
 				FDR_PENDING_RULES);
+		if (n == 0)
+			snprintf(f->notice, sizeof(f->notice),
+				 "'%s' matches no registered event yet: kept as a pending rule "
+				 "(set_event_pending), it enables the events registered later",
+				 rule);
 	} else {
 		int removed = pending_del(in, rule);
 
@@ -1724,8 +1734,12 @@ static int write_sys_filter(struct fdr_file *f, const char *cmd)
 	return 0;
 }
 
-/* events/SYS/EVENT/trigger: one trigger command per write; '>' does not clear */
-static int write_trigger(struct fdr_file *f, const char *cmd)
+/*
+ * events/SYS/EVENT/trigger: one trigger command per write of @n bytes; '>' does
+ * not clear. As the kernel: a write of nothing does nothing, one of blanks
+ * ("echo > trigger") is an error.
+ */
+static int write_trigger(struct fdr_file *f, const char *cmd, size_t n)
 {
 	const struct fdr_abi_event *e = event_find(f->s, f->p.sys, f->p.ev);
 	char msg[512] = "";
@@ -1733,8 +1747,12 @@ static int write_trigger(struct fdr_file *f, const char *cmd)
 
 	if (!e)
 		return -ENOENT;
-	if (!*cmd)
-		return 0; /* "echo > trigger" writes nothing: nothing to do */
+	if (!n)
+		return 0;
+	if (!cmd[strspn(cmd, " \t\n")])
+		return bad_input(f, "event trigger parse error", cmd, 0,
+				 "expected a trigger (traceon, traceoff, snapshot, stacktrace, "
+				 "enable_event or disable_event), found nothing");
 	ret = fdr_session_lock(f->s);
 	if (ret)
 		return ret;
@@ -1845,14 +1863,82 @@ static int write_snapshot(struct fdr_file *f, const char *cmd)
 	return fdr_ring_clear_ex(f->s, f->p.inst, cpu, FDR_READ_SNAPSHOT);
 }
 
+/* Who a marker is from: the thread, its process, its comm and its last CPU (-1). */
+struct marker_who {
+	int32_t tid, tgid, cpu;
+	char comm[FDR_COMM_LEN];
+};
+
+/* Read /proc/TID/NAME (or /proc/thread-self/NAME for @tid 0) into @buf; its length or -1. */
+static ssize_t proc_read(int32_t tid, const char *name, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	if (tid)
+		snprintf(path, sizeof(path), "/proc/%d/%s", (int)tid, name);
+	else
+		snprintf(path, sizeof(path), "/proc/thread-self/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	return n;
+}
+
+/*
+ * Fill @w for thread @tid (0: the caller). What /proc does not tell (the thread
+ * is gone, or in no namespace we see) stays at the caller's own values.
+ */
+static void marker_who(int32_t tid, struct marker_who *w)
+{
+	char buf[1024], *p;
+	int field;
+
+	memset(w, 0, sizeof(*w));
+	w->tid = (int32_t)syscall(SYS_gettid);
+	w->tgid = (int32_t)getpid();
+	w->cpu = -1;
+	if (tid > 0 && proc_read(tid, "comm", buf, sizeof(buf)) > 0)
+		w->tid = tid;
+	else
+		tid = 0;
+	if (proc_read(tid, "comm", buf, sizeof(buf)) > 0) {
+		buf[strcspn(buf, "\n")] = 0;
+		memcpy(w->comm, buf, strnlen(buf, sizeof(w->comm) - 1));
+	}
+	if (!tid)
+		return;
+	if (proc_read(tid, "status", buf, sizeof(buf)) > 0 && (p = strstr(buf, "\nTgid:")))
+		w->tgid = (int32_t)strtol(p + 6, NULL, 10);
+	/* stat: "pid (comm) state ..." with processor the 37th field after ')' */
+	if (proc_read(tid, "stat", buf, sizeof(buf)) > 0 && (p = strrchr(buf, ')'))) {
+		for (field = 0; field < 37 && p; field++)
+			p = strchr(p + 1, ' ');
+		if (p)
+			w->cpu = (int32_t)strtol(p + 1, NULL, 10);
+	}
+}
+
+/*
+ * trace_marker: one ftrace:print record of the text (cut to what fits, newline
+ * added), from the writer (fdr_file_set_writer()): its pid and comm, on its CPU.
+ */
 static ssize_t write_marker(struct fdr_file *f, const char *buf, size_t n)
 {
 	unsigned char payload[FDR_MAX_RECORD];
 	struct fdr_common *c = (void *)payload;
 	const struct fdr_abi_instance *in = &ctl_of(f->s)->instances[f->p.inst];
 	size_t room = FDR_MAX_RECORD - 16 - 2, len = n;
+	struct marker_who who;
+	cpu_set_t old, one;
 	uint64_t ip = 0;
-	int ret;
+	int ret, pinned = 0;
 
 	if (!(in->options & FDR_OPT_MARKERS))
 		return -EINVAL;
@@ -1860,39 +1946,54 @@ static ssize_t write_marker(struct fdr_file *f, const char *buf, size_t n)
 		return -EBADF;
 	if (len > room)
 		len = room;
+	marker_who(f->writer, &who);
 	memset(payload, 0, 16);
 	c->type = FDR_EVENT_ID_PRINT;
-	c->pid = (int32_t)getpid();
+	c->pid = who.tid;
 	memcpy(payload + 8, &ip, 8);
 	memcpy(payload + 16, buf, len);
 	if (len == 0 || buf[len - 1] != '\n')
 		payload[16 + len++] = '\n';
 	payload[16 + len] = 0;
 	{
-		/* saved_cmdlines: name the writer */
+		/* saved_cmdlines and saved_tgids: name the writer */
 		struct fdr_abi_control *ctl = fdr_session_control(f->s);
 		struct fdr_abi_cmdline *cl = &ctl->cmdlines[(uint32_t)c->pid % FDR_CMDLINE_SLOTS];
-		char comm[FDR_COMM_LEN] = { 0 };
-		FILE *fp = fopen("/proc/self/comm", "re");
 
-		if (fp) {
-			if (fgets(comm, sizeof(comm), fp))
-				comm[strcspn(comm, "\n")] = 0;
-			fclose(fp);
-		}
-		if (__atomic_load_n(&cl->pid, __ATOMIC_ACQUIRE) != (uint32_t)c->pid) {
+		if (__atomic_load_n(&cl->pid, __ATOMIC_ACQUIRE) != (uint32_t)c->pid ||
+		    memcmp(cl->comm, who.comm, sizeof(cl->comm)) ||
+		    cl->tgid != (uint32_t)who.tgid) {
 			__atomic_store_n(&cl->pid, 0, __ATOMIC_RELAXED);
-			memcpy(cl->comm, comm, sizeof(cl->comm));
-			cl->tgid = (uint32_t)getpid();
+			memcpy(cl->comm, who.comm, sizeof(cl->comm));
+			cl->tgid = (uint32_t)who.tgid;
 			__atomic_store_n(&cl->pid, (uint32_t)c->pid, __ATOMIC_RELEASE);
 		}
 	}
+	/* on the writer's CPU, as the kernel records it: here for the write only */
+	if (who.cpu >= 0 && who.cpu < CPU_SETSIZE && who.cpu != sched_getcpu() &&
+	    sched_getaffinity(0, sizeof(old), &old) == 0) {
+		CPU_ZERO(&one);
+		CPU_SET(who.cpu, &one);
+		pinned = sched_setaffinity(0, sizeof(one), &one) == 0;
+	}
 	ret = fdr_session_write(f->s, f->p.inst, payload, 16 + len + 1);
+	if (pinned)
+		sched_setaffinity(0, sizeof(old), &old);
 	if (ret == -ENOSPC)
 		return -EBADF; /* full in discard mode, as the kernel answers */
 	if (ret)
 		return ret;
 	return (ssize_t)(n > room ? room : n);
+}
+
+const char *fdr_file_notice(const struct fdr_file *f)
+{
+	return f->notice;
+}
+
+void fdr_file_set_writer(struct fdr_file *f, int32_t tid)
+{
+	f->writer = tid > 0 ? tid : 0;
 }
 
 /**
@@ -1908,6 +2009,7 @@ ssize_t fdr_file_write(struct fdr_file *f, const void *buf, size_t n)
 	uint64_t v;
 
 	f->err[0] = 0;
+	f->notice[0] = 0;
 	if ((f->flags & O_ACCMODE) == O_RDONLY)
 		return -EBADF;
 	if (f->p.node == F_TRACE_MARKER)
@@ -1992,7 +2094,7 @@ ssize_t fdr_file_write(struct fdr_file *f, const void *buf, size_t n)
 		ret = write_sys_filter(f, cmd);
 		break;
 	case F_EVENT_TRIGGER:
-		ret = write_trigger(f, cmd);
+		ret = write_trigger(f, cmd, n);
 		break;
 	case F_SET_EVENT_PID:
 		ret = write_pids(f, cmd);

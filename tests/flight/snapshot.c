@@ -120,11 +120,24 @@ struct bound {
 	int64_t lo, hi; /* the first seq a writer wrote after a swap is in [lo, hi] */
 };
 
+/*
+ * Go on taking snapshots? For at least FDR_FLIGHT_SECONDS, and on until 10
+ * snapshots (3 by writers) were checked: on a loaded machine fewer fit in the
+ * time, and the test is about what each snapshot holds, not how fast they come.
+ * At most a minute more.
+ */
+static int live_more(uint64_t k, uint64_t by_writer, uint64_t t_end, uint64_t t_cap)
+{
+	uint64_t now = sc_now_ns();
+
+	return now < t_cap && (now < t_end || k <= 10 || by_writer < 3);
+}
+
 static int run_live(void)
 {
 	struct fdr_session_opts o = { .buffer_size_kb = 8192, .subbuf_size = 4096, .overwrite = 1 };
 	int procs = (int)sc_env_u64("FDR_FLIGHT_PROCS", 2);
-	uint64_t secs = sc_env_u64("FDR_FLIGHT_SECONDS", 4), t_end;
+	uint64_t secs = sc_env_u64("FDR_FLIGHT_SECONDS", 4), t_end, t_cap;
 	struct fdr_session *s = NULL;
 	struct bound prev[MAX_W], cur[MAX_W];
 	struct fl_readout *live = fl_readout_new(), *snap = fl_readout_new();
@@ -190,7 +203,8 @@ static int run_live(void)
 	sc_sleep_us(20000);
 
 	t_end = sc_now_ns() + secs * 1000000000ull;
-	for (k = 1; sc_now_ns() < t_end && sc_failed < 20; k++) {
+	t_cap = t_end + 60000000000ull;
+	for (k = 1; sc_failed < 20 && live_more(k, by_writer, t_end, t_cap); k++) {
 		const struct fdr_abi_ring *h;
 		void *base;
 		size_t size;

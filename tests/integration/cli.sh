@@ -68,6 +68,13 @@ expect_no_out() {
 	return 1
 }
 
+expect_empty_err() {
+	[ ! -s "$ERR" ] && return 0
+	diag "stderr must be empty"
+	show_io
+	return 1
+}
+
 expect_empty_out() {
 	[ ! -s "$OUT" ] && return 0
 	diag "stdout must be empty (data only goes there)"
@@ -174,12 +181,28 @@ test_help() {
 	fdr --help
 	expect_rc 0 || return 1
 	expect_out '^usage: fdr ' || return 1
-	for v in start stop destroy list enable disable show pipe stat cat write append ls mkdir rmdir help; do
+	local verbs
+	verbs=$(sed -n 's/^  \([a-z]*\).*/\1/p' "$OUT")
+	[ "$(wc -w <<<"$verbs")" -ge 20 ] || { diag "fdr --help lists only: $verbs"; return 1; }
+	for v in $verbs; do
 		fdr help "$v"
 		expect_rc 0 || return 1
-		expect_out "^usage: fdr \[-s SESSION\] $v" || return 1
+		expect_out "^usage: fdr \[-s SESSION \| -d DIR\] $v" || return 1
 		expect_out '[a-z]' || return 1
+		cp "$OUT" "$T/help-$v"
+		# every verb answers -h and --help with the same usage, exit 0, as the
+		# first argument and after other options
+		for h in -h --help; do
+			fdr "$v" "$h"
+			expect_rc 0 || { diag "fdr $v $h"; return 1; }
+			cmp -s "$OUT" "$T/help-$v" || { diag "fdr $v $h differs from fdr help $v"; return 1; }
+			expect_empty_err || return 1
+		done
 	done
+	fdr show -i nosuch --help
+	expect_rc 0 || return 1
+	expect_out '^usage: fdr .* show' || return 1
+
 	usage_caret 'help ^bogus' || return 1
 	expect_err "bogus" || return 1
 }
@@ -374,6 +397,8 @@ test_enable_disable_list() {
 	fdr enable 'tcli:*'
 	expect_rc 0 || return 1
 	expect_empty_out || return 1
+	# it matches nothing yet: the rule waits, and the CLI says so
+	expect_err "'tcli:\*' matches no registered event yet: kept as a pending rule" || return 1
 	fdr list
 	expect_rc 0 || return 1
 	expect_out '^tcli:\* \[pending\]$' || return 1
@@ -526,6 +551,28 @@ test_instances() {
 	fdr show -i foo
 	expect_rc 0 || return 1
 	expect_out 'tracing_mark_write: in-foo$' || return 1
+	# cat, write and append take -i as the other verbs do
+	fdr write -i foo trace_marker with-i
+	expect_rc 0 || return 1
+	fdr append --instance=foo trace_marker with-instance
+	expect_rc 0 || return 1
+	fdr cat -i foo trace
+	expect_out 'tracing_mark_write: with-i$' || return 1
+	expect_out 'tracing_mark_write: with-instance$' || return 1
+	fdr cat -ifoo tracing_on
+	expect_out '^1$' || return 1
+	fdr cat trace
+	expect_no_out 'with-i' || return 1
+	fdr write -i
+	expect_rc 2 || return 1
+	# for cat, write and append only the first argument asks for help: later
+	# ones are paths and values
+	fdr write -i foo trace_marker --help
+	expect_rc 0 || return 1
+	fdr show -i foo
+	expect_out 'tracing_mark_write: --help$' || return 1
+	fdr cat -i nosuch trace
+	expect_rc 1 || return 1
 	fdr show
 	expect_no_out 'in-foo' || return 1
 	fdr stop -i foo
@@ -631,6 +678,16 @@ test_demo() {
 	[ "$fail500" -ge 1 ] || { diag "no request with status=500"; return 1; }
 	fdr list
 	expect_out '^demo:request \[enabled\]$' || return 1
+	# the kernel's ':EVENT' (any system) and 'SYSTEM:' (all of it)
+	fdr write set_event ':cache'
+	expect_rc 0 || return 1
+	expect_empty_err || return 1
+	fdr cat set_event
+	[ "$(cat "$OUT")" = "demo:cache" ] || { diag "':cache' enabled: $(cat "$OUT")"; return 1; }
+	fdr write set_event 'demo:'
+	expect_rc 0 || return 1
+	fdr list
+	expect_out '^demo:db_query \[enabled\]$' || return 1
 	echo "# $req requests, $fail500 failed"
 }
 

@@ -342,7 +342,12 @@ def check_perfetto(fdr, show, path):
     if not isinstance(meta, dict) or meta.get("source") != "fdr":
         errors.append("metadata: %r" % meta)
     names = {}
-    pids = set()
+    pids, tids = set(), set()
+    tgid_of = {}
+    for line in fdr_cat(fdr, "saved_tgids").splitlines():
+        pid, tgid = line.split()
+        tgid_of[int(pid)] = int(tgid)
+    threaded = 0
     got = []
     for ev in doc["traceEvents"]:
         for k, t in (("name", str), ("ph", str), ("pid", int), ("tid", int)):
@@ -353,7 +358,11 @@ def check_perfetto(fdr, show, path):
             if ev["name"] not in ("process_name", "thread_name") or \
                     not isinstance(ev.get("args", {}).get("name"), str):
                 errors.append("bad metadata event %r" % ev)
-            names[(ev["name"], ev["pid"])] = ev["args"]["name"]
+            names[(ev["name"], ev["pid"] if ev["name"] == "process_name" else ev["tid"])] = \
+                ev["args"]["name"]
+            if ev["name"] == "thread_name" and ev["pid"] != tgid_of.get(ev["tid"], ev["tid"]):
+                errors.append("thread_name %r: pid is not the thread's tgid %r" %
+                              (ev, tgid_of.get(ev["tid"])))
             continue
         if ph not in ("i", "B", "E"):
             errors.append("event %r: ph %r" % (ev, ph))
@@ -373,6 +382,11 @@ def check_perfetto(fdr, show, path):
         if ev["cat"] == "fdr" and ev["name"] == "lost events":
             continue
         pids.add(ev["pid"])
+        tids.add(ev["tid"])
+        if ev["pid"] != tgid_of.get(ev["tid"], ev["tid"]):
+            errors.append("event %r: pid is not the tgid of thread %d (%r)" %
+                          (ev, ev["tid"], tgid_of.get(ev["tid"])))
+        threaded += ev["pid"] != ev["tid"]
         system, name = ev["cat"], ev["name"]
         if system == "ftrace" and "buf" in ev["args"]:
             name = "print"
@@ -396,11 +410,15 @@ def check_perfetto(fdr, show, path):
         if system == "ftrace" and name == "print":
             values["buf"] = ev["args"]["buf"]
         ns = round(ts * 1000)
-        got.append("%d %d %s" % ((ns + 500) // 1000, ev["pid"], body(formats, system, name, values)))
+        got.append("%d %d %s" % ((ns + 500) // 1000, ev["tid"], body(formats, system, name, values)))
     for pid in pids:
-        for k in ("process_name", "thread_name"):
-            if (k, pid) not in names:
-                errors.append("pid %d has no %s" % (pid, k))
+        if ("process_name", pid) not in names:
+            errors.append("process %d has no process_name" % pid)
+    for tid in tids:
+        if ("thread_name", tid) not in names:
+            errors.append("thread %d has no thread_name" % tid)
+    if ("gen", "worker") in formats and not threaded:
+        errors.append("no event of a thread other than its process's main thread (gen:worker)")
     want = ["%d %d %s" % (r[0], r[2], r[4]) for r in parse_show(show)]
     for r in parse_show(show):
         if names.get(("thread_name", r[2]), r[1]) != r[1]:

@@ -16,11 +16,44 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 
+#include "fdr/fdr.h"
 #include "fdr/fdr-ctl.h"
 #include "fdr/fdr-read.h"
+
+/*
+ * gen:worker, a static event written by threads other than the main one, so
+ * that the exports' process and thread ids differ (Perfetto's pid is the
+ * thread's process from saved_tgids, its tid the thread).
+ */
+/* clang-format off */
+FDR_EVENT(gen, worker,
+	FDR_PROTO(uint32_t worker, uint32_t round),
+	FDR_ARGS(worker, round),
+	FDR_FIELDS(
+		fdr_field_int(uint32_t, worker, worker)
+		fdr_field_int(uint32_t, round, round)))
+/* clang-format on */
+
+#define NR_WORKERS 2
+
+struct worker_arg {
+	uint32_t id;
+	unsigned long rounds;
+};
+
+static void *worker_main(void *p)
+{
+	const struct worker_arg *a = p;
+	unsigned long r;
+
+	for (r = 0; r < a->rounds; r++)
+		fdr_gen_worker(a->id, (uint32_t)r);
+	return NULL;
+}
 
 struct gen_field {
 	const char *name;
@@ -213,6 +246,20 @@ int main(int argc, char **argv)
 				return 1;
 			}
 		}
+	}
+	/* gen:worker from the main thread and from NR_WORKERS threads */
+	{
+		struct worker_arg args[NR_WORKERS + 1];
+		pthread_t th[NR_WORKERS];
+
+		for (i = 0; i <= NR_WORKERS; i++)
+			args[i] = (struct worker_arg){ i, rounds };
+		for (i = 0; i < NR_WORKERS; i++)
+			if (pthread_create(&th[i], NULL, worker_main, &args[i + 1]))
+				return 1;
+		worker_main(&args[0]);
+		for (i = 0; i < NR_WORKERS; i++)
+			pthread_join(th[i], NULL);
 	}
 	fdr_session_close(s);
 	return 0;

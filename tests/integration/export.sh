@@ -49,6 +49,8 @@ have() {
 setup() {
 	fdr start -e 'demo:*'
 	expect_rc 0 || return 1
+	fdr enable 'gen:worker' # export-gen's threads: a process with several threads
+	expect_rc 0 || return 1
 	if [ -n "$DEMO" ] && [ -x "$DEMO" ]; then
 		run timeout -k 5 60 "$DEMO" -n 300 -r 20000
 		expect_rc 0 || return 1
@@ -255,6 +257,42 @@ test_file_input() {
 	[ ! -e "$T/f.txt" ] || { diag "output written"; return 1; }
 }
 
+# ctf_dated DIR T0 T1: babeltrace2 dates every event of the CTF trace DIR
+# between the epoch seconds T0 and T1 (when they were recorded)
+ctf_dated() {
+	local first last
+	run babeltrace2 --clock-seconds "$1"
+	expect_rc 0 || return 1
+	first=$(sed -n '1s/^\[\([0-9]*\)\..*/\1/p' "$OUT")
+	last=$(sed -n '$s/^\[\([0-9]*\)\..*/\1/p' "$OUT")
+	[ -n "$first" ] && [ -n "$last" ] || { diag "no timestamps from babeltrace2"; show_io; return 1; }
+	if [ "$first" -lt "$2" ] || [ "$last" -gt "$3" ]; then
+		diag "$1: events dated $(date -u -d "@$first") .. $(date -u -d "@$last"), recorded between $(date -u -d "@$2") and $(date -u -d "@$3")"
+		return 1
+	fi
+}
+
+# babeltrace2 dates the events when they were recorded, in wall-clock time,
+# with the default clock and with x86-tsc (whose clock must tick at the TSC's
+# rate, from the TSC's wall-clock offset)
+test_ctf_dates() {
+	local t0 t1 clock
+	have babeltrace2 || { echo "# skip: no babeltrace2"; return 0; }
+	[ -n "$DEMO" ] && [ -x "$DEMO" ] || { echo "# skip: no fdr-demo"; return 0; }
+	for clock in local mono x86-tsc; do
+		FDR_SESSION=exp-$clock run "$FDR" start -e 'demo:*' -C "$clock"
+		expect_rc 0 || return 1
+		t0=$(date +%s)
+		FDR_SESSION=exp-$clock run "$DEMO" -n 50 -r 0 -q
+		expect_rc 0 || return 1
+		t1=$(($(date +%s) + 1))
+		FDR_SESSION=exp-$clock run "$FDR" export --format ctf -o "$T/ctf-$clock"
+		expect_rc 0 || return 1
+		ctf_dated "$T/ctf-$clock" "$t0" "$t1" || { diag "trace_clock $clock"; return 1; }
+		FDR_SESSION=exp-$clock run "$FDR" destroy
+	done
+}
+
 # ---- main ---------------------------------------------------------------------
 
 cd "$T" || exit 1
@@ -264,6 +302,7 @@ if ! setup; then
 	exit 1
 fi
 run_cases "test_ctf_babeltrace2 test_ctf_names test_perfetto test_text test_not_consumed
-	test_usage_errors test_out_errors test_instance_and_snapshot test_empty test_file_input"
+	test_usage_errors test_out_errors test_instance_and_snapshot test_empty test_file_input
+	test_ctf_dates"
 fdr destroy
 tap_summary

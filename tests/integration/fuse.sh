@@ -343,6 +343,26 @@ test_trace_and_marker() {
 	file_lacks trace "hello from the shell" || return 1
 }
 
+# trace_marker written through the mount names the writer, as the kernel does:
+# its comm and pid, on the CPU it ran on; not the FUSE server
+test_marker_names_the_writer() {
+	local cpu pid line
+
+	: >"$M/trace"
+	for cpu in $(seq 0 $(($(nproc) - 1))); do
+		# the shell's own pid, then the write from that same shell, pinned
+		pid=$(taskset -c "$cpu" sh -c 'echo $$; echo "from cpu '"$cpu"'" >"$1/trace_marker"' _ "$M") ||
+			{ diag "the write on CPU $cpu failed"; return 1; }
+		line=$(grep "tracing_mark_write: from cpu $cpu\$" "$M/trace")
+		[ -n "$line" ] || { diag "no marker from CPU $cpu:"; head -5 "$M/trace" | sed 's/^/#   /'; return 1; }
+		case $line in
+		*"sh-$pid "*"[$(printf %03d "$cpu")]"*) ;;
+		*) diag "marker of sh-$pid on CPU $cpu shows as: $line"; return 1 ;;
+		esac
+	done
+	grep -q "^$pid " "$M/saved_tgids" || { diag "saved_tgids lacks $pid"; return 1; }
+}
+
 test_instances() {
 	: >"$M/set_event"
 	mkdir "$M/instances/foo" || return 1
@@ -579,6 +599,7 @@ test_check_errors
 test_filter
 test_trigger
 test_trace_and_marker
+test_marker_names_the_writer
 test_instances
 test_snapshot
 test_error_codes

@@ -1,0 +1,212 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# parity.sh FDR FDR_DEMO - the same writes to the kernel's tracefs (in a private
+# instance, instances/fdr-parity-PID, removed at the end) and to fdr's control
+# tree; each must be accepted or refused alike, and leave the same state.
+#
+# Needs root and tracefs (mounted at /sys/kernel/tracing if it is not); each case
+# is skipped, with the reason, where the kernel lacks what it compares.
+# Never touches the kernel's top-level buffer.
+#
+# Cases:
+#   trigger_remove   every trigger kind the kernel has: added plain, with a
+#                    count and with a filter, then removed by writing '!' and
+#                    the line the trigger file lists for it (the count is not
+#                    read on removal); removing an absent trigger succeeds
+#   trigger_empty    a write of a blank line is refused ('echo > trigger')
+#   set_event_forms  ':EVENT' (any system) and 'SYS:' (the whole system) select
+#                    the same events as 'SYS:EVENT' and 'SYS:*'
+#
+# Prints "ok N - name" / "not ok N - name", then "N passed, N failed".
+set -u
+
+FDR=${1:?usage: parity.sh FDR FDR_DEMO}
+DEMO=${2:?usage: parity.sh FDR FDR_DEMO}
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/fdr-parity.XXXXXX") || exit 1
+KI=
+cleanup() {
+	if [ -n "$KI" ] && [ -d "$KI" ]; then
+		# triggers first: an instance with triggers cannot be removed
+		for f in "$KI"/events/*/*/trigger; do
+			grep -v '^#' "$f" 2>/dev/null | while read -r l; do
+				echo "!${l%% if *}" >"$f" 2>/dev/null
+			done
+		done
+		rmdir "$KI" 2>/dev/null
+	fi
+	rm -rf "$T"
+}
+trap cleanup EXIT
+export FDR_ROOT=$T/root
+export FDR_SESSION=parity
+unset FDR_DIR FDR_CLOCK_SOURCE FDR_NO_AGENT
+
+# shellcheck source=../harness/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../harness/tap.sh"
+
+TRACEFS=
+find_tracefs() {
+	local d
+
+	[ "$(id -u)" = 0 ] || return 1
+	d=$(awk '$3 == "tracefs" { print $2; exit }' /proc/mounts)
+	if [ -z "$d" ]; then
+		d=/sys/kernel/tracing
+		[ -d "$d" ] || return 1
+		mount -t tracefs nodev "$d" 2>/dev/null || return 1
+	fi
+	[ -d "$d/instances" ] || return 1
+	TRACEFS=$d
+}
+
+if ! find_tracefs; then
+	echo "# skip: no kernel tracefs to compare with (needs root)"
+	echo "0 passed, 0 failed"
+	exit 0
+fi
+KI=$TRACEFS/instances/fdr-parity-$$
+if ! mkdir "$KI" 2>/dev/null; then
+	echo "# skip: cannot make a kernel instance ($KI)"
+	KI=
+	echo "0 passed, 0 failed"
+	exit 0
+fi
+
+# The events compared: the kernel's sched:sched_switch (field prev_pid, target
+# sched:sched_wakeup) and fdr's demo:request (field status, target demo:cache).
+K_EV=$KI/events/sched/sched_switch/trigger
+K_TARGET=sched:sched_wakeup
+K_FIELD=prev_pid
+F_EV=events/demo/request/trigger
+F_TARGET=demo:cache
+F_FIELD=status
+
+# kw FILE TEXT: echo TEXT > FILE, a kernel file (TEXT and a newline); rc
+kw() {
+	printf '%s\n' "$2" >"$1" 2>/dev/null
+}
+
+# fw PATH TEXT: the same write to fdr's control tree (fdr write adds the newline); rc
+fw() {
+	"$FDR" write "$1" "$2" >"$T/fw.out" 2>&1
+}
+
+# triggers SIDE: the trigger lines listed (comments left out), one per line
+k_triggers() { grep -v '^#' "$K_EV"; }
+f_triggers() { "$FDR" cat "$F_EV" | grep -v '^#'; }
+
+# same_write K_TEXT F_TEXT WHAT: both accept or both refuse; 0 if alike
+same_write() {
+	local krc frc
+
+	kw "$K_EV" "$1"
+	krc=$?
+	fw "$F_EV" "$2"
+	frc=$?
+	[ "$krc" = 0 ] && krc=ok || krc=refused
+	[ "$frc" = 0 ] && frc=ok || frc=refused
+	[ "$krc" = "$frc" ] && return 0
+	diag "$3: the kernel $krc '$1', fdr $frc '$2': $(cat "$T/fw.out")"
+	return 1
+}
+
+setup() {
+	"$FDR" start >/dev/null 2>&1 || { diag "fdr start failed"; return 1; }
+	"$DEMO" -n 1 -r 0 -q >/dev/null 2>&1 || { diag "fdr-demo did not run"; return 1; }
+	"$FDR" cat "$F_EV" >/dev/null 2>&1 || { diag "no $F_EV in fdr"; return 1; }
+}
+
+# kinds the kernel offers (its trigger file lists them when empty)
+kernel_has() {
+	grep '^# ' "$K_EV" | tr ' ' '\n' | grep -qx "$1"
+}
+
+test_trigger_remove() {
+	local kind k f kl fl form bad=0 tried=0
+
+	for kind in traceon traceoff snapshot stacktrace enable_event disable_event; do
+		if ! kernel_has "$kind"; then
+			echo "# $kind: the kernel here has no such trigger; not compared"
+			continue
+		fi
+		k=$kind
+		f=$kind
+		case $kind in
+		enable_event | disable_event)
+			k=$kind:$K_TARGET
+			f=$kind:$F_TARGET
+			;;
+		esac
+		for form in plain count filter; do
+			local ka=$k fa=$f
+			case $form in
+			count) ka="$k:3" fa="$f:3" ;;
+			filter) ka="$k if $K_FIELD == 12345" fa="$f if $F_FIELD == 12345" ;;
+			esac
+			tried=$((tried + 1))
+			same_write "$ka" "$fa" "add $kind ($form)" || { bad=1; continue; }
+			kl=$(k_triggers)
+			fl=$(f_triggers)
+			if [ "$(wc -l <<<"$kl")" != 1 ] || [ "$(wc -l <<<"$fl")" != 1 ] ||
+			   [ -z "$fl" ]; then
+				diag "$kind ($form): expected one listed trigger, kernel '$kl', fdr '$fl'"
+				bad=1
+				continue
+			fi
+			# the listed line, '!' first, removes it: on both sides
+			same_write "!$kl" "!$fl" "remove $kind ($form) by its listed line" || bad=1
+			if [ -n "$(k_triggers)" ] || [ -n "$(f_triggers)" ]; then
+				diag "$kind ($form): '!$kl' / '!$fl' left: kernel '$(k_triggers)', fdr '$(f_triggers)'"
+				bad=1
+			fi
+		done
+		# a count that is no number, on removal of what is not there
+		same_write "!$k:whatever" "!$f:whatever" "remove an absent $kind" || bad=1
+	done
+	[ "$tried" -gt 0 ] || { diag "the kernel offers no trigger kind to compare"; return 1; }
+	return $bad
+}
+
+test_trigger_empty() {
+	local bad=0
+
+	same_write "" "" "a blank line" || bad=1
+	same_write "   " "   " "blanks" || bad=1
+	[ -z "$(k_triggers)" ] && [ -z "$(f_triggers)" ] ||
+		{ diag "left triggers: '$(k_triggers)' '$(f_triggers)'"; bad=1; }
+	return $bad
+}
+
+# set_event_same K_SPEC F_SPEC K_WANT F_WANT: echo SPEC > set_event on both
+# sides; each must accept and then list exactly WANT (a sorted list)
+set_event_same() {
+	local k f
+
+	printf '\n' >"$KI/set_event" 2>/dev/null
+	"$FDR" write set_event '' >/dev/null 2>&1
+	kw "$KI/set_event" "$1" || { diag "the kernel refused '$1'"; return 1; }
+	fw set_event "$2" || { diag "fdr refused '$2': $(cat "$T/fw.out")"; return 1; }
+	k=$(sort "$KI/set_event" | tr '\n' ' ')
+	f=$("$FDR" cat set_event | sort | tr '\n' ' ')
+	[ "$k" = "$3" ] || { diag "kernel '$1' enabled '$k', expected '$3'"; return 1; }
+	[ "$f" = "$4" ] || { diag "fdr '$2' enabled '$f', expected '$4'"; return 1; }
+}
+
+test_set_event_forms() {
+	local ksys fsys
+
+	set_event_same ":sched_switch" ":request" "sched:sched_switch " "demo:request " || return 1
+	ksys=$(grep '^sched:' "$TRACEFS/available_events" | sort | tr '\n' ' ')
+	fsys=$("$FDR" cat available_events | grep '^demo:' | sort | tr '\n' ' ')
+	set_event_same "sched:" "demo:" "$ksys" "$fsys" || return 1
+	printf '\n' >"$KI/set_event"
+}
+
+if setup; then
+	run_cases "test_trigger_remove test_trigger_empty test_set_event_forms"
+else
+	ok 1 setup
+fi
+tap_summary
