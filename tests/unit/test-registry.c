@@ -252,7 +252,8 @@ Test(registry, rule_match_table)
 		{ "sys", "sys", "x", 1 },	 { "ev", "x", "ev", 1 },
 		{ "foo", "bar", "baz", 0 },	 { "sy*:e?", "sys", "ev", 1 },
 		{ "sy*:e?", "sys", "evv", 0 },	 { "sys:e[vw]", "sys", "ew", 1 },
-		{ "sys:e[vw]", "sys", "ex", 0 }, { ":ev", "x", "ev", 0 },
+		{ "sys:e[vw]", "sys", "ex", 0 }, { ":ev", "x", "ev", 1 },
+		{ ":ev", "x", "ev2", 0 },	 { ":", "a", "b", 1 },
 		{ "s:", "t", "x", 0 },		 { "SYS:ev", "sys", "ev", 0 },
 	};
 	size_t i;

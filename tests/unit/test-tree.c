@@ -460,12 +460,16 @@ Test(tree, set_event_tokens)
 		{ "set_event", O_TRUNC, "ttree:al*\n", OK, NULL,
 		  "ttree:alpha\n" }, /* globs: fdr extension */
 		{ "set_event", O_TRUNC, "t*:?amma\n", OK, NULL, "tother:gamma\n" },
+		/* the kernel's ':EVENT' (any system) and ':' (every event) */
+		{ "set_event", O_TRUNC, ":alpha\n", OK, NULL, "ttree:alpha\ntother:alpha\n" },
+		{ "set_event", O_TRUNC, ":\n", OK, NULL,
+		  "ttree:alpha\nttree:beta\ntother:alpha\ntother:gamma\n" },
 		/* refused */
 		{ "set_event", O_TRUNC, "ttree:al$pha\n", EINVAL, NULL, "" },
 		{ "set_event", O_TRUNC, "ttree;alpha\n", EINVAL, NULL, "" },
 		{ "set_event", O_TRUNC, "a:b:c\n", EINVAL, NULL, "" },
 		{ "set_event", O_TRUNC, "!\n", EINVAL, NULL, "" },
-		{ "set_event", O_TRUNC, ":alpha\n", EINVAL, NULL, "" },
+		{ "set_event", O_TRUNC, "!:\n", OK, NULL, "" },
 		{ "set_event", O_TRUNC, "!nosuch:event\n", EINVAL, NULL,
 		  "" }, /* '!' that matches nothing */
 	};
