@@ -58,6 +58,9 @@ struct rd_ring {
 	uint32_t nr_cpus;
 };
 
+/* looks that raced with a switch after which a following reader stops waiting (rd_pick()) */
+#define RD_RACED_MAX 64
+
 /* polls of an idle CPU that may trust an unchanged head (rd_refresh_ring()) */
 #define RD_IDLE_SKIPS 64
 
@@ -79,6 +82,9 @@ struct rd_cpu {
 	int have; /* rec is a peeked record */
 	struct fdr_record rec;
 	uint64_t rec_pos_after;
+	uint32_t raced; /* looks in a row that raced with a switch (rd_refresh_ring()) */
+	int quiet; /* a following reader's snapshot cursor, read to its end: see rd_pick() */
+	uint64_t quiet_seq; /* ... as long as snap_seq keeps this value */
 	uint64_t idle_head; /* head when rd_refresh_ring() last found nothing new */
 	uint32_t idle_left; /* how many more polls may trust idle_head; 0: none */
 	int bounded; /* a snapshot reader stops at the writer position seen at open */
@@ -119,7 +125,8 @@ struct fdr_reader {
 	 * given position v_next and v_cum records before it (see rd_take_from()).
 	 */
 	uint64_t v_next, v_cum;
-	uint64_t unsettled_since; /* lease ns a take first found the snapshot unsettled, 0: not */
+	/* takes that found the snapshot buffer not takeable and so left the live one */
+	uint32_t old_waits;
 };
 
 static int rd_log2(uint32_t v)
@@ -308,8 +315,11 @@ static int rd_refresh_ring(struct rd_cpu *rc)
 	}
 	rc->idle_left = 0;
 	ret = rd_writer_retry(rc, &w_sub, &w_off);
-	if (ret == -EAGAIN)
+	if (ret == -EAGAIN) {
+		rc->raced++; /* nothing now, but maybe something: see rd_pick() */
 		return 0;
+	}
+	rc->raced = 0;
 	if (ret)
 		return ret;
 	oldest = w_sub >= (uint64_t)(rc->n - 1) * rc->ss ? w_sub - (uint64_t)(rc->n - 1) * rc->ss :
@@ -468,6 +478,28 @@ static int rd_peek(struct fdr_reader *r, struct rd_cpu *rc)
 }
 
 /*
+ * A following reader's cursor @rc found nothing: if its buffer is the snapshot,
+ * no swap came since snap_seq read @seq (before the look) and the writers in
+ * flight at the last swap are done (2 ms, see rd_snapshot_settle()), nothing
+ * more can come into it until the next swap: mark it quiet.
+ */
+static void rd_quiet_check(struct fdr_reader *r, struct rd_cpu *rc, uint64_t seq)
+{
+	uint64_t last;
+
+	if ((seq & 1) || (__atomic_load_n(&rc->c0->active, __ATOMIC_ACQUIRE) & 1) == rc->bi)
+		return;
+	last = __atomic_load_n(&rc->c0->swap_ns, __ATOMIC_ACQUIRE);
+	if (last && fdr_lease_age(fdr_session_lease_ns(r->s), last) < 2000000)
+		return;
+	/* acquire: active and swap_ns were read before snap_seq is read again */
+	if (__atomic_load_n(&r->ring.hdr->snap_seq, __ATOMIC_ACQUIRE) != seq)
+		return;
+	rc->quiet = 1;
+	rc->quiet_seq = seq;
+}
+
+/*
  * The cursor of the @i-th CPU of the reader whose record comes next: a
  * following reader (r->follow) has one per buffer, and both buffers of a CPU
  * are written by that CPU's writers one critical section after the other, with
@@ -475,23 +507,47 @@ static int rd_peek(struct fdr_reader *r, struct rd_cpu *rc)
  * order they were written in, however many swaps came between. NULL if none now;
  * *@err gets a cursor's negative errno, if any.
  */
-static struct rd_cpu *rd_pick(struct fdr_reader *r, uint32_t i, int *err)
+static inline __attribute__((always_inline)) struct rd_cpu *rd_pick(struct fdr_reader *r,
+								    uint32_t i, int *err)
 {
 	struct rd_cpu *best = NULL;
+	uint64_t seq = 0;
 	uint32_t b;
+	int doubt = 0;
 
 	*err = 0;
+	if (r->follow)
+		seq = __atomic_load_n(&r->ring.hdr->snap_seq, __ATOMIC_ACQUIRE);
 	for (b = 0; b < (r->follow ? FDR_RING_BUFS : 1u); b++) {
 		struct rd_cpu *rc = &r->cpus[b * r->nr + i];
-		int ret = rd_peek(r, rc);
+		int ret;
 
+		/*
+		 * The snapshot buffer read to its end, with no swap since: nothing
+		 * can come into it, so it costs one load (the merge looks at every
+		 * cursor for each record it hands out).
+		 */
+		if (rc->quiet && rc->quiet_seq == seq)
+			continue;
+		rc->quiet = 0;
+		ret = rd_peek(r, rc);
+		if (ret == 0 && r->follow && rc->raced && rc->raced < RD_RACED_MAX)
+			doubt = 1;
+		if (ret == 0 && r->follow && !rc->lost && !rc->raced)
+			rd_quiet_check(r, rc, seq);
 		if (ret < 0)
 			*err = ret;
 		/* the raw stamps: one clock for both buffers, before any conversion */
 		else if (ret && (!best || rc->rec.raw_ts < best->rec.raw_ts))
 			best = rc;
 	}
-	return best;
+	/*
+	 * A cursor that found nothing because it raced with its writer's switch
+	 * may hold an older record than the other's: nothing from this CPU now
+	 * (the next look settles it; a head that never checks out stops counting
+	 * after RD_RACED_MAX looks).
+	 */
+	return doubt ? NULL : best;
 }
 
 /*
@@ -909,8 +965,8 @@ static uint64_t rd_take_local(struct rd_cpu *rc)
  * Returns the records put (0: none available) or a negative errno; *@lost gets
  * the records flagged as lost in this page.
  */
-static int rd_fill_page(struct fdr_reader *r, uint32_t cpu_i, unsigned char *page,
-			size_t page_size, uint64_t *lost)
+static int rd_fill_page(struct fdr_reader *r, uint32_t cpu_i, unsigned char *page, size_t page_size,
+			uint64_t *lost)
 {
 	size_t off = 16, cap = page_size;
 	uint64_t base_ts = 0, prev = 0, commit, missed = 0;
@@ -1292,9 +1348,8 @@ static int rd_out_read(int fd, const unsigned char *mem, uint64_t at, void *p, s
  * sub-buffer's start, and the header counts the records before the cursor.
  * Returns 0 or a negative errno.
  */
-static int rd_take_rebase(struct rd_cpu *rc, int fd, unsigned char *mem, uint64_t out0,
-			  uint64_t S0, uint64_t from, uint64_t nr, uint64_t dpos, uint64_t dcum,
-			  int compact)
+static int rd_take_rebase(struct rd_cpu *rc, int fd, unsigned char *mem, uint64_t out0, uint64_t S0,
+			  uint64_t from, uint64_t nr, uint64_t dpos, uint64_t dcum, int compact)
 {
 	uint64_t k;
 	int ret;
@@ -1505,16 +1560,22 @@ static int rd_take_partial(struct fdr_reader *r, struct rd_cpu *rc, int fd, unsi
 	struct fdr_abi_rec pad = { 0 };
 	uint64_t W, wcum, S, o, lost = 0, before, records, dcum;
 	uint32_t woff, end;
-	int ret;
+	int ret, whole;
 
 	if (rd_writer_end(rc, &W, &wcum))
 		return 0;
-	S = W & ~mask;
 	woff = (uint32_t)(W & mask);
-	if (W <= rc->pos || woff <= FDR_SUBBUF_HDR || (rc->pos & ~mask) != S)
+	/*
+	 * At offset 0 the swap came between the two steps of a switch: the last
+	 * sub-buffer is complete (padded), but the next header, whose count the
+	 * take of complete sub-buffers needs, was never written: take it here.
+	 */
+	whole = woff == 0 && W >= rc->ss;
+	S = whole ? W - rc->ss : W & ~mask;
+	if (W <= rc->pos || (!whole && woff <= FDR_SUBBUF_HDR) || (rc->pos & ~mask) != S)
 		return 0;
 	rc->have = 0; /* a peeked record is in the copy */
-	if (rd_copy(rc, S, S, woff) < 0) {
+	if (rd_copy(rc, S, whole ? W : S, whole ? 0 : woff) < 0) {
 		rc->buf_pos = UINT64_MAX;
 		return 0;
 	}
@@ -1538,6 +1599,16 @@ static int rd_take_partial(struct fdr_reader *r, struct rd_cpu *rc, int fd, unsi
 		rd_publish(r, rc, 0, lost);
 		return 0;
 	}
+	if (!whole && (woff & 7 || woff > rc->ss - 8)) {
+		/* head not where a writer leaves it (records are 8-aligned, 8 bytes stay free) */
+		lost = wcum > rc->cum ? wcum - rc->cum : 0;
+		rc->pos = W;
+		rc->cum = wcum;
+		sp->lost += lost;
+		r->v_cum += lost;
+		rd_publish(r, rc, 0, lost);
+		return 0;
+	}
 	o = rc->pos - S;
 	if (o < FDR_SUBBUF_HDR) {
 		/* entering it: records before it that the cursor did not see are lost */
@@ -1548,11 +1619,16 @@ static int rd_take_partial(struct fdr_reader *r, struct rd_cpu *rc, int fd, unsi
 	} else {
 		before = rc->cum;
 	}
-	memmove(rc->buf + FDR_SUBBUF_HDR, rc->buf + o, woff - o);
-	end = FDR_SUBBUF_HDR + (uint32_t)(woff - o);
-	/* at least 8 bytes follow the last record (RB_LIMIT): room for a padding record */
-	pad.len_type = (rc->ss - end) | FDR_REC_PAD << FDR_REC_TYPE_SHIFT;
-	memcpy(rc->buf + end, &pad, 8);
+	if (whole) {
+		/* its padding record comes along and still ends it */
+		memmove(rc->buf + FDR_SUBBUF_HDR, rc->buf + o, rc->ss - o);
+	} else {
+		memmove(rc->buf + FDR_SUBBUF_HDR, rc->buf + o, woff - o);
+		end = FDR_SUBBUF_HDR + (uint32_t)(woff - o);
+		/* at least 8 bytes follow the last record (RB_LIMIT): room for a padding record */
+		pad.len_type = (rc->ss - end) | FDR_REC_PAD << FDR_REC_TYPE_SHIFT;
+		memcpy(rc->buf + end, &pad, 8);
+	}
 	h->pos = r->v_next;
 	h->cum = before + dcum;
 	ret = rd_out_write(fd, mem, mem ? 0 : sp->bytes, rc->buf, rc->ss);
@@ -1567,34 +1643,6 @@ static int rd_take_partial(struct fdr_reader *r, struct rd_cpu *rc, int fd, unsi
 	r->v_next += rc->ss;
 	r->v_cum = wcum + dcum;
 	rd_publish(r, rc, records, lost);
-	return 1;
-}
-
-/*
- * Have the writers that were in flight at the last swap of the reader's CPU
- * finished (as rd_snapshot_settle() waits for: 2 ms, without waiting)? Also yes
- * when takes have found it unsettled for 2 ms: swaps coming faster than that
- * would hold the live buffer forever. Taking the snapshot's last sub-buffer
- * before a writer in flight finished costs only order (that record comes with
- * a later take), never a record.
- */
-static int rd_settled(struct fdr_reader *r, const struct rd_cpu *rc)
-{
-	uint64_t last = __atomic_load_n(&rc->c0->swap_ns, __ATOMIC_ACQUIRE);
-	uint64_t now = fdr_session_lease_ns(r->s);
-
-	if (!(__atomic_load_n(&r->ring.hdr->snap_seq, __ATOMIC_ACQUIRE) & 1) &&
-	    (!last || fdr_lease_age(now, last) >= 2000000)) {
-		r->unsettled_since = 0;
-		return 1;
-	}
-	if (!r->unsettled_since) {
-		r->unsettled_since = now ? now : 1;
-		return 0;
-	}
-	if (fdr_lease_age(now, r->unsettled_since) < 2000000)
-		return 0;
-	r->unsettled_since = 0;
 	return 1;
 }
 
@@ -1639,28 +1687,40 @@ static int rd_take_subbufs(struct fdr_reader *r, int fd, unsigned char *mem, uin
 	if (ret)
 		return ret;
 	if (!rd_writer_end(old, &W, &wcum) && (W > old->pos || wcum > old->cum)) {
-		if (!rd_settled(r, old))
-			return 0; /* its last writers may still be finishing: the rest waits */
+		/*
+		 * Not waiting for the writers that were in flight at the swap: they
+		 * were inside a critical section on another CPU, which ends within
+		 * nanoseconds (a preempted one aborts and goes to the live buffer),
+		 * long before a reader sees the swap. One that comes later all the
+		 * same is taken by a later take, after newer records: order, never
+		 * a record, is what that costs. (Waiting 2 ms, as snapshot readers
+		 * do, made fdr record's last round end with the live buffer's
+		 * sub-buffers untaken.)
+		 */
 		ret = rd_take_partial(r, old, fd, mem, sp);
-		if (ret)
+		if (ret) {
+			r->old_waits = 0;
 			return ret;
-		if (!rd_writer_end(old, &W, &wcum) && (W > old->pos || wcum > old->cum) &&
-		    (__atomic_load_n(&old->c0->active, __ATOMIC_ACQUIRE) & 1) == act) {
+		}
+		if (!rd_writer_end(old, &W, &wcum) && W <= old->pos && wcum > old->cum) {
 			/*
-			 * Still behind a writer that has stopped, and nothing could be
-			 * taken: the buffer was reset (snapshot freed or allocated again)
-			 * or its header is not what it should be. What the cursor did not
-			 * get is lost; it goes on from the writer.
+			 * The writer is behind the cursor: the buffer was reset (the
+			 * snapshot freed, or allocated again; its count went on, see
+			 * fdr_ring_buffer_reset()). What the cursor did not get is lost;
+			 * it goes on from the writer.
 			 */
-			uint64_t lost = wcum > old->cum ? wcum - old->cum : 0;
+			uint64_t lost = wcum - old->cum;
 
 			old->pos = W;
 			old->cum = wcum;
 			sp->lost += lost;
 			r->v_cum += lost;
 			rd_publish(r, old, 0, lost);
+		} else if (W > old->pos && ++r->old_waits < 64) {
+			return 0; /* not takeable this time (a race): the live buffer waits */
 		}
 	}
+	r->old_waits = 0;
 	return rd_take_from(r, live, fd, mem, max_bytes, sp);
 }
 

@@ -212,9 +212,40 @@ static void *pipe_main(void *arg)
 
 /* ---- one phase -------------------------------------------------------------------------------- */
 
+/* SIGKILL a writer process and reap it: 1 if it died of that SIGKILL (else says how it ended). */
+static int kill_reap(pid_t pid, const char *mode)
+{
+	char buf[80];
+	int st = 0, ret;
+
+	kill(pid, SIGKILL);
+	ret = sc_wait(pid, &st, 20000, 0);
+	if (ret == 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)
+		return 1;
+	printf("%s: the killed writer: %s\n", mode,
+	       ret ? strerror(-ret) : sc_status_str(st, buf, sizeof(buf)));
+	return 0;
+}
+
+/* Print each CPU's stats (after a failure: where the records are). */
+static void show_stats(struct fdr_session *s, const char *mode)
+{
+	int cpu, nr = fdr_ring_nr_cpus(s, 0);
+
+	for (cpu = 0; cpu < nr; cpu++) {
+		struct fdr_cpu_stats st;
+
+		if (fdr_ring_stats(s, 0, (uint32_t)cpu, &st) == 0)
+			printf("%s: cpu%d: entries %llu overrun %llu read %llu snapshot %llu dropped "
+			       "%llu\n",
+			       mode, cpu, (unsigned long long)st.entries,
+			       (unsigned long long)st.overrun, (unsigned long long)st.read,
+			       (unsigned long long)st.snapshot, (unsigned long long)st.dropped);
+	}
+}
+
 /* The ring's count of records written since the last clear, and the refused ones. */
-static int ring_counts(struct fdr_session *s, uint64_t *written, uint64_t *refused,
-		       uint64_t *other)
+static int ring_counts(struct fdr_session *s, uint64_t *written, uint64_t *refused, uint64_t *other)
 {
 	int cpu, nr = fdr_ring_nr_cpus(s, 0);
 
@@ -301,7 +332,8 @@ static void run_phase(struct fdr_session *s, const char *mode, uint32_t base)
 		p.ro = calloc(1, sizeof(*p.ro));
 		if (!sc_ok(p.ro != NULL, "pipe: calloc"))
 			return;
-		if (!sc_ok(pthread_create(&p.th, NULL, pipe_main, &p) == 0, "pipe: start the reader"))
+		if (!sc_ok(pthread_create(&p.th, NULL, pipe_main, &p) == 0,
+			   "pipe: start the reader"))
 			return;
 	} else if (strcmp(mode, "record") == 0) {
 		int fd = open(log, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -361,7 +393,7 @@ static void run_phase(struct fdr_session *s, const char *mode, uint32_t base)
 		}
 		if (!killed && ms >= 1200 + (seed % 300)) {
 			killed = 1;
-			sc_ok(fl_kill_reap(pids[2]), "%s: the writer did not die of our SIGKILL",
+			sc_ok(kill_reap(pids[2], mode), "%s: the writer did not die of our SIGKILL",
 			      mode);
 			pids[2] = -1;
 		}
@@ -408,9 +440,12 @@ static void run_phase(struct fdr_session *s, const char *mode, uint32_t base)
 		sc_ok(p.err == 0, "pipe: the reader failed: %s", strerror(-p.err));
 		printf("pipe: %llu read, %llu lost\n", (unsigned long long)p.ro->records,
 		       (unsigned long long)p.ro->lost_total);
+		if (p.ro->records + p.ro->lost_total != written)
+			show_stats(s, mode);
 		sc_ok(p.ro->records + p.ro->lost_total == written,
-		      "pipe: %llu read + %llu lost != %llu written", (unsigned long long)p.ro->records,
-		      (unsigned long long)p.ro->lost_total, (unsigned long long)written);
+		      "pipe: %llu read + %llu lost != %llu written",
+		      (unsigned long long)p.ro->records, (unsigned long long)p.ro->lost_total,
+		      (unsigned long long)written);
 		sc_ok(p.ro->bad == 0 && p.ro->disorder == 0,
 		      "pipe: %llu bad records, %llu out of order", (unsigned long long)p.ro->bad,
 		      (unsigned long long)p.ro->disorder);
@@ -444,6 +479,8 @@ static void run_phase(struct fdr_session *s, const char *mode, uint32_t base)
 			  txt ? txt : "")) {
 			printf("record: %llu events, %llu lost\n", (unsigned long long)ev,
 			       (unsigned long long)lost);
+			if (ev + lost != written + refused)
+				show_stats(s, mode);
 			sc_ok(ev + lost == written + refused,
 			      "record: %llu events + %llu lost != %llu written + %llu refused",
 			      (unsigned long long)ev, (unsigned long long)lost,
