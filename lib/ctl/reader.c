@@ -58,6 +58,9 @@ struct rd_ring {
 	uint32_t nr_cpus;
 };
 
+/* a following reader's drained snapshot cursor is looked at once in this many picks */
+#define RD_QUIET_LOOKS 4096u
+
 /* looks that raced with a switch after which a following reader stops waiting (rd_pick()) */
 #define RD_RACED_MAX 64
 
@@ -83,7 +86,7 @@ struct rd_cpu {
 	struct fdr_record rec;
 	uint64_t rec_pos_after;
 	uint32_t raced; /* looks in a row that raced with a switch (rd_refresh_ring()) */
-	int quiet; /* a following reader's snapshot cursor, read to its end: see rd_pick() */
+	uint32_t quiet; /* a following reader's snapshot cursor read to its end: rd_pick() */
 	uint64_t quiet_seq; /* ... as long as snap_seq keeps this value */
 	uint64_t idle_head; /* head when rd_refresh_ring() last found nothing new */
 	uint32_t idle_left; /* how many more polls may trust idle_head; 0: none */
@@ -495,7 +498,7 @@ static void rd_quiet_check(struct fdr_reader *r, struct rd_cpu *rc, uint64_t seq
 	/* acquire: active and swap_ns were read before snap_seq is read again */
 	if (__atomic_load_n(&r->ring.hdr->snap_seq, __ATOMIC_ACQUIRE) != seq)
 		return;
-	rc->quiet = 1;
+	rc->quiet = RD_QUIET_LOOKS;
 	rc->quiet_seq = seq;
 }
 
@@ -525,9 +528,13 @@ static inline __attribute__((always_inline)) struct rd_cpu *rd_pick(struct fdr_r
 		/*
 		 * The snapshot buffer read to its end, with no swap since: nothing
 		 * can come into it, so it costs one load (the merge looks at every
-		 * cursor for each record it hands out).
+		 * cursor for each record it hands out). Looked at all the same every
+		 * RD_QUIET_LOOKS times: a writer whose virtual CPU the hypervisor
+		 * stopped inside its critical section can finish it later than the
+		 * 2 ms a swap is given, and its record must not wait for the next
+		 * swap.
 		 */
-		if (rc->quiet && rc->quiet_seq == seq)
+		if (rc->quiet && !rc->have && rc->quiet_seq == seq && --rc->quiet)
 			continue;
 		rc->quiet = 0;
 		ret = rd_peek(r, rc);
@@ -827,6 +834,13 @@ int fdr_reader_open(struct fdr_session *s, uint32_t inst, int cpu, unsigned flag
 				goto err;
 			rc->slot =
 				rd_entry(&r->ring, (flags & FDR_READ_SNAPSHOT) ? 1 : 0, first + i);
+		}
+		if (r->follow && r->cpus[i].bi != 0) {
+			/* cursor b * nr + i reads buffer b (rd_pick(), the takes) */
+			struct rd_cpu t = r->cpus[i];
+
+			r->cpus[i] = r->cpus[nr + i];
+			r->cpus[nr + i] = t;
 		}
 	}
 	if (r->follow)

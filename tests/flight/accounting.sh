@@ -94,6 +94,8 @@ test_record_with_snapshot_trigger() {
 	local ev lost taken
 	reference || return 1
 	demo_session rec || return 1
+	# one snapshot first: the recording starts with the second buffer live
+	must "$FDR" snapshot || return 1
 	must "$FDR" write events/demo/request/trigger 'snapshot if status >= 500' || return 1
 	must "$FDR" record -e 'demo:*' -o "$T/rec.dat" -- "$DEMO" -n $N -r 0 -q -s $SEED || return 1
 	read -r ev lost < <(record_counts "$ERR")
