@@ -22,6 +22,8 @@ extern volatile sig_atomic_t stop_requested;
 void install_signals(void);
 /* "fdr VERB: MESSAGE" on stderr; returns @code */
 int die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "fdr VERB: MESSAGE: strerror(-err)"; -EUCLEAN as "session DIR is corrupted: ..." */
+int die_err(int code, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* a usage error about argument @argi, with a caret under it; returns EXIT_USAGE */
 int usage_error(int argc, char **argv, int argi, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -31,6 +33,9 @@ int write_path(struct fdr_session *s, const char *path, const char *text, int fl
 /* the index of instance @inst ("" or NULL: the top one), FDR_MAX_INSTANCES if none */
 uint32_t inst_index(const struct fdr_abi_control *c, const char *inst);
 void inst_prefix(const char *inst, char *buf, size_t len);
+/* a decimal argument from @min to @max, else a usage error (returns EXIT_USAGE) */
+int parse_num_arg(int argc, char **argv, int argi, const char *what, unsigned long min,
+		  unsigned long max, unsigned long *out);
 int parse_uint_arg(int argc, char **argv, int argi, const char *what, unsigned long max,
 		   unsigned long *out);
 int cmd_start(int argc, char **argv);

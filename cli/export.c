@@ -140,12 +140,14 @@ int cmd_export(int argc, char **argv)
 			if (snapshot && ret == -ENODEV)
 				return die(1, "no snapshot in this instance (take one with "
 						  "'fdr snapshot')");
-			return die(1, "cannot read the %s: %s",
-				       snapshot ? "snapshot" : "instance", strerror(-ret));
+			return die_err(1, ret, "cannot read the %s",
+				       snapshot ? "snapshot" : "instance");
 		}
 	}
 	ret = exp_run(fmt, t, out, &st, &err);
-	if (ret)
+	if (ret == -EUCLEAN && !file)
+		ret = die_err(1, ret, "reading the %s", snapshot ? "snapshot" : "instance");
+	else if (ret)
 		ret = die(1, "%s", err.len ? err.data : strerror(-ret));
 	else if (st.unknown || st.lost || st.clamped)
 		fprintf(stderr,

@@ -10,10 +10,14 @@
  * or bad input (the message says what was expected, what was found and where).
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -71,6 +75,35 @@ int die(int code, const char *fmt, ...)
 	return code;
 }
 
+static char cur_session_dir[4096]; /* the session being used, for messages */
+
+/*
+ * "fdr VERB: CONTEXT: strerror(-err)", where CONTEXT is @fmt. -EUCLEAN, which
+ * the library returns when a session's shared memory holds values it cannot use
+ * (a corrupted or hostile file), is worded as what it is and where, since the
+ * bare "Structure needs cleaning" says neither.
+ */
+int die_err(int code, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "fdr %s: ", verb);
+	if (err == -EUCLEAN)
+		fprintf(stderr, "session %s is corrupted: ",
+			*cur_session_dir ? cur_session_dir : "(unknown)");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	if (err == -EUCLEAN)
+		fprintf(stderr,
+			": a shared file of the session holds values fdr cannot use (%s); "
+			"'fdr destroy' removes the session\n",
+			strerror(EUCLEAN));
+	else
+		fprintf(stderr, ": %s\n", strerror(-err));
+	return code;
+}
+
 /* A usage error about argument @argi of the verb, with a caret under it. */
 int usage_error(int argc, char **argv, int argi, const char *fmt, ...)
 {
@@ -118,6 +151,20 @@ int session_dir(char *dir, size_t len)
 	return 0;
 }
 
+/* Report an error of fdr_session_open(@dir); returns the exit code (1). */
+static int open_error(const char *dir, int ret)
+{
+	if (ret == -ENOENT)
+		return die(1, "no session '%s' (expected one created by 'fdr start'; looked in %s)",
+			   session_name, dir);
+	if (ret == -EPERM)
+		return die(1, "%s is not a private directory of this user (mode 0700 expected)",
+			   dir);
+	if (ret == -EUCLEAN)
+		return die_err(1, ret, "its control file");
+	return die_err(1, ret, "cannot open session %s", dir);
+}
+
 int open_session(struct fdr_session **s)
 {
 	char dir[4096];
@@ -125,16 +172,9 @@ int open_session(struct fdr_session **s)
 
 	if (ret)
 		return ret;
+	snprintf(cur_session_dir, sizeof(cur_session_dir), "%s", dir);
 	ret = fdr_session_open(dir, s);
-	if (ret == -ENOENT)
-		return die(1, "no session '%s' (expected one created by 'fdr start'; looked in %s)",
-			   session_name, dir);
-	if (ret == -EPERM)
-		return die(1, "%s is not a private directory of this user (mode 0700 expected)",
-			   dir);
-	if (ret)
-		return die(1, "cannot open session %s: %s", dir, strerror(-ret));
-	return 0;
+	return ret ? open_error(dir, ret) : 0;
 }
 
 /* Open @path, reporting the error tracefs-style. */
@@ -148,7 +188,7 @@ static int open_file(struct fdr_session *s, const char *path, int flags, struct 
 		return die(1, "%s: no such file in the control tree (try 'fdr ls')", path);
 	if (ret == -EBUSY)
 		return die(1, "%s: busy: another process is consuming it", path);
-	return die(1, "%s: %s", path, strerror(-ret));
+	return die_err(1, ret, "%s", path);
 }
 
 /* write(2) everything; stdout is written directly, no stdio copy on the data path. */
@@ -190,7 +230,7 @@ static int cat_path(struct fdr_session *s, const char *path, int follow_hint)
 			continue; /* the loop condition sees a stop request */
 		}
 		if (n < 0) {
-			ret = die(1, "%s: read: %s", path, strerror((int)-n));
+			ret = die_err(1, (int)n, "%s: read", path);
 			break;
 		}
 		if (n == 0)
@@ -248,7 +288,7 @@ int write_path(struct fdr_session *s, const char *path, const char *text, int fl
 			fprintf(stderr, "fdr %s: %s: invalid value '%.*s'\n", verb, path,
 				(int)strcspn(text, "\n"), text);
 		else
-			fprintf(stderr, "fdr %s: %s: %s\n", verb, path, strerror((int)-n));
+			die_err(1, (int)n, "%s", path);
 		ret = n == -EINVAL ? EXIT_USAGE : 1;
 	}
 	fdr_file_close(f);
@@ -434,7 +474,7 @@ static int cmd_mkdir_rmdir(int argc, char **argv, int mk)
 			ret = usage_error(argc, argv, i, "expected instances/NAME, found '%s'",
 					  argv[i]);
 		else if (r)
-			ret = die(1, "%s: %s", argv[i], strerror(-r));
+			ret = die_err(1, r, "%s", argv[i]);
 	}
 	fdr_session_close(s);
 	return ret;
@@ -475,20 +515,41 @@ void inst_prefix(const char *inst, char *buf, size_t len)
 		buf[0] = 0;
 }
 
+/*
+ * The one parser of the verbs' numeric arguments: argument @argi (or, when it is
+ * an option with its value attached, "-c5" or "--cpu=5", getopt's optarg inside
+ * it) as a decimal number from @min to @max, digits only (no sign, no spaces, no
+ * suffix), range-checked before it is narrowed, so that 4294967297 is an error
+ * and never CPU 1.
+ */
+int parse_num_arg(int argc, char **argv, int argi, const char *what, unsigned long min,
+		  unsigned long max, unsigned long *out)
+{
+	const char *arg = argv[argi], *p;
+	unsigned long v = 0;
+
+	if (optarg && optarg >= arg && optarg <= arg + strlen(arg))
+		arg = optarg;
+
+	for (p = arg; *p >= '0' && *p <= '9'; p++) {
+		if (v > (ULONG_MAX - 9) / 10) {
+			v = ULONG_MAX; /* out of range whatever follows */
+			break;
+		}
+		v = v * 10 + (unsigned long)(*p - '0');
+	}
+	if (p == arg || (*p && v != ULONG_MAX) || v < min || v > max)
+		return usage_error(argc, argv, argi,
+				   "expected %s (a number from %lu to %lu), found '%s'", what, min,
+				   max, arg);
+	*out = v;
+	return 0;
+}
+
 int parse_uint_arg(int argc, char **argv, int argi, const char *what, unsigned long max,
 		   unsigned long *out)
 {
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(argv[argi], &end, 10);
-	if (errno || *end || end == argv[argi] || argv[argi][0] == '-' || v == 0 || v > max)
-		return usage_error(argc, argv, argi,
-				   "expected %s (a number from 1 to %lu), found '%s'", what, max,
-				   argv[argi]);
-	*out = v;
-	return 0;
+	return parse_num_arg(argc, argv, argi, what, 1, max, out);
 }
 
 int cmd_start(int argc, char **argv)
@@ -507,17 +568,19 @@ int cmd_start(int argc, char **argv)
 	char dir[4096], pre[FDR_NAME_LEN + 16], path[256];
 	const char *events[64], *clock = NULL, *inst = NULL;
 	unsigned long v;
-	int nev = 0, c, ret, i, mode = 0, created;
+	int nev = 0, c, ret, i, mode = 0, created, b_argi = -1;
 
 	optind = 0; /* 0, not 1: glibc then resets its permutation state too */
 	while ((c = getopt_long(argc, argv, "+b:m:e:S:C:i:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'b':
+			/* the bound depends on -S: checked below, after every option */
 			ret = parse_uint_arg(argc, argv, optind - 1, "a buffer size in KiB per CPU",
-					     4u << 20, &v);
+					     UINT32_MAX, &v);
 			if (ret)
 				return ret;
 			so.buffer_size_kb = (uint32_t)v;
+			b_argi = optind - 1;
 			break;
 		case 'S':
 			ret = parse_uint_arg(argc, argv, optind - 1, "a sub-buffer size in KiB",
@@ -559,10 +622,24 @@ int cmd_start(int argc, char **argv)
 	if (optind < argc)
 		return usage_error(argc, argv, optind, "expected options only, found '%s'",
 				   argv[optind]);
+	if (so.buffer_size_kb > fdr_session_max_kb(so.subbuf_size ? so.subbuf_size : 4096))
+		return usage_error(argc, argv, b_argi,
+				   "expected a buffer size in KiB per CPU (a number from 1 to %u "
+				   "with %u KiB sub-buffers), found '%u'",
+				   fdr_session_max_kb(so.subbuf_size ? so.subbuf_size : 4096),
+				   (so.subbuf_size ? so.subbuf_size : 4096) / 1024,
+				   so.buffer_size_kb);
 	ret = session_dir(dir, sizeof(dir));
 	if (ret)
 		return ret;
-	created = access(dir, F_OK) != 0;
+	{
+		char ctl[4200];
+
+		/* a directory made beforehand (mkdir -m 700 DIR) holds no session yet */
+		snprintf(ctl, sizeof(ctl), "%s/control", dir);
+		created = access(ctl, F_OK) != 0;
+	}
+	snprintf(cur_session_dir, sizeof(cur_session_dir), "%s", dir);
 	ret = fdr_session_create(dir, &so, &s);
 	if (ret == -EPERM)
 		return die(
@@ -570,13 +647,13 @@ int cmd_start(int argc, char **argv)
 			"%s or its parent is not a private directory of this user (mode 0700 expected)",
 			dir);
 	if (ret)
-		return die(1, "cannot create session in %s: %s", dir, strerror(-ret));
+		return die_err(1, ret, "cannot create session in %s", dir);
 	if (inst && *inst) {
 		snprintf(path, sizeof(path), "instances/%s", inst);
 		ret = fdr_tree_mkdir(s, path);
 		if (ret && ret != -EEXIST) {
 			fdr_session_close(s);
-			return die(1, "instance '%s': %s", inst, strerror(-ret));
+			return die_err(1, ret, "instance '%s'", inst);
 		}
 	}
 	inst_prefix(inst, pre, sizeof(pre));
@@ -610,10 +687,15 @@ int cmd_start(int argc, char **argv)
 		snprintf(path, sizeof(path), "%stracing_on", pre);
 		ret = write_path(s, path, "1\n", O_TRUNC);
 	}
-	if (!ret)
-		fprintf(stderr, "fdr: session %s%s%s %s in %s\n", session_path ? "" : "'",
-			session_path ? "" : session_name, session_path ? "" : "'",
-			created ? "created" : "started", dir);
+	if (!ret) {
+		/* -d names the session by its directory: there is no other name to show */
+		if (session_path)
+			fprintf(stderr, "fdr: session %s %s\n", dir,
+				created ? "created" : "started");
+		else
+			fprintf(stderr, "fdr: session '%s' %s in %s\n", session_name,
+				created ? "created" : "started", dir);
+	}
 	fdr_session_close(s);
 	return ret;
 }
@@ -627,7 +709,7 @@ static int common_opts(int argc, char **argv, const char **inst, int *cpu, int *
 	*ret = 0;
 	/* options anywhere among the verb's words (GNU getopt permutes them) */
 	while ((c = getopt(argc, argv, "i:c:")) != -1) {
-		char *end;
+		unsigned long v;
 
 		switch (c) {
 		case 'i':
@@ -639,13 +721,11 @@ static int common_opts(int argc, char **argv, const char **inst, int *cpu, int *
 						   "unknown option -c for this verb");
 				return -1;
 			}
-			errno = 0;
-			*cpu = (int)strtol(optarg, &end, 10);
-			if (errno || *end || *cpu < 0) {
-				*ret = usage_error(argc, argv, optind - 1,
-						   "expected a CPU number, found '%s'", optarg);
+			*ret = parse_num_arg(argc, argv, optind - 1, "a CPU number", 0,
+					     FDR_MAX_CPUS - 1, &v);
+			if (*ret)
 				return -1;
-			}
+			*cpu = (int)v;
 			break;
 		default:
 			*ret = usage_error(argc, argv, optind - 1, "unknown option");
@@ -682,20 +762,63 @@ static int cmd_stop(int argc, char **argv)
 	return cmd_onoff(argc, argv, "0\n");
 }
 
+/*
+ * Remove a session whose control file cannot be used (fdr_session_destroy()
+ * needs it): only the names fdr makes there, then the directory if that left it
+ * empty. Returns 0 or a negative errno.
+ */
+static int destroy_corrupted(const char *dir)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int ret = 0;
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		unsigned a, b;
+		char tail;
+
+		if (strcmp(de->d_name, "control") == 0 ||
+		    sscanf(de->d_name, "ring.%u.%u%c", &a, &b, &tail) == 2 ||
+		    strncmp(de->d_name, ".tmp.", 5) == 0)
+			if (unlinkat(dirfd(d), de->d_name, 0) < 0 && !ret)
+				ret = -errno;
+	}
+	closedir(d);
+	if (!ret && rmdir(dir) < 0)
+		ret = -errno;
+	return ret;
+}
+
 static int cmd_destroy(int argc, char **argv)
 {
 	struct fdr_session *s;
+	char dir[4096];
 	int ret;
 
 	if (argc > 1)
 		return usage_error(argc, argv, 1, "expected no argument, found '%s'", argv[1]);
-	ret = open_session(&s);
+	ret = session_dir(dir, sizeof(dir));
 	if (ret)
 		return ret;
+	snprintf(cur_session_dir, sizeof(cur_session_dir), "%s", dir);
+	ret = fdr_session_open(dir, &s);
+	if (ret == -EUCLEAN) {
+		/* a corrupted session is removed all the same: that is the way out of it */
+		ret = destroy_corrupted(dir);
+		if (ret)
+			return die(1, "cannot remove the corrupted session %s: %s", dir,
+				   strerror(-ret));
+		fprintf(stderr, "fdr destroy: removed the corrupted session %s\n", dir);
+		return 0;
+	}
+	if (ret)
+		return open_error(dir, ret);
 	ret = fdr_session_destroy(s);
 	fdr_session_close(s);
 	if (ret)
-		return die(1, "cannot remove the session: %s", strerror(-ret));
+		return die_err(1, ret, "cannot remove the session");
 	return 0;
 }
 
@@ -881,6 +1004,10 @@ static int cmd_stat(int argc, char **argv)
 		}
 	}
 	nr = fdr_ring_nr_cpus(s, idx);
+	if (nr < 0) {
+		fflush(stdout);
+		ret = die_err(1, nr, "the ring file of instance %s", idx ? inst : "(top)");
+	}
 	for (cpu = 0; cpu < nr; cpu++) {
 		printf("cpu%d: buffer_size_kb %d\n", cpu,
 		       fdr_ring_cpu_size_kb(s, idx, (uint32_t)cpu));
@@ -941,7 +1068,7 @@ static int snapshot_save(struct fdr_session *s, uint32_t inst, const char *pre, 
 
 		ret = fdr_session_ring(s, inst, &base, &size);
 		if (ret) {
-			ret = die(1, "instance gone: %s", strerror(-ret));
+			ret = die_err(1, ret, "instance gone");
 			break;
 		}
 		h = base;
@@ -975,21 +1102,38 @@ static int snapshot_save(struct fdr_session *s, uint32_t inst, const char *pre, 
 			struct fdr_buf b = { 0 };
 			struct timespec rt;
 			FILE *out;
+			int err;
 
 			clock_gettime(CLOCK_REALTIME, &rt);
 			snprintf(file, sizeof(file), "%s/snapshot-%06u-%lld.%03ld.txt", dir,
 				 ++saved, (long long)rt.tv_sec, rt.tv_nsec / 1000000);
 			snprintf(tmp, sizeof(tmp), "%s.tmp", file);
 			ret = slurp(s, path, &b);
-			out = ret ? NULL : fopen(tmp, "we");
-			if (!out || fwrite(b.data, 1, b.len, out) != b.len || fclose(out) != 0 ||
-			    rename(tmp, file) != 0) {
-				ret = die(1, "cannot write %s: %s", file,
-					  ret ? strerror(-ret) : strerror(errno));
+			if (ret) {
+				ret = die_err(1, ret, "reading the snapshot");
 				fdr_buf_free(&b);
 				break;
 			}
+			err = 0;
+			out = fopen(tmp, "we");
+			if (!out) {
+				err = errno;
+			} else {
+				errno = 0;
+				if (fwrite(b.data, 1, b.len, out) != b.len)
+					err = errno ? errno : EIO;
+				if (fclose(out) != 0 && !err)
+					err = errno;
+			}
+			if (!err && rename(tmp, file) != 0)
+				err = errno;
 			fdr_buf_free(&b);
+			if (err) {
+				/* a full disk leaves no partial file behind */
+				unlink(tmp);
+				ret = die(1, "cannot write %s: %s", file, strerror(err));
+				break;
+			}
 			/* release: the next snapshot may be taken now */
 			__atomic_store_n(&h->saved_seq, seq, __ATOMIC_RELEASE);
 			printf("%s\n", file);
@@ -1077,7 +1221,7 @@ static int cmd_snapshot(int argc, char **argv)
 			fdr_session_unlock(s);
 		}
 		if (ret)
-			ret = die(1, "cannot allocate the snapshot buffers: %s", strerror(-ret));
+			ret = die_err(1, ret, "cannot allocate the snapshot buffers");
 		else if (save_dir)
 			ret = snapshot_save(s, idx, pre, save_dir);
 	}
@@ -1087,26 +1231,76 @@ static int cmd_snapshot(int argc, char **argv)
 
 /* fdr mount [-f] [--allow-other] [--debug] MOUNTPOINT */
 #ifdef FDR_HAVE_FUSE
+/*
+ * -o OPTS of fdr mount: tracefs's uid=N and gid=N (numbers, or user and group
+ * names), comma-separated; the owner of every file of the mount.
+ */
+static int mount_opts(int argc, char **argv, int at, const char *opts, struct fdr_mount_opts *mo)
+{
+	char *copy = strdup(opts), *tok, *save = NULL;
+	int ret = 0;
+
+	if (!copy)
+		return die(1, "out of memory");
+	for (tok = strtok_r(copy, ",", &save); tok && !ret; tok = strtok_r(NULL, ",", &save)) {
+		char *v = strchr(tok, '='), *end;
+		long n;
+
+		if (!v || (strncmp(tok, "uid=", 4) && strncmp(tok, "gid=", 4))) {
+			ret = usage_error(
+				argc, argv, at,
+				"expected -o uid=N or gid=N (comma-separated), found '%s'", tok);
+			break;
+		}
+		v++;
+		errno = 0;
+		n = strtol(v, &end, 10);
+		if (*v && !*end && !errno && n >= 0 && n < UINT32_MAX) {
+			/* a number */
+		} else if (tok[0] == 'u' && getpwnam(v)) {
+			n = (long)getpwnam(v)->pw_uid;
+		} else if (tok[0] == 'g' && getgrnam(v)) {
+			n = (long)getgrnam(v)->gr_gid;
+		} else {
+			ret = usage_error(argc, argv, at,
+					  "expected a %s number or name after %.4s, found '%s'",
+					  tok[0] == 'u' ? "user" : "group", tok, v);
+			break;
+		}
+		if (tok[0] == 'u')
+			mo->uid = n;
+		else
+			mo->gid = n;
+	}
+	free(copy);
+	return ret;
+}
+
 static int cmd_mount(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "foreground", no_argument, NULL, 'f' },
-		{ "allow-other", no_argument, NULL, 'o' },
+		{ "allow-other", no_argument, NULL, 'a' },
 		{ "debug", no_argument, NULL, 'D' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct fdr_mount_opts mo = { 0 };
+	struct fdr_mount_opts mo = { .uid = -1, .gid = -1 };
 	struct fdr_session *s;
 	int c, ret;
 
 	optind = 0; /* 0, not 1: glibc then resets its permutation state too */
-	while ((c = getopt_long(argc, argv, "f", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "fo:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			mo.foreground = 1;
 			break;
-		case 'o':
+		case 'a':
 			mo.allow_other = 1;
+			break;
+		case 'o':
+			ret = mount_opts(argc, argv, optind - 1, optarg, &mo);
+			if (ret)
+				return ret;
 			break;
 		case 'D':
 			mo.debug = mo.foreground = 1;
@@ -1148,7 +1342,8 @@ static const struct verb verbs[] = {
 	  "also of events not registered yet) and turn tracing on." },
 	{ "stop", cmd_stop, "stop [-i INSTANCE]",
 	  "Turn tracing off (tracing_on = 0); the buffers are kept." },
-	{ "destroy", cmd_destroy, "destroy", "Remove the session and everything recorded in it." },
+	{ "destroy", cmd_destroy, "destroy",
+	  "Remove the session and everything recorded in it (a corrupted one too)." },
 	{ "list", cmd_list, "list [-i INSTANCE] [PATTERN...]",
 	  "List registered events ([enabled] marks the enabled ones) and pending rules." },
 	{ "enable", cmd_enable, "enable [-i INSTANCE] EVENTS...",
@@ -1208,13 +1403,16 @@ static const struct verb verbs[] = {
 	{ "mkdir", cmd_mkdir, "mkdir instances/NAME...",
 	  "Create instances (independent buffers)." },
 	{ "rmdir", cmd_rmdir, "rmdir instances/NAME...", "Remove instances." },
-	{ "mount", cmd_mount, "mount [-f] [--allow-other] [--debug] MOUNTPOINT",
+	{ "mount", cmd_mount, "mount [-f] [--allow-other] [-o uid=N,gid=N] [--debug] MOUNTPOINT",
 	  "Serve the control tree as a filesystem on MOUNTPOINT (FUSE), so that echo, cat,\n"
 	  "mkdir, rmdir and trace-cmd (see fdr-tracecmd) use it as they use tracefs. Goes\n"
 	  "to the background once the mount is ready, unless -f; unmount with\n"
 	  "'fusermount3 -u MOUNTPOINT' or stop the server with SIGINT/SIGTERM.\n"
 	  "--allow-other lets other users in (file modes still apply; non-root users need\n"
-	  "user_allow_other in /etc/fuse.conf); --debug prints libfuse's requests (implies -f)." },
+	  "user_allow_other in /etc/fuse.conf); -o uid=N,gid=N makes every file that user's\n"
+	  "and group's (names or numbers), as tracefs's mount options do, to hand tracing to\n"
+	  "a group; chown and chgrp change one file's owner for the life of the mount;\n"
+	  "--debug prints libfuse's requests (implies -f)." },
 	{ "help", cmd_help, "help [VERB]", "Show help." },
 };
 #define NR_VERBS (sizeof(verbs) / sizeof(verbs[0]))

@@ -17,6 +17,9 @@
  *   poll/select       -> fdr_file_poll(); a helper thread notifies the kernel
  *                        (fuse_notify_poll) when a waited-on pipe gets data
  *   mkdir/rmdir       -> fdr_tree_mkdir()/fdr_tree_rmdir()
+ *   chown/chgrp       -> kept in this server (mnt_owners), as tracefs keeps a
+ *                        file's owner for the life of the mount; the kernel has
+ *                        checked the caller may (default_permissions)
  *
  * Files are opened with direct_io, so the kernel neither caches them nor trusts
  * their size (0, as on tracefs), and each read(2) reaches us with its own size:
@@ -67,6 +70,25 @@ static volatile int mnt_poll_stop;
 static struct timespec mnt_time; /* the times every file shows */
 static uid_t mnt_uid;
 static gid_t mnt_gid;
+
+/* Owners set by chown/chgrp, per tree path (a short list: a few files are handed out). */
+struct mnt_owner {
+	char *path;
+	uid_t uid;
+	gid_t gid;
+	struct mnt_owner *next;
+};
+static struct mnt_owner *mnt_owners; /* protected by mnt_lock */
+
+static struct mnt_owner *owner_find(const char *path)
+{
+	struct mnt_owner *o;
+
+	for (o = mnt_owners; o; o = o->next)
+		if (!strcmp(o->path, path))
+			return o;
+	return NULL;
+}
 
 /* "/a/b" -> "a/b", "/" -> "" */
 static const char *tree_path(const char *path)
@@ -198,12 +220,59 @@ static int mnt_getattr(const char *path, struct stat *st, struct fuse_file_info 
 	st->st_nlink = is_dir ? 2 : 1;
 	st->st_uid = mnt_uid;
 	st->st_gid = mnt_gid;
+	pthread_mutex_lock(&mnt_lock);
+	{
+		const struct mnt_owner *o = owner_find(tree_path(path));
+
+		if (o) {
+			st->st_uid = o->uid;
+			st->st_gid = o->gid;
+		}
+	}
+	pthread_mutex_unlock(&mnt_lock);
 	st->st_size = 0; /* as on tracefs: the content is made when read */
 	st->st_blksize = 4096;
 	st->st_atim = mnt_time;
 	st->st_mtim = mnt_time;
 	st->st_ctim = mnt_time;
 	return 0;
+}
+
+/* chown/chgrp: a new owner for one file or directory, until the mount ends */
+static int mnt_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_info *fi)
+{
+	const char *tp = tree_path(path);
+	struct mnt_owner *o;
+	unsigned mode;
+	int is_dir, ret;
+
+	(void)fi;
+	pthread_mutex_lock(&mnt_lock);
+	ret = fdr_tree_stat(mnt_session, tp, &is_dir, &mode);
+	o = ret ? NULL : owner_find(tp);
+	if (!ret && !o) {
+		o = calloc(1, sizeof(*o));
+		if (o)
+			o->path = strdup(tp);
+		if (!o || !o->path) {
+			free(o);
+			ret = -ENOMEM;
+		} else {
+			o->uid = mnt_uid;
+			o->gid = mnt_gid;
+			o->next = mnt_owners;
+			mnt_owners = o;
+		}
+	}
+	if (!ret) {
+		/* (uid_t)-1 / (gid_t)-1: that one is left as it is */
+		if (uid != (uid_t)-1)
+			o->uid = uid;
+		if (gid != (gid_t)-1)
+			o->gid = gid;
+	}
+	pthread_mutex_unlock(&mnt_lock);
+	return ret;
 }
 
 static int mnt_readdir(const char *path, void *buf, fuse_fill_dir_t fill, off_t off,
@@ -487,6 +556,7 @@ static const struct fuse_operations mnt_ops = {
 	.init = mnt_init,
 	.destroy = mnt_destroy,
 	.getattr = mnt_getattr,
+	.chown = mnt_chown,
 	.readdir = mnt_readdir,
 	.mkdir = mnt_mkdir,
 	.rmdir = mnt_rmdir,
@@ -584,8 +654,8 @@ int fdr_mount_run(struct fdr_session *s, const char *mountpoint, const struct fd
 				   "to mount (Debian package fuse3)");
 
 	mnt_session = s;
-	mnt_uid = getuid();
-	mnt_gid = getgid();
+	mnt_uid = o->uid >= 0 ? (uid_t)o->uid : getuid();
+	mnt_gid = o->gid >= 0 ? (gid_t)o->gid : getgid();
 	clock_gettime(CLOCK_REALTIME, &mnt_time);
 	fs_name(o->name, name, sizeof(name));
 	snprintf(opts, sizeof(opts), "fsname=%s,subtype=fdr,default_permissions%s", name,

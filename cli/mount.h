@@ -10,6 +10,7 @@ struct fdr_mount_opts {
 	int foreground; /* -f: do not go to the background */
 	int allow_other; /* --allow-other: other users may enter (modes still apply) */
 	int debug; /* --debug: libfuse's request trace on stderr (implies -f) */
+	long uid, gid; /* -o uid=N,gid=N: the owner of every file, as tracefs's; -1: ours */
 };
 
 int fdr_mount_run(struct fdr_session *s, const char *mountpoint, const struct fdr_mount_opts *o);

@@ -1109,10 +1109,30 @@ int cmd_extract(int argc, char **argv)
 		fdr_session_close(s);
 		return die(1, "no instance '%s'", inst);
 	}
+	{
+		/* a place we cannot write to is said as such before anything is read */
+		char dir[4096];
+		const char *slash = strrchr(out_path, '/');
+
+		if (!slash)
+			snprintf(dir, sizeof(dir), ".");
+		else if (slash == out_path)
+			snprintf(dir, sizeof(dir), "/");
+		else
+			snprintf(dir, sizeof(dir), "%.*s", (int)(slash - out_path), out_path);
+		if (access(dir, W_OK | X_OK) < 0) {
+			ret = errno;
+			fdr_session_close(s);
+			return die(1, "cannot write %s: %s", out_path, strerror(ret));
+		}
+	}
 	ret = fdr_tracedat_extract(s, idx, flags, out_path, cpus, FDR_MAX_CPUS, &nr);
 	fdr_session_close(s);
+	if (ret == -EUCLEAN)
+		return die_err(1, ret, "reading the %s", flags ? "snapshot" : "instance");
 	if (ret)
-		return die(1, "cannot write %s: %s", out_path, strerror(-ret));
+		return die(1, "cannot save the %s to %s: %s", flags ? "snapshot" : "instance",
+			   out_path, strerror(-ret));
 	for (cpu = 0; cpu < nr; cpu++) {
 		total += cpus[cpu].records;
 		lost += cpus[cpu].lost;

@@ -84,8 +84,6 @@ static int rp_parse(int argc, char **argv, struct rp_opts *o)
 
 	optind = 0; /* 0, not 1: glibc then resets its permutation state too */
 	while ((c = getopt_long(argc, argv, "i:e:F:c:h", longs, NULL)) != -1) {
-		char *end;
-
 		switch (c) {
 		case 'i':
 			o->file = optarg;
@@ -98,13 +96,17 @@ static int rp_parse(int argc, char **argv, struct rp_opts *o)
 			if (rp_add_filter(o, optarg))
 				return 1;
 			break;
-		case 'c':
-			errno = 0;
-			o->cpu = strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg || o->cpu < 0 || o->cpu > INT32_MAX)
-				return usage_error(argc, argv, optind - 1,
-						   "expected a CPU number, found '%s'", optarg);
+		case 'c': {
+			unsigned long v;
+			/* a trace.dat may come from a machine with more CPUs than fdr's */
+			int ret = parse_num_arg(argc, argv, optind - 1, "a CPU number", 0,
+						INT32_MAX, &v);
+
+			if (ret)
+				return ret;
+			o->cpu = (long)v;
 			break;
+		}
 		case 'h':
 			printf("usage: fdr report [-i FILE] [-e EVENTS]... [-F FILTER]... [--cpu N] "
 			       "[FILE]\n");
@@ -153,7 +155,7 @@ static int rp_prepare(struct fdr_trace *t, const struct rp_opts *o, struct rp_ev
 		      size_t *nr_out)
 {
 	size_t n = fdr_trace_nr_events(t), i, compiled = 0, selected = 0;
-	struct fdr_filter_error first = { -1, 0 };
+	struct fdr_filter_error first = { -1, 0, 0 };
 	struct rp_event *ev = calloc(n ? n : 1, sizeof(*ev));
 
 	if (!ev)
@@ -161,7 +163,7 @@ static int rp_prepare(struct fdr_trace *t, const struct rp_opts *o, struct rp_ev
 	*out = ev;
 	*nr_out = n;
 	for (i = 0; i < n; i++) {
-		struct fdr_filter_error fe = { 0, 0 };
+		struct fdr_filter_error fe = { 0, 0, 0 };
 		int ret;
 
 		ev[i].e = fdr_trace_event_at(t, i);

@@ -69,6 +69,7 @@ FDR_API int fdr_session_write(struct fdr_session *s, uint32_t inst, const void *
 FDR_API int fdr_session_error(struct fdr_session *s, uint32_t inst, const char *location,
 			      const char *msg, const char *cmd, int pos);
 FDR_API uint32_t fdr_session_subbufs_for_kb(uint32_t size_kb, uint32_t subbuf_size);
+FDR_API uint32_t fdr_session_max_kb(uint32_t subbuf_size);
 FDR_API int fdr_session_register_event(struct fdr_session *s, const struct fdr_abi_event *tmpl,
 				       uint32_t *slot_out);
 FDR_API void fdr_session_apply_pending(struct fdr_session *s, uint32_t slot);

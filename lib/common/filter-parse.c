@@ -41,7 +41,8 @@
  *   3. fp_pred() is parse_pred(): FIELD OP VALUE. Its error positions are the
  *      kernel's, one past the byte it stood on (the kernel passes the
  *      predicate's position + 1 as its base).
- * Deliberate differences (docs/design/filter.md): a trailing && or || and an
+ * Deliberate differences (docs/design/filter.md): a control byte outside a
+ * string is "unexpected character 0xNN at offset N" (fp_scan()); a trailing && or || and an
  * operator with no operand ("a == 1 && )") are "Meaningless filter
  * expression" where the kernel accepts the first and says "Error: (0)" for
  * the second; numbers are range-checked against the field; ~ is a plain glob
@@ -182,6 +183,15 @@ static int fp_scan(struct fp_state *st, int *nr_preds)
 			if (c == quote)
 				quote = 0;
 			continue;
+		}
+		/*
+		 * fdr: a control byte outside a string is named with its offset (the
+		 * kernel's "Too many terms" or "Field not found" said neither what nor
+		 * where, and a caret under an invisible byte shows nothing)
+		 */
+		if (c < 0x20 || c == 0x7f) {
+			st->err->ch = c;
+			return fp_error(st, FDR_FILTER_ERR_BAD_CHAR, i);
 		}
 		switch (c) {
 		case '\'':

@@ -47,12 +47,22 @@ const char *fdr_filter_strerror(int code)
  * fdr_filter_error_message - the message error_log shows for @err
  *
  * The kernel logs code 0 (nothing to parse) as "Error" (its FILT_ERR_ERRNO) at
- * position 0. Returns: a static string.
+ * position 0. fdr's FDR_FILTER_ERR_BAD_CHAR says which byte and where.
+ * Returns: a static string, or for BAD_CHAR one in a per-thread buffer that
+ * the next call in the same thread overwrites.
  */
 const char *fdr_filter_error_message(const struct fdr_filter_error *err)
 {
+	static __thread char bad[96];
+
 	if (!err || err->code <= 0)
 		return fpr_err_text[FDR_FILTER_ERR_ERRNO];
+	if (err->code == FDR_FILTER_ERR_BAD_CHAR) {
+		snprintf(bad, sizeof(bad),
+			 "Unexpected character 0x%02x (a control byte) at offset %d",
+			 (unsigned)err->ch & 0xff, err->pos);
+		return bad;
+	}
 	return fdr_filter_strerror(err->code);
 }
 
@@ -146,7 +156,7 @@ int fdr_filter_format_error(const char *text, const struct fdr_filter_error *err
 	fpr_add(&b, "\n", 1);
 	for (i = 0; i < pos; i++)
 		fpr_add(&b, " ", 1);
-	fpr_printf(&b, "^\nparse_error: %s\n\n", fdr_filter_strerror(err->code));
+	fpr_printf(&b, "^\nparse_error: %s\n\n", fdr_filter_error_message(err));
 	return fpr_done(&b);
 }
 

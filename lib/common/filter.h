@@ -120,7 +120,8 @@ struct fdr_filter_ctx {
 
 /*
  * Parse errors: the kernel's table, same order, same text
- * (kernel/trace/trace_events_filter.c ERRORS), so the codes are the kernel's.
+ * (kernel/trace/trace_events_filter.c ERRORS), so the codes are the kernel's;
+ * fdr's own codes come after them.
  */
 #define FDR_FILTER_ERRORS                                                                 \
 	C(NONE, "No error")                                                               \
@@ -144,7 +145,8 @@ struct fdr_filter_ctx {
 	C(INVALID_VALUE, "Invalid value (did you forget quotes)?")                        \
 	C(NO_FUNCTION, "Function not found")                                              \
 	C(ERRNO, "Error")                                                                 \
-	C(NO_FILTER, "No filter found")
+	C(NO_FILTER, "No filter found")                                                   \
+	C(BAD_CHAR, "Unexpected character") /* fdr: a control byte outside quotes */
 
 #define C(a, b) FDR_FILTER_ERR_##a,
 enum fdr_filter_err { FDR_FILTER_ERRORS FDR_FILTER_ERR_NR };
@@ -160,6 +162,7 @@ enum fdr_filter_err { FDR_FILTER_ERRORS FDR_FILTER_ERR_NR };
 struct fdr_filter_error {
 	int code; /* enum fdr_filter_err */
 	int pos;
+	int ch; /* FDR_FILTER_ERR_BAD_CHAR: the byte found at pos */
 };
 
 int fdr_filter_compile(const struct fdr_abi_event *e, const char *text, struct fdr_filter_prog *out,

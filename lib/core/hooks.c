@@ -7,6 +7,8 @@
  * triggers:
  *
  *	pid list (set_event_pid)  the writer's tid or tgid must be listed
+ *	tracing_cpumask           the record is written only on the CPUs set
+ *	options/stacktrace        an ftrace:user_stack record follows each record
  *	filter                    evaluated on the payload before anything is
  *	                          reserved: a record that does not match costs no
  *	                          buffer space
@@ -73,6 +75,14 @@ static int hk_pid_ok(const struct fdr_abi_instance *in, int32_t tid)
 		if (in->pids[i] == tid || in->pids[i] == hk_self.tgid)
 			return 1;
 	return 0;
+}
+
+/* Does tracing_cpumask let the instance record on @cpu? */
+static int hk_cpu_ok(const struct fdr_abi_instance *in, uint32_t cpu)
+{
+	if (cpu >= FDR_MAX_CPUS)
+		return 1;
+	return (__atomic_load_n(&in->cpumask[cpu / 64], __ATOMIC_RELAXED) >> (cpu % 64)) & 1;
 }
 
 /* Evaluate filter slot @f (slot + 1) on a payload; 1 = record. */
@@ -263,17 +273,23 @@ void fdr_hooks_commit(struct fdr_session *s, const uint64_t *enabled, uint32_t s
 			bits &= bits - 1;
 			if (!hk_pid_ok(in, c->pid))
 				continue;
-			if ((en & bit) && in->tracing_on &&
+			/* tracing_cpumask keeps the record out, not the triggers (kernel) */
+			if ((en & bit) && in->tracing_on && hk_cpu_ok(in, ctx.cpu) &&
 			    (!(fl & bit) ||
 			     hk_filter(ctl, __atomic_load_n(&h->filter[i], __ATOMIC_ACQUIRE),
 				       payload, len, &ctx))) {
 				struct fdr_ring_map *m =
 					atomic_load_explicit(&s->rings[i], memory_order_acquire);
 
-				if (m)
+				if (m) {
 					fdr_ring_write_fast(s, i, m, rec, total);
-				else
+					/* options/stacktrace: the stack after each record */
+					if (__atomic_load_n(&in->options, __ATOMIC_RELAXED) &
+					    FDR_OPT_STACKTRACE)
+						hk_stack(s, i, c->pid);
+				} else {
 					fdr_ring_unmapped(s);
+				}
 			}
 			if (tr & bit)
 				hk_run_triggers(s, h, i, payload, len, &ctx, c->pid);

@@ -60,6 +60,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/rseq.h>
 #include <sys/stat.h>
@@ -515,9 +516,13 @@ void fdr_ring_buffer_reset(struct fdr_abi_cpu *c, unsigned char *data)
  *
  * Layout: struct fdr_abi_ring, 2 * nr_cpus struct fdr_abi_cpu, the live buffers'
  * data, then the spare buffers' data (reserved in the file, backed by memory only
- * while the snapshot is allocated). The file is written under a temporary name
- * and renamed, so it is never seen half made. Returns 0, -EINVAL, -ENOMEM,
- * -ENOSPC or another negative errno.
+ * while the snapshot is allocated). Everything writers may store into (headers,
+ * live buffers, and the spare ones with @spare) is allocated before the file is
+ * published, so a full file system is -ENOSPC here and never a SIGBUS in a
+ * writer. The file is written under a temporary name (removed on failure) and
+ * renamed, so it is never seen half made. Each CPU's buffer is at most 4 GiB -
+ * @subbuf_size (head holds a 32-bit offset; see fdr_session_max_kb()).
+ * Returns 0, -EINVAL, -ENOMEM, -ENOSPC or another negative errno.
  */
 int fdr_ring_file_create(int dir_fd, uint32_t inst, uint32_t gen, uint32_t nr_cpus,
 			 uint32_t subbuf_size, const uint32_t *nr_subbufs, int spare)
@@ -549,6 +554,8 @@ int fdr_ring_file_create(int dir_fd, uint32_t inst, uint32_t gen, uint32_t nr_cp
 	fd = openat(dir_fd, tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
+	/* held while we work on it: the session's leftover reaper leaves it alone */
+	flock(fd, LOCK_EX);
 	if (ftruncate(fd, (off_t)size) < 0) {
 		ret = -errno;
 		goto err;
@@ -721,6 +728,21 @@ int fdr_ring_swap(struct fdr_ring_map *m, int cpu)
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		__atomic_fetch_add(&h->snap_refused, 1, __ATOMIC_RELAXED);
 		return -EBUSY;
+	}
+	/*
+	 * A free of the spare buffers may have begun since the check above: it
+	 * clears spare_allocated, then waits for an odd snap_seq to end before it
+	 * releases their memory (fdr_session_snapshot_alloc()). Either it sees our
+	 * odd seq, or we see its clear: seq_cst fence, paired with the one there.
+	 */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&h->spare_allocated, __ATOMIC_RELAXED)) {
+		uint64_t mine = (seq | 1) + ((seq & 1) ? 2 : 0);
+
+		__atomic_compare_exchange_n(&h->snap_seq, &mine, seq, 0, __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED);
+		__atomic_fetch_add(&h->snap_refused, 1, __ATOMIC_RELAXED);
+		return -ENODEV;
 	}
 	__atomic_store_n(&h->snap_lock_ns, now, __ATOMIC_RELAXED);
 	for (c = first; c < last; c++) {

@@ -11,9 +11,15 @@
  * mutex that lives in it, then control.gen is bumped and futex-woken so that
  * every attached process (libfdr's agent thread) resynchronises at once.
  * Files are created under a temporary name and renamed into place, so a process
- * that dies half-way never leaves a half-made file behind a real name.
+ * that dies half-way never leaves a half-made file behind a real name; the next
+ * process that opens the session removes such leftovers (ses_reap_tmp()).
+ *
+ * Every byte of a shared file that a writer may store into is allocated when the
+ * file is made (posix_fallocate): on a full file system the creator gets ENOSPC,
+ * and a traced program never takes SIGBUS on a page of fdr's (docs/design/abi.md).
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -168,6 +175,22 @@ uint32_t fdr_session_subbufs_for_kb(uint32_t size_kb, uint32_t subbuf_size)
 	return (uint32_t)n + 1;
 }
 
+/**
+ * fdr_session_max_kb - the largest buffer_size_kb a CPU's buffer can have with
+ * sub-buffers of @subbuf_size bytes: its sub-buffers (fdr_session_subbufs_for_kb())
+ * must fit in 4 GiB - @subbuf_size, since a writer's head holds a 32-bit offset
+ * (fdr_ring_file_create()). About 4177912 KiB with 4 KiB sub-buffers.
+ */
+uint32_t fdr_session_max_kb(uint32_t subbuf_size)
+{
+	uint64_t max_subbufs = (1ull << 32) / subbuf_size - 1; /* ring included */
+
+	if (subbuf_size <= 16 || max_subbufs < 3)
+		return 0;
+	/* subbufs_for_kb() = ceil(kb * 1024 / data) + 1 <= max_subbufs */
+	return (uint32_t)((max_subbufs - 1) * (subbuf_size - 16) / 1024);
+}
+
 static void ses_free(struct fdr_session *s)
 {
 	uint32_t i;
@@ -187,6 +210,94 @@ static void ses_free(struct fdr_session *s)
 	if (s->dir_fd >= 0)
 		close(s->dir_fd);
 	free(s);
+}
+
+/*
+ * Allocate [off, off + len) of a file other processes may be using. fallocate()
+ * itself, never glibc's posix_fallocate() fallback, which writes a zero byte
+ * into each block it reads as zero and so could undo a concurrent writer's
+ * store; where the file system has no fallocate, nothing better can be done.
+ */
+static int ses_fallocate_shared(int fd, off_t off, off_t len)
+{
+	if (fallocate(fd, 0, off, len) == 0)
+		return 0;
+	return errno == EOPNOTSUPP ? 0 : -errno;
+}
+
+/*
+ * The PID in the name of a creator's temporary file, ".tmp.control.PID" or
+ * ".tmp.ring.INST.GEN.PID" (fdr_ring_file_create()); 0 for any other name.
+ */
+static pid_t ses_tmp_pid(const char *name)
+{
+	const char *p;
+	unsigned long v;
+	char *end;
+	int dots;
+
+	if (strncmp(name, ".tmp.control.", 13) == 0) {
+		p = name + 13;
+	} else if (strncmp(name, ".tmp.ring.", 10) == 0) {
+		p = name + 10;
+		for (dots = 0; dots < 2; dots++) {
+			if (!isdigit((unsigned char)*p))
+				return 0;
+			while (isdigit((unsigned char)*p))
+				p++;
+			if (*p++ != '.')
+				return 0;
+		}
+	} else {
+		return 0;
+	}
+	if (!isdigit((unsigned char)*p))
+		return 0;
+	errno = 0;
+	v = strtoul(p, &end, 10);
+	if (errno || *end || v == 0 || v > INT_MAX)
+		return 0;
+	return (pid_t)v;
+}
+
+/*
+ * Remove the temporary files left by creators that died before renaming them
+ * (a "fdr start" killed while it allocated a large buffer leaves megabytes).
+ * Only our own temporary names, and only when both say the creator is gone: its
+ * PID names no process (a live PID, even one reused by another program, keeps
+ * the file), and nobody holds the flock() a creator takes on its temporary file
+ * for as long as it works on it (the kernel drops it when the creator dies), so
+ * a PID that only looks dead (another PID namespace) never loses a file in the
+ * making. Best effort: errors leave the file for the next time.
+ */
+static void ses_reap_tmp(int dir_fd)
+{
+	struct dirent *de;
+	DIR *d;
+	/* its own open file: a dup() would move dir_fd's offset for later readers */
+	int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		pid_t pid = ses_tmp_pid(de->d_name);
+		int tfd;
+
+		if (!pid || pid == getpid() || kill(pid, 0) == 0 || errno != ESRCH)
+			continue;
+		tfd = openat(dir_fd, de->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+		if (tfd < 0)
+			continue;
+		if (flock(tfd, LOCK_EX | LOCK_NB) == 0)
+			unlinkat(dir_fd, de->d_name, 0);
+		close(tfd);
+	}
+	closedir(d);
 }
 
 /**
@@ -217,6 +328,7 @@ int fdr_session_open(const char *dir, struct fdr_session **out)
 		ret = -errno;
 		goto err;
 	}
+	ses_reap_tmp(s->dir_fd);
 	fd = openat(s->dir_fd, "control", O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0) {
 		ret = -errno;
@@ -237,6 +349,16 @@ int fdr_session_open(const char *dir, struct fdr_session **out)
 	    s->ctl->struct_size != sizeof(struct fdr_abi_control) || s->ctl->nr_cpus == 0 ||
 	    s->ctl->nr_cpus > FDR_MAX_CPUS)
 		goto err;
+	/*
+	 * A control file with holes (made by an older fdr, or copied with cp,
+	 * which turns zero pages into holes) is allocated now, so that nobody
+	 * takes SIGBUS on it when the file system fills; -ENOSPC if it cannot be.
+	 */
+	if ((uint64_t)st.st_blocks * 512 < (uint64_t)st.st_size) {
+		ret = ses_fallocate_shared(fd, 0, st.st_size);
+		if (ret)
+			goto err;
+	}
 	s->session_id = s->ctl->session_id;
 	close(fd);
 	*out = s;
@@ -334,8 +456,14 @@ static void ses_builtin_events(struct fdr_abi_control *c)
  * @o: options for a new session, or NULL for the defaults
  * @out: the session; fdr_session_close() it
  *
+ * The control file and the top instance's ring file are allocated whole before
+ * the session appears, so a full file system fails here with -ENOSPC and leaves
+ * nothing behind (the directory too is removed if this call made it), never
+ * later in a writer.
+ *
  * Returns 0, -EPERM (a directory on the way is not private to us), -EINVAL (bad
- * option), -ENOSPC/-ENOMEM, or the errors of fdr_session_open().
+ * option), -ENOSPC (the file system is full), -ENOMEM, or the errors of
+ * fdr_session_open().
  */
 int fdr_session_create(const char *dir, const struct fdr_session_opts *o, struct fdr_session **out)
 {
@@ -344,7 +472,7 @@ int fdr_session_create(const char *dir, const struct fdr_session_opts *o, struct
 	uint32_t kb = o && o->buffer_size_kb ? o->buffer_size_kb : DEFAULT_BUFFER_KB;
 	uint32_t ss = o && o->subbuf_size ? o->subbuf_size : DEFAULT_SUBBUF;
 	int overwrite = !o || o->overwrite >= 0;
-	int dir_fd = -1, fd = -1, ret;
+	int dir_fd = -1, fd = -1, ret, made_dir = 0, made_ring = 0;
 	char *slash;
 
 	snprintf(parent, sizeof(parent), "%s", dir);
@@ -362,7 +490,11 @@ int fdr_session_create(const char *dir, const struct fdr_session_opts *o, struct
 			}
 		}
 	}
-	ret = ses_mkdir_private(dir);
+	if (mkdir(dir, 0700) == 0)
+		made_dir = 1;
+	else if (errno != EEXIST)
+		return -errno;
+	ret = ses_check_private_dir(dir);
 	if (ret)
 		return ret;
 	ret = fdr_session_open(dir, out);
@@ -370,22 +502,31 @@ int fdr_session_create(const char *dir, const struct fdr_session_opts *o, struct
 		return ret;
 
 	dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dir_fd < 0)
-		return -errno;
-	/* The top instance's ring first: the control file's rename publishes both. */
-	ret = ses_make_ring(dir_fd, 0, 0, ses_nr_cpus(), kb, ss);
-	if (ret)
+	if (dir_fd < 0) {
+		ret = -errno;
 		goto out;
+	}
 	snprintf(tmp, sizeof(tmp), ".tmp.control.%d", (int)getpid());
 	fd = openat(dir_fd, tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		ret = -errno;
 		goto out;
 	}
-	if (ftruncate(fd, sizeof(*c)) < 0) {
-		ret = -errno;
+	/* held while we work on it: ses_reap_tmp() leaves the file alone */
+	flock(fd, LOCK_EX);
+	/*
+	 * Every page of the control block, not only those written here: writers
+	 * store into it later (the event path's routes, cmdlines, the registry),
+	 * and a page first touched on a full file system is a SIGBUS in them.
+	 */
+	ret = -posix_fallocate(fd, 0, sizeof(*c));
+	if (ret)
 		goto out;
-	}
+	/* The top instance's ring: the control file's rename publishes both. */
+	ret = ses_make_ring(dir_fd, 0, 0, ses_nr_cpus(), kb, ss);
+	if (ret)
+		goto out;
+	made_ring = 1;
 	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (c == MAP_FAILED) {
 		ret = -errno;
@@ -436,8 +577,13 @@ out:
 		unlinkat(dir_fd, tmp, 0);
 		close(fd);
 	}
+	/* a ring without a control file is nobody's: give its memory back */
+	if (ret && made_ring && faccessat(dir_fd, "control", F_OK, AT_SYMLINK_NOFOLLOW) != 0)
+		unlinkat(dir_fd, "ring.0.0", 0);
 	if (dir_fd >= 0)
 		close(dir_fd);
+	if (ret && made_dir)
+		rmdir(dir); /* fails, as it should, if anything else is there */
 	return ret;
 }
 
@@ -542,6 +688,48 @@ int fdr_session_destroy(struct fdr_session *s)
 	return 0;
 }
 
+/*
+ * What writers may store into in ring file @m is allocated: the headers, each
+ * CPU's live buffer and, while the snapshot is allocated, its spare. A file
+ * fdr made is (fdr_ring_file_create()); one copied with cp, which turns zero
+ * pages into holes, may not be, and is allocated here. Returns 0 or -ENOSPC
+ * (or another errno of fallocate()).
+ */
+static int ses_ring_allocated(struct fdr_session *s, const struct fdr_ring_map *m)
+{
+	int spare = !!__atomic_load_n(&m->hdr->spare_allocated, __ATOMIC_ACQUIRE);
+	off_t hdr = (off_t)(m->pcpu[0].buf[0].data - (unsigned char *)m->base);
+	uint64_t need = (uint64_t)hdr;
+	uint32_t cpu, bi;
+	struct stat st;
+	char name[64];
+	int fd, ret = 0;
+
+	for (cpu = 0; cpu < m->nr_cpus; cpu++)
+		need += m->pcpu[cpu].buf[0].ring_bytes * (spare ? 2 : 1);
+	snprintf(name, sizeof(name), "ring.%u.%u", m->instance, m->gen);
+	fd = openat(s->dir_fd, name, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || (uint64_t)st.st_blocks * 512 >= need)
+		goto out;
+	/* the headers (everything before the first buffer), then each CPU's buffers */
+	ret = ses_fallocate_shared(fd, 0, hdr);
+	for (cpu = 0; cpu < m->nr_cpus && !ret; cpu++) {
+		const struct fdr_pcpu *pc = &m->pcpu[cpu];
+		uint32_t live = __atomic_load_n(pc->active, __ATOMIC_ACQUIRE) & 1;
+
+		for (bi = 0; bi < FDR_RING_BUFS && !ret; bi++)
+			if (bi == live || spare)
+				ret = ses_fallocate_shared(
+					fd, (off_t)(pc->buf[bi].data - (unsigned char *)m->base),
+					(off_t)pc->buf[bi].ring_bytes);
+	}
+out:
+	close(fd);
+	return ret;
+}
+
 /* Returns the current mapping of an instance's ring, remapping after a resize. */
 struct fdr_ring_map *fdr_session_ring_map(struct fdr_session *s, uint32_t inst, int *err)
 {
@@ -552,6 +740,13 @@ struct fdr_ring_map *fdr_session_ring_map(struct fdr_session *s, uint32_t inst, 
 	if (m && m->gen == gen)
 		return m;
 	ret = fdr_ring_map_open(s, inst, gen, &nm);
+	if (!ret) {
+		ret = ses_ring_allocated(s, nm);
+		if (ret) {
+			munmap(nm->base, nm->size);
+			free(nm);
+		}
+	}
 	if (ret) {
 		*err = ret;
 		return NULL;
@@ -656,16 +851,58 @@ int fdr_session_snapshot(struct fdr_session *s, uint32_t inst, int cpu)
 	return fdr_ring_swap(m, cpu);
 }
 
+/*
+ * Before the spare buffers' memory is released: a swap in progress ends (at most
+ * 100 ms, then it is a dead one), and writers that were inside their critical
+ * section at the last swap have finished into what became the spare (2 ms after
+ * it, as the snapshot reader waits; see rd_snapshot_settle() in lib/ctl/reader.c).
+ * Otherwise such a writer would store into a released page and fault it back in.
+ */
+static void ses_swap_settle(struct fdr_ring_map *m)
+{
+	uint64_t last = 0, now, age;
+	uint32_t cpu;
+	int k;
+
+	for (k = 0; k < 100 && (__atomic_load_n(&m->hdr->snap_seq, __ATOMIC_ACQUIRE) & 1); k++) {
+		struct timespec d = { 0, 1000 * 1000 };
+
+		nanosleep(&d, NULL);
+	}
+	for (cpu = 0; cpu < m->nr_cpus; cpu++) {
+		uint64_t t = __atomic_load_n(&m->pcpu[cpu].cpu[0]->swap_ns, __ATOMIC_ACQUIRE);
+
+		if (t > last)
+			last = t;
+	}
+	now = fdr_lease_ns(m->lease_mult);
+	age = last ? fdr_lease_age(now, last) : UINT64_MAX;
+	if (age < 2000000) {
+		struct timespec d = { 0, (long)(2000000 - age) };
+
+		nanosleep(&d, NULL);
+	}
+}
+
 /**
  * fdr_session_snapshot_alloc - back the snapshot buffers of an instance with
  * memory (@on = 1) or release them (@on = 0: the snapshot's contents are lost).
- * Caller holds the lock. Returns 0, -ENOMEM (no memory for them), -ENOENT.
+ * @s: session
+ * @inst: instance
+ * @on: 1 to allocate, 0 to free
+ *
+ * Allocation is all or nothing: when the file system (tmpfs: memory) cannot
+ * hold every CPU's spare buffer, what was allocated for the others is given back
+ * and the instance stays without snapshot buffers. Caller holds the lock.
+ *
+ * Returns 0, -ENOSPC (no room for them in the session's file system), -ENOENT
+ * (no such instance), or another negative errno of fallocate().
  */
 int fdr_session_snapshot_alloc(struct fdr_session *s, uint32_t inst, int on)
 {
 	struct fdr_ring_map *m;
 	char name[64];
-	uint32_t cpu;
+	uint32_t cpu, k;
 	int fd, err = -EIO, ret = 0;
 
 	if (inst >= FDR_MAX_INSTANCES || s->ctl->instances[inst].state != FDR_INST_LIVE)
@@ -679,8 +916,16 @@ int fdr_session_snapshot_alloc(struct fdr_session *s, uint32_t inst, int on)
 	fd = openat(s->dir_fd, name, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (!on)
-		__atomic_store_n(&m->hdr->spare_allocated, 0, __ATOMIC_RELEASE);
+	if (!on) {
+		__atomic_store_n(&m->hdr->spare_allocated, 0, __ATOMIC_RELAXED);
+		/*
+		 * seq_cst fence, paired with the one in fdr_ring_swap() after it
+		 * makes snap_seq odd: a swap either sees the clear and backs out, or
+		 * we see its odd seq below and wait for it to end.
+		 */
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		ses_swap_settle(m);
+	}
 	for (cpu = 0; cpu < m->nr_cpus && !ret; cpu++) {
 		struct fdr_pcpu *pc = &m->pcpu[cpu];
 		uint32_t spare = (__atomic_load_n(pc->active, __ATOMIC_ACQUIRE) & 1) ^ 1;
@@ -691,16 +936,29 @@ int fdr_session_snapshot_alloc(struct fdr_session *s, uint32_t inst, int on)
 			ret = -posix_fallocate(fd, off, len);
 			if (!ret)
 				fdr_ring_buffer_reset(pc->cpu[spare], pc->buf[spare].data);
-		} else if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, len) <
-			   0) {
+			continue;
+		}
+		/*
+		 * Reset first, then release: zero pages read as an empty buffer, and
+		 * nothing stores into the released pages (on a full file system that
+		 * store would be a SIGBUS here).
+		 */
+		fdr_ring_buffer_reset(pc->cpu[spare], pc->buf[spare].data);
+		if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, len) < 0)
 			ret = -errno;
-		} else {
-			fdr_ring_buffer_reset(pc->cpu[spare], pc->buf[spare].data);
+	}
+	if (ret && on) {
+		/* all or nothing: release the spare buffers allocated above */
+		for (k = 0; k < cpu; k++) {
+			struct fdr_pcpu *pc = &m->pcpu[k];
+			uint32_t spare = (__atomic_load_n(pc->active, __ATOMIC_ACQUIRE) & 1) ^ 1;
+
+			fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				  (off_t)(pc->buf[spare].data - (unsigned char *)m->base),
+				  (off_t)pc->buf[spare].ring_bytes);
 		}
 	}
 	close(fd);
-	if (ret == -ENOSPC)
-		ret = -ENOMEM;
 	if (!ret && on)
 		__atomic_store_n(&m->hdr->spare_allocated, 1, __ATOMIC_RELEASE);
 	fdr_session_changed(s);

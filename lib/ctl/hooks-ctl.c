@@ -53,7 +53,11 @@ static int bit_get(const uint64_t *m, uint32_t i)
 	return (int)((__atomic_load_n(&m[i / 64], __ATOMIC_ACQUIRE) >> (i % 64)) & 1);
 }
 
-/* Recompute control.hooks_active (lock held). */
+/*
+ * Recompute control.hooks_active and pids_active (lock held): pids_active says
+ * an instance checks each writer (a pid list, a tracing_cpumask that leaves a
+ * CPU out, the stacktrace option), so no event takes a cached route.
+ */
 void fdr_hooks_recount(struct fdr_abi_control *c)
 {
 	uint32_t i, w, any = 0, pids = 0;
@@ -62,9 +66,18 @@ void fdr_hooks_recount(struct fdr_abi_control *c)
 		for (w = 0; w < FDR_MAX_INSTANCES / 64; w++)
 			if (c->hooks[i].filtered[w] || c->hooks[i].triggered[w])
 				any = 1;
-	for (i = 0; i < FDR_MAX_INSTANCES && !pids; i++)
-		if (c->instances[i].state == FDR_INST_LIVE && c->instances[i].nr_pids)
+	for (i = 0; i < FDR_MAX_INSTANCES && !pids; i++) {
+		const struct fdr_abi_instance *in = &c->instances[i];
+		uint32_t cpu, n = c->nr_cpus < FDR_MAX_CPUS ? c->nr_cpus : FDR_MAX_CPUS;
+
+		if (in->state != FDR_INST_LIVE)
+			continue;
+		if (in->nr_pids || (in->options & FDR_OPT_STACKTRACE))
 			pids = 1;
+		for (cpu = 0; cpu < n && !pids; cpu++)
+			if (!((in->cpumask[cpu / 64] >> (cpu % 64)) & 1))
+				pids = 1; /* tracing_cpumask leaves a CPU out */
+	}
 	__atomic_store_n(&c->pids_active, pids, __ATOMIC_RELEASE);
 	__atomic_store_n(&c->hooks_active, any | pids, __ATOMIC_RELEASE);
 }
@@ -147,7 +160,7 @@ int fdr_hooks_filter_set(struct fdr_abi_control *c, uint32_t inst, const struct 
 {
 	uint32_t es = event_slot(c, e);
 	struct fdr_abi_hooks *h = &c->hooks[es];
-	struct fdr_filter_error err = { 0, 0 };
+	struct fdr_filter_error err = { 0, 0, 0 };
 	struct fdr_filter_prog *prog = malloc(sizeof(*prog));
 	int slot, ret;
 
@@ -472,7 +485,7 @@ int fdr_hooks_trigger_cmd(struct fdr_session *s, uint32_t inst, const struct fdr
 	if (slot < 0)
 		return slot;
 	if (ifp) {
-		struct fdr_filter_error err = { 0, 0 };
+		struct fdr_filter_error err = { 0, 0, 0 };
 
 		fslot = filter_slot_new(c, es);
 		if (fslot < 0)

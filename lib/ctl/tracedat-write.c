@@ -466,7 +466,7 @@ out:
  * @nr_cpus: set to the number of CPUs written
  *
  * Returns 0, -ENOSPC (more CPUs than @max_cpus), or a negative errno; on an
- * error the file may be left incomplete.
+ * error a regular file at @path is removed rather than left incomplete.
  */
 int fdr_tracedat_extract(struct fdr_session *s, uint32_t inst, unsigned flags, const char *path,
 			 struct fdr_tracedat_cpu *cpus, uint32_t max_cpus, uint32_t *nr_cpus)
@@ -486,11 +486,18 @@ int fdr_tracedat_extract(struct fdr_session *s, uint32_t inst, unsigned flags, c
 	for (cpu = 0, ret = 0; cpu < (uint32_t)nr && !ret; cpu++)
 		ret = td_extract_cpu(s, inst, flags, cpu, (uint32_t)ps, path, &cpus[cpu]);
 	if (!ret) {
+		struct stat st;
+		int regular;
+
 		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		regular = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
 		ret = fd < 0 ? -errno :
 			       fdr_tracedat_write(fd, s, inst, 0, (uint32_t)ps, cpus, (uint32_t)nr);
 		if (fd >= 0 && close(fd) < 0 && !ret)
 			ret = -errno;
+		/* no partial file (a full file system): a FIFO or a device is left alone */
+		if (ret && regular)
+			unlink(path);
 	}
 	for (cpu = 0; cpu < (uint32_t)nr; cpu++) {
 		if (cpus[cpu].fd >= 0)

@@ -93,6 +93,7 @@ enum node {
 	F_SYS_FILTER,
 	F_EVENT_TRIGGER,
 	F_SET_EVENT_PID,
+	F_TRACING_CPUMASK,
 	/* snapshots */
 	F_SNAPSHOT,
 	F_CPU_SNAPSHOT,
@@ -128,6 +129,7 @@ static const struct node_desc inst_files[] = {
 	{ "set_event_pid", F_SET_EVENT_PID, 0640, 0 },
 	{ "snapshot", F_SNAPSHOT, 0640, 0 },
 	{ "timestamp_mode", F_TIMESTAMP_MODE, 0440, 0 },
+	{ "tracing_cpumask", F_TRACING_CPUMASK, 0640, 0 },
 	{ "trace", F_TRACE, 0640, 0 },
 	{ "trace_clock", F_TRACE_CLOCK, 0640, 0 },
 	{ "trace_marker", F_TRACE_MARKER, 0220, 0 },
@@ -155,6 +157,7 @@ static const struct {
 	{ "context-info", FDR_OPT_CONTEXT_INFO, 0 }, { "record-cmd", FDR_OPT_RECORD_CMD, 1 },
 	{ "record-tgid", FDR_OPT_RECORD_TGID, 0 },   { "overwrite", FDR_OPT_OVERWRITE, 0 },
 	{ "irq-info", FDR_OPT_IRQ_INFO, 0 },	     { "markers", FDR_OPT_MARKERS, 0 },
+	{ "stacktrace", FDR_OPT_STACKTRACE, 0 },
 };
 #define NR_OPTIONS (sizeof(tree_options) / sizeof(tree_options[0]))
 
@@ -946,6 +949,31 @@ static int gen_stats(struct fdr_file *f)
 	return ret;
 }
 
+/*
+ * tracing_cpumask, as the kernel prints a CPU mask: hex, in groups of 32 CPUs
+ * separated by commas, the highest first; the first group has as many digits
+ * as its CPUs need, the others 8 ("3" for 2 CPUs, "ff,ffffffff" for 40).
+ */
+static int gen_cpumask(const struct fdr_abi_instance *in, uint32_t nr_cpus, struct fdr_buf *b)
+{
+	uint32_t groups, g, cpu;
+	int ret = 0;
+
+	if (nr_cpus == 0 || nr_cpus > FDR_MAX_CPUS)
+		nr_cpus = 1;
+	groups = (nr_cpus + 31) / 32;
+	for (g = groups; g-- > 0;) {
+		uint32_t v = 0, bits = g == groups - 1 ? nr_cpus - g * 32 : 32;
+
+		for (cpu = g * 32; cpu < g * 32 + bits; cpu++)
+			if ((in->cpumask[cpu / 64] >> (cpu % 64)) & 1)
+				v |= 1u << (cpu % 32);
+		ret |= fdr_buf_printf(b, g == groups - 1 ? "%0*x" : ",%08x",
+				      g == groups - 1 ? (int)((bits + 3) / 4) : 8, v);
+	}
+	return ret | fdr_buf_add(b, "\n", 1);
+}
+
 /* "PID TGID" of every thread that wrote events (fdr keeps both for all of them) */
 static int gen_saved_tgids(struct fdr_file *f)
 {
@@ -1109,6 +1137,8 @@ static int generate(struct fdr_file *f)
 			ret |= fdr_buf_printf(b, "%d\n", in->pids[i]);
 		return ret;
 	}
+	case F_TRACING_CPUMASK:
+		return gen_cpumask(in, ctl_of(f->s)->nr_cpus, b);
 	case F_HEADER_PAGE:
 		return fdr_format_header_page(in->subbuf_size, b);
 	case F_HEADER_EVENT:
@@ -1604,6 +1634,7 @@ static int set_option(struct fdr_file *f, size_t k, int on)
 		in->options |= tree_options[k].bit;
 	else
 		in->options &= ~tree_options[k].bit;
+	fdr_hooks_recount(fdr_session_control(f->s)); /* stacktrace takes the hooks' path */
 	fdr_session_unlock(f->s);
 	fdr_session_changed(f->s);
 	return 0;
@@ -1637,10 +1668,16 @@ static int write_trace_options(struct fdr_file *f, char *cmd)
 	return set_option(f, k, on);
 }
 
+/*
+ * buffer_size_kb: 1 to what a ring file can hold with the instance's sub-buffer
+ * size (fdr_session_max_kb(): about 4 GiB per CPU, its head being a 32-bit
+ * offset); the kernel's only bound is memory (docs/design/differences.md).
+ */
 static int write_buffer_size(struct fdr_file *f, const char *cmd, int cpu)
 {
 	uint64_t kb;
-	int ret = write_number(f, "buffer_size_kb", cmd, 1, 4u * 1024 * 1024, &kb);
+	uint32_t max = fdr_session_max_kb(ctl_of(f->s)->instances[f->p.inst].subbuf_size);
+	int ret = write_number(f, "buffer_size_kb", cmd, 1, max, &kb);
 
 	if (ret)
 		return ret;
@@ -1656,12 +1693,23 @@ static int write_subbuf_size(struct fdr_file *f, const char *cmd)
 {
 	uint64_t kb;
 	uint32_t ss = 4096;
-	int ret = write_number(f, "buffer_subbuf_size_kb", cmd, 1, 512, &kb);
+	int ret = write_number(f, "buffer_subbuf_size_kb", cmd, 1, 512, &kb), cpu, nr;
 
 	if (ret)
 		return ret;
 	while (ss < kb * 1024)
 		ss <<= 1;
+	/* each CPU keeps its buffer_size_kb: it must fit sub-buffers of the new size */
+	nr = fdr_ring_nr_cpus(f->s, f->p.inst);
+	for (cpu = 0; cpu < nr; cpu++) {
+		int cur = fdr_ring_cpu_size_kb(f->s, f->p.inst, (uint32_t)cpu);
+
+		if (cur > 0 && (uint32_t)cur > fdr_session_max_kb(ss))
+			return bad_input(
+				f, "buffer_subbuf_size_kb", cmd, 0,
+				"cpu%d's buffer_size_kb %d is more than sub-buffers of %u KiB allow (at most %u); make it smaller first",
+				cpu, cur, ss / 1024, fdr_session_max_kb(ss));
+	}
 	ret = fdr_session_lock(f->s);
 	if (ret)
 		return ret;
@@ -1773,6 +1821,78 @@ static int cmp_pid(const void *a, const void *b)
 	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
 
 	return (x > y) - (x < y);
+}
+
+/*
+ * tracing_cpumask: the CPUs whose events the instance records, in the format
+ * it is read in (groups of up to 8 hex digits for 32 CPUs each, separated by
+ * commas, the highest first; an empty group is 0); a CPU beyond the session's
+ * is an error, as in the kernel. An empty write: no CPU.
+ */
+static int write_cpumask(struct fdr_file *f, const char *cmd)
+{
+	struct fdr_abi_control *c = fdr_session_control(f->s);
+	struct fdr_abi_instance *in = &c->instances[f->p.inst];
+	uint64_t mask[FDR_MAX_CPUS / 64] = { 0 };
+	const char *s = cmd + strspn(cmd, " \t\n"), *end = s + strcspn(s, " \t\n"), *p, *q;
+	uint32_t nr_cpus = c->nr_cpus, groups = 1, g, bit;
+	int ret;
+
+	if (end[strspn(end, " \t\n")])
+		return bad_input(f, "tracing_cpumask", cmd, (int)(end - cmd),
+				 "expected one hex CPU mask, found more after it");
+	for (p = s; p < end; p++)
+		groups += *p == ',';
+	if (groups > FDR_MAX_CPUS / 32)
+		return bad_input(f, "tracing_cpumask", cmd, (int)(s - cmd),
+				 "expected at most %d groups of 32 CPUs, found %u",
+				 FDR_MAX_CPUS / 32, groups);
+	/* group k from the left holds CPUs (groups - 1 - k) * 32 ... */
+	for (p = s, g = groups; g-- > 0; p = q + 1) {
+		uint64_t v = 0;
+
+		q = p + strcspn(p, ",");
+		if (q > end)
+			q = end;
+		if (q - p > 8) /* an empty group is 0, as in the kernel */
+			return bad_input(f, "tracing_cpumask", cmd, (int)(p - cmd),
+					 "expected at most 8 hex digits per group of 32 CPUs, found '%.*s'",
+					 (int)(q - p), p);
+		for (; p < q; p++) {
+			if (!isxdigit((unsigned char)*p))
+				return bad_input(f, "tracing_cpumask", cmd, (int)(p - cmd),
+						 "expected a hex digit, found '%c'", *p);
+			v = v << 4 | (uint64_t)(isdigit((unsigned char)*p) ? *p - '0' :
+									  (*p | 0x20) - 'a' + 10);
+		}
+		for (bit = 0; bit < 32; bit++) {
+			uint32_t cpu = g * 32 + bit;
+
+			if (!((v >> bit) & 1))
+				continue;
+			if (cpu >= nr_cpus)
+				return bad_input(f, "tracing_cpumask", cmd, (int)(s - cmd),
+						 "CPU %u is set, but the session has CPUs 0 to %u", cpu,
+						 nr_cpus - 1);
+			mask[cpu / 64] |= 1ull << (cpu % 64);
+		}
+	}
+	ret = fdr_session_lock(f->s);
+	if (ret)
+		return ret;
+	/* CPUs beyond the session's stay set: they have no buffer anyway */
+	for (g = 0; g < FDR_MAX_CPUS / 64; g++) {
+		uint64_t keep = 0;
+
+		for (bit = 0; bit < 64; bit++)
+			if (g * 64 + bit >= nr_cpus)
+				keep |= 1ull << bit;
+		__atomic_store_n(&in->cpumask[g], mask[g] | keep, __ATOMIC_RELEASE);
+	}
+	fdr_hooks_recount(c);
+	fdr_session_unlock(f->s);
+	fdr_session_changed(f->s);
+	return 0;
 }
 
 /* set_event_pid: whitespace-separated decimal pids, added to the list */
@@ -2098,6 +2218,9 @@ ssize_t fdr_file_write(struct fdr_file *f, const void *buf, size_t n)
 		break;
 	case F_SET_EVENT_PID:
 		ret = write_pids(f, cmd);
+		break;
+	case F_TRACING_CPUMASK:
+		ret = write_cpumask(f, cmd);
 		break;
 	default:
 		ret = -EACCES;

@@ -47,7 +47,7 @@ TestSuite(filter, .init = setup, .timeout = 60);
 static int match(const struct fdr_abi_event *e, const char *text, const unsigned char *p,
 		 uint32_t len, const struct fdr_filter_ctx *c)
 {
-	struct fdr_filter_error err = { -1, -1 };
+	struct fdr_filter_error err = { -1, -1, 0 };
 	int ret = fdr_filter_compile(e, text, &prog, &err);
 
 	cr_assert_eq(ret, 0, "compile '%s': %d, %s at %d", text, ret, fdr_filter_strerror(err.code),
@@ -435,6 +435,11 @@ static const struct {
 	{ "!", E(NO_FILTER), 1 },
 	{ "!!", E(NO_FILTER), 2 },
 	{ "( ! )", E(INVALID_FILTER), 4 },
+	/* fdr: control bytes outside strings, named with their offset */
+	{ "prev_pid == 1 \x01", E(BAD_CHAR), 14 },
+	{ "prev\x01pid == 1", E(BAD_CHAR), 4 },
+	{ "prev_pid == 1 &&\x1b[2J", E(BAD_CHAR), 16 },
+	{ "\x7f", E(BAD_CHAR), 0 },
 	/* nothing at all: the kernel's "Error: (0)" */
 	{ "", E(NONE), 0 },
 	{ "   \n", E(NONE), 0 },
@@ -447,7 +452,7 @@ Test(filter, error_table)
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(error_cases); i++) {
-		struct fdr_filter_error err = { -1, -1 };
+		struct fdr_filter_error err = { -1, -1, 0 };
 		int ret;
 
 		memset(&prog, 0x5a, sizeof(prog));
@@ -490,10 +495,12 @@ Test(filter, every_message_is_the_kernels)
 		"Error",
 		"No filter found",
 	};
-	struct fdr_filter_error err = { 0, 0 };
+	struct fdr_filter_error err = { 0, 0, 0 };
 	size_t i;
 
-	cr_assert_eq(ARRAY_SIZE(kernel), FDR_FILTER_ERR_NR);
+	/* the kernel's codes and texts, then fdr's own */
+	cr_assert_eq(ARRAY_SIZE(kernel), FDR_FILTER_ERR_BAD_CHAR);
+	cr_assert_eq(FDR_FILTER_ERR_BAD_CHAR + 1, FDR_FILTER_ERR_NR);
 	for (i = 0; i < ARRAY_SIZE(kernel); i++)
 		cr_expect_str_eq(fdr_filter_strerror((int)i), kernel[i]);
 	cr_expect_str_eq(fdr_filter_strerror(-1), "Unknown error");
@@ -501,6 +508,26 @@ Test(filter, every_message_is_the_kernels)
 	cr_expect_str_eq(fdr_filter_error_message(&err), "Error");
 	err.code = FDR_FILTER_ERR_FIELD_NOT_FOUND;
 	cr_expect_str_eq(fdr_filter_error_message(&err), "Field not found");
+}
+
+/* a control byte says which and where; inside a string it is the string's */
+Test(filter, control_byte)
+{
+	struct fdr_filter_error err = { -1, -1, 0 };
+	char text[256];
+
+	cr_assert_eq(fdr_filter_compile(&ev, "prev_pid == 1 \x01", &prog, &err), -EINVAL);
+	cr_expect_eq(err.code, FDR_FILTER_ERR_BAD_CHAR);
+	cr_expect_eq(err.ch, 1);
+	cr_expect_str_eq(fdr_filter_error_message(&err),
+			 "Unexpected character 0x01 (a control byte) at offset 14");
+	cr_assert_gt(fdr_filter_format_error("prev_pid == 1 \x01", &err, text, sizeof(text)), 0);
+	cr_expect(strstr(text,
+			 "parse_error: Unexpected character 0x01 (a control byte) at offset 14"),
+		  "filter file: %s", text);
+	err = (struct fdr_filter_error){ -1, -1, 0 };
+	cr_expect_eq(fdr_filter_compile(&ev, "prev_comm == \"a\x01\"", &prog, &err), 0,
+		     "a control byte inside quotes: %s", fdr_filter_strerror(err.code));
 }
 
 Test(filter, long_operands)

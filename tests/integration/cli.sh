@@ -450,7 +450,9 @@ test_marker_and_show() {
 	expect_rc 0 || return 1
 	expect_out '^# tracer: nop$' || return 1
 	fdr show -c 99999
-	expect_rc 1 || return 1
+	expect_rc 2 || return 1 # more than fdr's 1024 CPUs: a usage error
+	fdr show -c 1023
+	expect_rc 1 || return 1 # a CPU number this session has not
 	# 'fdr write trace' clears
 	fdr write trace ''
 	expect_rc 0 || return 1
@@ -644,6 +646,138 @@ test_session_selection() {
 	[ ! -e "$(session_dir other)" ] || { diag "destroy left $(session_dir other)"; return 1; }
 }
 
+# Numbers are range-checked before they are narrowed (issue 12): 2^32 + 1 is
+# not CPU 1, and the same parser serves every verb.
+test_numbers_range() {
+	local n
+	for n in 4294967297 4294967296 18446744073709551617 -1 1x ''; do
+		fdr show -c "$n"
+		expect_rc 2 || return 1
+		expect_err "expected a CPU number \(a number from 0 to [0-9]+\), found '$n'" ||
+			return 1
+	done
+	fdr show -c4294967297
+	expect_rc 2 && expect_err "found '4294967297'" || return 1
+	fdr snapshot show -c 4294967297
+	expect_rc 2 || return 1
+	fdr start -b 4294967297
+	expect_rc 2 && expect_err "found '4294967297'" || return 1
+	fdr report -c 4294967297 nosuch.dat
+	expect_rc 2 && expect_err "found '4294967297'"
+}
+
+# buffer_size_kb: the bound the message states is the one the code accepts (a
+# CPU's buffer must fit in 4 GiB minus one sub-buffer); enospc.sh checks that
+# the bound itself gets as far as allocating.
+test_buffer_size_bound() {
+	local max
+	fdr write buffer_subbuf_size_kb 4
+	expect_rc 0 || return 1
+	fdr write buffer_size_kb 4194304
+	expect_rc 2 || return 1
+	max=$(sed -n 's/.*expected a number from 1 to \([0-9]*\), found.*/\1/p' "$ERR" | head -1)
+	if [ "$max" != 4177912 ]; then
+		diag "the bound stated for 4 KiB sub-buffers is '$max', expected 4177912"
+		show_io
+		return 1
+	fi
+	fdr write buffer_size_kb $((max + 1))
+	expect_rc 2 && expect_err "from 1 to $max, found '$((max + 1))'" || return 1
+	fdr start -b $((max + 1))
+	expect_rc 2 && expect_err "from 1 to $max with 4 KiB sub-buffers" || return 1
+	fdr start -S 128 -b 4193537
+	expect_rc 2 && expect_err "from 1 to 4193536 with 128 KiB sub-buffers"
+}
+
+# A control byte in a filter is named, with its offset (issue 12).
+test_filter_control_byte() {
+	[ -n "$DEMO" ] || { echo "# no fdr-demo: no event to filter"; return 0; }
+	# fdr-demo registers its events when it attaches
+	run "$DEMO" -n 1 -r 0 -q
+	expect_rc 0 || return 1
+	fdr write events/demo/request/filter "$(printf 'status == 1 \001')"
+	expect_rc 2 || return 1
+	expect_err 'Unexpected character 0x01 \(a control byte\) at offset 12' || return 1
+	fdr cat events/demo/request/filter
+	expect_out 'parse_error: Unexpected character 0x01'
+}
+
+# -d DIR start names the session by its directory.
+test_start_dir_message() {
+	local d=$T/dsession
+	fdr -d "$d" start
+	expect_rc 0 && expect_err "^fdr: session $d created\$" || return 1
+	fdr -d "$d" start
+	expect_rc 0 && expect_err "^fdr: session $d started\$" || return 1
+	fdr -d "$d" destroy
+	expect_rc 0
+}
+
+# Corrupted shared memory is worded as such, with where; extract does not blame
+# writing, and leaves no file; destroy still removes a session whose control
+# file is corrupted.
+test_corrupted_wording() {
+	local d=$T/corrupt
+	fdr -d "$d" start -b 16
+	expect_rc 0 || return 1
+	printf 'XXXX' | dd of="$d/ring.0.0" conv=notrunc 2>/dev/null
+	fdr -d "$d" show
+	expect_rc 1 && expect_err "^fdr show: session $d is corrupted: " || return 1
+	fdr -d "$d" extract -o "$T/x.dat"
+	expect_rc 1 && expect_err "^fdr extract: session $d is corrupted: reading the instance" ||
+		return 1
+	if grep -q 'cannot write' "$ERR" || [ -e "$T/x.dat" ]; then
+		diag "extract blamed writing, or left $T/x.dat"
+		show_io
+		return 1
+	fi
+	fdr -d "$d" export --format text -o "$T/x.txt"
+	expect_rc 1 && expect_err "session $d is corrupted" || return 1
+	fdr -d "$d" stat
+	expect_rc 1 && expect_err "session $d is corrupted" || return 1
+	printf 'XXXX' | dd of="$d/control" conv=notrunc 2>/dev/null
+	fdr -d "$d" show
+	expect_rc 1 && expect_err "session $d is corrupted: its control file" || return 1
+	fdr -d "$d" destroy
+	expect_rc 0 || return 1
+	[ ! -e "$d" ] || { diag "destroy left $d: $(ls -A "$d")"; return 1; }
+}
+
+# The temporary files of a creator that died are removed by the next command;
+# those of a live PID, those locked by a creator at work, and other names stay.
+test_leftover_tmp() {
+	local d dead
+	d=$(session_dir)
+	sh -c 'exit 0' &
+	dead=$!
+	wait "$dead"
+	kill -0 "$dead" 2>/dev/null && { echo "# pid $dead reused at once"; return 0; }
+	: >"$d/.tmp.control.$dead"
+	: >"$d/.tmp.ring.3.7.$dead"
+	: >"$d/.tmp.control.$$"
+	: >"$d/.tmp.other.$dead"
+	: >"$d/.tmp.ring.x.7.$dead"
+	: >"$d/.tmp.locked.$dead"
+	: >"$d/.tmp.ring.1.1.$dead"
+	# a creator at work holds a lock on its file (this shell plays it)
+	local lockfd
+	exec {lockfd}<"$d/.tmp.ring.1.1.$dead"
+	flock -x "$lockfd" || return 1
+	fdr stat
+	exec {lockfd}<&-
+	expect_rc 0 || return 1
+	local f ok=0
+	for f in ".tmp.control.$dead" ".tmp.ring.3.7.$dead"; do
+		[ -e "$d/$f" ] && { diag "$f (dead creator) is still there"; ok=1; }
+	done
+	for f in ".tmp.control.$$" ".tmp.other.$dead" ".tmp.ring.x.7.$dead" \
+		".tmp.ring.1.1.$dead"; do
+		[ -e "$d/$f" ] || { diag "$f was removed"; ok=1; }
+	done
+	rm -f "$d"/.tmp.*
+	return $ok
+}
+
 test_destroy() {
 	local d
 	d=$(session_dir)
@@ -689,6 +823,49 @@ test_demo() {
 	fdr list
 	expect_out '^demo:db_query \[enabled\]$' || return 1
 	echo "# $req requests, $fail500 failed"
+}
+
+# tracing_cpumask keeps out the records of the CPUs it leaves out;
+# options/stacktrace writes the writer's stack after each record
+test_cpumask_and_stacktrace() {
+	local n0 n1
+	if [ -z "$DEMO" ] || [ ! -x "$DEMO" ] || [ "$(nproc)" -lt 2 ] ||
+	   ! command -v taskset >/dev/null; then
+		echo "# skip: needs fdr-demo, taskset and 2 CPUs"
+		return 0
+	fi
+	fdr write set_event 'demo:request'
+	expect_rc 0 || return 1
+	fdr write tracing_cpumask 1
+	expect_rc 0 || return 1
+	fdr write trace
+	run taskset -c 1 "$DEMO" -n 20 -r 0 -q
+	expect_rc 0 || return 1
+	fdr show
+	n1=$(grep -c ': request: ' "$OUT")
+	run taskset -c 0 "$DEMO" -n 20 -r 0 -q
+	expect_rc 0 || return 1
+	fdr show
+	n0=$(grep -c ': request: ' "$OUT")
+	[ "$n1" = 0 ] && [ "$n0" = 20 ] ||
+		{ diag "mask 1: $n1 requests recorded from CPU 1 (0 expected), $((n0 - n1)) from CPU 0 (20)"; return 1; }
+	fdr write tracing_cpumask "$(printf %x $(((1 << $(nproc)) - 1)))"
+	expect_rc 0 || return 1
+	fdr write options/stacktrace 1
+	expect_rc 0 || return 1
+	fdr write trace
+	run "$DEMO" -n 5 -r 0 -q
+	expect_rc 0 || return 1
+	fdr show
+	[ "$(grep -c ': request: ' "$OUT")" = 5 ] && [ "$(grep -c ': <user stack trace>' "$OUT")" = 5 ] ||
+		{ diag "stacktrace: expected 5 requests, each followed by its stack"; show_io; return 1; }
+	grep -A1 ': request: ' "$OUT" | grep -q '<user stack trace>' ||
+		{ diag "the stack does not follow its record"; return 1; }
+	fdr write options/stacktrace 0
+	fdr write trace
+	run "$DEMO" -n 5 -r 0 -q
+	fdr show
+	expect_no_out '<user stack trace>' || return 1
 }
 
 # fdr-demo started before its session exists attaches within a second of
@@ -759,9 +936,16 @@ test_stat
 test_instances
 test_start_options
 test_session_selection
+test_numbers_range
+test_buffer_size_bound
+test_filter_control_byte
+test_start_dir_message
+test_corrupted_wording
+test_leftover_tmp
 test_destroy
 test_demo
 test_demo_attaches_late
+test_cpumask_and_stacktrace
 "
 
 cd "$T" || exit 1

@@ -578,6 +578,46 @@ test_sigkill_keeps_session() {
 	fusermount3 -u "$d"
 }
 
+# -o gid=N hands the tree to a group, as tracefs's mount option does: every file
+# is that group's, so a member writes what its mode lets the group write; chown
+# and chgrp change one file's owner (root only, as the kernel checks)
+test_gid_and_chown() {
+	local g=4321 d ret=0
+	[ "$(id -u)" = 0 ] && command -v setpriv >/dev/null ||
+		{ echo "# skip: needs root and setpriv"; return 0; }
+	# a mountpoint other users can reach ($T is private)
+	d=$(mktemp -d "${TMPDIR:-/tmp}/fdr-fuse-gid.XXXXXX") || return 1
+	chmod 755 "$d"
+	if ! mount_fdr "$d" --allow-other -o gid=$g; then
+		diag "fdr mount -o gid=$g failed"; show_io; rmdir "$d"; return 1
+	fi
+	[ "$(stat -c %g "$d/trace_marker")" = $g ] && [ "$(stat -c %g "$d/events")" = $g ] &&
+		[ "$(stat -c %u "$d/trace")" = 0 ] ||
+		{ diag "owners: $(stat -c '%n %u:%g' "$d/trace_marker" "$d/events" "$d/trace")"; ret=1; }
+	# a member of the group writes trace_marker (0220); another user cannot
+	setpriv --reuid=$g --regid=$g --clear-groups sh -c 'echo by-the-group >"$1/trace_marker"' _ "$d" ||
+		{ diag "a member of group $g cannot write trace_marker"; ret=1; }
+	if setpriv --reuid=$((g + 1)) --regid=$((g + 1)) --clear-groups \
+		sh -c 'echo by-another >"$1/trace_marker"' _ "$d" 2>/dev/null; then
+		diag "a user outside group $g wrote trace_marker"; ret=1
+	fi
+	"$FDR" show | grep -q 'tracing_mark_write: by-the-group$' || { diag "the group's marker is not recorded"; ret=1; }
+	"$FDR" show | grep -q 'by-another' && { diag "another user's marker is recorded"; ret=1; }
+	# chown/chgrp of one file; a user may not give it away
+	chgrp 777 "$d/tracing_on" && chown 55:66 "$d/trace" ||
+		{ diag "root could not chown/chgrp"; ret=1; }
+	[ "$(stat -c %u:%g "$d/tracing_on")" = 0:777 ] && [ "$(stat -c %u:%g "$d/trace")" = 55:66 ] &&
+		[ "$(stat -c %g "$d/trace_pipe")" = $g ] ||
+		{ diag "after chown: $(stat -c '%n %u:%g' "$d/tracing_on" "$d/trace" "$d/trace_pipe")"; ret=1; }
+	if setpriv --reuid=$g --regid=$g --clear-groups chgrp $g "$d/trace" 2>/dev/null; then
+		diag "a user changed the group of a file it does not own"; ret=1
+	fi
+	chown 0:0 "$d/no-such-file" 2>/dev/null && { diag "chown of a missing file succeeded"; ret=1; }
+	fusermount3 -u "$d"
+	rmdir "$d"
+	return $ret
+}
+
 test_mount_errors() {
 	run "$FDR" mount "$T/no-such-dir"
 	expect_rc 1 || return 1
@@ -611,6 +651,7 @@ test_trace_pipe_raw_pages
 test_unmount_ends_server
 test_sigterm_sigint_clean
 test_sigkill_keeps_session
+test_gid_and_chown
 test_mount_errors
 "
 

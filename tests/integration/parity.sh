@@ -17,6 +17,8 @@
 #   trigger_empty    a write of a blank line is refused ('echo > trigger')
 #   set_event_forms  ':EVENT' (any system) and 'SYS:' (the whole system) select
 #                    the same events as 'SYS:EVENT' and 'SYS:*'
+#   cpumask          tracing_cpumask: the same values accepted or refused, the
+#                    same text read back
 #
 # Prints "ok N - name" / "not ok N - name", then "N passed, N failed".
 set -u
@@ -27,14 +29,20 @@ DEMO=${2:?usage: parity.sh FDR FDR_DEMO}
 T=$(mktemp -d "${TMPDIR:-/tmp}/fdr-parity.XXXXXX") || exit 1
 KI=
 cleanup() {
+	local f l i
 	if [ -n "$KI" ] && [ -d "$KI" ]; then
-		# triggers first: an instance with triggers cannot be removed
-		for f in "$KI"/events/*/*/trigger; do
-			grep -v '^#' "$f" 2>/dev/null | while read -r l; do
-				echo "!${l%% if *}" >"$f" 2>/dev/null
-			done
+		# events off, and triggers first: an instance with triggers cannot be
+		# removed (only sched_switch's trigger file is ever written)
+		printf '\n' >"$KI/set_event" 2>/dev/null
+		f=$KI/events/sched/sched_switch/trigger
+		grep -v '^#' "$f" 2>/dev/null | while read -r l; do
+			echo "!${l%% if *}" >"$f" 2>/dev/null
 		done
-		rmdir "$KI" 2>/dev/null
+		for i in $(seq 50); do
+			rmdir "$KI" 2>/dev/null && break
+			sleep 0.1
+		done
+		[ -d "$KI" ] && echo "# could not remove the kernel instance $KI" >&2
 	fi
 	rm -rf "$T"
 }
@@ -204,8 +212,34 @@ test_set_event_forms() {
 	printf '\n' >"$KI/set_event"
 }
 
+test_cpumask() {
+	local v k f bad=0 all
+
+	all=$(cat "$KI/tracing_cpumask")
+	[ "$("$FDR" cat tracing_cpumask)" = "$all" ] ||
+		{ diag "all CPUs: the kernel reads '$all', fdr '$("$FDR" cat tracing_cpumask)'"; bad=1; }
+	for v in 1 0 "$all" ff 100000000 xyz 1,0 0x1 "" " 1" 00000001 "1 2" , ",1" 123456789; do
+		kw "$KI/tracing_cpumask" "$v"
+		k=$?
+		fw tracing_cpumask "$v"
+		f=$?
+		[ "$k" = 0 ] && k=ok || k=refused
+		[ "$f" = 0 ] && f=ok || f=refused
+		if [ "$k" != "$f" ]; then
+			diag "tracing_cpumask '$v': the kernel $k it, fdr $f it: $(cat "$T/fw.out")"
+			bad=1
+		elif [ "$(cat "$KI/tracing_cpumask")" != "$("$FDR" cat tracing_cpumask)" ]; then
+			diag "tracing_cpumask after '$v': the kernel reads '$(cat "$KI/tracing_cpumask")', fdr '$("$FDR" cat tracing_cpumask)'"
+			bad=1
+		fi
+	done
+	kw "$KI/tracing_cpumask" "$all"
+	fw tracing_cpumask "$all"
+	return $bad
+}
+
 if setup; then
-	run_cases "test_trigger_remove test_trigger_empty test_set_event_forms"
+	run_cases "test_trigger_remove test_trigger_empty test_set_event_forms test_cpumask"
 else
 	ok 1 setup
 fi
