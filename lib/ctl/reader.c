@@ -86,6 +86,7 @@ struct rd_cpu {
 	struct fdr_record rec;
 	uint64_t rec_pos_after;
 	uint32_t raced; /* looks in a row that raced with a switch (rd_refresh_ring()) */
+	int cum_mono; /* a following reader's: record counts never go back (rd_enter()) */
 	uint32_t quiet; /* a following reader's snapshot cursor read to its end: rd_pick() */
 	uint64_t quiet_seq; /* ... as long as snap_seq keeps this value */
 	uint64_t idle_head; /* head when rd_refresh_ring() last found nothing new */
@@ -288,7 +289,13 @@ static void rd_enter(struct rd_cpu *rc, uint64_t S)
 		return; /* already inside: a re-copy of the writer's sub-buffer, or a spool's start */
 	if (h->cum > rc->cum)
 		rc->lost += h->cum - rc->cum;
-	rc->cum = h->cum;
+	/*
+	 * A following reader's buffers count on forever (a snapshot freed and
+	 * allocated again goes on from its count): a lower one is a header read
+	 * while the buffer was being freed, not a count to go back to.
+	 */
+	if (h->cum >= rc->cum || !rc->cum_mono)
+		rc->cum = h->cum;
 	rc->pos = S + FDR_SUBBUF_HDR;
 }
 
@@ -515,12 +522,14 @@ static inline __attribute__((always_inline)) struct rd_cpu *rd_pick(struct fdr_r
 {
 	struct rd_cpu *best = NULL;
 	uint64_t seq = 0;
-	uint32_t b;
+	uint32_t b, spare = 1;
 	int doubt = 0;
 
 	*err = 0;
-	if (r->follow)
+	if (r->follow) {
 		seq = __atomic_load_n(&r->ring.hdr->snap_seq, __ATOMIC_ACQUIRE);
+		spare = __atomic_load_n(&r->ring.hdr->spare_allocated, __ATOMIC_ACQUIRE);
+	}
 	for (b = 0; b < (r->follow ? FDR_RING_BUFS : 1u); b++) {
 		struct rd_cpu *rc = &r->cpus[b * r->nr + i];
 		int ret;
@@ -535,6 +544,14 @@ static inline __attribute__((always_inline)) struct rd_cpu *rd_pick(struct fdr_r
 		 * swap.
 		 */
 		if (rc->quiet && !rc->have && rc->quiet_seq == seq && --rc->quiet)
+			continue;
+		/*
+		 * Snapshot buffers freed: the buffer that is not live has no memory;
+		 * what the cursor had not read there is counted lost when they are
+		 * allocated again (their count goes on, fdr_ring_buffer_reset()).
+		 */
+		if (!spare && !rc->have &&
+		    (__atomic_load_n(&rc->c0->active, __ATOMIC_ACQUIRE) & 1) != rc->bi)
 			continue;
 		rc->quiet = 0;
 		ret = rd_peek(r, rc);
@@ -822,6 +839,8 @@ int fdr_reader_open(struct fdr_session *s, uint32_t inst, int cpu, unsigned flag
 			ret = rd_follow_init(r, i, act);
 			if (ret)
 				goto err;
+			rc->cum_mono = 1;
+			r->cpus[nr + i].cum_mono = 1;
 		}
 		if ((flags & FDR_READ_SNAPSHOT) &&
 		    rd_writer_retry(rc, &rc->end_sub, &rc->end_off) == 0)
@@ -1696,6 +1715,8 @@ static int rd_take_subbufs(struct fdr_reader *r, int fd, unsigned char *mem, uin
 	act = __atomic_load_n(&r->cpus[0].c0->active, __ATOMIC_ACQUIRE) & 1;
 	live = &r->cpus[act];
 	old = &r->cpus[act ^ 1];
+	if (!__atomic_load_n(&r->ring.hdr->spare_allocated, __ATOMIC_ACQUIRE))
+		goto take_live; /* freed: see rd_pick() */
 	/* first what a swap took into the snapshot before it was taken */
 	ret = rd_take_from(r, old, fd, mem, max_bytes, sp);
 	if (ret)
@@ -1735,6 +1756,7 @@ static int rd_take_subbufs(struct fdr_reader *r, int fd, unsigned char *mem, uin
 		}
 	}
 	r->old_waits = 0;
+take_live:
 	return rd_take_from(r, live, fd, mem, max_bytes, sp);
 }
 
