@@ -756,6 +756,50 @@ static int rd_writer_end(const struct rd_cpu *rc, uint64_t *pos, uint64_t *cum)
 }
 
 /*
+ * rd_writer_end() for a buffer whose memory may be released (the snapshot
+ * buffer, freed): from head and the header mirror next to it only, never the
+ * data area (a page fault there allocates a page of the session's file system;
+ * on a full one, that is SIGBUS). Returns 0, or -EAGAIN when the mirror does
+ * not hold the header of head's sub-buffer.
+ */
+static int rd_writer_end_nodata(const struct rd_cpu *rc, uint64_t *pos, uint64_t *cum)
+{
+	const struct fdr_abi_cpu *c = rc->c;
+	uint64_t head = __atomic_load_n(&c->head, __ATOMIC_ACQUIRE);
+	uint32_t doff = (uint32_t)head, idx = doff >> rc->shift, off = doff & (rc->ss - 1);
+	uint32_t hidx = off ? idx : (idx == 0 ? rc->n - 1 : idx - 1);
+	/* the head value step 2 stored when it wrote that header (ring.c, the swap) */
+	uint64_t tag = (((head >> 48) - (off ? 0 : 1)) & 0xffff) << 48 |
+		       (((uint64_t)hidx << rc->shift) + FDR_SUBBUF_HDR);
+	uint64_t tb, p, n;
+
+	if (idx >= rc->n)
+		return -EUCLEAN;
+	/* acquire on each: tag_b before pos and cum, those before tag_a (as written) */
+	tb = __atomic_load_n(&c->hdr_tag_b, __ATOMIC_ACQUIRE);
+	p = __atomic_load_n(&c->hdr_pos, __ATOMIC_ACQUIRE);
+	n = __atomic_load_n(&c->hdr_cum, __ATOMIC_ACQUIRE);
+	if (tb != tag || __atomic_load_n(&c->hdr_tag_a, __ATOMIC_ACQUIRE) != tag)
+		return -EAGAIN;
+	*pos = p + (off ? off : rc->ss);
+	*cum = n + ((head >> 32) & 0xffff);
+	return 0;
+}
+
+/*
+ * The writer position and record count of the buffer of @rc, which may be the
+ * snapshot buffer: from the mirror only while the snapshot buffers are freed.
+ */
+static int rd_writer_end_any(const struct rd_ring *ring, const struct rd_cpu *rc, uint64_t *pos,
+			     uint64_t *cum)
+{
+	if (!__atomic_load_n(&ring->hdr->spare_allocated, __ATOMIC_ACQUIRE) &&
+	    (__atomic_load_n(&rc->c0->active, __ATOMIC_ACQUIRE) & 1) != rc->bi)
+		return rd_writer_end_nodata(rc, pos, cum);
+	return rd_writer_end(rc, pos, cum);
+}
+
+/*
  * Set up the second cursor of the @i-th CPU of a following reader, on the
  * buffer that is not live (@act is the live one, whose cursor is set up at its
  * reader position): it starts at that buffer's writer, so the snapshot it holds
@@ -771,7 +815,7 @@ static int rd_follow_init(struct fdr_reader *r, uint32_t i, uint32_t act)
 
 	if (ret)
 		return ret;
-	if (rd_writer_end(other, &other->pos, &other->cum) ||
+	if (rd_writer_end_any(&r->ring, other, &other->pos, &other->cum) ||
 	    (__atomic_load_n(&live->c0->active, __ATOMIC_ACQUIRE) & 1) != act) {
 		other->pos = __atomic_load_n(&other->c->consumed, __ATOMIC_ACQUIRE);
 		other->cum = __atomic_load_n(&other->c->consumed_cum, __ATOMIC_RELAXED);
@@ -1974,7 +2018,7 @@ static uint64_t rd_other_written(struct fdr_reader *r, const struct rd_cpu *rc)
 	int ret = rd_cpu_init(&o, &r->ring, rc->cpu, rc->bi ^ 1);
 
 	if (!ret)
-		ret = rd_writer_end(&o, &pos, &cum);
+		ret = rd_writer_end_any(&r->ring, &o, &pos, &cum);
 	free(o.buf);
 	if (ret)
 		return 0;
@@ -2085,7 +2129,7 @@ int fdr_ring_clear_ex(struct fdr_session *s, uint32_t inst, int cpu, unsigned fl
 
 			__atomic_store_n(&rc->c->base_cum, sc.cum_w, __ATOMIC_RELAXED);
 			if (!rd_cpu_init(&o, &r->ring, rc->cpu, rc->bi ^ 1) &&
-			    !rd_writer_end(&o, &pos, &cum))
+			    !rd_writer_end_any(&r->ring, &o, &pos, &cum))
 				__atomic_store_n(&o.c->base_cum, cum, __ATOMIC_RELAXED);
 			free(o.buf);
 			__atomic_store_n(&rc->c0->overrun, 0, __ATOMIC_RELAXED);
