@@ -174,6 +174,7 @@ static void pipe_take(struct fdr_session *s, struct pread *pr, const struct fdr_
 
 struct piper {
 	struct fdr_session *s;
+	struct fdr_reader *r; /* opened before the writers are forked */
 	struct pread *ro;
 	volatile int drain; /* the writers are gone: read what is left, then end */
 	int err;
@@ -183,13 +184,10 @@ struct piper {
 static void *pipe_main(void *arg)
 {
 	struct piper *p = arg;
-	struct fdr_reader *r;
+	struct fdr_reader *r = p->r;
 	struct fdr_record rec;
 	int idle = 0, ret;
 
-	p->err = fdr_reader_open(p->s, 0, -1, FDR_READ_CONSUME, &r);
-	if (p->err)
-		return NULL;
 	for (;;) {
 		ret = fdr_reader_next(r, &rec);
 		if (ret < 0) {
@@ -329,11 +327,12 @@ static void run_phase(struct fdr_session *s, const char *mode, uint32_t base)
 	snaps0 = __atomic_load_n(&h->snap_count, __ATOMIC_RELAXED);
 
 	if (strcmp(mode, "pipe") == 0) {
+		/* open now; its thread starts after the fork (no threads before a fork) */
 		p.ro = calloc(1, sizeof(*p.ro));
 		if (!sc_ok(p.ro != NULL, "pipe: calloc"))
 			return;
-		if (!sc_ok(pthread_create(&p.th, NULL, pipe_main, &p) == 0,
-			   "pipe: start the reader"))
+		ret = fdr_reader_open(s, 0, -1, FDR_READ_CONSUME, &p.r);
+		if (!sc_ok(ret == 0, "pipe: open the reader: %s", strerror(-ret)))
 			return;
 	} else if (strcmp(mode, "record") == 0) {
 		int fd = open(log, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -373,6 +372,11 @@ static void run_phase(struct fdr_session *s, const char *mode, uint32_t base)
 			sc_sleep_us(1000);
 		sc_ok(sh->ready[i], "%s: writer %d did not start", mode, i);
 	}
+	if (p.r &&
+	    !sc_ok(pthread_create(&p.th, NULL, pipe_main, &p) == 0, "pipe: start the reader")) {
+		fdr_reader_close(p.r);
+		p.r = NULL;
+	}
 
 	/* snapshots every 10 ms; process 1 stopped for 300 ms; process 2 killed */
 	t0 = sc_now_ns();
@@ -411,7 +415,7 @@ static void run_phase(struct fdr_session *s, const char *mode, uint32_t base)
 	}
 	snaps = __atomic_load_n(&h->snap_count, __ATOMIC_RELAXED) - snaps0;
 
-	if (strcmp(mode, "pipe") == 0) {
+	if (p.r) {
 		__atomic_store_n(&p.drain, 1, __ATOMIC_RELEASE);
 		pthread_join(p.th, NULL);
 	} else if (strcmp(mode, "record") == 0) {
