@@ -949,6 +949,25 @@ static int cmd_pipe(int argc, char **argv)
 	return cmd_show_pipe(argc, argv, 1);
 }
 
+/* Read a whole control file into @b. */
+static int slurp(struct fdr_session *s, const char *path, struct fdr_buf *b)
+{
+	struct fdr_file *f;
+	char buf[65536];
+	ssize_t n;
+	int ret = fdr_file_open(s, path, O_RDONLY, &f);
+
+	if (ret)
+		return ret;
+	while ((n = fdr_file_read(f, buf, sizeof(buf))) > 0)
+		if (fdr_buf_add(b, buf, (size_t)n)) {
+			n = -ENOMEM;
+			break;
+		}
+	fdr_file_close(f);
+	return n < 0 ? (int)n : 0;
+}
+
 static int cmd_stat(int argc, char **argv)
 {
 	struct fdr_session *s;
@@ -1008,36 +1027,27 @@ static int cmd_stat(int argc, char **argv)
 		fflush(stdout);
 		ret = die_err(1, nr, "the ring file of instance %s", idx ? inst : "(top)");
 	}
+	/* every CPU, even after one that failed (a corrupt one is skipped, said once) */
 	for (cpu = 0; cpu < nr; cpu++) {
-		printf("cpu%d: buffer_size_kb %d\n", cpu,
-		       fdr_ring_cpu_size_kb(s, idx, (uint32_t)cpu));
+		struct fdr_buf kb = { 0 };
+		int r;
+
+		snprintf(path, sizeof(path), "%sper_cpu/cpu%d/buffer_size_kb", pre, cpu);
+		/* the file, not the geometry: it reads back the size written (tree.c) */
+		if (slurp(s, path, &kb) == 0 && kb.len)
+			printf("cpu%d: buffer_size_kb %.*s", cpu, (int)kb.len, kb.data);
+		else
+			printf("cpu%d: buffer_size_kb %d\n", cpu,
+			       fdr_ring_cpu_size_kb(s, idx, (uint32_t)cpu));
+		fdr_buf_free(&kb);
 		fflush(stdout);
 		snprintf(path, sizeof(path), "%sper_cpu/cpu%d/stats", pre, cpu);
-		ret = cat_path(s, path, 0);
-		if (ret)
-			break;
+		r = cat_path(s, path, 0);
+		if (r && !ret)
+			ret = r;
 	}
 	fdr_session_close(s);
 	return ret;
-}
-
-/* Read a whole control file into @b. */
-static int slurp(struct fdr_session *s, const char *path, struct fdr_buf *b)
-{
-	struct fdr_file *f;
-	char buf[65536];
-	ssize_t n;
-	int ret = fdr_file_open(s, path, O_RDONLY, &f);
-
-	if (ret)
-		return ret;
-	while ((n = fdr_file_read(f, buf, sizeof(buf))) > 0)
-		if (fdr_buf_add(b, buf, (size_t)n)) {
-			n = -ENOMEM;
-			break;
-		}
-	fdr_file_close(f);
-	return n < 0 ? (int)n : 0;
 }
 
 /*
@@ -1515,12 +1525,19 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < NR_VERBS; i++) {
 		if (strcmp(verbs[i].name, argv[optind]) == 0) {
+			int ret;
+
 			verb = verbs[i].name;
 			if (wants_help(argc - optind, argv + optind)) {
 				verb_usage(i);
 				return 0;
 			}
-			return verbs[i].fn(argc - optind, argv + optind);
+			ret = verbs[i].fn(argc - optind, argv + optind);
+			/* what the libraries skipped or refused as corrupt, and where */
+			if (fdr_shm_error()[0])
+				fprintf(stderr, "fdr %s: corrupt shared memory: %s\n", verb,
+					fdr_shm_error());
+			return ret;
 		}
 	}
 	fprintf(stderr,

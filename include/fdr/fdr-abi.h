@@ -175,7 +175,13 @@ struct fdr_abi_instance {
 	char pending[FDR_PENDING_RULES][FDR_RULE_LEN];
 	struct fdr_abi_error errors[FDR_ERROR_LOG_ENTRIES];
 	uint32_t nr_pids; /* set_event_pid: 0 = every pid records */
-	uint32_t reserved1;
+	/*
+	 * buffer_size_kb as last written for the whole instance, rounded up to
+	 * the capacity of the sub-buffers of that moment, as the kernel reads it
+	 * (0: not known): a change of sub-buffer size keeps it, as the kernel
+	 * does, where the capacity of the new geometry would round again.
+	 */
+	uint32_t size_kb;
 	int32_t pids[FDR_MAX_PIDS]; /* ascending; a writer's tid or tgid must be listed */
 	struct {
 		uint32_t pid; /* a process holding files of this instance open */

@@ -44,6 +44,31 @@ FDR_API int fdr_session_lock(struct fdr_session *s);
 FDR_API void fdr_session_unlock(struct fdr_session *s);
 FDR_API void fdr_session_changed(struct fdr_session *s);
 FDR_API int fdr_session_ring(struct fdr_session *s, uint32_t inst, void **base, size_t *size);
+
+/*
+ * Checks of shared memory (lib/core/shm-check.c, docs/design/abi.md): one per
+ * structure, on a private copy; -EUCLEAN with the text in fdr_shm_error().
+ */
+#define FDR_SHM_ERROR_LEN 256
+#define FDR_SHM_SUBBUF_SHIFT_MIN 12 /* sub-buffers of 4 KiB .. */
+#define FDR_SHM_SUBBUF_SHIFT_MAX 20 /* .. 1 MiB */
+struct fdr_shm_geom {
+	uint32_t nr_subbufs;
+	uint32_t subbuf_size;
+	uint32_t shift; /* log2(subbuf_size) */
+	uint32_t reserved;
+	uint64_t data_off; /* from the start of the ring file */
+};
+FDR_API const char *fdr_shm_error(void);
+FDR_API int fdr_shm_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+FDR_API int fdr_shm_log2(uint32_t v);
+FDR_API int fdr_shm_check_control(const struct fdr_abi_control *c, uint64_t size);
+FDR_API int fdr_shm_check_instance(const struct fdr_abi_instance *in, uint32_t inst);
+FDR_API int fdr_shm_check_event(const struct fdr_abi_event *e, uint32_t slot);
+FDR_API int fdr_shm_check_ring(const void *base, uint64_t size, const char *name,
+			       struct fdr_abi_ring *h);
+FDR_API int fdr_shm_check_cpu(const struct fdr_abi_ring *h, const void *base, const char *name,
+			      uint32_t cpu, uint32_t bi, struct fdr_shm_geom *g);
 /* now on the clock of the ring header's snap_lock_ns, saver_beat_ns and swap_ns */
 FDR_API uint64_t fdr_session_lease_ns(struct fdr_session *s);
 

@@ -166,14 +166,16 @@ uint64_t fdr_clock_calibrate_khz(void)
 void fdr_clock_conv_init(struct fdr_clock_conv *c, const struct fdr_abi_control *ctl,
 			 uint32_t clock)
 {
+	uint64_t khz = __atomic_load_n(&ctl->tsc_khz, __ATOMIC_RELAXED); /* read once: shared */
+
 	memset(c, 0, sizeof(*c));
 	c->clock = clock < FDR_CLOCK_NR ? clock : FDR_CLOCK_LOCAL;
 	c->ts_source = ctl->ts_source;
 	c->ref_tsc = ctl->cal_tsc;
 	c->ref_mono_ns = ctl->cal_mono_ns;
 	c->ref_boot_ns = ctl->cal_boot_ns;
-	if (ctl->tsc_khz)
-		c->ns_per_tick = 1000000.0L / (long double)ctl->tsc_khz;
+	if (khz)
+		c->ns_per_tick = 1000000.0L / (long double)khz;
 	else
 		c->ns_per_tick = 1.0L;
 	c->mult = (uint64_t)(c->ns_per_tick * 4294967296.0L + 0.5L);

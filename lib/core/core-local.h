@@ -50,6 +50,10 @@ struct fdr_ring_map {
 	uint32_t nr_cpus;
 	struct fdr_abi_ring *hdr;
 	uint64_t lease_mult; /* fdr_lease_ns() of the session, see below */
+	uint64_t hdr_bytes; /* the header and the CPU entries, as checked at map time */
+	uint32_t nr_bad; /* CPUs disabled at map time: their geometry did not check out */
+	int bad_reported; /* the writer's agent told the error_log (once per mapping) */
+	char bad_why[FDR_SHM_ERROR_LEN]; /* what was wrong with the first of them */
 	/* nr_cpus entries, in the same allocation: no pointer to load on the way */
 	struct fdr_pcpu pcpu[];
 };

@@ -280,6 +280,37 @@ static void ev_sync_def(struct fdr_session *s, struct fdr_event_def *def, int *l
 		(ev_mask_any(e->enabled) || ev_mask_any(s->ctl->hooks[def->slot - 1].triggered));
 }
 
+/*
+ * Tell the instance's error_log, once, that a ring file did not check out
+ * (the kernel's RB_WARN_ON): @m has disabled CPUs, or (@m NULL) the whole file
+ * of generation @gen was refused with @err. Only the agent does this, with the
+ * session lock taken briefly (not at all if it is busy: the next round retries).
+ */
+static void ev_report_ring(struct fdr_session *s, uint32_t inst, struct fdr_ring_map *m,
+			   uint32_t gen, int err)
+{
+	/* the generation + 1 whose refusal was reported, per instance */
+	static uint32_t reported[FDR_MAX_INSTANCES];
+	char msg[FDR_SHM_ERROR_LEN + 64];
+
+	if (m ? m->bad_reported : (err != -EUCLEAN || reported[inst] == gen + 1))
+		return;
+	if (ev_lock_session(s, 10))
+		return;
+	if (m)
+		snprintf(msg, sizeof(msg), "%s: recording disabled on %u CPU(s) of this ring",
+			 m->bad_why, m->nr_bad);
+	else
+		snprintf(msg, sizeof(msg), "%s: recording disabled in this instance",
+			 fdr_shm_error());
+	fdr_session_error(s, inst, "ring", msg, "", -1);
+	fdr_session_unlock(s);
+	if (m)
+		m->bad_reported = 1;
+	else
+		reported[inst] = gen + 1;
+}
+
 static void ev_sync_rings(struct fdr_session *s)
 {
 	uint32_t i;
@@ -289,7 +320,23 @@ static void ev_sync_rings(struct fdr_session *s)
 		const struct fdr_abi_instance *in = &s->ctl->instances[i];
 
 		if (__atomic_load_n(&in->state, __ATOMIC_ACQUIRE) == FDR_INST_LIVE) {
-			fdr_session_ring_map(s, i, &err);
+			uint32_t gen = __atomic_load_n(&in->ring_gen, __ATOMIC_ACQUIRE);
+			struct fdr_ring_map *m;
+
+			err = 0;
+			m = fdr_session_ring_map(s, i, &err);
+			if (m && m->nr_bad) {
+				ev_report_ring(s, i, m, gen, 0);
+			} else if (!m) {
+				/*
+				 * The instance's current file cannot be used: stop writing
+				 * into the previous one, which no reader looks at any more
+				 * (its events would be lost uncounted); they are counted
+				 * as unmapped until a file that checks out is there.
+				 */
+				fdr_ring_map_retire(atomic_exchange(&s->rings[i], NULL));
+				ev_report_ring(s, i, NULL, gen, err);
+			}
 		} else {
 			struct fdr_ring_map *m = atomic_exchange(&s->rings[i], NULL);
 

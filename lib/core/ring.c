@@ -280,7 +280,8 @@ static int rb_switch(struct rseq *rs, uint32_t cpu, struct fdr_pcpu *pc, uint32_
  *
  * Async-signal-safe, lock-free, never blocks. Returns 0, -ENOSPC (full, discard
  * mode), -E2BIG (larger than a sub-buffer), -ENODEV (CPU beyond the ring's CPUs),
- * -EAGAIN (gave up after repeated aborts). Every refusal is counted.
+ * -EAGAIN (gave up after repeated aborts), -EUCLEAN (this CPU's buffer was
+ * disabled at map time, see fdr_ring_map_open()). Every refusal is counted.
  */
 int fdr_ring_write(struct fdr_session *s, uint32_t inst, struct fdr_ring_map *m, unsigned char *rec,
 		   size_t len)
@@ -322,8 +323,17 @@ int fdr_ring_write(struct fdr_session *s, uint32_t inst, struct fdr_ring_map *m,
 			goto out;
 		}
 		if (ret == RB_SLOW) {
-			int overwrite = s->ctl->instances[inst].options & FDR_OPT_OVERWRITE;
-			uint32_t bi = __atomic_load_n(pc->active, __ATOMIC_ACQUIRE) & 1;
+			int overwrite;
+			uint32_t bi;
+
+			if (__builtin_expect(!pc->nr_subbufs, 0)) {
+				/* a CPU disabled at map time (rb_cpu_disable()) */
+				__atomic_fetch_add(&s->ctl->dropped_no_slot, 1, __ATOMIC_RELAXED);
+				ret = -EUCLEAN;
+				goto out;
+			}
+			overwrite = s->ctl->instances[inst].options & FDR_OPT_OVERWRITE;
+			bi = __atomic_load_n(pc->active, __ATOMIC_ACQUIRE) & 1;
 
 			/*
 			 * A swap between here and the step makes the step fail its check
@@ -345,13 +355,26 @@ out:
 	return ret;
 }
 
-static int rb_log2(uint32_t v)
+/*
+ * Disable CPU @pc of a mapping: a geometry that makes every append take the slow
+ * path (ss_mask 0), where fdr_ring_write() refuses it and counts it in
+ * dropped_no_slot (nr_subbufs 0). @c is the CPU's entry in the file (in bounds:
+ * the header check placed the entries): the fast path reads its active word and
+ * head, and never writes through them while the geometry is empty.
+ */
+static void rb_cpu_disable(struct fdr_pcpu *pc, struct fdr_abi_cpu *c0, struct fdr_abi_cpu *c1,
+			   unsigned char *base)
 {
-	int n = 0;
+	uint32_t bi;
 
-	while ((1u << n) < v)
-		n++;
-	return (1u << n) == v ? n : -1;
+	memset(pc, 0, sizeof(*pc));
+	pc->cpu[0] = c0;
+	pc->cpu[1] = c1;
+	for (bi = 0; bi < FDR_RING_BUFS; bi++) {
+		pc->buf[bi].head = &pc->cpu[bi]->head;
+		pc->buf[bi].data = base;
+	}
+	pc->active = &c0->active;
 }
 
 /**
@@ -361,7 +384,15 @@ static int rb_log2(uint32_t v)
  * @gen: generation
  * @out: new mapping; release with fdr_ring_map_retire()
  *
- * Returns 0, -ENOENT, -ENOMEM, or -EUCLEAN if the file is malformed.
+ * The header is checked first (fdr_shm_check_ring()), then each buffer of each
+ * CPU (fdr_shm_check_cpu()), on copies: the mapping keeps only the copies, so a
+ * geometry changed later in the file changes nothing here. A CPU whose geometry
+ * does not check out is disabled in this mapping: appends on it are refused and
+ * counted (control.dropped_no_slot), the others record; @out's nr_bad counts
+ * them and bad_why says what the first was (the caller reports it once).
+ *
+ * Returns 0, -ENOENT, -ENOMEM, or -EUCLEAN if the header is malformed (text in
+ * fdr_shm_error()).
  */
 int fdr_ring_map_open(struct fdr_session *s, uint32_t inst, uint32_t gen, struct fdr_ring_map **out)
 {
@@ -371,14 +402,19 @@ int fdr_ring_map_open(struct fdr_session *s, uint32_t inst, uint32_t gen, struct
 	void *base = MAP_FAILED;
 	int fd = -1, ret;
 	uint32_t cpu;
-	const struct fdr_abi_ring *h;
+	struct fdr_abi_ring h;
 
 	snprintf(name, sizeof(name), "ring.%u.%u", inst, gen);
 	fd = openat(s->dir_fd, name, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) < 0 || (size_t)st.st_size < sizeof(struct fdr_abi_ring)) {
-		ret = -EUCLEAN;
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
+		goto err;
+	}
+	if ((size_t)st.st_size < sizeof(struct fdr_abi_ring)) {
+		ret = fdr_shm_errorf("%s: file size %llu is smaller than its header (%zu)", name,
+				     (unsigned long long)st.st_size, sizeof(struct fdr_abi_ring));
 		goto err;
 	}
 	base = mmap(NULL, st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -386,53 +422,51 @@ int fdr_ring_map_open(struct fdr_session *s, uint32_t inst, uint32_t gen, struct
 		ret = -errno;
 		goto err;
 	}
-	h = base;
-	ret = -EUCLEAN;
-	if (h->magic != FDR_ABI_MAGIC_RING || h->version != FDR_ABI_VERSION ||
-	    h->struct_size != sizeof(*h) || h->nr_cpus == 0 || h->nr_cpus > FDR_MAX_CPUS ||
-	    h->file_size != (uint64_t)st.st_size || (h->cpu_off & 7) ||
-	    h->cpu_off + (uint64_t)FDR_RING_BUFS * h->nr_cpus * sizeof(struct fdr_abi_cpu) >
-		    h->file_size)
+	ret = fdr_shm_check_ring(base, (uint64_t)st.st_size, name, &h);
+	if (ret)
 		goto err;
-	m = calloc(1, sizeof(*m) + (size_t)h->nr_cpus * sizeof(m->pcpu[0]));
+	m = calloc(1, sizeof(*m) + (size_t)h.nr_cpus * sizeof(m->pcpu[0]));
 	if (!m) {
 		ret = -ENOMEM;
 		goto err;
 	}
-	for (cpu = 0; cpu < h->nr_cpus; cpu++) {
+	for (cpu = 0; cpu < h.nr_cpus; cpu++) {
 		struct fdr_pcpu *pc = &m->pcpu[cpu];
+		struct fdr_shm_geom g = { 0 };
+		struct fdr_abi_cpu *c[FDR_RING_BUFS];
 		uint32_t bi;
 
+		for (bi = 0; bi < FDR_RING_BUFS; bi++)
+			c[bi] = (struct fdr_abi_cpu *)((char *)base + h.cpu_off) +
+				(size_t)bi * h.nr_cpus + cpu;
 		for (bi = 0; bi < FDR_RING_BUFS; bi++) {
-			struct fdr_abi_cpu *c = (struct fdr_abi_cpu *)((char *)base + h->cpu_off) +
-						(size_t)bi * h->nr_cpus + cpu;
 			struct fdr_pbuf *b = &pc->buf[bi];
-			int shift = rb_log2(c->subbuf_size);
 
-			if (shift < 12 || shift > 20 || c->nr_subbufs < 3 ||
-			    c->data_off + (uint64_t)c->nr_subbufs * c->subbuf_size > h->file_size ||
-			    (c->data_off & 7) ||
-			    (bi && (c->nr_subbufs != pc->nr_subbufs ||
-				    c->subbuf_size != pc->subbuf_size)))
-				goto err;
-			b->head = &c->head;
-			b->data = (unsigned char *)base + c->data_off;
-			b->ss_mask = c->subbuf_size - 1;
-			b->ring_bytes = (uint64_t)c->nr_subbufs * c->subbuf_size;
-			pc->cpu[bi] = c;
-			pc->nr_subbufs = c->nr_subbufs;
-			pc->subbuf_size = c->subbuf_size;
-			pc->ss_shift = (uint32_t)shift;
-			if ((uint32_t)c->head >= b->ring_bytes)
-				goto err;
+			if (fdr_shm_check_cpu(&h, base, name, cpu, bi, &g))
+				break;
+			b->head = &c[bi]->head;
+			b->data = (unsigned char *)base + g.data_off;
+			b->ss_mask = g.subbuf_size - 1;
+			b->ring_bytes = (uint64_t)g.nr_subbufs * g.subbuf_size;
+			pc->cpu[bi] = c[bi];
 		}
-		pc->active = &pc->cpu[0]->active;
+		if (bi < FDR_RING_BUFS) {
+			if (!m->nr_bad++)
+				snprintf(m->bad_why, sizeof(m->bad_why), "%s", fdr_shm_error());
+			rb_cpu_disable(pc, c[0], c[1], base);
+			continue;
+		}
+		pc->nr_subbufs = g.nr_subbufs;
+		pc->subbuf_size = g.subbuf_size;
+		pc->ss_shift = g.shift;
+		pc->active = &c[0]->active;
 	}
 	m->base = base;
 	m->size = st.st_size;
 	m->instance = inst;
 	m->gen = gen;
-	m->nr_cpus = h->nr_cpus;
+	m->nr_cpus = h.nr_cpus;
+	m->hdr_bytes = h.cpu_off + (uint64_t)FDR_RING_BUFS * h.nr_cpus * sizeof(struct fdr_abi_cpu);
 	m->hdr = base;
 	m->lease_mult = fdr_lease_mult(s->ctl);
 	close(fd);
@@ -534,7 +568,8 @@ int fdr_ring_file_create(int dir_fd, uint32_t inst, uint32_t gen, uint32_t nr_cp
 	uint32_t cpu, bi;
 	int fd, ret = 0;
 
-	if (rb_log2(subbuf_size) < 12 || rb_log2(subbuf_size) > 20 || !nr_cpus ||
+	if (fdr_shm_log2(subbuf_size) < FDR_SHM_SUBBUF_SHIFT_MIN ||
+	    fdr_shm_log2(subbuf_size) > FDR_SHM_SUBBUF_SHIFT_MAX || !nr_cpus ||
 	    nr_cpus > FDR_MAX_CPUS)
 		return -EINVAL;
 	off = (sizeof(*h) + (uint64_t)FDR_RING_BUFS * nr_cpus * sizeof(struct fdr_abi_cpu) + 4095) &

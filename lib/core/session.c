@@ -191,6 +191,19 @@ uint32_t fdr_session_max_kb(uint32_t subbuf_size)
 	return (uint32_t)((max_subbufs - 1) * (subbuf_size - 16) / 1024);
 }
 
+/*
+ * What buffer_size_kb reads after @kb is written with sub-buffers of @ss bytes:
+ * the capacity of the sub-buffers that takes (100 -> 103 with 4 KiB), as the
+ * kernel reads it; kept as the instance's size_kb through later changes of the
+ * sub-buffer size, as the kernel keeps it.
+ */
+static uint32_t ses_kb_held(uint32_t kb, uint32_t ss)
+{
+	if (ss <= 16 || !kb)
+		return 0;
+	return (uint32_t)((uint64_t)(fdr_session_subbufs_for_kb(kb, ss) - 1) * (ss - 16) / 1024);
+}
+
 static void ses_free(struct fdr_session *s)
 {
 	uint32_t i;
@@ -305,8 +318,10 @@ static void ses_reap_tmp(int dir_fd)
  * @dir: the session directory
  * @out: the session; fdr_session_close() it
  *
+ * The control file's header is checked once here (fdr_shm_check_control()).
  * Returns 0, -ENOENT (no session there), -EPERM (not a private directory of
- * ours), -EUCLEAN (the control file is not a valid fdr session), -ENOMEM.
+ * ours), -EUCLEAN (the control file is not a valid fdr session; what is wrong in
+ * fdr_shm_error()), -ENOMEM.
  */
 int fdr_session_open(const char *dir, struct fdr_session **out)
 {
@@ -334,9 +349,16 @@ int fdr_session_open(const char *dir, struct fdr_session **out)
 		ret = -errno;
 		goto err;
 	}
-	ret = -EUCLEAN;
-	if (fstat(fd, &st) < 0 || (size_t)st.st_size < sizeof(struct fdr_abi_control))
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
 		goto err;
+	}
+	if ((size_t)st.st_size < sizeof(struct fdr_abi_control)) {
+		ret = fdr_shm_errorf("control: file size %llu is smaller than %zu",
+				     (unsigned long long)st.st_size,
+				     sizeof(struct fdr_abi_control));
+		goto err;
+	}
 	p = mmap(NULL, st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED) {
 		ret = -errno;
@@ -344,10 +366,8 @@ int fdr_session_open(const char *dir, struct fdr_session **out)
 	}
 	s->ctl = p;
 	s->ctl_size = st.st_size;
-	ret = -EUCLEAN;
-	if (s->ctl->magic != FDR_ABI_MAGIC_CONTROL || s->ctl->version != FDR_ABI_VERSION ||
-	    s->ctl->struct_size != sizeof(struct fdr_abi_control) || s->ctl->nr_cpus == 0 ||
-	    s->ctl->nr_cpus > FDR_MAX_CPUS)
+	ret = fdr_shm_check_control(s->ctl, (uint64_t)st.st_size);
+	if (ret)
 		goto err;
 	/*
 	 * A control file with holes (made by an older fdr, or copied with cp,
@@ -554,6 +574,7 @@ int fdr_session_create(const char *dir, const struct fdr_session_opts *o, struct
 	fdr_clock_boot_id(c->boot_id, sizeof(c->boot_id));
 	fdr_session_lock_init(c);
 	ses_instance_defaults(&c->instances[0], "", ss, overwrite);
+	c->instances[0].size_kb = ses_kb_held(kb, ss);
 	c->instances[0].state = FDR_INST_LIVE;
 	ses_builtin_events(c);
 	/* release: the magic last; fdr_session_open() checks it */
@@ -698,7 +719,10 @@ int fdr_session_destroy(struct fdr_session *s)
 static int ses_ring_allocated(struct fdr_session *s, const struct fdr_ring_map *m)
 {
 	int spare = !!__atomic_load_n(&m->hdr->spare_allocated, __ATOMIC_ACQUIRE);
-	off_t hdr = (off_t)(m->pcpu[0].buf[0].data - (unsigned char *)m->base);
+	/* a CPU disabled at map time has no buffer (ring_bytes 0): the checked header size */
+	off_t hdr = m->pcpu[0].buf[0].ring_bytes ?
+			    (off_t)(m->pcpu[0].buf[0].data - (unsigned char *)m->base) :
+			    (off_t)m->hdr_bytes;
 	uint64_t need = (uint64_t)hdr;
 	uint32_t cpu, bi;
 	struct stat st;
@@ -720,7 +744,7 @@ static int ses_ring_allocated(struct fdr_session *s, const struct fdr_ring_map *
 		uint32_t live = __atomic_load_n(pc->active, __ATOMIC_ACQUIRE) & 1;
 
 		for (bi = 0; bi < FDR_RING_BUFS && !ret; bi++)
-			if (bi == live || spare)
+			if ((bi == live || spare) && pc->buf[bi].ring_bytes)
 				ret = ses_fallocate_shared(
 					fd, (off_t)(pc->buf[bi].data - (unsigned char *)m->base),
 					(off_t)pc->buf[bi].ring_bytes);
@@ -808,8 +832,20 @@ int fdr_session_resize(struct fdr_session *s, uint32_t inst, int cpu, uint32_t s
 		return -ENOMEM;
 	for (i = 0; i < nr_cpus; i++) {
 		struct fdr_ring_map *m = atomic_load(&s->rings[inst]);
-		uint32_t old_kb = (uint32_t)((uint64_t)(m->pcpu[i].nr_subbufs - 1) *
-					     (m->pcpu[i].subbuf_size - 16) / 1024);
+		const struct fdr_pcpu *pc = &m->pcpu[i];
+		uint32_t old_kb = (uint32_t)((uint64_t)(pc->nr_subbufs - 1) *
+					     (pc->subbuf_size - 16) / 1024);
+
+		/*
+		 * A CPU sized by the instance's buffer_size_kb keeps that size, not
+		 * the rounded-up size of its geometry: changing the sub-buffer size
+		 * back and forth does not make it grow (the kernel keeps 1410 KiB
+		 * through 8, 16, 4, 64 and 4 KiB sub-buffers; this did 1410, 1413,
+		 * 1422, 1422, 1471, 1474).
+		 */
+		if (in->size_kb && pc->nr_subbufs == fdr_session_subbufs_for_kb(in->size_kb,
+										pc->subbuf_size))
+			old_kb = in->size_kb;
 
 		if ((cpu < 0 || (uint32_t)cpu == i) && size_kb)
 			nr[i] = fdr_session_subbufs_for_kb(size_kb, ss);
@@ -823,6 +859,8 @@ int fdr_session_resize(struct fdr_session *s, uint32_t inst, int cpu, uint32_t s
 	if (ret)
 		return ret;
 	in->subbuf_size = ss;
+	if (cpu < 0 && size_kb)
+		in->size_kb = ses_kb_held(size_kb, ss);
 	__atomic_store_n(&in->ring_gen, gen, __ATOMIC_RELEASE);
 	snprintf(name, sizeof(name), "ring.%u.%u", inst, gen - 1);
 	unlinkat(s->dir_fd, name, 0);
@@ -996,6 +1034,7 @@ int fdr_session_instance_new(struct fdr_session *s, const char *name, uint32_t *
 		if (ret)
 			return ret;
 		ses_instance_defaults(in, name, DEFAULT_SUBBUF, 1);
+		in->size_kb = ses_kb_held(DEFAULT_BUFFER_KB, DEFAULT_SUBBUF);
 		in->options = top->options & ~(FDR_OPT_RECORD_CMD);
 		in->ring_gen = gen;
 		__atomic_store_n(&in->state, FDR_INST_LIVE, __ATOMIC_RELEASE);

@@ -509,9 +509,12 @@ int fdr_format_event_file(const struct fdr_abi_event *e, struct fdr_buf *b)
 			ret |= fb_add(b, &pf[i], 1);
 		}
 		ret |= fb_add(b, "\"", 1);
-		for (i = 0; i < n; i++)
-			if (e->print_args[i] < nf)
-				ret |= fmt_print_arg(&e->fields[e->print_args[i]], b);
+		for (i = 0; i < n; i++) {
+			uint8_t pa = e->print_args[i]; /* one read: @e may be shared memory */
+
+			if (pa < nf)
+				ret |= fmt_print_arg(&e->fields[pa], b);
+		}
 	} else {
 		ret |= fb_add(b, "\"", 1);
 		for (i = 0; i < nf; i++) {
@@ -1037,9 +1040,11 @@ int fdr_format_body(const struct fdr_abi_event *e, const unsigned char *p, uint3
 			}
 			{
 				const struct fdr_abi_field *fld = NULL;
+				/* read once: @e may be shared memory */
+				uint8_t pa = arg < nargs ? e->print_args[arg] : 0xff;
 
-				if (arg < nargs && e->print_args[arg] < nf)
-					fld = &e->fields[e->print_args[arg]];
+				if (pa < nf)
+					fld = &e->fields[pa];
 				arg++;
 				ret |= fmt_conv(pc, (size_t)(q - pc), *q, fld, p, len, b);
 			}

@@ -47,15 +47,19 @@
 #include <time.h>
 #include <unistd.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <sys/sendfile.h>
 
 #include "fdr/fdr-read.h"
+#include "ctl/ctl-local.h"
 
 struct rd_ring {
-	const struct fdr_abi_ring *hdr;
+	struct fdr_abi_ring h; /* private copy of the header, checked: layout from here */
+	const struct fdr_abi_ring *hdr; /* the mapped header: its snapshot words only */
 	const unsigned char *base;
 	size_t size;
 	uint32_t nr_cpus;
+	char name[32]; /* "ring.<inst>.<gen>", for messages */
 };
 
 /* a following reader's drained snapshot cursor is looked at once in this many picks */
@@ -73,8 +77,10 @@ struct rd_cpu {
 	struct fdr_abi_cpu *c; /* that buffer's control entry */
 	struct fdr_abi_cpu *c0; /* the CPU's buffer-0 entry: active index, swap time */
 	struct fdr_abi_cpu *slot; /* holds our consuming-reader slot, or NULL */
+	int bad; /* this CPU's buffers did not check out: skipped (see fdr_reader_error()) */
 	const unsigned char *data;
-	uint32_t ss, shift, n;
+	uint32_t ss, shift, n; /* checked copies (rd_cpu_init()) */
+	uint64_t data_off[FDR_RING_BUFS]; /* of each buffer, checked copies */
 	unsigned char *buf; /* private copy of one sub-buffer */
 	uint64_t buf_pos; /* linear start of the copy, UINT64_MAX if none */
 	uint32_t buf_valid; /* bytes of the copy that hold records */
@@ -131,65 +137,103 @@ struct fdr_reader {
 	uint64_t v_next, v_cum;
 	/* takes that found the snapshot buffer not takeable and so left the live one */
 	uint32_t old_waits;
+	char error[FDR_SHM_ERROR_LEN]; /* the first part skipped as corrupt, "" if none */
+	uint32_t clock, subbuf_size; /* of the instance, checked (fdr_shm_check_instance()) */
 };
 
-static int rd_log2(uint32_t v)
+/*
+ * Check a ring mapping's header (fdr_shm_check_ring(), the one check that libfdr's
+ * writers run too); fills @r with a copy of it. The CPUs' geometry is checked
+ * per CPU when a cursor is made (rd_cpu_init()), so that a bad CPU is skipped
+ * rather than the whole ring refused. Returns 0 or -EUCLEAN (fdr_shm_error()).
+ */
+static int rd_ring_check(const void *base, size_t size, uint32_t inst, uint32_t gen,
+			 struct rd_ring *r)
 {
-	int n = 0;
-
-	while (n < 31 && (1u << n) < v)
-		n++;
-	return (1u << n) == v ? n : -1;
-}
-
-/* Validate a ring mapping; fills @r. Returns 0 or -EUCLEAN. */
-static int rd_ring_check(const void *base, size_t size, struct rd_ring *r)
-{
-	const struct fdr_abi_ring *h = base;
-	uint32_t cpu;
-
-	if (size < sizeof(*h) || h->magic != FDR_ABI_MAGIC_RING || h->version != FDR_ABI_VERSION ||
-	    h->struct_size != sizeof(*h) || h->nr_cpus == 0 || h->nr_cpus > FDR_MAX_CPUS ||
-	    h->file_size != size || h->cpu_off > size || (h->cpu_off & 7) ||
-	    (size - h->cpu_off) / sizeof(struct fdr_abi_cpu) < (uint64_t)FDR_RING_BUFS * h->nr_cpus)
+	snprintf(r->name, sizeof(r->name), "ring.%u.%u", inst, gen);
+	if (fdr_shm_check_ring(base, size, r->name, &r->h))
 		return -EUCLEAN;
-	for (cpu = 0; cpu < FDR_RING_BUFS * h->nr_cpus; cpu++) {
-		const struct fdr_abi_cpu *c =
-			(const struct fdr_abi_cpu *)((const char *)base + h->cpu_off) + cpu;
-		int shift = rd_log2(c->subbuf_size);
-
-		if (shift < 12 || shift > 20 || c->nr_subbufs < 3 || c->data_off > size ||
-		    (c->data_off & 7) || (size - c->data_off) / c->subbuf_size < c->nr_subbufs)
-			return -EUCLEAN;
-	}
-	r->hdr = h;
+	r->hdr = base;
 	r->base = base;
 	r->size = size;
-	r->nr_cpus = h->nr_cpus;
+	r->nr_cpus = r->h.nr_cpus;
 	return 0;
 }
 
+/* Buffer @bi of @cpu (< nr_cpus): the header copy placed the entries inside the file. */
 static struct fdr_abi_cpu *rd_entry(const struct rd_ring *r, uint32_t bi, uint32_t cpu)
 {
-	return (struct fdr_abi_cpu *)((const char *)r->base + r->hdr->cpu_off) +
+	return (struct fdr_abi_cpu *)((const char *)r->base + r->h.cpu_off) +
 	       (size_t)bi * r->nr_cpus + cpu;
 }
 
-static int rd_cpu_init(struct rd_cpu *rc, const struct rd_ring *r, uint32_t cpu, uint32_t bi)
+/* Both buffers of @cpu checked into @g (fdr_shm_check_cpu()); 0 or -EUCLEAN. */
+static int rd_cpu_geom(const struct rd_ring *r, uint32_t cpu, struct fdr_shm_geom *g)
 {
-	struct fdr_abi_cpu *c = rd_entry(r, bi, cpu);
+	uint32_t bi;
+
+	memset(g, 0, sizeof(*g));
+	for (bi = 0; bi < FDR_RING_BUFS; bi++)
+		if (fdr_shm_check_cpu(&r->h, r->base, r->name, cpu, bi, g))
+			return -EUCLEAN;
+	return 0;
+}
+
+/* The reader's first complaint about shared memory (also in fdr_shm_error()). */
+static void rd_complain(struct fdr_reader *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void rd_complain(struct fdr_reader *r, const char *fmt, ...)
+{
+	char text[FDR_SHM_ERROR_LEN];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	fdr_shm_errorf("%s", text);
+	if (r && !r->error[0])
+		snprintf(r->error, sizeof(r->error), "%s", text);
+}
+
+/* Stop reading @rc's CPU: what it holds is corrupt (said once, in r->error). */
+static void rd_cpu_bad(struct fdr_reader *r, struct rd_cpu *rc, const char *why)
+{
+	rd_complain(r, "%s", why);
+	rc->bad = 1;
+	rc->have = 0;
+}
+
+/*
+ * Make the cursor of @cpu, buffer @bi. A CPU whose geometry does not check out
+ * gets a cursor marked bad (no records, no buffer; said in r->error).
+ */
+static int rd_cpu_init(struct fdr_reader *r, struct rd_cpu *rc, const struct rd_ring *ring,
+		       uint32_t cpu, uint32_t bi)
+{
+	struct fdr_shm_geom g[FDR_RING_BUFS];
+	uint32_t b;
 
 	memset(rc, 0, sizeof(*rc));
 	rc->cpu = cpu;
 	rc->bi = bi;
-	rc->c0 = rd_entry(r, 0, cpu);
-	rc->c = c;
-	rc->ss = c->subbuf_size;
-	rc->shift = (uint32_t)rd_log2(c->subbuf_size);
-	rc->n = c->nr_subbufs;
-	rc->data = r->base + c->data_off;
+	rc->c0 = rd_entry(ring, 0, cpu);
+	rc->c = rd_entry(ring, bi, cpu);
 	rc->buf_pos = UINT64_MAX;
 	rc->spool_fd = -1;
+	rc->spool_dfd = -1;
+	memset(g, 0, sizeof(g));
+	for (b = 0; b < FDR_RING_BUFS; b++) {
+		g[b] = g[0];
+		if (fdr_shm_check_cpu(&ring->h, ring->base, ring->name, cpu, b, &g[b])) {
+			rd_cpu_bad(r, rc, fdr_shm_error());
+			return 0;
+		}
+		rc->data_off[b] = g[b].data_off;
+	}
+	rc->ss = g[0].subbuf_size;
+	rc->shift = g[0].shift;
+	rc->n = g[0].nr_subbufs;
+	rc->data = ring->base + rc->data_off[bi];
 	rc->buf = malloc(rc->ss);
 	return rc->buf ? 0 : -ENOMEM;
 }
@@ -422,6 +466,24 @@ static int rd_refresh_spool(struct rd_cpu *rc)
 	return 1;
 }
 
+/* A CPU whose ring turned out corrupt while reading it: skip it from now on. */
+static void rd_cpu_corrupt(struct fdr_reader *r, struct rd_cpu *rc, const char *what)
+{
+	char why[FDR_SHM_ERROR_LEN];
+	uint64_t head = __atomic_load_n(&rc->c->head, __ATOMIC_RELAXED);
+
+	if (strcmp(what, "head") == 0)
+		snprintf(why, sizeof(why),
+			 "%s: cpu %u buffer %u: head %#llx: offset %u is not inside its %u "
+			 "sub-buffers of %u",
+			 r->ring.name, rc->cpu, rc->bi, (unsigned long long)head, (uint32_t)head,
+			 rc->n, rc->ss);
+	else
+		snprintf(why, sizeof(why), "%s: cpu %u buffer %u: %s", r->ring.name, rc->cpu,
+			 rc->bi, what);
+	rd_cpu_bad(r, rc, why);
+}
+
 /*
  * Peek the next record of one CPU into rc->rec. Returns 1 (have one), 0 (none
  * now), or a negative errno for a ring that cannot be read.
@@ -433,6 +495,8 @@ static int rd_peek(struct fdr_reader *r, struct rd_cpu *rc)
 
 	if (rc->have)
 		return 1;
+	if (rc->bad)
+		return 0; /* skipped: said once in r->error */
 	/*
 	 * Each round returns, moves to another sub-buffer or re-reads head: bounded.
 	 * A spool read consumes a sub-buffer of the spool each time: bounded by its size.
@@ -481,8 +545,17 @@ static int rd_peek(struct fdr_reader *r, struct rd_cpu *rc)
 			ret = rd_refresh_ring(rc);
 			guard++;
 		}
+		if (ret == -EUCLEAN && rc->spool_fd < 0) {
+			rd_cpu_corrupt(r, rc, "head");
+			return 0;
+		}
 		if (ret <= 0)
 			return ret;
+	}
+	if (rc->spool_fd < 0) {
+		rd_cpu_corrupt(r, rc,
+			       "no record found in a bounded walk from the reader's position");
+		return 0;
 	}
 	return -EUCLEAN;
 }
@@ -534,6 +607,8 @@ static inline __attribute__((always_inline)) struct rd_cpu *rd_pick(struct fdr_r
 		struct rd_cpu *rc = &r->cpus[b * r->nr + i];
 		int ret;
 
+		if (rc->bad)
+			continue; /* skipped: said once in r->error */
 		/*
 		 * The snapshot buffer read to its end, with no swap since: nothing
 		 * can come into it, so it costs one load (the merge looks at every
@@ -614,13 +689,26 @@ static void rd_take(struct fdr_reader *r, struct rd_cpu *rc)
 
 /* Has the ring been resized (new file) since we opened it? Then reopen. */
 /* Map an instance's current ring file and validate it. */
-static int rd_ring_get(struct fdr_session *s, uint32_t inst, struct rd_ring *ring)
+static int rd_ring_get(struct fdr_session *s, uint32_t inst, struct rd_ring *ring, uint32_t *gen)
 {
 	void *base;
 	size_t size;
-	int ret = fdr_session_ring(s, inst, &base, &size);
+	uint32_t g;
+	int ret;
 
-	return ret ? ret : rd_ring_check(base, size, ring);
+	if (inst >= FDR_MAX_INSTANCES)
+		return -ENOENT;
+	/*
+	 * Read before the file is mapped: if a resize comes between, the reader
+	 * finds itself stale at once and reopens (rd_stale()).
+	 */
+	g = __atomic_load_n(&fdr_session_control(s)->instances[inst].ring_gen, __ATOMIC_ACQUIRE);
+	ret = fdr_session_ring(s, inst, &base, &size);
+	if (ret)
+		return ret;
+	if (gen)
+		*gen = g;
+	return rd_ring_check(base, size, inst, g, ring);
 }
 
 static int rd_map(struct fdr_reader *r)
@@ -628,10 +716,9 @@ static int rd_map(struct fdr_reader *r)
 	uint32_t i;
 	int ret;
 
-	ret = rd_ring_get(r->s, r->inst, &r->ring);
+	ret = rd_ring_get(r->s, r->inst, &r->ring, &r->gen);
 	if (ret)
 		return ret;
-	r->gen = r->ring.hdr->gen;
 	if (r->cpus) {
 		for (i = 0; i < r->nr_cur; i++)
 			free(r->cpus[i].buf);
@@ -639,6 +726,41 @@ static int rd_map(struct fdr_reader *r)
 		r->cpus = NULL;
 	}
 	return 0;
+}
+
+/*
+ * Copy and check the reader's instance slot (fdr_shm_check_instance()): the
+ * reader uses the copy's clock and sub-buffer size. Returns 0, -ENOENT (no such
+ * instance), -EUCLEAN.
+ */
+static int rd_instance(struct fdr_reader *r)
+{
+	struct fdr_abi_instance in;
+
+	if (r->inst >= FDR_MAX_INSTANCES)
+		return -ENOENT;
+	memcpy(&in, &fdr_session_control(r->s)->instances[r->inst], sizeof(in));
+	if (fdr_shm_check_instance(&in, r->inst)) {
+		rd_complain(r, "%s", fdr_shm_error());
+		return -EUCLEAN;
+	}
+	if (in.state != FDR_INST_LIVE)
+		return -ENOENT;
+	r->clock = in.clock;
+	r->subbuf_size = in.subbuf_size;
+	return 0;
+}
+
+/* The instance's sub-buffer size as the reader checked it at open. */
+uint32_t fdr_reader_subbuf_size(const struct fdr_reader *r)
+{
+	return r->subbuf_size;
+}
+
+/* A complaint of another part of libfdr-ctl about what this reader reads. */
+void fdr_reader_complain(struct fdr_reader *r, const char *text)
+{
+	rd_complain(r, "%s", text);
 }
 
 /* Does @pid run? A zombie (never reaped, as under some container inits) does not. */
@@ -811,7 +933,7 @@ static int rd_writer_end_any(const struct rd_ring *ring, const struct rd_cpu *rc
 static int rd_follow_init(struct fdr_reader *r, uint32_t i, uint32_t act)
 {
 	struct rd_cpu *live = &r->cpus[i], *other = &r->cpus[r->nr + i];
-	int ret = rd_cpu_init(other, &r->ring, live->cpu, act ^ 1);
+	int ret = rd_cpu_init(r, other, &r->ring, live->cpu, act ^ 1);
 
 	if (ret)
 		return ret;
@@ -846,6 +968,9 @@ int fdr_reader_open(struct fdr_session *s, uint32_t inst, int cpu, unsigned flag
 	r->inst = inst;
 	r->flags = flags;
 	r->ring_fd = -1;
+	ret = rd_instance(r);
+	if (ret)
+		goto err;
 	ret = rd_map(r);
 	if (ret)
 		goto err;
@@ -862,8 +987,7 @@ int fdr_reader_open(struct fdr_session *s, uint32_t inst, int cpu, unsigned flag
 		goto err;
 	}
 	r->nr = nr;
-	fdr_clock_conv_init(&r->conv, fdr_session_control(s),
-			    fdr_session_control(s)->instances[inst].clock);
+	fdr_clock_conv_init(&r->conv, fdr_session_control(s), r->clock);
 	if (flags & FDR_READ_SNAPSHOT)
 		rd_snapshot_settle(s, &r->ring, first, nr);
 	for (i = 0; i < nr; i++) {
@@ -872,11 +996,26 @@ int fdr_reader_open(struct fdr_session *s, uint32_t inst, int cpu, unsigned flag
 					       __ATOMIC_ACQUIRE) &
 			       1;
 
-		ret = rd_cpu_init(rc, &r->ring, first + i,
+		ret = rd_cpu_init(r, rc, &r->ring, first + i,
 				  (flags & FDR_READ_SNAPSHOT) ? act ^ 1 : act);
 		r->nr_cur = i + 1;
 		if (ret)
 			goto err;
+		if (rc->bad) {
+			if (r->follow) {
+				/* its other buffer's cursor: as bad (one geometry for both) */
+				struct rd_cpu *o = &r->cpus[nr + i];
+
+				o->cpu = rc->cpu;
+				o->bi = rc->bi ^ 1;
+				o->c0 = rc->c0;
+				o->c = rd_entry(&r->ring, o->bi, o->cpu);
+				o->buf_pos = UINT64_MAX;
+				o->spool_fd = o->spool_dfd = -1;
+				o->bad = 1;
+			}
+			continue; /* skipped, and never consumed: r->error says why */
+		}
 		rc->pos = __atomic_load_n(&rc->c->consumed, __ATOMIC_ACQUIRE);
 		rc->cum = __atomic_load_n(&rc->c->consumed_cum, __ATOMIC_RELAXED);
 		if (r->follow) {
@@ -1259,6 +1398,17 @@ uint64_t fdr_reader_refused(struct fdr_reader *r)
 	return n;
 }
 
+/**
+ * fdr_reader_error - what the reader skipped as corrupt, and where: the first
+ * CPU whose buffers did not check out ("ring.0.0: cpu 1 buffer 0: subbuf_size
+ * 2147483649 is not a power of two in 4096..1048576"), or "" if none. The other
+ * CPUs are read as usual. Borrowed; valid until fdr_reader_close().
+ */
+const char *fdr_reader_error(const struct fdr_reader *r)
+{
+	return r->error;
+}
+
 #define RD_SPOOL_BATCH (64u << 10) /* bytes a spool reader reads per pread() */
 #define RD_SPOOL_DIRECT_BATCH (1u << 20) /* the same with direct I/O (no cache to stay in) */
 
@@ -1282,7 +1432,7 @@ static int rd_ring_fd(struct fdr_reader *r)
 	if (fd < 0)
 		return -errno;
 	if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
-	    memcmp(&h, r->ring.hdr, offsetof(struct fdr_abi_ring, cpu_off)) ||
+	    memcmp(&h, &r->ring.h, offsetof(struct fdr_abi_ring, cpu_off)) ||
 	    h.file_size != r->ring.size) {
 		close(fd);
 		return -ESTALE;
@@ -1481,6 +1631,10 @@ static int rd_take_from(struct fdr_reader *r, struct rd_cpu *rc, int fd, unsigne
 
 	mask = rc->ss - 1;
 	ret = rd_writer_retry(rc, &w_sub, &w_off);
+	if (ret == -EUCLEAN) {
+		rd_cpu_corrupt(r, rc, "head");
+		return 0; /* skipped from now on, like a CPU that did not check out */
+	}
 	if (ret)
 		return ret == -EAGAIN ? 0 : ret;
 	oldest = w_sub >= (uint64_t)(rc->n - 1) * rc->ss ? w_sub - (uint64_t)(rc->n - 1) * rc->ss :
@@ -1733,6 +1887,8 @@ static int rd_take_subbufs(struct fdr_reader *r, int fd, unsigned char *mem, uin
 
 	if (r->spool || r->nr != 1 || (fd < 0 && !mem) || !r->follow)
 		return -EINVAL;
+	if (r->cpus[0].bad || r->cpus[1].bad)
+		return 0; /* skipped: nothing can be taken from it (r->error says why) */
 	mask = r->cpus[0].ss - 1;
 	if (max_bytes < r->cpus[0].ss || (sp->bytes & mask) ||
 	    (sp->bytes && sp->subbuf_size != r->cpus[0].ss))
@@ -1855,10 +2011,10 @@ int fdr_reader_open_spool(struct fdr_session *s, uint32_t inst, int fd, const st
 {
 	struct fdr_reader *r;
 	struct rd_cpu *rc;
-	int shift = rd_log2(sp->subbuf_size);
+	int shift = fdr_shm_log2(sp->subbuf_size);
 
-	if (shift < 12 || shift > 20 || inst >= FDR_MAX_INSTANCES || fd < 0 ||
-	    (sp->bytes & (sp->subbuf_size - 1)))
+	if (shift < FDR_SHM_SUBBUF_SHIFT_MIN || shift > FDR_SHM_SUBBUF_SHIFT_MAX ||
+	    inst >= FDR_MAX_INSTANCES || fd < 0 || (sp->bytes & (sp->subbuf_size - 1)))
 		return -EINVAL;
 	r = calloc(1, sizeof(*r));
 	if (!r)
@@ -1931,9 +2087,20 @@ static int rd_scan_cpu(struct rd_cpu *rc, uint64_t from, struct rd_scan *sc)
 	int tries;
 
 	memset(sc, 0, sizeof(*sc));
+	if (rc->bad)
+		return -EUCLEAN;
 	for (tries = 0; tries < 100; tries++) {
 		int ret = rd_writer_retry(rc, &sc->w_sub, &sc->w_off);
 
+		if (ret == -EAGAIN)
+			/*
+			 * 100 reads of head, each finding a header that does not hold
+			 * the writer's position: not a race (a switch takes nanoseconds)
+			 * but a corrupt header. Callers wait on -EAGAIN: say what it is.
+			 */
+			return fdr_shm_errorf("cpu %u buffer %u: the header of the writer's "
+					      "sub-buffer does not hold its position",
+					      rc->cpu, rc->bi);
 		if (ret)
 			return ret;
 		oldest = sc->w_sub >= (uint64_t)(rc->n - 1) * rc->ss ?
@@ -2015,7 +2182,7 @@ static uint64_t rd_other_written(struct fdr_reader *r, const struct rd_cpu *rc)
 {
 	struct rd_cpu o;
 	uint64_t pos, cum, base;
-	int ret = rd_cpu_init(&o, &r->ring, rc->cpu, rc->bi ^ 1);
+	int ret = rd_cpu_init(r, &o, &r->ring, rc->cpu, rc->bi ^ 1);
 
 	if (!ret)
 		ret = rd_writer_end_any(&r->ring, &o, &pos, &cum);
@@ -2128,7 +2295,7 @@ int fdr_ring_clear_ex(struct fdr_session *s, uint32_t inst, int cpu, unsigned fl
 			uint64_t pos, cum;
 
 			__atomic_store_n(&rc->c->base_cum, sc.cum_w, __ATOMIC_RELAXED);
-			if (!rd_cpu_init(&o, &r->ring, rc->cpu, rc->bi ^ 1) &&
+			if (!rd_cpu_init(r, &o, &r->ring, rc->cpu, rc->bi ^ 1) &&
 			    !rd_writer_end_any(&r->ring, &o, &pos, &cum))
 				__atomic_store_n(&o.c->base_cum, cum, __ATOMIC_RELAXED);
 			free(o.buf);
@@ -2153,7 +2320,7 @@ int fdr_ring_clear_ex(struct fdr_session *s, uint32_t inst, int cpu, unsigned fl
 int fdr_ring_nr_cpus(struct fdr_session *s, uint32_t inst)
 {
 	struct rd_ring ring;
-	int ret = rd_ring_get(s, inst, &ring);
+	int ret = rd_ring_get(s, inst, &ring, NULL);
 
 	return ret ? ret : (int)ring.nr_cpus;
 }
@@ -2162,13 +2329,15 @@ int fdr_ring_nr_cpus(struct fdr_session *s, uint32_t inst)
 int fdr_ring_cpu_size_kb(struct fdr_session *s, uint32_t inst, uint32_t cpu)
 {
 	struct rd_ring ring;
-	const struct fdr_abi_cpu *c;
-	int ret = rd_ring_get(s, inst, &ring);
+	struct fdr_shm_geom g;
+	int ret = rd_ring_get(s, inst, &ring, NULL);
 
 	if (ret)
 		return ret;
 	if (cpu >= ring.nr_cpus)
 		return -ENOENT;
-	c = rd_entry(&ring, 0, cpu);
-	return (int)((uint64_t)(c->nr_subbufs - 1) * (c->subbuf_size - 16) / 1024);
+	ret = rd_cpu_geom(&ring, cpu, &g);
+	if (ret)
+		return ret;
+	return (int)((uint64_t)(g.nr_subbufs - 1) * (g.subbuf_size - 16) / 1024);
 }

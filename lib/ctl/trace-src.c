@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <sys/utsname.h>
 
+#include "ctl/ctl-local.h"
 #include "ctl/trace-src.h"
 
 static const char *const trace_clock_names[FDR_CLOCK_NR] = {
@@ -129,6 +130,7 @@ struct sess_src {
 	struct fdr_abi_event **events; /* private copies, in the order first seen */
 	size_t nr_events;
 	struct fdr_abi_event *by_id[UINT16_MAX + 1]; /* id (common_type) -> copy */
+	unsigned char refused[UINT16_MAX + 1]; /* ids whose entry did not check out */
 };
 
 /* Copy the description of @id out of the registry (once). */
@@ -140,6 +142,8 @@ static const struct fdr_abi_event *sess_event_load(struct sess_src *ss, uint32_t
 
 	if (id <= UINT16_MAX && ss->by_id[id])
 		return ss->by_id[id];
+	if (id <= UINT16_MAX && ss->refused[id])
+		return NULL; /* said once: its records print as unknown events */
 	e = fdr_event_by_id(ctl, id);
 	if (!e || id > UINT16_MAX)
 		return NULL;
@@ -152,11 +156,15 @@ static const struct fdr_abi_event *sess_event_load(struct sess_src *ss, uint32_t
 		return NULL;
 	}
 	ss->events = grown;
+	/* checked on the copy: the registry may change under us (fdr_shm_check_event()) */
 	memcpy(copy, e, sizeof(*copy));
-	copy->system[FDR_NAME_LEN - 1] = '\0';
-	copy->name[FDR_NAME_LEN - 1] = '\0';
-	copy->print_fmt[FDR_PRINT_FMT_LEN - 1] = '\0';
-	if (copy->nr_fields > FDR_MAX_FIELDS || copy->id != id) {
+	if (copy->id != id || copy->state != FDR_EVENT_READY ||
+	    fdr_shm_check_event(copy, (uint32_t)(e - ctl->events))) {
+		if (copy->id == id) {
+			fdr_reader_complain(ss->r, fdr_shm_error());
+			if (id <= UINT16_MAX)
+				ss->refused[id] = 1;
+		}
 		free(copy);
 		return NULL;
 	}
@@ -258,6 +266,7 @@ int fdr_trace_open_session(struct fdr_session *s, uint32_t inst, unsigned flags,
 	struct fdr_trace *t;
 	struct sess_src *ss;
 	uint32_t i, clock;
+	uint64_t khz;
 	int ret, n;
 
 	if (inst >= FDR_MAX_INSTANCES)
@@ -282,7 +291,7 @@ int fdr_trace_open_session(struct fdr_session *s, uint32_t inst, unsigned flags,
 	t->info.nr_cpus = n > 0 ? (uint32_t)n : 0;
 	clock = fdr_reader_clock(ss->r)->clock;
 	t->info.clock = clock;
-	t->info.page_size = ctl->instances[inst].subbuf_size;
+	t->info.page_size = fdr_reader_subbuf_size(ss->r);
 	t->info.long_size = sizeof(long);
 	snprintf(t->info.clock_name, sizeof(t->info.clock_name), "%s", fdr_trace_clock_name(clock));
 	snprintf(t->info.origin, sizeof(t->info.origin), "%s", fdr_session_path(s));
@@ -293,11 +302,15 @@ int fdr_trace_open_session(struct fdr_session *s, uint32_t inst, unsigned flags,
 		t->info.offset_ns = ctl->cal_real_ns - ctl->cal_boot_ns;
 	} else if (fdr_clock_is_ns(clock) && ctl->cal_real_ns > ctl->cal_mono_ns) {
 		t->info.offset_ns = ctl->cal_real_ns - ctl->cal_mono_ns;
-	} else if (clock == FDR_CLOCK_X86_TSC && ctl->ts_source == FDR_TS_TSC && ctl->tsc_khz) {
-		/* the session's calibration point: cal_tsc and cal_real_ns are one instant */
-		unsigned __int128 since0 = (unsigned __int128)ctl->cal_tsc * 1000000u / ctl->tsc_khz;
+	} else if (clock == FDR_CLOCK_X86_TSC && ctl->ts_source == FDR_TS_TSC &&
+		   (khz = __atomic_load_n(&ctl->tsc_khz, __ATOMIC_RELAXED))) {
+		/*
+		 * the session's calibration point: cal_tsc and cal_real_ns are one
+		 * instant; khz is read once (shared memory: it may change meanwhile)
+		 */
+		unsigned __int128 since0 = (unsigned __int128)ctl->cal_tsc * 1000000u / khz;
 
-		t->info.ts_hz = ctl->tsc_khz * 1000u;
+		t->info.ts_hz = khz * 1000u;
 		if (since0 < ctl->cal_real_ns)
 			t->info.offset_ns = ctl->cal_real_ns - (uint64_t)since0;
 	}

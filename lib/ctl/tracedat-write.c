@@ -300,14 +300,15 @@ static int td_copy(int out, int in, uint64_t size)
 /** fdr_tracedat_page_size - the page size of an instance's raw pages, or a negative errno */
 int fdr_tracedat_page_size(struct fdr_session *s, uint32_t inst)
 {
-	uint32_t ss;
+	struct fdr_abi_instance in;
 
 	if (inst >= FDR_MAX_INSTANCES)
 		return -EINVAL;
-	ss = fdr_session_control(s)->instances[inst].subbuf_size;
-	if (ss < 4096 || ss > (1u << 20) || (ss & (ss - 1)))
-		return -EUCLEAN; /* hostile or broken control block */
-	return (int)ss;
+	/* a copy, checked: the control block may be hostile or broken */
+	memcpy(&in, &fdr_session_control(s)->instances[inst], sizeof(in));
+	if (fdr_shm_check_instance(&in, inst))
+		return -EUCLEAN;
+	return (int)in.subbuf_size;
 }
 
 /**

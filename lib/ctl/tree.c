@@ -900,6 +900,25 @@ static int gen_error_log(struct fdr_file *f)
 	return ret;
 }
 
+/*
+ * The buffer_size_kb of one CPU: the instance's as last written when the CPU's
+ * geometry is the one that size gives (the geometry rounds up), else what the
+ * geometry holds.
+ */
+static int cpu_kb(struct fdr_session *s, uint32_t inst, uint32_t cpu)
+{
+	const struct fdr_abi_instance *in = &ctl_of(s)->instances[inst];
+	int kb = fdr_ring_cpu_size_kb(s, inst, cpu);
+	uint32_t want = in->size_kb, ss = in->subbuf_size;
+
+	if (kb < 0 || !want || ss <= 16)
+		return kb;
+	if ((uint64_t)(fdr_session_subbufs_for_kb(want, ss) - 1) * (ss - 16) / 1024 ==
+	    (uint64_t)kb)
+		return (int)want;
+	return kb;
+}
+
 static int cpu_kb_all(struct fdr_session *s, uint32_t inst, int *same, uint64_t *total)
 {
 	int nr = fdr_ring_nr_cpus(s, inst), cpu, first = -1;
@@ -907,7 +926,7 @@ static int cpu_kb_all(struct fdr_session *s, uint32_t inst, int *same, uint64_t 
 	*same = 1;
 	*total = 0;
 	for (cpu = 0; cpu < nr; cpu++) {
-		int kb = fdr_ring_cpu_size_kb(s, inst, (uint32_t)cpu);
+		int kb = cpu_kb(s, inst, (uint32_t)cpu);
 
 		if (kb < 0)
 			return kb;
@@ -1058,7 +1077,7 @@ static int generate(struct fdr_file *f)
 			return kb;
 		return fdr_buf_printf(b, "%" PRIu64 "\n", total);
 	case F_CPU_BUFFER_SIZE_KB:
-		kb = fdr_ring_cpu_size_kb(f->s, f->p.inst, (uint32_t)f->p.cpu);
+		kb = cpu_kb(f->s, f->p.inst, (uint32_t)f->p.cpu);
 		return kb < 0 ? kb : fdr_buf_printf(b, "%d\n", kb);
 	case F_BUFFER_SUBBUF_SIZE_KB:
 		return fdr_buf_printf(b, "%u\n", in->subbuf_size / 1024);

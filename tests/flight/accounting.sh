@@ -161,38 +161,6 @@ test_pipe_with_snapshot_trigger() {
 	esac
 }
 
-# fdr pipe while the snapshot is taken, freed, allocated again and taken again
-test_pipe_snapshot_free_alloc() {
-	local pid i got lost
-	reference || return 1
-	demo_session pipefree || return 1
-	must "$FDR" write events/demo/request/trigger 'snapshot if status >= 500' || return 1
-	"$FDR" pipe >"$T/pipefree.out" 2>"$T/pipefree.err" &
-	pid=$!
-	BG+=("$pid")
-	sleep 0.3
-	must "$DEMO" -n $N -r 0 -q -s $SEED || return 1
-	must "$FDR" snapshot free || return 1
-	must "$DEMO" -n $N -r 0 -q -s $SEED || return 1
-	must "$FDR" snapshot alloc || return 1
-	must "$DEMO" -n $N -r 0 -q -s $SEED || return 1
-	for ((i = 0; i < 100; i++)); do
-		got=$(grep -c ': \(request\|cache\|db_query\|tracing_mark_write\): ' "$T/pipefree.out")
-		[ "$got" -ge $((3 * written)) ] && break
-		sleep 0.1
-	done
-	sleep 0.2
-	kill -INT "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
-	got=$(grep -c ': \(request\|cache\|db_query\|tracing_mark_write\): ' "$T/pipefree.out")
-	lost=$(sed -n 's/.*\[LOST \([0-9]*\) EVENTS\].*/\1/p' "$T/pipefree.out" | awk '{s += $1} END {print s + 0}')
-	if [ "$((got + lost))" -ne $((3 * written)) ]; then
-		diag "piped $got records and $lost in LOST lines over 3 runs: expected $((3 * written))"
-		head -n 5 "$T/pipefree.err" | sed 's/^/#   pipe: /'
-		return 1
-	fi
-}
-
 test_stats_count_what_snapshots_took() {
 	local cpu sum=0 f v
 	reference || return 1
@@ -268,7 +236,6 @@ test_saver_counts_refused() {
 cases="
 test_record_with_snapshot_trigger
 test_pipe_with_snapshot_trigger
-test_pipe_snapshot_free_alloc
 test_stats_count_what_snapshots_took
 test_saver_counts_refused
 "

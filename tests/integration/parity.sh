@@ -19,6 +19,8 @@
 #                    the same events as 'SYS:EVENT' and 'SYS:*'
 #   cpumask          tracing_cpumask: the same values accepted or refused, the
 #                    same text read back
+#   buffer_size_kept buffer_size_kb reads back what was written, through
+#                    changes of buffer_subbuf_size_kb
 #
 # Prints "ok N - name" / "not ok N - name", then "N passed, N failed".
 set -u
@@ -238,8 +240,40 @@ test_cpumask() {
 	return $bad
 }
 
+test_buffer_size_kept() {
+	local s k f bad=0
+
+	kw "$KI/buffer_size_kb" 1410 || { diag "the kernel refused buffer_size_kb 1410"; return 1; }
+	fw buffer_size_kb 1410 || { diag "fdr refused buffer_size_kb 1410"; return 1; }
+	for s in 8 16 4 64 4; do
+		kw "$KI/buffer_subbuf_size_kb" "$s" || { echo "# the kernel here has no $s KiB sub-buffers"; continue; }
+		fw buffer_subbuf_size_kb "$s" || { diag "fdr refused buffer_subbuf_size_kb $s"; bad=1; continue; }
+		k=$(cat "$KI/buffer_size_kb")
+		f=$("$FDR" cat buffer_size_kb)
+		[ "$k" = "$f" ] || { diag "sub-buffers of $s KiB: buffer_size_kb reads $k in the kernel, $f in fdr"; bad=1; }
+	done
+	# a size written with 8 KiB sub-buffers (rounded up as it is written),
+	# then 4 KiB ones: the rounded size is what stays
+	for s in "subbuf 8" "size 100" "subbuf 4" "size 5" "subbuf 16" "subbuf 4"; do
+		set -- $s
+		if [ "$1" = subbuf ]; then
+			kw "$KI/buffer_subbuf_size_kb" "$2" || continue
+			fw buffer_subbuf_size_kb "$2"
+		else
+			kw "$KI/buffer_size_kb" "$2"
+			fw buffer_size_kb "$2"
+		fi
+		k=$(cat "$KI/buffer_size_kb")
+		f=$("$FDR" cat buffer_size_kb)
+		[ "$k" = "$f" ] || { diag "after $s: buffer_size_kb reads $k in the kernel, $f in fdr"; bad=1; }
+	done
+	kw "$KI/buffer_size_kb" 7
+	return $bad
+}
+
 if setup; then
-	run_cases "test_trigger_remove test_trigger_empty test_set_event_forms test_cpumask"
+	run_cases "test_trigger_remove test_trigger_empty test_set_event_forms test_cpumask
+		test_buffer_size_kept"
 else
 	ok 1 setup
 fi
