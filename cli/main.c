@@ -1058,7 +1058,8 @@ static int cmd_stat(int argc, char **argv)
 static int snapshot_save(struct fdr_session *s, uint32_t inst, const char *pre, const char *dir)
 {
 	char path[256], file[4096], tmp[4200];
-	uint64_t last_beat = 0;
+	uint64_t last_beat = 0, refused = 0, refused_seen = 0;
+	const struct fdr_abi_ring *seen_h = NULL;
 	unsigned saved = 0;
 	int ret = 0;
 
@@ -1081,6 +1082,19 @@ static int snapshot_save(struct fdr_session *s, uint32_t inst, const char *pre, 
 			break;
 		}
 		h = base;
+		/*
+		 * The snapshots refused while we run (mostly: taken before we had
+		 * written the previous one), for the summary; a new ring file (a
+		 * resize) counts from its own start.
+		 */
+		{
+			uint64_t r = __atomic_load_n(&h->snap_refused, __ATOMIC_RELAXED);
+
+			if (h == seen_h && r >= refused_seen)
+				refused += r - refused_seen;
+			seen_h = h;
+			refused_seen = r;
+		}
 		if (__atomic_load_n(&h->saver_pid, __ATOMIC_ACQUIRE) != (uint32_t)getpid()) {
 			/* attach (again, after a resize made a new ring file) */
 			__atomic_store_n(&h->saved_seq,
@@ -1153,7 +1167,10 @@ static int snapshot_save(struct fdr_session *s, uint32_t inst, const char *pre, 
 						    0, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 		}
 	}
-	fprintf(stderr, "fdr snapshot: %u snapshot%s saved\n", saved, saved == 1 ? "" : "s");
+	fprintf(stderr,
+		"fdr snapshot: %u snapshot%s saved, %" PRIu64 " refused (taken before the previous "
+		"one was saved, or during another swap)\n",
+		saved, saved == 1 ? "" : "s", refused);
 	return ret;
 }
 

@@ -59,6 +59,11 @@ struct fdr_cpu_stats {
 	uint64_t dropped; /* refused (discard mode, too big, nesting) */
 	uint64_t read; /* consumed by readers */
 	uint64_t written; /* entries + overrun */
+	/*
+	 * written since the last clear, less entries + overrun + read: taken out of
+	 * the live buffer by snapshot swaps before a consuming reader had them
+	 */
+	uint64_t snapshot;
 };
 
 FDR_API int fdr_reader_open(struct fdr_session *s, uint32_t inst, int cpu, unsigned flags,

@@ -46,7 +46,9 @@
  * word "active" saying which is live. The fast path reads it inside its
  * critical section. fdr_ring_swap() empties the spare (its reader position
  * moves to its writer position) and flips "active" on every CPU: O(CPUs),
- * whatever the buffer size, and writers never wait for it.
+ * whatever the buffer size, and writers never wait for it. It leaves every
+ * counter alone: they are the CPU's since the last clear, across both buffers
+ * (docs/design/ring.md, "Loss accounting").
  *
  * Mappings are never unmapped while the process lives: a retired mapping (after a
  * resize or when the session goes away) is replaced in place by anonymous memory,
@@ -495,24 +497,43 @@ void fdr_ring_map_retire(struct fdr_ring_map *m)
 	     MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 }
 
-/* Reset one buffer of a CPU to empty: sub-buffer 0 header, head, reader state, counters. */
+/*
+ * The writer position of buffer entry @c (data area @data) and the number of
+ * records written before it, from head and the header of head's sub-buffer: the
+ * mirror next to head when it holds that header (fdr-abi.h), else the header in
+ * the data area. Used by the swap (for the buffer that becomes live) and by a
+ * reset (to go on counting where the buffer was).
+ */
+static void rb_buffer_end(const struct fdr_abi_cpu *c, const unsigned char *data, uint32_t shift,
+			  uint32_t nr_subbufs, uint64_t *pos, uint64_t *cum);
+
+/*
+ * Reset one buffer of a CPU to empty: sub-buffer 0 header, head, reader state.
+ * The record count goes on from where the buffer was (its header says so), so
+ * a consuming reader that had not read what the buffer held counts it as lost
+ * (see docs/design/ring.md, "Loss accounting"); the counters (dropped, too_big,
+ * read_events, overrun) are the CPU's since the last clear and stay.
+ */
 void fdr_ring_buffer_reset(struct fdr_abi_cpu *c, unsigned char *data)
 {
 	struct fdr_abi_subbuf *sb = (void *)data;
+	uint64_t pos = 0, cum = 0;
+	uint32_t shift = (uint32_t)__builtin_ctz(c->subbuf_size | 1);
 
+	if (c->nr_subbufs >= 3 && shift >= 12 && shift <= 20 && c->subbuf_size == 1u << shift)
+		rb_buffer_end(c, data, shift, c->nr_subbufs, &pos, &cum);
 	sb->pos = 0;
-	sb->cum = 0;
+	sb->cum = cum;
 	fdr_clock_point(&sb->cal_tsc, &sb->cal_mono_ns, &sb->cal_boot_ns);
 	sb->reserved = 0;
 	c->consumed = 0;
-	c->consumed_cum = 0;
-	c->read_events = 0;
-	c->overrun = 0;
-	c->base_cum = 0;
+	c->consumed_cum = cum;
 	c->lost_pending = 0;
-	c->dropped = 0;
-	c->too_big = 0;
-	c->nested = 0;
+	/* the mirror of that header, as step 2 of a switch writes it (tag_a first) */
+	c->hdr_tag_a = FDR_SUBBUF_HDR;
+	c->hdr_pos = 0;
+	c->hdr_cum = cum;
+	c->hdr_tag_b = FDR_SUBBUF_HDR;
 	/* release: the header above is in place before writers can use the buffer */
 	__atomic_store_n(&c->head, FDR_SUBBUF_HDR, __ATOMIC_RELEASE);
 }
@@ -644,6 +665,38 @@ static int rb_mirror_read(const struct fdr_abi_cpu *c, uint64_t tag, uint64_t *p
 	return tb == tag && __atomic_load_n(&c->hdr_tag_a, __ATOMIC_ACQUIRE) == tag;
 }
 
+static void rb_buffer_end(const struct fdr_abi_cpu *c, const unsigned char *data, uint32_t shift,
+			  uint32_t nr_subbufs, uint64_t *pos, uint64_t *cum)
+{
+	uint64_t head = __atomic_load_n(&c->head, __ATOMIC_ACQUIRE);
+	uint32_t doff = (uint32_t)head, idx = doff >> shift, off = doff & ((1u << shift) - 1);
+	uint32_t hidx = off ? idx : (idx == 0 ? nr_subbufs - 1 : idx - 1);
+	/* the head value step 2 stored when it wrote that sub-buffer's header */
+	uint64_t gen = (head >> 48) - (off ? 0 : 1);
+	uint64_t tag = (gen & 0xffff) << 48 | (((uint64_t)hidx << shift) + FDR_SUBBUF_HDR);
+	uint64_t sb_pos, sb_cum;
+
+	*pos = 0;
+	*cum = 0;
+	if (idx >= nr_subbufs)
+		return; /* a corrupted head: start from nothing */
+	/*
+	 * The header from the mirror next to head (the data area of a large
+	 * buffer is cold: reading it cost a TLB and a cache miss per CPU); from
+	 * the sub-buffer itself when the mirror does not hold that header.
+	 */
+	if (!rb_mirror_read(c, tag, &sb_pos, &sb_cum)) {
+		const struct fdr_abi_subbuf *sh = (const void *)(data + ((size_t)hidx << shift));
+
+		sb_pos = sh->pos;
+		sb_cum = sh->cum;
+	}
+	/* head counts the sub-buffer's records (no need to read them); between the
+	 * steps of a switch, the finished one's */
+	*pos = sb_pos + (off ? off : 1u << shift);
+	*cum = sb_cum + ((head & RB_NREC_MASK) >> 32);
+}
+
 /**
  * fdr_ring_swap - take a snapshot: swap the live and spare buffers of one CPU, or
  * of every CPU (@cpu = -1), of an instance's ring
@@ -732,46 +785,16 @@ int fdr_ring_swap(struct fdr_ring_map *m, int cpu)
 		uint32_t act = __atomic_load_n(pc->active, __ATOMIC_ACQUIRE) & 1, nb = act ^ 1;
 		struct fdr_abi_cpu *nc = pc->cpu[nb];
 		struct fdr_pbuf *b = &pc->buf[nb];
-		uint64_t head = __atomic_load_n(b->head, __ATOMIC_ACQUIRE);
-		uint32_t doff = (uint32_t)head, idx = doff >> pc->ss_shift,
-			 off = doff & (pc->subbuf_size - 1);
-		uint64_t pos = 0, cum = 0;
+		uint64_t pos, cum;
 
 		/* empty the new live buffer: its reader starts at its writer position */
-		if (idx < pc->nr_subbufs) {
-			uint32_t hidx = off ? idx : (idx == 0 ? pc->nr_subbufs - 1 : idx - 1);
-			/* the head value step 2 stored when it wrote that sub-buffer's header */
-			uint64_t gen = (head >> 48) - (off ? 0 : 1);
-			uint64_t tag = (gen & 0xffff) << 48 |
-				       (((uint64_t)hidx << pc->ss_shift) + FDR_SUBBUF_HDR);
-			uint64_t sb_pos, sb_cum;
-
-			/*
-			 * The header from the mirror next to head (the data area of a
-			 * large buffer is cold: reading it cost a TLB and a cache miss
-			 * per CPU); from the sub-buffer itself when the mirror does not
-			 * hold that header.
-			 */
-			if (!rb_mirror_read(nc, tag, &sb_pos, &sb_cum)) {
-				const struct fdr_abi_subbuf *sh =
-					(const void *)(b->data + ((size_t)hidx << pc->ss_shift));
-
-				sb_pos = sh->pos;
-				sb_cum = sh->cum;
-			}
-			/*
-			 * head counts the sub-buffer's records (no need to read them);
-			 * between the steps of a switch, the finished one's
-			 */
-			pos = sb_pos + (off ? off : pc->subbuf_size);
-			cum = sb_cum + ((head & RB_NREC_MASK) >> 32);
-		}
+		rb_buffer_end(nc, b->data, pc->ss_shift, pc->nr_subbufs, &pos, &cum);
+		/*
+		 * Only the reader position moves: the counters are the CPU's since
+		 * the last clear, whichever buffer was live (they used to be zeroed
+		 * here, and what they had counted was lost with them).
+		 */
 		__atomic_store_n(&nc->consumed_cum, cum, __ATOMIC_RELAXED);
-		__atomic_store_n(&nc->base_cum, cum, __ATOMIC_RELAXED);
-		__atomic_store_n(&nc->overrun, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&nc->read_events, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&nc->dropped, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&nc->too_big, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&nc->consumed, pos, __ATOMIC_RELEASE);
 		__atomic_store_n(&pc->cpu[0]->swap_ns, now, __ATOMIC_RELAXED);
 		/* release: pairs with the load of active inside the writers' rseq section */

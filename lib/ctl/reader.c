@@ -20,6 +20,15 @@
  *
  * Several CPUs are merged by timestamp (a k-way merge over peeked records).
  *
+ * A consuming reader of the live buffers (trace_pipe, fdr pipe, fdr record) has
+ * a cursor on each of the CPU's two buffers, each following its buffer's writer
+ * in that buffer's own positions and counts, merged by raw timestamp
+ * (rd_pick()): what a snapshot swap moved into the snapshot before it was read
+ * is read from there, and the snapshot is not changed (the reader publishes its
+ * position into the live buffer's entry only). Its counts (read, overrun) are
+ * the CPU's, in the buffer-0 entry; swaps leave them alone. See
+ * docs/design/ring.md, "Snapshots" and "Loss accounting".
+ *
  * fdr record moves whole sub-buffers instead (fdr_reader_take_subbufs(): copied
  * by the kernel from the ring file into a spool file, then step 3's check, with
  * the sub-buffers the writer re-entered cut from the spool), and reads the spool
@@ -53,6 +62,12 @@ struct rd_ring {
 	char name[32]; /* "ring.<inst>.<gen>", for messages */
 };
 
+/* a following reader's drained snapshot cursor is looked at once in this many picks */
+#define RD_QUIET_LOOKS 4096u
+
+/* looks that raced with a switch after which a following reader stops waiting (rd_pick()) */
+#define RD_RACED_MAX 64
+
 /* polls of an idle CPU that may trust an unchanged head (rd_refresh_ring()) */
 #define RD_IDLE_SKIPS 64
 
@@ -78,6 +93,10 @@ struct rd_cpu {
 	int have; /* rec is a peeked record */
 	struct fdr_record rec;
 	uint64_t rec_pos_after;
+	uint32_t raced; /* looks in a row that raced with a switch (rd_refresh_ring()) */
+	int cum_mono; /* a following reader's: record counts never go back (rd_enter()) */
+	uint32_t quiet; /* a following reader's snapshot cursor read to its end: rd_pick() */
+	uint64_t quiet_seq; /* ... as long as snap_seq keeps this value */
 	uint64_t idle_head; /* head when rd_refresh_ring() last found nothing new */
 	uint32_t idle_left; /* how many more polls may trust idle_head; 0: none */
 	int bounded; /* a snapshot reader stops at the writer position seen at open */
@@ -104,6 +123,22 @@ struct fdr_reader {
 	int spool; /* opened by fdr_reader_open_spool(): no ring behind it */
 	int ring_fd; /* the ring file, read-only, for fdr_reader_take_subbufs(); -1: not open */
 	int copy_mode; /* how takes copy: 0 copy_file_range, 1 sendfile, 2 write */
+	/*
+	 * A consuming reader of the live buffers follows both buffers of each CPU:
+	 * cursor cpus[b * nr + i] reads buffer b of the i-th CPU, so what a swap
+	 * moved into the snapshot before it was read is read from there (see
+	 * rd_pick()). nr_cur: the cursors allocated (nr, or 2 * nr when following).
+	 */
+	int follow;
+	uint32_t nr_cur;
+	/*
+	 * Takes (fdr_reader_take_subbufs()) from both buffers go into one spool, in
+	 * one sequence of positions and record counts: the next sub-buffer taken is
+	 * given position v_next and v_cum records before it (see rd_take_from()).
+	 */
+	uint64_t v_next, v_cum;
+	/* takes that found the snapshot buffer not takeable and so left the live one */
+	uint32_t old_waits;
 	char error[FDR_SHM_ERROR_LEN]; /* the first part skipped as corrupt, "" if none */
 	uint32_t clock, subbuf_size; /* of the instance, checked (fdr_shm_check_instance()) */
 };
@@ -168,23 +203,6 @@ static void rd_cpu_bad(struct fdr_reader *r, struct rd_cpu *rc, const char *why)
 	rd_complain(r, "%s", why);
 	rc->bad = 1;
 	rc->have = 0;
-}
-
-/* Point a cursor at buffer @bi of @cpu (its buffer stays allocated). */
-static void rd_cpu_set_buffer(struct rd_cpu *rc, const struct rd_ring *r, uint32_t bi)
-{
-	struct fdr_abi_cpu *c = rd_entry(r, bi, rc->cpu);
-
-	rc->bi = bi;
-	rc->c = c;
-	/* the geometry is the one rd_cpu_init() checked: both buffers have it */
-	rc->data = r->base + rc->data_off[bi];
-	rc->buf_pos = UINT64_MAX;
-	rc->have = 0;
-	rc->lost = 0;
-	rc->idle_left = 0;
-	rc->pos = __atomic_load_n(&c->consumed, __ATOMIC_ACQUIRE);
-	rc->cum = __atomic_load_n(&c->consumed_cum, __ATOMIC_RELAXED);
 }
 
 /*
@@ -317,7 +335,13 @@ static void rd_enter(struct rd_cpu *rc, uint64_t S)
 		return; /* already inside: a re-copy of the writer's sub-buffer, or a spool's start */
 	if (h->cum > rc->cum)
 		rc->lost += h->cum - rc->cum;
-	rc->cum = h->cum;
+	/*
+	 * A following reader's buffers count on forever (a snapshot freed and
+	 * allocated again goes on from its count): a lower one is a header read
+	 * while the buffer was being freed, not a count to go back to.
+	 */
+	if (h->cum >= rc->cum || !rc->cum_mono)
+		rc->cum = h->cum;
 	rc->pos = S + FDR_SUBBUF_HDR;
 }
 
@@ -347,8 +371,11 @@ static int rd_refresh_ring(struct rd_cpu *rc)
 	}
 	rc->idle_left = 0;
 	ret = rd_writer_retry(rc, &w_sub, &w_off);
-	if (ret == -EAGAIN)
+	if (ret == -EAGAIN) {
+		rc->raced++; /* nothing now, but maybe something: see rd_pick() */
 		return 0;
+	}
+	rc->raced = 0;
 	if (ret)
 		return ret;
 	oldest = w_sub >= (uint64_t)(rc->n - 1) * rc->ss ? w_sub - (uint64_t)(rc->n - 1) * rc->ss :
@@ -367,8 +394,14 @@ static int rd_refresh_ring(struct rd_cpu *rc)
 		rc->pos = w_sub;
 		S = w_sub;
 	}
-	if (rc->complete_only && S == w_sub)
-		return 0; /* the writer's sub-buffer: once it has left it */
+	/*
+	 * The writer's sub-buffer: once it has left it. Not in a buffer a swap
+	 * took out of the writers' way (a following reader's snapshot cursor):
+	 * nobody fills that one any more, so it is read as it is.
+	 */
+	if (rc->complete_only && S == w_sub &&
+	    (!rc->c0 || (__atomic_load_n(&rc->c0->active, __ATOMIC_ACQUIRE) & 1) == rc->bi))
+		return 0;
 	if ((S == w_sub && w_off == 0) || (S == w_sub && rc->buf_pos == S &&
 					   rc->buf_valid == w_off && (rc->pos & mask) >= w_off)) {
 		/* nothing new: as of head's later read, so as of the earlier one too */
@@ -474,14 +507,6 @@ static int rd_peek(struct fdr_reader *r, struct rd_cpu *rc)
 		return 1;
 	if (rc->bad)
 		return 0; /* skipped: said once in r->error */
-	if ((r->flags & (FDR_READ_CONSUME | FDR_READ_SNAPSHOT)) == FDR_READ_CONSUME &&
-	    (__atomic_load_n(&rc->c0->active, __ATOMIC_ACQUIRE) & 1) != rc->bi) {
-		/*
-		 * A snapshot swapped the buffers: what this cursor had not read is in
-		 * the snapshot now; follow the live buffer from its reader position.
-		 */
-		rd_cpu_set_buffer(rc, &r->ring, rc->bi ^ 1);
-	}
 	/*
 	 * Each round returns, moves to another sub-buffer or re-reads head: bounded.
 	 * A spool read consumes a sub-buffer of the spool each time: bounded by its size.
@@ -545,6 +570,136 @@ static int rd_peek(struct fdr_reader *r, struct rd_cpu *rc)
 	return -EUCLEAN;
 }
 
+/*
+ * A following reader's cursor @rc found nothing: if its buffer is the snapshot,
+ * no swap came since snap_seq read @seq (before the look) and the writers in
+ * flight at the last swap are done (2 ms, see rd_snapshot_settle()), nothing
+ * more can come into it until the next swap: mark it quiet.
+ */
+static void rd_quiet_check(struct fdr_reader *r, struct rd_cpu *rc, uint64_t seq)
+{
+	uint64_t last;
+
+	if ((seq & 1) || (__atomic_load_n(&rc->c0->active, __ATOMIC_ACQUIRE) & 1) == rc->bi)
+		return;
+	last = __atomic_load_n(&rc->c0->swap_ns, __ATOMIC_ACQUIRE);
+	if (last && fdr_lease_age(fdr_session_lease_ns(r->s), last) < 2000000)
+		return;
+	/* acquire: active and swap_ns were read before snap_seq is read again */
+	if (__atomic_load_n(&r->ring.hdr->snap_seq, __ATOMIC_ACQUIRE) != seq)
+		return;
+	rc->quiet = RD_QUIET_LOOKS;
+	rc->quiet_seq = seq;
+}
+
+/*
+ * The cursor of the @i-th CPU of the reader whose record comes next: a
+ * following reader (r->follow) has one per buffer, and both buffers of a CPU
+ * are written by that CPU's writers one critical section after the other, with
+ * the timestamp taken inside it, so their records merge by timestamp into the
+ * order they were written in, however many swaps came between. NULL if none now;
+ * *@err gets a cursor's negative errno, if any.
+ */
+static inline __attribute__((always_inline)) struct rd_cpu *rd_pick(struct fdr_reader *r,
+								    uint32_t i, int *err)
+{
+	struct rd_cpu *best = NULL;
+	uint64_t seq = 0;
+	uint32_t b, spare = 1;
+	int doubt = 0;
+
+	*err = 0;
+	if (r->follow) {
+		seq = __atomic_load_n(&r->ring.hdr->snap_seq, __ATOMIC_ACQUIRE);
+		spare = __atomic_load_n(&r->ring.hdr->spare_allocated, __ATOMIC_ACQUIRE);
+	}
+	for (b = 0; b < (r->follow ? FDR_RING_BUFS : 1u); b++) {
+		struct rd_cpu *rc = &r->cpus[b * r->nr + i];
+		int ret;
+
+		if (rc->bad)
+			continue; /* skipped: said once in r->error */
+		/*
+		 * The snapshot buffer read to its end, with no swap since: nothing
+		 * can come into it, so it costs one load (the merge looks at every
+		 * cursor for each record it hands out). Looked at all the same every
+		 * RD_QUIET_LOOKS times: a writer whose virtual CPU the hypervisor
+		 * stopped inside its critical section can finish it later than the
+		 * 2 ms a swap is given, and its record must not wait for the next
+		 * swap.
+		 */
+		if (rc->quiet && !rc->have && rc->quiet_seq == seq && --rc->quiet)
+			continue;
+		/*
+		 * Snapshot buffers freed: the buffer that is not live has no memory;
+		 * what the cursor had not read there is counted lost when they are
+		 * allocated again (their count goes on, fdr_ring_buffer_reset()).
+		 */
+		if (!spare && !rc->have &&
+		    (__atomic_load_n(&rc->c0->active, __ATOMIC_ACQUIRE) & 1) != rc->bi)
+			continue;
+		rc->quiet = 0;
+		ret = rd_peek(r, rc);
+		if (ret == 0 && r->follow && rc->raced && rc->raced < RD_RACED_MAX)
+			doubt = 1;
+		if (ret == 0 && r->follow && !rc->lost && !rc->raced)
+			rd_quiet_check(r, rc, seq);
+		if (ret < 0)
+			*err = ret;
+		/* the raw stamps: one clock for both buffers, before any conversion */
+		else if (ret && (!best || rc->rec.raw_ts < best->rec.raw_ts))
+			best = rc;
+	}
+	/*
+	 * A cursor that found nothing because it raced with its writer's switch
+	 * may hold an older record than the other's: nothing from this CPU now
+	 * (the next look settles it; a head that never checks out stops counting
+	 * after RD_RACED_MAX looks).
+	 */
+	return doubt ? NULL : best;
+}
+
+/*
+ * Publish what a consuming reader took from cursor @rc: @n records read, @lost
+ * found missing before them. Counters: a reader of the live buffers counts into
+ * the CPU's buffer-0 entry, whichever buffer the records were in (the CPU's
+ * counts since the last clear, which swaps leave alone); its position goes to
+ * the buffer's entry only while that buffer is live, and only forward (a swap
+ * moved it to the writer; what this cursor reads behind it came from an
+ * earlier live period), so that what the snapshot file shows never changes.
+ * A consumer of the snapshot (snapshot_raw) moves the snapshot's position only.
+ */
+static void rd_publish_now(struct fdr_reader *r, struct rd_cpu *rc, uint64_t n, uint64_t lost)
+{
+	if (!(r->flags & FDR_READ_CONSUME) || (!n && !lost))
+		return;
+	if (r->follow) {
+		if (lost)
+			__atomic_fetch_add(&rc->c0->overrun, lost, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&rc->c0->read_events, n, __ATOMIC_RELAXED);
+		if ((__atomic_load_n(&rc->c0->active, __ATOMIC_ACQUIRE) & 1) != rc->bi ||
+		    __atomic_load_n(&rc->c->consumed, __ATOMIC_RELAXED) > rc->pos)
+			return;
+	}
+	__atomic_store_n(&rc->c->consumed_cum, rc->cum, __ATOMIC_RELAXED);
+	/* release: pairs with the acquire of consumed in the discard-mode writer */
+	__atomic_store_n(&rc->c->consumed, rc->pos, __ATOMIC_RELEASE);
+}
+
+/*
+ * As rd_publish_now(), or, for a FDR_READ_HOLD reader, kept in the cursor until
+ * fdr_reader_commit(), once the caller has what it read safe.
+ */
+static void rd_publish(struct fdr_reader *r, struct rd_cpu *rc, uint64_t n, uint64_t lost)
+{
+	if ((r->flags & (FDR_READ_HOLD | FDR_READ_CONSUME)) == (FDR_READ_HOLD | FDR_READ_CONSUME)) {
+		rc->held_n += n;
+		rc->held_lost += lost;
+		return;
+	}
+	rd_publish_now(r, rc, n, lost);
+}
+
 static void rd_take(struct fdr_reader *r, struct rd_cpu *rc)
 {
 	uint64_t lost = rc->lost;
@@ -553,17 +708,7 @@ static void rd_take(struct fdr_reader *r, struct rd_cpu *rc)
 	rc->pos = rc->rec_pos_after;
 	rc->cum++;
 	rc->lost = 0;
-	if (r->flags & FDR_READ_HOLD) {
-		rc->held_n++;
-		rc->held_lost += lost;
-	} else if (r->flags & FDR_READ_CONSUME) {
-		if (lost)
-			__atomic_fetch_add(&rc->c->overrun, lost, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&rc->c->read_events, 1, __ATOMIC_RELAXED);
-		__atomic_store_n(&rc->c->consumed_cum, rc->cum, __ATOMIC_RELAXED);
-		/* release: pairs with the acquire of consumed in the discard-mode writer */
-		__atomic_store_n(&rc->c->consumed, rc->pos, __ATOMIC_RELEASE);
-	}
+	rd_publish(r, rc, 1, lost);
 }
 
 /* Has the ring been resized (new file) since we opened it? Then reopen. */
@@ -599,7 +744,7 @@ static int rd_map(struct fdr_reader *r)
 	if (ret)
 		return ret;
 	if (r->cpus) {
-		for (i = 0; i < r->nr; i++)
+		for (i = 0; i < r->nr_cur; i++)
 			free(r->cpus[i].buf);
 		free(r->cpus);
 		r->cpus = NULL;
@@ -716,6 +861,114 @@ static void rd_snapshot_settle(struct fdr_session *s, const struct rd_ring *r, u
 	}
 }
 
+/*
+ * The writer's linear position and the number of records written before it,
+ * read consistently: head, then the header of its sub-buffer, then head again,
+ * unchanged. Returns 0, -EAGAIN (the writer kept moving), -EUCLEAN.
+ */
+static int rd_writer_end(const struct rd_cpu *rc, uint64_t *pos, uint64_t *cum)
+{
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		/* acquire: pairs with the commit store of head in the writer */
+		uint64_t head = __atomic_load_n(&rc->c->head, __ATOMIC_ACQUIRE);
+		uint32_t doff = (uint32_t)head;
+		uint32_t idx = doff >> rc->shift, off = doff & (rc->ss - 1), hidx;
+		const struct fdr_abi_subbuf *h;
+		uint64_t p, n;
+
+		if (idx >= rc->n)
+			return -EUCLEAN;
+		hidx = off ? idx : (idx == 0 ? rc->n - 1 : idx - 1);
+		h = (const void *)(rc->data + ((size_t)hidx << rc->shift));
+		p = __atomic_load_n(&h->pos, __ATOMIC_ACQUIRE);
+		n = __atomic_load_n(&h->cum, __ATOMIC_ACQUIRE);
+		/* acquire: the header is read before head is read again */
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&rc->c->head, __ATOMIC_RELAXED) != head)
+			continue;
+		if (!off)
+			p += rc->ss;
+		if ((p & (rc->ss - 1)) || ((p >> rc->shift) % rc->n) != idx)
+			continue;
+		*pos = p + off;
+		/* head counts the records of its sub-buffer (between the steps of a
+		 * switch, of the finished one, whose header is the one read) */
+		*cum = n + ((head >> 32) & 0xffff);
+		return 0;
+	}
+	return -EAGAIN;
+}
+
+/*
+ * rd_writer_end() for a buffer whose memory may be released (the snapshot
+ * buffer, freed): from head and the header mirror next to it only, never the
+ * data area (a page fault there allocates a page of the session's file system;
+ * on a full one, that is SIGBUS). Returns 0, or -EAGAIN when the mirror does
+ * not hold the header of head's sub-buffer.
+ */
+static int rd_writer_end_nodata(const struct rd_cpu *rc, uint64_t *pos, uint64_t *cum)
+{
+	const struct fdr_abi_cpu *c = rc->c;
+	uint64_t head = __atomic_load_n(&c->head, __ATOMIC_ACQUIRE);
+	uint32_t doff = (uint32_t)head, idx = doff >> rc->shift, off = doff & (rc->ss - 1);
+	uint32_t hidx = off ? idx : (idx == 0 ? rc->n - 1 : idx - 1);
+	/* the head value step 2 stored when it wrote that header (ring.c, the swap) */
+	uint64_t tag = (((head >> 48) - (off ? 0 : 1)) & 0xffff) << 48 |
+		       (((uint64_t)hidx << rc->shift) + FDR_SUBBUF_HDR);
+	uint64_t tb, p, n;
+
+	if (idx >= rc->n)
+		return -EUCLEAN;
+	/* acquire on each: tag_b before pos and cum, those before tag_a (as written) */
+	tb = __atomic_load_n(&c->hdr_tag_b, __ATOMIC_ACQUIRE);
+	p = __atomic_load_n(&c->hdr_pos, __ATOMIC_ACQUIRE);
+	n = __atomic_load_n(&c->hdr_cum, __ATOMIC_ACQUIRE);
+	if (tb != tag || __atomic_load_n(&c->hdr_tag_a, __ATOMIC_ACQUIRE) != tag)
+		return -EAGAIN;
+	*pos = p + (off ? off : rc->ss);
+	*cum = n + ((head >> 32) & 0xffff);
+	return 0;
+}
+
+/*
+ * The writer position and record count of the buffer of @rc, which may be the
+ * snapshot buffer: from the mirror only while the snapshot buffers are freed.
+ */
+static int rd_writer_end_any(const struct rd_ring *ring, const struct rd_cpu *rc, uint64_t *pos,
+			     uint64_t *cum)
+{
+	if (!__atomic_load_n(&ring->hdr->spare_allocated, __ATOMIC_ACQUIRE) &&
+	    (__atomic_load_n(&rc->c0->active, __ATOMIC_ACQUIRE) & 1) != rc->bi)
+		return rd_writer_end_nodata(rc, pos, cum);
+	return rd_writer_end(rc, pos, cum);
+}
+
+/*
+ * Set up the second cursor of the @i-th CPU of a following reader, on the
+ * buffer that is not live (@act is the live one, whose cursor is set up at its
+ * reader position): it starts at that buffer's writer, so the snapshot it holds
+ * now is not read, and everything written into it from now on is (by writers
+ * that were in flight at a swap, and after the next swap). If a swap came in
+ * between, that buffer is the live one and the swap put its reader position at
+ * its writer: the cursor starts there. Returns 0 or a negative errno.
+ */
+static int rd_follow_init(struct fdr_reader *r, uint32_t i, uint32_t act)
+{
+	struct rd_cpu *live = &r->cpus[i], *other = &r->cpus[r->nr + i];
+	int ret = rd_cpu_init(r, other, &r->ring, live->cpu, act ^ 1);
+
+	if (ret)
+		return ret;
+	if (rd_writer_end_any(&r->ring, other, &other->pos, &other->cum) ||
+	    (__atomic_load_n(&live->c0->active, __ATOMIC_ACQUIRE) & 1) != act) {
+		other->pos = __atomic_load_n(&other->c->consumed, __ATOMIC_ACQUIRE);
+		other->cum = __atomic_load_n(&other->c->consumed_cum, __ATOMIC_RELAXED);
+	}
+	return 0;
+}
+
 /**
  * fdr_reader_open - iterate the records of an instance
  * @s: session
@@ -751,7 +1004,8 @@ int fdr_reader_open(struct fdr_session *s, uint32_t inst, int cpu, unsigned flag
 	}
 	first = cpu >= 0 ? (uint32_t)cpu : 0;
 	nr = cpu >= 0 ? 1 : r->ring.nr_cpus;
-	r->cpus = calloc(nr, sizeof(*r->cpus));
+	r->follow = (flags & (FDR_READ_CONSUME | FDR_READ_SNAPSHOT)) == FDR_READ_CONSUME;
+	r->cpus = calloc((size_t)nr * (r->follow ? FDR_RING_BUFS : 1), sizeof(*r->cpus));
 	if (!r->cpus) {
 		ret = -ENOMEM;
 		goto err;
@@ -768,13 +1022,35 @@ int fdr_reader_open(struct fdr_session *s, uint32_t inst, int cpu, unsigned flag
 
 		ret = rd_cpu_init(r, rc, &r->ring, first + i,
 				  (flags & FDR_READ_SNAPSHOT) ? act ^ 1 : act);
+		r->nr_cur = i + 1;
 		if (ret)
 			goto err;
-		if (rc->bad)
+		if (rc->bad) {
+			if (r->follow) {
+				/* its other buffer's cursor: as bad (one geometry for both) */
+				struct rd_cpu *o = &r->cpus[nr + i];
+
+				o->cpu = rc->cpu;
+				o->bi = rc->bi ^ 1;
+				o->c0 = rc->c0;
+				o->c = rd_entry(&r->ring, o->bi, o->cpu);
+				o->buf_pos = UINT64_MAX;
+				o->spool_fd = o->spool_dfd = -1;
+				o->bad = 1;
+			}
 			continue; /* skipped, and never consumed: r->error says why */
+		}
 		rc->pos = __atomic_load_n(&rc->c->consumed, __ATOMIC_ACQUIRE);
 		rc->cum = __atomic_load_n(&rc->c->consumed_cum, __ATOMIC_RELAXED);
 		rc->complete_only = !!(flags & FDR_READ_COMPLETE);
+		if (r->follow) {
+			ret = rd_follow_init(r, i, act);
+			if (ret)
+				goto err;
+			rc->cum_mono = 1;
+			r->cpus[nr + i].cum_mono = 1;
+			r->cpus[nr + i].complete_only = rc->complete_only;
+		}
 		if ((flags & FDR_READ_SNAPSHOT) &&
 		    rd_writer_retry(rc, &rc->end_sub, &rc->end_off) == 0)
 			rc->bounded = 1;
@@ -787,10 +1063,21 @@ int fdr_reader_open(struct fdr_session *s, uint32_t inst, int cpu, unsigned flag
 			rc->slot =
 				rd_entry(&r->ring, (flags & FDR_READ_SNAPSHOT) ? 1 : 0, first + i);
 		}
+		if (r->follow && r->cpus[i].bi != 0) {
+			/* cursor b * nr + i reads buffer b (rd_pick(), the takes) */
+			struct rd_cpu t = r->cpus[i];
+
+			r->cpus[i] = r->cpus[nr + i];
+			r->cpus[nr + i] = t;
+		}
 	}
+	if (r->follow)
+		r->nr_cur = FDR_RING_BUFS * nr;
 	*out = r;
 	return 0;
 err:
+	if (r->follow && r->cpus)
+		r->nr_cur = FDR_RING_BUFS * r->nr; /* the second cursors set up so far too */
 	fdr_reader_close(r);
 	return ret;
 }
@@ -802,7 +1089,7 @@ void fdr_reader_close(struct fdr_reader *r)
 
 	if (!r)
 		return;
-	for (i = 0; i < r->nr; i++) {
+	for (i = 0; i < r->nr_cur; i++) {
 		struct rd_cpu *rc = &r->cpus[i];
 
 		if (rc->slot) {
@@ -841,12 +1128,11 @@ int fdr_reader_next(struct fdr_reader *r, struct fdr_record *rec)
 	if (rd_stale(r))
 		return -ESTALE;
 	for (i = 0; i < r->nr; i++) {
-		struct rd_cpu *rc = &r->cpus[i];
-		int ret = rd_peek(r, rc);
+		int err;
+		struct rd_cpu *rc = rd_pick(r, i, &err);
 
-		if (ret < 0)
-			continue; /* a corrupted CPU ring does not stop the others */
-		if (ret && (!best || rc->rec.ts < best->rec.ts))
+		/* a corrupted CPU ring (err) does not stop the others */
+		if (rc && (!best || rc->rec.ts < best->rec.ts))
 			best = rc;
 	}
 	if (!best)
@@ -869,7 +1155,7 @@ int fdr_reader_wait(struct fdr_reader *r, int timeout_ms)
 	for (;;) {
 		uint32_t i;
 
-		for (i = 0; i < r->nr; i++) {
+		for (i = 0; i < r->nr_cur; i++) {
 			struct rd_cpu *rc = &r->cpus[i];
 
 			if (rc->have || rd_peek(r, rc) > 0)
@@ -911,25 +1197,6 @@ static uint64_t rd_take_local(struct rd_cpu *rc)
 	return lost;
 }
 
-/* Publish @n records consumed locally (and @lost records lost before them). */
-static void rd_publish(struct fdr_reader *r, struct rd_cpu *rc, uint64_t n, uint64_t lost)
-{
-	if (!(r->flags & FDR_READ_CONSUME) || (!n && !lost))
-		return;
-	if (r->flags & FDR_READ_HOLD) {
-		/* fdr_reader_commit() publishes it, once the caller has it safe */
-		rc->held_n += n;
-		rc->held_lost += lost;
-		return;
-	}
-	if (lost)
-		__atomic_fetch_add(&rc->c->overrun, lost, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&rc->c->read_events, n, __ATOMIC_RELAXED);
-	__atomic_store_n(&rc->c->consumed_cum, rc->cum, __ATOMIC_RELAXED);
-	/* release: pairs with the acquire of consumed in the discard-mode writer */
-	__atomic_store_n(&rc->c->consumed, rc->pos, __ATOMIC_RELEASE);
-}
-
 /*
  * Fill one page in the kernel's ring-buffer page format from cursor @rc.
  * A page holds records without a gap between them: records lost before one
@@ -940,28 +1207,34 @@ static void rd_publish(struct fdr_reader *r, struct rd_cpu *rc, uint64_t n, uint
  * Returns the records put (0: none available) or a negative errno; *@lost gets
  * the records flagged as lost in this page.
  */
-static int rd_fill_page(struct fdr_reader *r, struct rd_cpu *rc, unsigned char *page,
-			size_t page_size, uint64_t *lost)
+static int rd_fill_page(struct fdr_reader *r, uint32_t cpu_i, unsigned char *page, size_t page_size,
+			uint64_t *lost)
 {
 	size_t off = 16, cap = page_size;
 	uint64_t base_ts = 0, prev = 0, commit, missed = 0;
+	/* records taken from each of the CPU's cursors, published once per page */
+	uint64_t taken[FDR_RING_BUFS] = { 0 };
+	struct rd_cpu *first = NULL;
 	int n = 0, ret = 0;
+	uint32_t b;
 
 	*lost = 0;
 	for (;;) {
 		const struct fdr_record *rec;
+		struct rd_cpu *rc = rd_pick(r, cpu_i, &ret);
 		size_t need, len4;
 		uint64_t delta;
 
-		ret = rd_peek(r, rc);
-		if (ret <= 0)
+		if (!rc)
 			break;
+		ret = 0;
 		rec = &rc->rec;
 		len4 = ((size_t)rec->len + 3) & ~(size_t)3;
 		if (n == 0) {
 			base_ts = rec->ts;
 			prev = rec->ts;
 			missed = rec->lost_before;
+			first = rc;
 			/*
 			 * Room for the count of the records lost before it, so that it is
 			 * exact; a spool's pages, and a holding reader's (fdr record's),
@@ -981,6 +1254,7 @@ static int rd_fill_page(struct fdr_reader *r, struct rd_cpu *rc, unsigned char *
 				rd_take_local(rc);
 				rc->lost = missed + 1;
 				missed = 0;
+				first = NULL;
 				continue;
 			}
 			break;
@@ -1011,11 +1285,17 @@ static int rd_fill_page(struct fdr_reader *r, struct rd_cpu *rc, unsigned char *
 		off += len4;
 		prev = rec->ts;
 		n++;
+		taken[rc->bi]++;
 		rd_take_local(rc);
 	}
 	if (n == 0)
 		return ret < 0 ? ret : 0;
-	rd_publish(r, rc, (uint64_t)n, missed);
+	for (b = 0; b < (r->follow ? FDR_RING_BUFS : 1u); b++) {
+		struct rd_cpu *rc = &r->cpus[b * r->nr + cpu_i];
+		uint64_t k = r->follow ? taken[rc->bi] : (uint64_t)n;
+
+		rd_publish(r, rc, k, rc == first ? missed : 0);
+	}
 	commit = off - 16;
 	if (missed) {
 		commit |= 1ull << 31;
@@ -1051,7 +1331,7 @@ int fdr_reader_raw_page(struct fdr_reader *r, void *page, size_t page_size)
 		return -EINVAL;
 	if (rd_stale(r))
 		return -ESTALE;
-	return rd_fill_page(r, &r->cpus[0], page, page_size, &lost);
+	return rd_fill_page(r, 0, page, page_size, &lost);
 }
 
 /**
@@ -1077,7 +1357,7 @@ int fdr_reader_raw_pages(struct fdr_reader *r, void *buf, size_t page_size, size
 		return -ESTALE;
 	for (i = 0; i < nr_pages; i++) {
 		uint64_t lost;
-		int n = rd_fill_page(r, &r->cpus[0], p + i * page_size, page_size, &lost);
+		int n = rd_fill_page(r, 0, p + i * page_size, page_size, &lost);
 
 		if (n <= 0) {
 			if (n < 0 && i == 0)
@@ -1137,17 +1417,13 @@ void fdr_reader_commit(struct fdr_reader *r)
 
 	if ((r->flags & (FDR_READ_HOLD | FDR_READ_CONSUME)) != (FDR_READ_HOLD | FDR_READ_CONSUME))
 		return;
-	for (i = 0; i < r->nr; i++) {
+	/* every cursor: a following reader has two per CPU (cpus[b * nr + i]) */
+	for (i = 0; i < r->nr_cur; i++) {
 		struct rd_cpu *rc = &r->cpus[i];
 
 		if (!rc->held_n && !rc->held_lost)
 			continue;
-		if (rc->held_lost)
-			__atomic_fetch_add(&rc->c->overrun, rc->held_lost, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&rc->c->read_events, rc->held_n, __ATOMIC_RELAXED);
-		__atomic_store_n(&rc->c->consumed_cum, rc->cum, __ATOMIC_RELAXED);
-		/* release: pairs with the acquire of consumed in the discard-mode writer */
-		__atomic_store_n(&rc->c->consumed, rc->pos, __ATOMIC_RELEASE);
+		rd_publish_now(r, rc, rc->held_n, rc->held_lost);
 		rc->held_n = rc->held_lost = 0;
 	}
 }
@@ -1160,14 +1436,17 @@ void fdr_reader_commit(struct fdr_reader *r)
 uint64_t fdr_reader_refused(struct fdr_reader *r)
 {
 	uint64_t n = 0;
-	uint32_t i;
+	uint32_t i, b;
 
+	/* both buffers of each CPU: the counters are the CPU's, whichever was live */
 	for (i = 0; i < r->nr && !r->spool; i++) {
-		const struct fdr_abi_cpu *c = r->cpus[i].c;
+		for (b = 0; b < FDR_RING_BUFS; b++) {
+			const struct fdr_abi_cpu *c = rd_entry(&r->ring, b, r->cpus[i].cpu);
 
-		n += __atomic_load_n(&c->dropped, __ATOMIC_RELAXED) +
-		     __atomic_load_n(&c->too_big, __ATOMIC_RELAXED) +
-		     __atomic_load_n(&c->nested, __ATOMIC_RELAXED);
+			n += __atomic_load_n(&c->dropped, __ATOMIC_RELAXED) +
+			     __atomic_load_n(&c->too_big, __ATOMIC_RELAXED) +
+			     __atomic_load_n(&c->nested, __ATOMIC_RELAXED);
+		}
 	}
 	return n;
 }
@@ -1306,46 +1585,104 @@ static int rd_spool_cut(int fd, uint64_t at)
  *
  * Returns the number of sub-buffers kept (0: none complete now), -EINVAL (not a
  * one-CPU consuming reader, @max_bytes below the sub-buffer size, or a spool of
- * another sub-buffer size), -ESTALE (the buffers were resized or a snapshot
- * swapped them: convert the spool, then reopen), -EUCLEAN (a corrupt ring), or
- * the negative errno of a failed copy (the spool is then cut back to @sp->bytes).
+
+ * another sub-buffer size), -ESTALE (the buffers were resized: convert the
+ * spool, then reopen), -EUCLEAN (a corrupt ring), or the negative errno of a
+ * failed copy (the spool is then cut back to @sp->bytes).
+ *
+ * A snapshot swap does not stop it: the reader follows both buffers of the CPU
+ * (see rd_pick()). What a swap took into the snapshot before it was taken is
+ * taken from there first, up to the snapshot's writer (its last, incomplete
+ * sub-buffer too, once the writers that were in flight at the swap are done,
+ * see rd_take_partial()), then the live buffer's. The two buffers count
+ * positions and records each on their own; the sub-buffers go into the spool
+ * in one sequence, their headers rewritten (see rd_take_from()).
  */
-/*
- * (The take itself, for both: into the spool file @fd at @sp->bytes, or into
- * memory at @mem when @fd < 0.)
- */
-static int rd_take_subbufs(struct fdr_reader *r, int fd, unsigned char *mem, uint64_t max_bytes,
-			   struct fdr_spool *sp)
+
+/* Write @len bytes at @at of a take's output: memory @mem, or the spool @fd. */
+static int rd_out_write(int fd, unsigned char *mem, uint64_t at, const void *p, size_t len)
 {
-	struct rd_cpu *rc;
-	struct fdr_abi_subbuf h_end, h_first;
-	uint64_t mask, S0, E, w_sub, w2_sub, oldest, nr, i, cut, off0, lost = 0, records = 0;
-	uint32_t w_off, w2_off;
+	if (mem) {
+		memcpy(mem + at, p, len);
+		return 0;
+	}
+	return pwrite(fd, p, len, (off_t)at) == (ssize_t)len ? 0 : -EIO;
+}
+
+/* Read @len bytes at @at of a take's output back. */
+static int rd_out_read(int fd, const unsigned char *mem, uint64_t at, void *p, size_t len)
+{
+	if (mem) {
+		memcpy(p, mem + at, len);
+		return 0;
+	}
+	return pread(fd, p, len, (off_t)at) == (ssize_t)len ? 0 : -EIO;
+}
+
+/*
+ * Give the sub-buffers [@from, @nr) just taken from @rc (at output offset @out0,
+ * the first one at position @S0) their place in the spool's one sequence: a
+ * position @dpos further and @dcum more records before them. When @compact, the
+ * cursor was inside the first one (records before it were read already, or
+ * belong to an earlier spool): its records from the cursor on are moved to the
+ * sub-buffer's start, and the header counts the records before the cursor.
+ * Returns 0 or a negative errno.
+ */
+static int rd_take_rebase(struct rd_cpu *rc, int fd, unsigned char *mem, uint64_t out0, uint64_t S0,
+			  uint64_t from, uint64_t nr, uint64_t dpos, uint64_t dcum, int compact)
+{
+	uint64_t k;
 	int ret;
 
-	if (r->spool || r->nr != 1 || (fd < 0 && !mem) ||
-	    (r->flags & (FDR_READ_CONSUME | FDR_READ_SNAPSHOT | FDR_READ_HOLD)) != FDR_READ_CONSUME)
-		return -EINVAL;
-	rc = &r->cpus[0];
-	if (rc->bad)
-		return 0; /* skipped: nothing can be taken from it (r->error says why) */
-	mask = rc->ss - 1;
-	if (max_bytes < rc->ss || (sp->bytes & mask) || (sp->bytes && sp->subbuf_size != rc->ss))
-		return -EINVAL;
-	if (rd_stale(r) || (__atomic_load_n(&rc->c0->active, __ATOMIC_ACQUIRE) & 1) != rc->bi)
-		return -ESTALE;
-	if (rc->pos & 7)
-		rc->pos = (rc->pos & ~mask) + rc->ss; /* as rd_peek(): a bogus position */
-	if (rc->lost) {
-		/*
-		 * A read entered a sub-buffer after a gap and has not handed out a
-		 * record since (that would have reported the gap): step back before
-		 * that sub-buffer's header, so that this take counts the gap.
-		 */
-		rc->cum -= rc->lost;
-		rc->pos &= ~mask;
-		rc->lost = 0;
+	for (k = from; k < nr; k++) {
+		uint64_t at = out0 + (k << rc->shift), hp[2];
+
+		if (k == 0 && compact) {
+			uint32_t o = (uint32_t)(rc->pos & (rc->ss - 1));
+			struct fdr_abi_subbuf *h = (void *)rc->buf;
+
+			ret = rd_out_read(fd, mem, at, rc->buf, rc->ss);
+			if (ret)
+				return ret;
+			if (h->pos != S0)
+				continue;
+			memmove(rc->buf + FDR_SUBBUF_HDR, rc->buf + o, rc->ss - o);
+			h->pos = S0 + dpos;
+			h->cum = rc->cum + dcum;
+			ret = rd_out_write(fd, mem, at, rc->buf, rc->ss);
+			if (ret)
+				return ret;
+			continue;
+		}
+		ret = rd_out_read(fd, mem, at, hp, sizeof(hp));
+		if (ret)
+			return ret;
+		if (hp[0] != S0 + (k << rc->shift))
+			continue; /* cut, or not a header: the spool reader skips it */
+		hp[0] += dpos;
+		hp[1] += dcum;
+		ret = rd_out_write(fd, mem, at, hp, sizeof(hp));
+		if (ret)
+			return ret;
 	}
+	return 0;
+}
+
+/*
+ * Take the completed sub-buffers of cursor @rc (the take itself: into the spool
+ * file @fd at @sp->bytes, or into memory at @mem when @fd < 0). Returns the
+ * sub-buffers kept, 0, or a negative errno.
+ */
+static int rd_take_from(struct fdr_reader *r, struct rd_cpu *rc, int fd, unsigned char *mem,
+			uint64_t max_bytes, struct fdr_spool *sp)
+{
+	struct fdr_abi_subbuf h_end, h_first;
+	uint64_t mask, S0, E, w_sub, w2_sub, oldest, nr, i, cut, off0, lost = 0, records = 0;
+	uint64_t dpos, dcum, cum0;
+	uint32_t w_off, w2_off;
+	int ret, compact;
+
+	mask = rc->ss - 1;
 	ret = rd_writer_retry(rc, &w_sub, &w_off);
 	if (ret == -EUCLEAN) {
 		rd_cpu_corrupt(r, rc, "head");
@@ -1389,7 +1726,20 @@ static int rd_take_subbufs(struct fdr_reader *r, int fd, unsigned char *mem, uin
 		sp->start_cum = rc->cum;
 		sp->subbuf_size = rc->ss;
 		sp->cpu = rc->cpu;
+		r->v_next = S0;
+		r->v_cum = rc->cum;
 	}
+	/*
+	 * Where these go in the spool's sequence: right after what was taken last
+	 * (from this buffer, that is where they are, and nothing changes; from
+	 * the other buffer, after its last sub-buffer), with the records counted
+	 * since. A cursor inside S0 in a spool that has something already: S0
+	 * was taken before up to where its writer was, or read record by record.
+	 */
+	dpos = r->v_next - S0;
+	dcum = r->v_cum - rc->cum;
+	cum0 = rc->cum;
+	compact = off0 && (rc->pos & mask) > FDR_SUBBUF_HDR;
 	for (i = 0; i < nr;) {
 		uint64_t slot = ((S0 >> rc->shift) + i) % rc->n, run = rc->n - slot;
 		const unsigned char *src = rc->data + (slot << rc->shift);
@@ -1455,6 +1805,15 @@ static int rd_take_subbufs(struct fdr_reader *r, int fd, unsigned char *mem, uin
 		     (ssize_t)sizeof(h_first)) &&
 	    h_first.pos == S0 + (cut << rc->shift) && h_first.cum > rc->cum)
 		lost = h_first.cum - rc->cum;
+	if (dpos || dcum || compact) {
+		ret = rd_take_rebase(rc, fd, mem, mem ? 0 : off0, S0, cut, nr, dpos, dcum,
+				     compact && !cut);
+		if (ret) {
+			if (!mem && ftruncate(fd, (off_t)off0) < 0)
+				ret = -errno;
+			return ret;
+		}
+	}
 	if (h_end.pos == E) {
 		if (h_end.cum >= rc->cum + lost)
 			records = h_end.cum - rc->cum - lost;
@@ -1464,13 +1823,196 @@ static int rd_take_subbufs(struct fdr_reader *r, int fd, unsigned char *mem, uin
 	sp->bytes = off0 + (nr << rc->shift);
 	sp->records += records;
 	sp->lost += lost;
-	if (lost)
-		__atomic_fetch_add(&rc->c->overrun, lost, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&rc->c->read_events, records, __ATOMIC_RELAXED);
-	__atomic_store_n(&rc->c->consumed_cum, rc->cum, __ATOMIC_RELAXED);
-	/* release: pairs with the acquire of consumed in the discard-mode writer */
-	__atomic_store_n(&rc->c->consumed, rc->pos, __ATOMIC_RELEASE);
+	r->v_next = E + dpos;
+	r->v_cum = (h_end.pos == E ? rc->cum : cum0 + lost + records) + dcum;
+	rd_publish(r, rc, records, lost);
 	return (int)(nr - cut);
+}
+
+/*
+ * The last sub-buffer of a buffer that is the snapshot now, which its writer
+ * will not complete before the buffer is live again: the records in it that
+ * @rc has not taken, copied to the start of a sub-buffer of the output, with a
+ * padding record after them and a header in the spool's sequence. Returns 1
+ * (taken), 0 (nothing to take), or a negative errno.
+ */
+static int rd_take_partial(struct fdr_reader *r, struct rd_cpu *rc, int fd, unsigned char *mem,
+			   struct fdr_spool *sp)
+{
+	const uint64_t mask = rc->ss - 1;
+	struct fdr_abi_subbuf *h = (void *)rc->buf;
+	struct fdr_abi_rec pad = { 0 };
+	uint64_t W, wcum, S, o, lost = 0, before, records, dcum;
+	uint32_t woff, end;
+	int ret, whole;
+
+	if (rd_writer_end(rc, &W, &wcum))
+		return 0;
+	woff = (uint32_t)(W & mask);
+	/*
+	 * At offset 0 the swap came between the two steps of a switch: the last
+	 * sub-buffer is complete (padded), but the next header, whose count the
+	 * take of complete sub-buffers needs, was never written: take it here.
+	 */
+	whole = woff == 0 && W >= rc->ss;
+	S = whole ? W - rc->ss : W & ~mask;
+	if (W <= rc->pos || (!whole && woff <= FDR_SUBBUF_HDR) || (rc->pos & ~mask) != S)
+		return 0;
+	rc->have = 0; /* a peeked record is in the copy */
+	if (rd_copy(rc, S, whole ? W : S, whole ? 0 : woff) < 0) {
+		rc->buf_pos = UINT64_MAX;
+		return 0;
+	}
+	rc->buf_pos = UINT64_MAX;
+	if (!sp->bytes) {
+		sp->start_pos = S;
+		sp->start_cum = rc->cum;
+		sp->subbuf_size = rc->ss;
+		sp->cpu = rc->cpu;
+		r->v_next = S;
+		r->v_cum = rc->cum;
+	}
+	dcum = r->v_cum - rc->cum;
+	if (h->pos != S || h->cum > wcum) {
+		/* not the header it should be (shared memory): what it held is lost */
+		lost = wcum > rc->cum ? wcum - rc->cum : 0;
+		rc->pos = W;
+		rc->cum = wcum;
+		sp->lost += lost;
+		r->v_cum += lost;
+		rd_publish(r, rc, 0, lost);
+		return 0;
+	}
+	if (!whole && (woff & 7 || woff > rc->ss - 8)) {
+		/* head not where a writer leaves it (records are 8-aligned, 8 bytes stay free) */
+		lost = wcum > rc->cum ? wcum - rc->cum : 0;
+		rc->pos = W;
+		rc->cum = wcum;
+		sp->lost += lost;
+		r->v_cum += lost;
+		rd_publish(r, rc, 0, lost);
+		return 0;
+	}
+	o = rc->pos - S;
+	if (o < FDR_SUBBUF_HDR) {
+		/* entering it: records before it that the cursor did not see are lost */
+		if (h->cum > rc->cum)
+			lost = h->cum - rc->cum;
+		before = h->cum;
+		o = FDR_SUBBUF_HDR;
+	} else {
+		before = rc->cum;
+	}
+	if (whole) {
+		/* its padding record comes along and still ends it */
+		memmove(rc->buf + FDR_SUBBUF_HDR, rc->buf + o, rc->ss - o);
+	} else {
+		memmove(rc->buf + FDR_SUBBUF_HDR, rc->buf + o, woff - o);
+		end = FDR_SUBBUF_HDR + (uint32_t)(woff - o);
+		/* at least 8 bytes follow the last record (RB_LIMIT): room for a padding record */
+		pad.len_type = (rc->ss - end) | FDR_REC_PAD << FDR_REC_TYPE_SHIFT;
+		memcpy(rc->buf + end, &pad, 8);
+	}
+	h->pos = r->v_next;
+	h->cum = before + dcum;
+	ret = rd_out_write(fd, mem, mem ? 0 : sp->bytes, rc->buf, rc->ss);
+	if (ret)
+		return ret;
+	records = wcum - before;
+	rc->pos = W;
+	rc->cum = wcum;
+	sp->bytes += rc->ss;
+	sp->records += records;
+	sp->lost += lost;
+	r->v_next += rc->ss;
+	r->v_cum = wcum + dcum;
+	rd_publish(r, rc, records, lost);
+	return 1;
+}
+
+static int rd_take_subbufs(struct fdr_reader *r, int fd, unsigned char *mem, uint64_t max_bytes,
+			   struct fdr_spool *sp)
+{
+	struct rd_cpu *live, *old;
+	uint64_t mask, W, wcum;
+	uint32_t act, b;
+	int ret;
+
+	/* a holding reader publishes what it read at its commits: not with takes */
+	if (r->spool || r->nr != 1 || (fd < 0 && !mem) || !r->follow ||
+	    (r->flags & FDR_READ_HOLD))
+		return -EINVAL;
+	if (r->cpus[0].bad || r->cpus[1].bad)
+		return 0; /* skipped: nothing can be taken from it (r->error says why) */
+	mask = r->cpus[0].ss - 1;
+	if (max_bytes < r->cpus[0].ss || (sp->bytes & mask) ||
+	    (sp->bytes && sp->subbuf_size != r->cpus[0].ss))
+		return -EINVAL;
+	if (rd_stale(r))
+		return -ESTALE;
+	for (b = 0; b < FDR_RING_BUFS; b++) {
+		struct rd_cpu *rc = &r->cpus[b];
+
+		if (rc->pos & 7)
+			rc->pos = (rc->pos & ~mask) + rc->ss; /* as rd_peek(): a bogus position */
+		if (rc->lost) {
+			/*
+			 * A read entered a sub-buffer after a gap and has not handed out
+			 * a record since (that would have reported the gap): step back
+			 * before that sub-buffer's header, so that this take counts it.
+			 */
+			rc->cum -= rc->lost;
+			rc->pos &= ~mask;
+			rc->lost = 0;
+			rc->have = 0;
+		}
+	}
+	act = __atomic_load_n(&r->cpus[0].c0->active, __ATOMIC_ACQUIRE) & 1;
+	live = &r->cpus[act];
+	old = &r->cpus[act ^ 1];
+	if (!__atomic_load_n(&r->ring.hdr->spare_allocated, __ATOMIC_ACQUIRE))
+		goto take_live; /* freed: see rd_pick() */
+	/* first what a swap took into the snapshot before it was taken */
+	ret = rd_take_from(r, old, fd, mem, max_bytes, sp);
+	if (ret)
+		return ret;
+	if (!rd_writer_end(old, &W, &wcum) && (W > old->pos || wcum > old->cum)) {
+		/*
+		 * Not waiting for the writers that were in flight at the swap: they
+		 * were inside a critical section on another CPU, which ends within
+		 * nanoseconds (a preempted one aborts and goes to the live buffer),
+		 * long before a reader sees the swap. One that comes later all the
+		 * same is taken by a later take, after newer records: order, never
+		 * a record, is what that costs. (Waiting 2 ms, as snapshot readers
+		 * do, made fdr record's last round end with the live buffer's
+		 * sub-buffers untaken.)
+		 */
+		ret = rd_take_partial(r, old, fd, mem, sp);
+		if (ret) {
+			r->old_waits = 0;
+			return ret;
+		}
+		if (!rd_writer_end(old, &W, &wcum) && W <= old->pos && wcum > old->cum) {
+			/*
+			 * The writer is behind the cursor: the buffer was reset (the
+			 * snapshot freed, or allocated again; its count went on, see
+			 * fdr_ring_buffer_reset()). What the cursor did not get is lost;
+			 * it goes on from the writer.
+			 */
+			uint64_t lost = wcum - old->cum;
+
+			old->pos = W;
+			old->cum = wcum;
+			sp->lost += lost;
+			r->v_cum += lost;
+			rd_publish(r, old, 0, lost);
+		} else if (W > old->pos && ++r->old_waits < 64) {
+			return 0; /* not takeable this time (a race): the live buffer waits */
+		}
+	}
+	r->old_waits = 0;
+take_live:
+	return rd_take_from(r, live, fd, mem, max_bytes, sp);
 }
 
 /* See rd_take_subbufs(). */
@@ -1537,6 +2079,7 @@ int fdr_reader_open_spool(struct fdr_session *s, uint32_t inst, int fd, const st
 	r->spool = 1;
 	r->ring_fd = -1;
 	r->nr = 1;
+	r->nr_cur = 1;
 	r->cpus = calloc(1, sizeof(*r->cpus));
 	rc = r->cpus;
 	if (rc)
@@ -1686,15 +2229,47 @@ int fdr_ring_stats(struct fdr_session *s, uint32_t inst, uint32_t cpu, struct fd
 	return fdr_ring_stats_ex(s, inst, cpu, 0, st);
 }
 
-/** fdr_ring_stats_ex - fdr_ring_stats() of the live or (FDR_READ_SNAPSHOT) the snapshot buffer */
+/*
+ * The records written into the other buffer of @rc's CPU (not the one @rc
+ * reads) since the last clear: its writer's record count less its base_cum.
+ */
+static uint64_t rd_other_written(struct fdr_reader *r, const struct rd_cpu *rc)
+{
+	struct rd_cpu o;
+	uint64_t pos, cum, base;
+	int ret = rd_cpu_init(r, &o, &r->ring, rc->cpu, rc->bi ^ 1);
+
+	if (!ret)
+		ret = rd_writer_end_any(&r->ring, &o, &pos, &cum);
+	free(o.buf);
+	if (ret)
+		return 0;
+	base = __atomic_load_n(&o.c->base_cum, __ATOMIC_RELAXED);
+	return cum > base ? cum - base : 0;
+}
+
+/**
+ * fdr_ring_stats_ex - fdr_ring_stats() of the live or (FDR_READ_SNAPSHOT) the snapshot buffer
+ *
+ * Live: entries, bytes and the oldest record are the live buffer's; the counters
+ * are the CPU's since the last clear, whichever buffer was live (swaps leave them
+ * alone): overrun (found by consuming readers, and overwritten unread since),
+ * read, dropped, and snapshot, the records written since the last clear that are
+ * none of the others: swaps took them out of the live buffer before any
+ * consuming reader had them (see docs/design/ring.md, "Loss accounting"). So
+ * entries + overrun + read + snapshot = the records written since the last clear.
+ * Snapshot: entries, bytes, the oldest record and overrun (overwritten before the
+ * swap, since its reader position) are the snapshot buffer's; the rest is 0.
+ */
 int fdr_ring_stats_ex(struct fdr_session *s, uint32_t inst, uint32_t cpu, unsigned flags,
 		      struct fdr_cpu_stats *st)
 {
 	struct fdr_reader *r;
 	struct rd_cpu *rc;
 	struct rd_scan sc;
-	uint64_t consumed, consumed_cum, pending = 0;
+	uint64_t consumed, consumed_cum, pending = 0, written, other;
 	int ret = rd_open_cpu(s, inst, cpu, flags, &r);
+	uint32_t b;
 
 	if (ret)
 		return ret;
@@ -1709,16 +2284,30 @@ int fdr_ring_stats_ex(struct fdr_session *s, uint32_t inst, uint32_t cpu, unsign
 	memset(st, 0, sizeof(*st));
 	st->entries = sc.entries;
 	st->bytes = sc.bytes;
-	st->overrun = __atomic_load_n(&rc->c->overrun, __ATOMIC_RELAXED) + pending;
-	st->commit_overrun = __atomic_load_n(&rc->c->commit_overrun, __ATOMIC_RELAXED);
-	st->dropped = __atomic_load_n(&rc->c->dropped, __ATOMIC_RELAXED) +
-		      __atomic_load_n(&rc->c->too_big, __ATOMIC_RELAXED) +
-		      __atomic_load_n(&rc->c->nested, __ATOMIC_RELAXED);
-	st->read = __atomic_load_n(&rc->c->read_events, __ATOMIC_RELAXED);
-	st->written = st->entries + st->overrun;
+	st->overrun = pending;
 	st->now_ts = fdr_clock_now(&r->conv);
 	st->oldest_ts = sc.have_first ? fdr_clock_conv(&r->conv, sc.first_raw, &sc.first_sb) : 0;
-	(void)consumed;
+	if (!(flags & FDR_READ_SNAPSHOT)) {
+		st->overrun += __atomic_load_n(&rc->c0->overrun, __ATOMIC_RELAXED);
+		st->commit_overrun = __atomic_load_n(&rc->c->commit_overrun, __ATOMIC_RELAXED);
+		for (b = 0; b < FDR_RING_BUFS; b++) {
+			const struct fdr_abi_cpu *c = rd_entry(&r->ring, b, rc->cpu);
+
+			st->dropped += __atomic_load_n(&c->dropped, __ATOMIC_RELAXED) +
+				       __atomic_load_n(&c->too_big, __ATOMIC_RELAXED) +
+				       __atomic_load_n(&c->nested, __ATOMIC_RELAXED);
+		}
+		st->read = __atomic_load_n(&rc->c0->read_events, __ATOMIC_RELAXED);
+		/* what both buffers were given since the last clear */
+		written = sc.cum_w - __atomic_load_n(&rc->c->base_cum, __ATOMIC_RELAXED);
+		if (written > sc.cum_w)
+			written = 0; /* a base beyond the writer: cleared meanwhile */
+		other = rd_other_written(r, rc);
+		written += other;
+		if (written > st->entries + st->overrun + st->read)
+			st->snapshot = written - st->entries - st->overrun - st->read;
+	}
+	st->written = st->entries + st->overrun;
 out:
 	fdr_reader_close(r);
 	return ret;
@@ -1733,11 +2322,17 @@ int fdr_ring_clear(struct fdr_session *s, uint32_t inst, int cpu)
 	return fdr_ring_clear_ex(s, inst, cpu, 0);
 }
 
-/** fdr_ring_clear_ex - fdr_ring_clear() of the live or (FDR_READ_SNAPSHOT) the snapshot buffers */
+/**
+ * fdr_ring_clear_ex - fdr_ring_clear() of the live or (FDR_READ_SNAPSHOT) the snapshot buffers
+ *
+ * Live: the live buffers are emptied and the CPUs' counters start again from 0
+ * (both buffers' base_cum move to their writers: nothing was written since).
+ * Snapshot: the snapshot buffers are emptied; the counters stay.
+ */
 int fdr_ring_clear_ex(struct fdr_session *s, uint32_t inst, int cpu, unsigned flags)
 {
 	struct fdr_reader *r;
-	uint32_t i;
+	uint32_t i, b;
 	int ret = fdr_reader_open(s, inst, cpu, flags & FDR_READ_SNAPSHOT, &r);
 
 	if (ret)
@@ -1750,12 +2345,25 @@ int fdr_ring_clear_ex(struct fdr_session *s, uint32_t inst, int cpu, unsigned fl
 		if (rd_scan_cpu(rc, consumed, &sc))
 			continue;
 		__atomic_store_n(&rc->c->consumed_cum, sc.cum_w, __ATOMIC_RELAXED);
-		__atomic_store_n(&rc->c->base_cum, sc.cum_w, __ATOMIC_RELAXED);
-		__atomic_store_n(&rc->c->overrun, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&rc->c->read_events, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&rc->c->dropped, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&rc->c->too_big, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&rc->c->nested, 0, __ATOMIC_RELAXED);
+		if (!(flags & FDR_READ_SNAPSHOT)) {
+			struct rd_cpu o;
+			uint64_t pos, cum;
+
+			__atomic_store_n(&rc->c->base_cum, sc.cum_w, __ATOMIC_RELAXED);
+			if (!rd_cpu_init(r, &o, &r->ring, rc->cpu, rc->bi ^ 1) &&
+			    !rd_writer_end_any(&r->ring, &o, &pos, &cum))
+				__atomic_store_n(&o.c->base_cum, cum, __ATOMIC_RELAXED);
+			free(o.buf);
+			__atomic_store_n(&rc->c0->overrun, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&rc->c0->read_events, 0, __ATOMIC_RELAXED);
+			for (b = 0; b < FDR_RING_BUFS; b++) {
+				struct fdr_abi_cpu *c = rd_entry(&r->ring, b, rc->cpu);
+
+				__atomic_store_n(&c->dropped, 0, __ATOMIC_RELAXED);
+				__atomic_store_n(&c->too_big, 0, __ATOMIC_RELAXED);
+				__atomic_store_n(&c->nested, 0, __ATOMIC_RELAXED);
+			}
+		}
 		/* release: pairs with the discard-mode writer's acquire of consumed */
 		__atomic_store_n(&rc->c->consumed, sc.W, __ATOMIC_RELEASE);
 	}

@@ -959,10 +959,10 @@ static int gen_stats(struct fdr_file *f)
 			      "entries: %" PRIu64 "\noverrun: %" PRIu64 "\ncommit overrun: %" PRIu64
 			      "\nbytes: %" PRIu64
 			      "\noldest event ts:%s\nnow ts:%s\ndropped events: %" PRIu64
-			      "\nread events: %" PRIu64 "\n",
+			      "\nread events: %" PRIu64 "\nsnapshot events: %" PRIu64 "\n",
 			      st.entries, st.overrun, st.commit_overrun, st.bytes,
 			      ts1.data ? ts1.data : "", ts2.data ? ts2.data : "", st.dropped,
-			      st.read);
+			      st.read, st.snapshot);
 	fdr_buf_free(&ts1);
 	fdr_buf_free(&ts2);
 	return ret;
