@@ -28,7 +28,10 @@
 #include <unistd.h>
 
 #include "fdr/fdr-ctl.h"
+#include "fdr/fdr-export.h"
 #include "fdr/fdr-read.h"
+#include "fdr/fdr-trace.h"
+#include "fdr/fdr-tracedat.h"
 #include "cli.h"
 #ifdef FDR_HAVE_FUSE
 #include "mount.h"
@@ -1055,7 +1058,93 @@ static int cmd_stat(int argc, char **argv)
  * its own file in DIR. While we run, the instance refuses a new snapshot until
  * the previous one is written (see fdr_ring_swap()), so each file is whole.
  */
-static int snapshot_save(struct fdr_session *s, uint32_t inst, const char *pre, const char *dir)
+/* What fdr snapshot save writes each snapshot as (--format). */
+enum save_format { SAVE_TEXT, SAVE_DAT, SAVE_CTF, SAVE_PERFETTO };
+
+static const struct {
+	const char *name, *suffix;
+} save_formats[] = {
+	[SAVE_TEXT] = { "text", ".txt" },
+	[SAVE_DAT] = { "dat", ".dat" },
+	[SAVE_CTF] = { "ctf", ".ctf" },
+	[SAVE_PERFETTO] = { "perfetto", ".json" },
+};
+
+/*
+ * Write the snapshot of instance @inst as @fmt into @file, whole or not at all
+ * (through @tmp, renamed; CTF and Perfetto exports do that themselves). Returns 0,
+ * or a positive errno with *@what saying whether reading or writing failed.
+ */
+static int save_one(struct fdr_session *s, uint32_t inst, const char *path, enum save_format fmt,
+		    const char *file, const char *tmp, const char **what)
+{
+	struct fdr_export_stats st = { 0 };
+	struct fdr_buf b = { 0 }, err = { 0 };
+	struct fdr_tracedat_cpu *cpus;
+	struct fdr_trace *t = NULL;
+	uint32_t nr = 0;
+	FILE *out;
+	int ret = 0;
+
+	*what = "write";
+	switch (fmt) {
+	case SAVE_DAT:
+		cpus = calloc(FDR_MAX_CPUS, sizeof(*cpus));
+		if (!cpus)
+			return ENOMEM;
+		ret = -fdr_tracedat_extract(s, inst, FDR_READ_SNAPSHOT, tmp, cpus, FDR_MAX_CPUS, &nr);
+		free(cpus);
+		if (ret == EUCLEAN)
+			*what = "read";
+		if (!ret && rename(tmp, file) != 0)
+			ret = errno;
+		if (ret)
+			unlink(tmp);
+		return ret;
+	case SAVE_CTF:
+	case SAVE_PERFETTO:
+		ret = -fdr_trace_open_session(s, inst, FDR_READ_SNAPSHOT, &t);
+		if (ret) {
+			*what = "read";
+			return ret;
+		}
+		ret = -(fmt == SAVE_CTF ? fdr_export_ctf(t, file, &st, &err) :
+					  fdr_export_perfetto(t, file, &st, &err));
+		if (ret && err.len)
+			fprintf(stderr, "fdr snapshot: %.*s%s", (int)err.len, err.data,
+				err.data[err.len - 1] == '\n' ? "" : "\n");
+		fdr_trace_close(t);
+		fdr_buf_free(&err);
+		return ret;
+	default:
+		break;
+	}
+	ret = -slurp(s, path, &b);
+	if (ret) {
+		*what = "read";
+		fdr_buf_free(&b);
+		return ret;
+	}
+	out = fopen(tmp, "we");
+	if (!out) {
+		ret = errno;
+	} else {
+		errno = 0;
+		if (fwrite(b.data, 1, b.len, out) != b.len)
+			ret = errno ? errno : EIO;
+		if (fclose(out) != 0 && !ret)
+			ret = errno;
+	}
+	if (!ret && rename(tmp, file) != 0)
+		ret = errno;
+	fdr_buf_free(&b);
+	if (ret)
+		unlink(tmp); /* a full disk leaves no partial file behind */
+	return ret;
+}
+
+static int snapshot_save(struct fdr_session *s, uint32_t inst, const char *pre, const char *dir,
+			 enum save_format fmt)
 {
 	char path[256], file[4096], tmp[4200];
 	uint64_t last_beat = 0, refused = 0, refused_seen = 0;
@@ -1109,38 +1198,20 @@ static int snapshot_save(struct fdr_session *s, uint32_t inst, const char *pre, 
 		}
 		seq = __atomic_load_n(&h->snap_seq, __ATOMIC_ACQUIRE);
 		if (!(seq & 1) && seq != __atomic_load_n(&h->saved_seq, __ATOMIC_ACQUIRE)) {
-			struct fdr_buf b = { 0 };
 			struct timespec rt;
-			FILE *out;
+			const char *what;
 			int err;
 
 			clock_gettime(CLOCK_REALTIME, &rt);
-			snprintf(file, sizeof(file), "%s/snapshot-%06u-%lld.%03ld.txt", dir,
-				 ++saved, (long long)rt.tv_sec, rt.tv_nsec / 1000000);
+			snprintf(file, sizeof(file), "%s/snapshot-%06u-%lld.%03ld%s", dir, ++saved,
+				 (long long)rt.tv_sec, rt.tv_nsec / 1000000, save_formats[fmt].suffix);
 			snprintf(tmp, sizeof(tmp), "%s.tmp", file);
-			ret = slurp(s, path, &b);
-			if (ret) {
-				ret = die_err(1, ret, "reading the snapshot");
-				fdr_buf_free(&b);
+			err = save_one(s, inst, path, fmt, file, tmp, &what);
+			if (err && !strcmp(what, "read")) {
+				ret = die_err(1, -err, "reading the snapshot");
 				break;
 			}
-			err = 0;
-			out = fopen(tmp, "we");
-			if (!out) {
-				err = errno;
-			} else {
-				errno = 0;
-				if (fwrite(b.data, 1, b.len, out) != b.len)
-					err = errno ? errno : EIO;
-				if (fclose(out) != 0 && !err)
-					err = errno;
-			}
-			if (!err && rename(tmp, file) != 0)
-				err = errno;
-			fdr_buf_free(&b);
 			if (err) {
-				/* a full disk leaves no partial file behind */
-				unlink(tmp);
 				ret = die(1, "cannot write %s: %s", file, strerror(err));
 				break;
 			}
@@ -1178,10 +1249,41 @@ static int snapshot_save(struct fdr_session *s, uint32_t inst, const char *pre, 
 static int cmd_snapshot(int argc, char **argv)
 {
 	struct fdr_session *s;
-	const char *inst = NULL, *action = "take", *save_dir = NULL;
+	const char *inst = NULL, *action = "take", *save_dir = NULL, *fmt_name = NULL;
 	char pre[FDR_NAME_LEN + 16], path[256];
-	int cpu = -1, ret, argi = common_opts(argc, argv, &inst, &cpu, &ret);
+	enum save_format fmt = SAVE_TEXT;
+	int cpu = -1, ret, argi, i, k;
 
+	/* --format FORMAT / --format=FORMAT (save only), taken out before the rest */
+	for (i = 1; i < argc; i++) {
+		int take = 0;
+
+		if (!strcmp(argv[i], "--"))
+			break;
+		if (!strcmp(argv[i], "--format")) {
+			if (i + 1 >= argc)
+				return usage_error(argc, argv, i, "expected a format after --format");
+			fmt_name = argv[i + 1];
+			take = 2;
+		} else if (!strncmp(argv[i], "--format=", 9)) {
+			fmt_name = argv[i] + 9;
+			take = 1;
+		}
+		if (!take)
+			continue;
+		for (k = 0; k < (int)(sizeof(save_formats) / sizeof(save_formats[0])); k++)
+			if (!strcmp(fmt_name, save_formats[k].name))
+				break;
+		if (k == (int)(sizeof(save_formats) / sizeof(save_formats[0])))
+			return usage_error(argc, argv, i + take - 1,
+					   "expected a format text, dat, ctf or perfetto, found '%s'",
+					   fmt_name);
+		fmt = (enum save_format)k;
+		memmove(&argv[i], &argv[i + take], (size_t)(argc - i - take + 1) * sizeof(*argv));
+		argc -= take;
+		i--;
+	}
+	argi = common_opts(argc, argv, &inst, &cpu, &ret);
 	if (argi < 0)
 		return ret;
 	if (argi < argc)
@@ -1192,6 +1294,8 @@ static int cmd_snapshot(int argc, char **argv)
 		save_dir = argv[argi++];
 		if (cpu >= 0)
 			return usage_error(argc, argv, -1, "expected no -c CPU with save");
+	} else if (fmt_name) {
+		return usage_error(argc, argv, -1, "expected --format with save DIR only");
 	}
 	if (argi < argc)
 		return usage_error(argc, argv, argi,
@@ -1233,7 +1337,7 @@ static int cmd_snapshot(int argc, char **argv)
 		if (ret)
 			ret = die_err(1, ret, "cannot allocate the snapshot buffers");
 		else if (save_dir)
-			ret = snapshot_save(s, idx, pre, save_dir);
+			ret = snapshot_save(s, idx, pre, save_dir, fmt);
 	}
 	fdr_session_close(s);
 	return ret;
@@ -1365,14 +1469,16 @@ static const struct verb verbs[] = {
 	{ "pipe", cmd_pipe, "pipe [-i INSTANCE] [-c CPU]",
 	  "Follow the trace, consuming it ('trace_pipe'); Ctrl-C stops." },
 	{ "snapshot", cmd_snapshot,
-	  "snapshot [take|show|clear|alloc|free|save DIR] [-i INSTANCE] [-c CPU]",
+	  "snapshot [take|show|clear|alloc|free|save [--format F] DIR] [-i INSTANCE] [-c CPU]",
 	  "take (the default): swap in the spare buffers, freezing what was recorded while\n"
 	  "tracing goes on (allocates the spare buffers first if needed); show: print the\n"
 	  "snapshot ('snapshot' file); clear: empty it; alloc: allocate the spare buffers so\n"
 	  "that applications (fdr_snapshot()) can take snapshots; free: release them;\n"
 	  "save DIR: allocate, then write every snapshot taken from now on, by anyone, to\n"
 	  "its own file in DIR until Ctrl-C (a snapshot is refused until the previous one\n"
-	  "is written, so each file is whole)." },
+	  "is written, so each file is whole); --format text (the default, as 'show'),\n"
+	  "dat (trace.dat, for trace-cmd and KernelShark), ctf (a CTF directory, for\n"
+	  "babeltrace2 and Trace Compass) or perfetto (JSON, for ui.perfetto.dev)." },
 	{ "export", cmd_export,
 	  "export --format ctf|perfetto|text -o OUT [-i INSTANCE] [--snapshot] [FILE]",
 	  "Write the trace in another tool's format, without consuming it: ctf (a CTF 1.8\n"

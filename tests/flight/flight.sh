@@ -6,7 +6,8 @@
 #     with the failing request, and everything before it is there, in order
 #     (checked against a second run of fdr-demo with the same seed);
 #   - ten triggered snapshots saved by "fdr snapshot save DIR": ten files, each
-#     ending at its own failure;
+#     ending at its own failure; the same with --format dat, ctf and perfetto,
+#     each file read by trace-cmd/fdr report, babeltrace2 or JSON;
 #   - instances with fdr mkdir/rmdir, rmdir refused while "fdr pipe -i" reads;
 #   - a session on disk (fdr -d DIR): read after every process is gone, and from
 #     a copy in another directory.
@@ -263,6 +264,68 @@ test_save_ten_snapshots() {
 	done
 }
 
+# fdr snapshot save --format dat|ctf|perfetto: each snapshot in that format, read
+# by the tool it is for, ending with its own failure
+test_save_formats() {
+	local fmt saver k f n last
+	have() { command -v "$1" >/dev/null 2>&1; }
+	for fmt in dat ctf perfetto; do
+		export FDR_SESSION=save-$fmt
+		demo_session || return 1
+		must "$FDR" write events/demo/request/trigger 'snapshot if status >= 500' || return 1
+		"$FDR" snapshot save --format "$fmt" "$T/saved-$fmt" >"$T/saver.out" 2>"$T/saver.err" &
+		saver=$!
+		BG+=("$saver")
+		for ((k = 0; k < 100; k++)); do
+			grep -q 'saving every snapshot' "$T/saver.err" 2>/dev/null && break
+			sleep 0.05
+		done
+		for ((k = 1; k <= 2; k++)); do
+			demo_run $((200 + k)) || return 1
+			sleep 0.15
+		done
+		for ((k = 0; k < 100; k++)); do
+			[ "$(grep -c . "$T/saver.out")" -ge 2 ] && break
+			sleep 0.05
+		done
+		kill -INT "$saver"
+		wait_gone "$saver" 5 || { diag "$fmt: the saver's exit status $?"; cat "$T/saver.err"; return 1; }
+		n=$(grep -c "/snapshot-[0-9]*-[0-9.]*\.$fmt" "$T/saver.out")
+		[ "$fmt" = perfetto ] && n=$(grep -c '/snapshot-[0-9]*-[0-9.]*\.json$' "$T/saver.out")
+		[ "$n" = 2 ] || { diag "$fmt: $n snapshots named in its output, expected 2:"; cat "$T/saver.out"; return 1; }
+		[ -z "$(find "$T/saved-$fmt" -name '*.tmp*')" ] || { diag "$fmt: temporary files left"; return 1; }
+		while read -r f; do
+			case $fmt in
+			dat)
+				must "$FDR" report "$f" || return 1
+				last=$(grep ': request: ' "$OUT" | tail -n 1)
+				if have trace-cmd; then
+					must trace-cmd report "$f" || return 1
+					grep -q 'request: .*status=500' "$OUT" || { diag "trace-cmd: no failure in $f"; return 1; }
+				fi
+				;;
+			ctf)
+				have babeltrace2 || { echo "# skip: no babeltrace2"; break; }
+				must babeltrace2 "$f" || return 1
+				last=$(grep 'demo:request' "$OUT" | tail -n 1)
+				;;
+			perfetto)
+				have python3 || { echo "# skip: no python3"; break; }
+				must python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+r = [e for e in d["traceEvents"] if e.get("name") == "request"]
+print("status=%d" % r[-1]["args"]["status"])' "$f" || return 1
+				last=$(cat "$OUT")
+				;;
+			esac
+			case $last in
+			*"status=500"* | *"status = 500"*) ;;
+			*) diag "$fmt: $f ends with '$last', not with its failure"; return 1 ;;
+			esac
+		done <"$T/saver.out"
+	done
+}
+
 test_instances_cli() {
 	local pipe
 	export FDR_SESSION=inst
@@ -359,6 +422,7 @@ test_session_on_disk() {
 cases="
 test_trigger_snapshot_on_500
 test_save_ten_snapshots
+test_save_formats
 test_instances_cli
 test_session_on_disk
 "
