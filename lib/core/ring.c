@@ -518,7 +518,15 @@ void fdr_ring_buffer_reset(struct fdr_abi_cpu *c, unsigned char *data)
 {
 	struct fdr_abi_subbuf *sb = (void *)data;
 	uint64_t pos = 0, cum = 0;
-	uint32_t shift = (uint32_t)__builtin_ctz(c->subbuf_size | 1);
+	/*
+	 * The top bit only keeps ctz() defined for a zero (corrupted) size, which
+	 * the check below refuses. It was "| 1", which made the shift 0 for every
+	 * size: the check always failed, and every reset (the free and the
+	 * allocation of a snapshot buffer) started the buffer's record count
+	 * again from 0, under a following reader's cursor that had counted
+	 * further: what the freed buffer held was lost and never counted.
+	 */
+	uint32_t shift = (uint32_t)__builtin_ctz(c->subbuf_size | 1u << 31);
 
 	if (c->nr_subbufs >= 3 && shift >= 12 && shift <= 20 && c->subbuf_size == 1u << shift)
 		rb_buffer_end(c, data, shift, c->nr_subbufs, &pos, &cum);
