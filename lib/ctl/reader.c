@@ -1873,18 +1873,11 @@ static int rd_take_partial(struct fdr_reader *r, struct rd_cpu *rc, int fd, unsi
 		r->v_cum = rc->cum;
 	}
 	dcum = r->v_cum - rc->cum;
-	if (h->pos != S || h->cum > wcum) {
-		/* not the header it should be (shared memory): what it held is lost */
-		lost = wcum > rc->cum ? wcum - rc->cum : 0;
-		rc->pos = W;
-		rc->cum = wcum;
-		sp->lost += lost;
-		r->v_cum += lost;
-		rd_publish(r, rc, 0, lost);
-		return 0;
-	}
-	if (!whole && (woff & 7 || woff > rc->ss - 8)) {
-		/* head not where a writer leaves it (records are 8-aligned, 8 bytes stay free) */
+	/*
+	 * Not the header it should be (shared memory), or head not where a writer
+	 * leaves it (records are 8-aligned, 8 bytes stay free): what it held is lost.
+	 */
+	if (h->pos != S || h->cum > wcum || (!whole && (woff & 7 || woff > rc->ss - 8))) {
 		lost = wcum > rc->cum ? wcum - rc->cum : 0;
 		rc->pos = W;
 		rc->cum = wcum;
