@@ -1932,8 +1932,7 @@ static int rd_take_subbufs(struct fdr_reader *r, int fd, unsigned char *mem, uin
 	int ret;
 
 	/* a holding reader publishes what it read at its commits: not with takes */
-	if (r->spool || r->nr != 1 || (fd < 0 && !mem) || !r->follow ||
-	    (r->flags & FDR_READ_HOLD))
+	if (r->spool || r->nr != 1 || (fd < 0 && !mem) || !r->follow || (r->flags & FDR_READ_HOLD))
 		return -EINVAL;
 	if (r->cpus[0].bad || r->cpus[1].bad)
 		return 0; /* skipped: nothing can be taken from it (r->error says why) */
