@@ -1092,7 +1092,8 @@ static int save_one(struct fdr_session *s, uint32_t inst, const char *path, enum
 		cpus = calloc(FDR_MAX_CPUS, sizeof(*cpus));
 		if (!cpus)
 			return ENOMEM;
-		ret = -fdr_tracedat_extract(s, inst, FDR_READ_SNAPSHOT, tmp, cpus, FDR_MAX_CPUS, &nr);
+		ret = -fdr_tracedat_extract(s, inst, FDR_READ_SNAPSHOT, tmp, cpus, FDR_MAX_CPUS,
+					    &nr);
 		free(cpus);
 		if (ret == EUCLEAN)
 			*what = "read";
@@ -1204,7 +1205,8 @@ static int snapshot_save(struct fdr_session *s, uint32_t inst, const char *pre, 
 
 			clock_gettime(CLOCK_REALTIME, &rt);
 			snprintf(file, sizeof(file), "%s/snapshot-%06u-%lld.%03ld%s", dir, ++saved,
-				 (long long)rt.tv_sec, rt.tv_nsec / 1000000, save_formats[fmt].suffix);
+				 (long long)rt.tv_sec, rt.tv_nsec / 1000000,
+				 save_formats[fmt].suffix);
 			snprintf(tmp, sizeof(tmp), "%s.tmp", file);
 			err = save_one(s, inst, path, fmt, file, tmp, &what);
 			if (err && !strcmp(what, "read")) {
@@ -1262,7 +1264,8 @@ static int cmd_snapshot(int argc, char **argv)
 			break;
 		if (!strcmp(argv[i], "--format")) {
 			if (i + 1 >= argc)
-				return usage_error(argc, argv, i, "expected a format after --format");
+				return usage_error(argc, argv, i,
+						   "expected a format after --format");
 			fmt_name = argv[i + 1];
 			take = 2;
 		} else if (!strncmp(argv[i], "--format=", 9)) {
@@ -1275,9 +1278,10 @@ static int cmd_snapshot(int argc, char **argv)
 			if (!strcmp(fmt_name, save_formats[k].name))
 				break;
 		if (k == (int)(sizeof(save_formats) / sizeof(save_formats[0])))
-			return usage_error(argc, argv, i + take - 1,
-					   "expected a format text, dat, ctf or perfetto, found '%s'",
-					   fmt_name);
+			return usage_error(
+				argc, argv, i + take - 1,
+				"expected a format text, dat, ctf or perfetto, found '%s'",
+				fmt_name);
 		fmt = (enum save_format)k;
 		memmove(&argv[i], &argv[i + take], (size_t)(argc - i - take + 1) * sizeof(*argv));
 		argc -= take;

@@ -833,8 +833,8 @@ int fdr_session_resize(struct fdr_session *s, uint32_t inst, int cpu, uint32_t s
 	for (i = 0; i < nr_cpus; i++) {
 		struct fdr_ring_map *m = atomic_load(&s->rings[inst]);
 		const struct fdr_pcpu *pc = &m->pcpu[i];
-		uint32_t old_kb = (uint32_t)((uint64_t)(pc->nr_subbufs - 1) *
-					     (pc->subbuf_size - 16) / 1024);
+		uint32_t old_kb =
+			(uint32_t)((uint64_t)(pc->nr_subbufs - 1) * (pc->subbuf_size - 16) / 1024);
 
 		/*
 		 * A CPU sized by the instance's buffer_size_kb keeps that size, not
@@ -843,8 +843,8 @@ int fdr_session_resize(struct fdr_session *s, uint32_t inst, int cpu, uint32_t s
 		 * through 8, 16, 4, 64 and 4 KiB sub-buffers; this did 1410, 1413,
 		 * 1422, 1422, 1471, 1474).
 		 */
-		if (in->size_kb && pc->nr_subbufs == fdr_session_subbufs_for_kb(in->size_kb,
-										pc->subbuf_size))
+		if (in->size_kb &&
+		    pc->nr_subbufs == fdr_session_subbufs_for_kb(in->size_kb, pc->subbuf_size))
 			old_kb = in->size_kb;
 
 		if ((cpu < 0 || (uint32_t)cpu == i) && size_kb)

@@ -435,8 +435,8 @@ static int pf_metadata(struct pf_writer *w)
 			      ",\"ts-unit\":\"%s\",\"clock-offset-ns\":\"%" PRIu64
 			      "\",\"nr-cpus\":%u,\"events\":%" PRIu64 ",\"lost\":%" PRIu64
 			      ",\"unknown\":%" PRIu64 "}}\n",
-			      fdr_clock_is_ns(in->clock) || in->ts_hz ? "ns" : "counts", in->offset_ns,
-			      in->nr_cpus, w->st.events, w->st.lost, w->st.unknown);
+			      fdr_clock_is_ns(in->clock) || in->ts_hz ? "ns" : "counts",
+			      in->offset_ns, in->nr_cpus, w->st.events, w->st.lost, w->st.unknown);
 	return ret ? -ENOMEM : 0;
 }
 

@@ -1873,18 +1873,11 @@ static int rd_take_partial(struct fdr_reader *r, struct rd_cpu *rc, int fd, unsi
 		r->v_cum = rc->cum;
 	}
 	dcum = r->v_cum - rc->cum;
-	if (h->pos != S || h->cum > wcum) {
-		/* not the header it should be (shared memory): what it held is lost */
-		lost = wcum > rc->cum ? wcum - rc->cum : 0;
-		rc->pos = W;
-		rc->cum = wcum;
-		sp->lost += lost;
-		r->v_cum += lost;
-		rd_publish(r, rc, 0, lost);
-		return 0;
-	}
-	if (!whole && (woff & 7 || woff > rc->ss - 8)) {
-		/* head not where a writer leaves it (records are 8-aligned, 8 bytes stay free) */
+	/*
+	 * Not the header it should be (shared memory), or head not where a writer
+	 * leaves it (records are 8-aligned, 8 bytes stay free): what it held is lost.
+	 */
+	if (h->pos != S || h->cum > wcum || (!whole && (woff & 7 || woff > rc->ss - 8))) {
 		lost = wcum > rc->cum ? wcum - rc->cum : 0;
 		rc->pos = W;
 		rc->cum = wcum;
@@ -1939,8 +1932,7 @@ static int rd_take_subbufs(struct fdr_reader *r, int fd, unsigned char *mem, uin
 	int ret;
 
 	/* a holding reader publishes what it read at its commits: not with takes */
-	if (r->spool || r->nr != 1 || (fd < 0 && !mem) || !r->follow ||
-	    (r->flags & FDR_READ_HOLD))
+	if (r->spool || r->nr != 1 || (fd < 0 && !mem) || !r->follow || (r->flags & FDR_READ_HOLD))
 		return -EINVAL;
 	if (r->cpus[0].bad || r->cpus[1].bad)
 		return 0; /* skipped: nothing can be taken from it (r->error says why) */

@@ -913,8 +913,7 @@ static int cpu_kb(struct fdr_session *s, uint32_t inst, uint32_t cpu)
 
 	if (kb < 0 || !want || ss <= 16)
 		return kb;
-	if ((uint64_t)(fdr_session_subbufs_for_kb(want, ss) - 1) * (ss - 16) / 1024 ==
-	    (uint64_t)kb)
+	if ((uint64_t)(fdr_session_subbufs_for_kb(want, ss) - 1) * (ss - 16) / 1024 == (uint64_t)kb)
 		return (int)want;
 	return kb;
 }
@@ -1874,15 +1873,17 @@ static int write_cpumask(struct fdr_file *f, const char *cmd)
 		if (q > end)
 			q = end;
 		if (q - p > 8) /* an empty group is 0, as in the kernel */
-			return bad_input(f, "tracing_cpumask", cmd, (int)(p - cmd),
-					 "expected at most 8 hex digits per group of 32 CPUs, found '%.*s'",
-					 (int)(q - p), p);
+			return bad_input(
+				f, "tracing_cpumask", cmd, (int)(p - cmd),
+				"expected at most 8 hex digits per group of 32 CPUs, found '%.*s'",
+				(int)(q - p), p);
 		for (; p < q; p++) {
 			if (!isxdigit((unsigned char)*p))
 				return bad_input(f, "tracing_cpumask", cmd, (int)(p - cmd),
 						 "expected a hex digit, found '%c'", *p);
-			v = v << 4 | (uint64_t)(isdigit((unsigned char)*p) ? *p - '0' :
-									  (*p | 0x20) - 'a' + 10);
+			v = v << 4 |
+			    (uint64_t)(isdigit((unsigned char)*p) ? *p - '0' :
+								    (*p | 0x20) - 'a' + 10);
 		}
 		for (bit = 0; bit < 32; bit++) {
 			uint32_t cpu = g * 32 + bit;
@@ -1891,8 +1892,8 @@ static int write_cpumask(struct fdr_file *f, const char *cmd)
 				continue;
 			if (cpu >= nr_cpus)
 				return bad_input(f, "tracing_cpumask", cmd, (int)(s - cmd),
-						 "CPU %u is set, but the session has CPUs 0 to %u", cpu,
-						 nr_cpus - 1);
+						 "CPU %u is set, but the session has CPUs 0 to %u",
+						 cpu, nr_cpus - 1);
 			mask[cpu / 64] |= 1ull << (cpu % 64);
 		}
 	}

@@ -829,7 +829,8 @@ static int run_snapshotter(void)
 	}
 	sc_sleep_us(20000);
 	for (i = 0; i < rounds; i++) {
-		uint64_t delay_us = sc_mix(seed ^ (uint64_t)(i + 99)) % 3000, t0, seq, t_dead, t_try;
+		uint64_t delay_us = sc_mix(seed ^ (uint64_t)(i + 99)) % 3000, t0, seq, t_dead,
+			 t_try;
 		uint64_t late_busy = 0;
 		double first_ms, swap_ms;
 		char what[64];
