@@ -2044,11 +2044,15 @@ static void marker_who(int32_t tid, struct marker_who *w)
 	w->tid = (int32_t)syscall(SYS_gettid);
 	w->tgid = (int32_t)getpid();
 	w->cpu = -1;
-	if (tid > 0 && proc_read(tid, "comm", buf, sizeof(buf)) > 0)
+	/* the writer's comm; where /proc has none for it, the caller's own */
+	if (tid > 0 && proc_read(tid, "comm", buf, sizeof(buf)) > 0) {
 		w->tid = tid;
-	else
+	} else {
 		tid = 0;
-	if (proc_read(tid, "comm", buf, sizeof(buf)) > 0) {
+		if (proc_read(0, "comm", buf, sizeof(buf)) <= 0)
+			buf[0] = 0;
+	}
+	if (buf[0]) {
 		buf[strcspn(buf, "\n")] = 0;
 		memcpy(w->comm, buf, strnlen(buf, sizeof(w->comm) - 1));
 	}
