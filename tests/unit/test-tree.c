@@ -1145,3 +1145,83 @@ Test(tree, saved_tgids_and_printk_formats)
 	free(txt);
 	expect_content("printk_formats", "", "printk_formats");
 }
+
+/*
+ * Every entry a listing shows, in the top instance and in another, is what stat
+ * says it is (directory or file, same mode), a directory lists without error, and a
+ * file opens as its mode allows and no further (the table in tree.c is the one
+ * source of the three).
+ */
+static void walk_check(const char *dir, int depth, size_t *nr_files)
+{
+	struct fdr_dirent *e;
+	size_t n, i;
+
+	cr_assert_eq(fdr_tree_readdir(env.s, dir, &e, &n), 0, "readdir '%s'", dir);
+	cr_assert_gt(n, 0, "'%s' lists nothing", dir);
+	for (i = 0; i < n; i++) {
+		char path[512];
+		unsigned mode = 0;
+		int is_dir = -1;
+
+		snprintf(path, sizeof(path), "%s%s%s", dir, *dir ? "/" : "", e[i].name);
+		cr_assert_eq(fdr_tree_stat(env.s, path, &is_dir, &mode), 0, "stat %s", path);
+		cr_assert_eq(is_dir, e[i].is_dir, "%s: readdir and stat disagree on its type",
+			     path);
+		cr_assert_eq(mode, e[i].mode, "%s: readdir says %o, stat %o", path, e[i].mode,
+			     mode);
+		if (is_dir) {
+			struct fdr_file *f = NULL;
+
+			cr_assert_eq(fdr_file_open(env.s, path, O_RDONLY, &f), -EISDIR, "open %s",
+				     path);
+			/* instances/NAME/instances does not exist: the walk ends */
+			if (depth < 6 && strcmp(e[i].name, "instances") != 0)
+				walk_check(path, depth + 1, nr_files);
+			else if (strcmp(e[i].name, "instances") == 0 && depth == 0)
+				walk_check(path, depth + 1, nr_files);
+			continue;
+		}
+		(*nr_files)++;
+		{
+			struct fdr_file *f = NULL;
+			int r = fdr_file_open(env.s, path, O_RDONLY | O_NONBLOCK, &f);
+
+			cr_assert_eq(r, mode & 0400 ? 0 : -EACCES, "open %s for reading: %d", path,
+				     r);
+			fdr_file_close(f);
+			f = NULL;
+			r = fdr_file_open(env.s, path, O_WRONLY, &f);
+			cr_assert_eq(r, mode & 0200 ? 0 : -EACCES, "open %s for writing: %d", path,
+				     r);
+			fdr_file_close(f);
+		}
+		{
+			char below[600];
+			int d = -1;
+			unsigned m = 0;
+
+			snprintf(below, sizeof(below), "%s/x", path);
+			cr_assert_eq(fdr_tree_stat(env.s, below, &d, &m), -ENOENT, "stat %s",
+				     below);
+		}
+	}
+	free(e);
+}
+
+Test(tree, walk_listings_stat_open_agree)
+{
+	size_t nr_files = 0;
+	int d = 0;
+	unsigned m = 0;
+
+	cr_assert_eq(fdr_tree_mkdir(env.s, "instances/w"), 0);
+	walk_check("", 0, &nr_files);
+	/* 28 root files and dirs, 3 in events/, the options, per-CPU and per-event files */
+	cr_assert_gt(nr_files, 60, "only %zu files found", nr_files);
+	/* files of the top only, and enable/filter of fdr's own record types, are absent */
+	cr_assert_eq(fdr_tree_stat(env.s, "instances/w/README", &d, &m), -ENOENT);
+	cr_assert_eq(fdr_tree_stat(env.s, "instances/w/options/record-cmd", &d, &m), -ENOENT);
+	cr_assert_eq(fdr_tree_stat(env.s, "instances/w/instances", &d, &m), -ENOENT);
+	cr_assert_eq(fdr_tree_rmdir(env.s, "instances/w"), 0);
+}
