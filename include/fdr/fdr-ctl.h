@@ -91,6 +91,17 @@ FDR_API int fdr_session_instance_new(struct fdr_session *s, const char *name, ui
 FDR_API int fdr_session_instance_free(struct fdr_session *s, uint32_t inst);
 FDR_API int fdr_session_write(struct fdr_session *s, uint32_t inst, const void *payload,
 			      size_t len);
+/*
+ * The control block's small protocols, one home each (lib/core/control.c): a
+ * cmdline slot, an event's enable bit, the record of a trace_marker write.
+ */
+#define FDR_MARKER_MAX (FDR_MAX_RECORD - 16 - 2) /* bytes of text a marker keeps */
+FDR_API void fdr_cmdline_save(struct fdr_abi_control *ctl, int32_t pid, int32_t tgid,
+			      const char *comm);
+FDR_API int fdr_event_is_enabled(const struct fdr_abi_event *e, uint32_t inst);
+FDR_API void fdr_event_set_enabled(struct fdr_abi_event *e, uint32_t inst, int on);
+FDR_API size_t fdr_marker_record(void *payload, const void *text, size_t len, int32_t pid,
+				 uint8_t depth, size_t *taken);
 FDR_API int fdr_session_error(struct fdr_session *s, uint32_t inst, const char *location,
 			      const char *msg, const char *cmd, int pos);
 FDR_API uint32_t fdr_session_subbufs_for_kb(uint32_t size_kb, uint32_t subbuf_size);

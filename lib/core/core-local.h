@@ -169,6 +169,8 @@ FDR_HIDDEN void fdr_hooks_prepare(void);
 
 /* session.c */
 FDR_HIDDEN void fdr_session_lock_init(struct fdr_abi_control *ctl);
+/* the control lock, waiting at most @timeout_ms (no orphan recovery: fdr_session_lock()) */
+FDR_HIDDEN int fdr_session_lock_ms(struct fdr_session *s, int timeout_ms);
 FDR_HIDDEN struct fdr_ring_map *fdr_session_ring_map(struct fdr_session *s, uint32_t inst,
 						     int *err);
 

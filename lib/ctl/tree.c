@@ -380,21 +380,6 @@ static void strip_space(char **s)
 
 /* ---- event enabling ----------------------------------------------------------------------- */
 
-static void set_bit_inst(struct fdr_abi_event *e, uint32_t inst, int on)
-{
-	uint64_t bit = 1ull << (inst % 64);
-
-	if (on)
-		__atomic_fetch_or(&e->enabled[inst / 64], bit, __ATOMIC_RELEASE);
-	else
-		__atomic_fetch_and(&e->enabled[inst / 64], ~bit, __ATOMIC_RELEASE);
-}
-
-static int bit_inst(const struct fdr_abi_event *e, uint32_t inst)
-{
-	return (__atomic_load_n(&e->enabled[inst / 64], __ATOMIC_ACQUIRE) >> (inst % 64)) & 1;
-}
-
 /* Apply one rule to registered events (lock held). Returns how many matched. */
 static int apply_rule(struct fdr_session *s, uint32_t inst, const char *rule, int on)
 {
@@ -416,7 +401,7 @@ static int apply_rule(struct fdr_session *s, uint32_t inst, const char *rule, in
 			continue;
 		if (!fdr_event_rule_match(rule, sys, ev))
 			continue;
-		set_bit_inst(e, inst, on);
+		fdr_event_set_enabled(e, inst, on);
 		n++;
 	}
 	return n;
@@ -461,7 +446,7 @@ static void disable_all(struct fdr_session *s, uint32_t inst)
 	uint32_t i;
 
 	for (i = 0; i < FDR_MAX_EVENTS; i++)
-		set_bit_inst(&c->events[i], inst, 0);
+		fdr_event_set_enabled(&c->events[i], inst, 0);
 	c->instances[inst].nr_pending = 0;
 }
 
@@ -590,7 +575,7 @@ static char enable_state(struct fdr_session *s, uint32_t inst, const char *sys)
 			continue;
 		if (sys && strncmp(e->system, sys, FDR_NAME_LEN))
 			continue;
-		if (bit_inst(e, inst))
+		if (fdr_event_is_enabled(e, inst))
 			on++;
 		else
 			off++;
@@ -682,7 +667,8 @@ static int gen_available_events(struct fdr_file *f, struct fdr_buf *b, int only_
 
 		if (e->state != FDR_EVENT_READY || is_print_event(e->system, e->name))
 			continue;
-		if (only_enabled && !bit_inst(e, f->p.inst) && !fdr_hooks_soft(c, f->p.inst, e))
+		if (only_enabled && !fdr_event_is_enabled(e, f->p.inst) &&
+		    !fdr_hooks_soft(c, f->p.inst, e))
 			continue;
 		ret = fdr_buf_printf(b, "%.*s:%.*s\n", FDR_NAME_LEN, e->system, FDR_NAME_LEN,
 				     e->name);
@@ -813,12 +799,12 @@ static int render_saved_tgids(struct fdr_file *f, struct fdr_buf *b)
 
 	for (i = 0; i < FDR_CMDLINE_SLOTS && !ret; i++) {
 		uint32_t pid = __atomic_load_n(&c->cmdlines[i].pid, __ATOMIC_ACQUIRE);
-		uint32_t tgid = __atomic_load_n(&c->cmdlines[i].tgid, __ATOMIC_RELAXED);
+		/* the slot's reader (format.c): 0 when empty or being rewritten */
+		int32_t tgid = pid ? fdr_tgid_lookup(c, (int32_t)pid) : 0;
 
-		/* a slot being rewritten shows another pid on the second read: skip it */
-		if (!pid || !tgid || __atomic_load_n(&c->cmdlines[i].pid, __ATOMIC_ACQUIRE) != pid)
+		if (!tgid)
 			continue;
-		ret = fdr_buf_printf(b, "%u %u\n", pid, tgid);
+		ret = fdr_buf_printf(b, "%u %d\n", pid, (int)tgid);
 	}
 	return ret;
 }
@@ -993,7 +979,7 @@ static int render_event_enable(struct fdr_file *f, struct fdr_buf *b)
 
 	if (!e)
 		return -ENOENT;
-	return fdr_buf_printf(b, "%d%s\n", bit_inst(e, f->p.inst),
+	return fdr_buf_printf(b, "%d%s\n", fdr_event_is_enabled(e, f->p.inst),
 			      fdr_hooks_soft(fdr_session_control(f->s), f->p.inst, e) ? "*" : "");
 }
 
@@ -1803,47 +1789,23 @@ static void marker_who(int32_t tid, struct marker_who *w)
  * trace_marker: one ftrace:print record of the text (cut to what fits, newline
  * added), from the writer (fdr_file_set_writer()): its pid and comm, on its CPU.
  */
-static ssize_t write_marker(struct fdr_file *f, const void *data, size_t n)
+static ssize_t write_marker(struct fdr_file *f, const void *buf, size_t n)
 {
-	const char *buf = data;
 	unsigned char payload[FDR_MAX_RECORD];
-	struct fdr_common *c = (void *)payload;
 	const struct fdr_abi_instance *in = &ctl_of(f->s)->instances[f->p.inst];
-	size_t room = FDR_MAX_RECORD - 16 - 2, len = n;
 	struct marker_who who;
 	cpu_set_t old, one;
-	uint64_t ip = 0;
+	size_t len, taken;
 	int ret, pinned = 0;
 
 	if (!(in->options & FDR_OPT_MARKERS))
 		return -EINVAL;
 	if (!in->tracing_on)
 		return -EBADF;
-	if (len > room)
-		len = room;
 	marker_who(f->writer, &who);
-	memset(payload, 0, 16);
-	c->type = FDR_EVENT_ID_PRINT;
-	c->pid = who.tid;
-	memcpy(payload + 8, &ip, 8);
-	memcpy(payload + 16, buf, len);
-	if (len == 0 || buf[len - 1] != '\n')
-		payload[16 + len++] = '\n';
-	payload[16 + len] = 0;
-	{
-		/* saved_cmdlines and saved_tgids: name the writer */
-		struct fdr_abi_control *ctl = fdr_session_control(f->s);
-		struct fdr_abi_cmdline *cl = &ctl->cmdlines[(uint32_t)c->pid % FDR_CMDLINE_SLOTS];
-
-		if (__atomic_load_n(&cl->pid, __ATOMIC_ACQUIRE) != (uint32_t)c->pid ||
-		    memcmp(cl->comm, who.comm, sizeof(cl->comm)) ||
-		    cl->tgid != (uint32_t)who.tgid) {
-			__atomic_store_n(&cl->pid, 0, __ATOMIC_RELAXED);
-			memcpy(cl->comm, who.comm, sizeof(cl->comm));
-			cl->tgid = (uint32_t)who.tgid;
-			__atomic_store_n(&cl->pid, (uint32_t)c->pid, __ATOMIC_RELEASE);
-		}
-	}
+	len = fdr_marker_record(payload, buf, n, who.tid, 0, &taken);
+	/* saved_cmdlines and saved_tgids: name the writer */
+	fdr_cmdline_save(fdr_session_control(f->s), who.tid, who.tgid, who.comm);
 	/* on the writer's CPU, as the kernel records it: here for the write only */
 	if (who.cpu >= 0 && who.cpu < CPU_SETSIZE && who.cpu != sched_getcpu() &&
 	    sched_getaffinity(0, sizeof(old), &old) == 0) {
@@ -1851,14 +1813,14 @@ static ssize_t write_marker(struct fdr_file *f, const void *data, size_t n)
 		CPU_SET(who.cpu, &one);
 		pinned = sched_setaffinity(0, sizeof(one), &one) == 0;
 	}
-	ret = fdr_session_write(f->s, f->p.inst, payload, 16 + len + 1);
+	ret = fdr_session_write(f->s, f->p.inst, payload, len);
 	if (pinned)
 		sched_setaffinity(0, sizeof(old), &old);
 	if (ret == -ENOSPC)
 		return -EBADF; /* full in discard mode, as the kernel answers */
 	if (ret)
 		return ret;
-	return (ssize_t)(n > room ? room : n);
+	return (ssize_t)taken;
 }
 
 /* ---- the handlers of the rows: commands (write), '>' (trunc), streams (open, poll) ------- */

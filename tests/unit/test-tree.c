@@ -1225,3 +1225,50 @@ Test(tree, walk_listings_stat_open_agree)
 	cr_assert_eq(fdr_tree_stat(env.s, "instances/w/instances", &d, &m), -ENOENT);
 	cr_assert_eq(fdr_tree_rmdir(env.s, "instances/w"), 0);
 }
+
+/* lib/core/control.c: the one writer of each small protocol, read back by its readers */
+Test(tree, control_protocols)
+{
+	struct fdr_abi_control *c = fdr_session_control(env.s);
+	static unsigned char big[FDR_MARKER_MAX + 100], payload[FDR_MAX_RECORD];
+	struct fdr_common hdr;
+	char comm[FDR_COMM_LEN] = "ctl-proto", buf[FDR_COMM_LEN];
+	struct fdr_abi_event *e = &c->events[fdr_ev_ttree_beta.slot - 1];
+	size_t len, taken;
+
+	/* a marker: header, ip 0, text, one newline added (never two), NUL */
+	len = fdr_marker_record(payload, "hi", 2, 4242, 3, &taken);
+	memcpy(&hdr, payload, sizeof(hdr));
+	cr_assert_eq(taken, 2);
+	cr_assert_eq(len, 16 + 3 + 1);
+	cr_assert(hdr.type == FDR_EVENT_ID_PRINT && hdr.pid == 4242 && hdr.preempt_count == 3 &&
+		  hdr.flags == 0);
+	cr_assert_str_eq((char *)payload + 16, "hi\n");
+	len = fdr_marker_record(payload, "hi\n", 3, 1, 0, &taken);
+	cr_assert_eq(len, 16 + 3 + 1);
+	cr_assert_str_eq((char *)payload + 16, "hi\n");
+	memset(big, 'x', sizeof(big));
+	len = fdr_marker_record(payload, big, sizeof(big), 1, 0, &taken);
+	cr_assert_eq(taken, FDR_MARKER_MAX);
+	cr_assert_eq(len, FDR_MAX_RECORD, "a cut marker fills the record exactly");
+	cr_assert_eq(payload[FDR_MAX_RECORD - 2], '\n');
+	cr_assert_eq(payload[FDR_MAX_RECORD - 1], 0);
+
+	/* a cmdline slot, read back by the formatters' readers */
+	fdr_cmdline_save(c, 777001, 777000, comm);
+	cr_assert_str_eq(fdr_comm_lookup(c, 777001, buf, sizeof(buf)), "ctl-proto");
+	cr_assert_eq(fdr_tgid_lookup(c, 777001), 777000);
+	/* the same slot, another thread: the last writer wins */
+	fdr_cmdline_save(c, 777001 + FDR_CMDLINE_SLOTS, 5, comm);
+	cr_assert_str_eq(fdr_comm_lookup(c, 777001, buf, sizeof(buf)), "<...>");
+	cr_assert_eq(fdr_tgid_lookup(c, 777001), 0);
+
+	/* enable bits: one instance's bit, the others untouched */
+	fdr_event_set_enabled(e, 0, 0);
+	fdr_event_set_enabled(e, 70, 1);
+	cr_assert_eq(fdr_event_is_enabled(e, 70), 1);
+	cr_assert_eq(fdr_event_is_enabled(e, 6), 0);
+	cr_assert_eq(fdr_event_is_enabled(e, 0), 0);
+	fdr_event_set_enabled(e, 70, 0);
+	cr_assert_eq(fdr_event_is_enabled(e, 70), 0);
+}
