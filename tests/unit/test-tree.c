@@ -951,10 +951,11 @@ Test(tree, readdir_listings)
 					    "trace_options",
 					    "trace_pipe",
 					    "tracing_on" };
-	static const char *const inst_absent[] = { "README",	      "available_events",
-						   "instances",	      "saved_cmdlines",
-						   "saved_cmdlines_size", "saved_tgids",
-						   "printk_formats" };
+	static const char *const inst_absent[] = {
+		"README",	  "available_events",	 "instances",
+		"saved_cmdlines", "saved_cmdlines_size", "saved_tgids",
+		"printk_formats"
+	};
 	static const char *const none[] = { "" };
 	static const char *const events[] = { "enable",	 "header_page", "header_event",
 					      "ftrace/", "ttree/",	"tother/" };
