@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * tree.c - the control tree: tracefs files over a session (docs/design/differences.md
- * says where fdr differs from the kernel's tracefs).
+ * tree.c - the control tree: tracefs files over a session (docs/tracefs.md;
+ * docs/design/differences.md says where fdr differs from the kernel's tracefs).
  *
  * A path resolves to a node: an instance (the top one, or instances/NAME), a
  * directory or a file, and for some files a CPU, an event system and name. The
@@ -1476,7 +1476,7 @@ static int write_event_filter(struct fdr_file *f, char *cmd, size_t len)
 
 /*
  * events/SYS/filter: set the filter of every event of SYS that has the fields it
- * names; the others keep theirs and show the error (spec §9). "0" clears all.
+ * names; the others keep theirs and show the error (docs/tracefs.md, Filters). "0" clears all.
  */
 static int write_sys_filter(struct fdr_file *f, char *cmd, size_t len)
 {
@@ -1679,7 +1679,7 @@ static int write_pids(struct fdr_file *f, char *cmd, size_t len)
 
 /*
  * snapshot: 0 frees the spare buffers (EINVAL on a per-CPU file), 1 allocates
- * them if needed and swaps, any other number clears the snapshot (spec §7).
+ * them if needed and swaps, any other number clears the snapshot (docs/tracefs.md, Snapshots).
  */
 static int write_snapshot(struct fdr_file *f, char *cmd, size_t len)
 {
