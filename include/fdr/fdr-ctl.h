@@ -87,6 +87,25 @@ FDR_API int fdr_session_resize(struct fdr_session *s, uint32_t inst, int cpu, ui
 			       uint32_t subbuf_size);
 FDR_API int fdr_session_snapshot(struct fdr_session *s, uint32_t inst, int cpu);
 FDR_API int fdr_session_snapshot_alloc(struct fdr_session *s, uint32_t inst, int on);
+
+/*
+ * A snapshot saver (lib/core/ring.c): a process that keeps every snapshot of an
+ * instance; while it is attached, a snapshot is refused until it has saved the
+ * previous one. Caller-allocated; fdr_saver_init() fills it.
+ */
+struct fdr_saver {
+	struct fdr_session *s;
+	uint32_t inst;
+	uint32_t reserved;
+	struct fdr_abi_ring *hdr; /* the ring header of the last poll; borrowed */
+	uint64_t beat_ns; /* the last heartbeat written (lease clock) */
+	uint64_t refused_seen; /* hdr->snap_refused at the last poll */
+	uint64_t refused; /* snapshots refused while attached */
+};
+FDR_API void fdr_saver_init(struct fdr_saver *sv, struct fdr_session *s, uint32_t inst);
+FDR_API int fdr_saver_poll(struct fdr_saver *sv, uint64_t *seq);
+FDR_API void fdr_saver_saved(struct fdr_saver *sv, uint64_t seq);
+FDR_API void fdr_saver_detach(struct fdr_saver *sv);
 FDR_API int fdr_session_instance_new(struct fdr_session *s, const char *name, uint32_t *out);
 FDR_API int fdr_session_instance_free(struct fdr_session *s, uint32_t inst);
 FDR_API int fdr_session_write(struct fdr_session *s, uint32_t inst, const void *payload,

@@ -654,6 +654,8 @@ static const char readme_text[] =
 	"\t\t\t  enable_event:<system>:<event> disable_event:<system>:<event>\n"
 	"  snapshot\t\t- 1: take a snapshot (swap in the spare buffers), 0: free\n"
 	"\t\t\t  them, 2: clear; reading shows the snapshot\n"
+	"  snapshot_allocated\t- 1: allocate the spare buffers without taking a\n"
+	"\t\t\t  snapshot, 0: free them (fdr only)\n"
 	"  options/\t\t- context-info record-cmd record-tgid overwrite irq-info markers\n";
 
 static int gen_available_events(struct fdr_file *f, struct fdr_buf *b, int only_enabled)
@@ -1719,6 +1721,32 @@ static int write_snapshot(struct fdr_file *f, char *cmd, size_t len)
 	return fdr_ring_clear_ex(f->s, f->p.inst, cpu, FDR_READ_SNAPSHOT);
 }
 
+/*
+ * snapshot_allocated (fdr only: docs/design/differences.md): whether the instance
+ * has snapshot buffers; 1 allocates them without taking a snapshot ("fdr
+ * snapshot alloc"), 0 frees them as "0 > snapshot" does.
+ */
+static int render_snapshot_allocated(struct fdr_file *f, struct fdr_buf *b)
+{
+	return fdr_buf_printf(b, "%d\n", snapshot_allocated(f->s, f->p.inst));
+}
+
+static int write_snapshot_allocated(struct fdr_file *f, char *cmd, size_t len)
+{
+	uint64_t v;
+	int ret = write_number(f, "snapshot_allocated", cmd, 0, 1, &v);
+
+	(void)len;
+	if (ret)
+		return ret;
+	ret = fdr_session_lock(f->s);
+	if (ret)
+		return ret;
+	ret = fdr_session_snapshot_alloc(f->s, f->p.inst, (int)v);
+	fdr_session_unlock(f->s);
+	return ret;
+}
+
 /* Who a marker is from: the thread, its process, its comm and its last CPU (-1). */
 struct marker_who {
 	int32_t tid, tgid, cpu;
@@ -1981,6 +2009,8 @@ static const struct tree_file tree_files[] = {
 	  .render = render_set_event_pid, .write = write_pids },
 	{ "snapshot", D_ROOT, 0640, 0, .arg = FDR_READ_SNAPSHOT, .read = read_trace,
 	  .write = write_snapshot },
+	{ "snapshot_allocated", D_ROOT, 0640, 0, .render = render_snapshot_allocated,
+	  .write = write_snapshot_allocated },
 	{ "timestamp_mode", D_ROOT, 0440, 0, .render = render_timestamp_mode },
 	{ "tracing_cpumask", D_ROOT, 0640, 0, .render = render_cpumask, .write = write_cpumask },
 	{ "trace", D_ROOT, 0640, 0, .trunc = trunc_trace, .read = read_trace,

@@ -1273,3 +1273,65 @@ Test(tree, control_protocols)
 	fdr_event_set_enabled(e, 70, 0);
 	cr_assert_eq(fdr_event_is_enabled(e, 70), 0);
 }
+
+/* snapshot_allocated (fdr only): allocate without taking, free, refuse other values */
+Test(tree, snapshot_allocated_file)
+{
+	char *t;
+
+	cr_assert_eq(fdr_test_puts(env.s, "snapshot_allocated", O_TRUNC, "0\n"), 2);
+	t = cat("snapshot_allocated");
+	cr_assert_str_eq(t, "0\n");
+	free(t);
+	cr_assert_eq(fdr_test_puts(env.s, "snapshot_allocated", O_TRUNC, "1\n"), 2);
+	t = cat("snapshot_allocated");
+	cr_assert_str_eq(t, "1\n");
+	free(t);
+	/* allocated, not taken: the snapshot file says so, and holds nothing */
+	t = cat("snapshot");
+	cr_assert_not_null(strstr(t, "Snapshot is allocated"), "%s", t);
+	free(t);
+	cr_assert_eq(fdr_test_puts(env.s, "snapshot_allocated", O_TRUNC, "2\n"), -EINVAL);
+	t = cat("snapshot_allocated");
+	cr_assert_str_eq(t, "1\n", "a refused write keeps the buffers");
+	free(t);
+	/* "0 > snapshot" frees the same buffers */
+	cr_assert_eq(fdr_test_puts(env.s, "snapshot", O_TRUNC, "0\n"), 2);
+	t = cat("snapshot_allocated");
+	cr_assert_str_eq(t, "0\n");
+	free(t);
+}
+
+/* The saver handshake (lib/core/ring.c): a snapshot waits for the saver before the next */
+Test(tree, saver_handshake)
+{
+	struct fdr_saver sv;
+	const struct fdr_abi_ring *h;
+	uint64_t seq = 0, seq2 = 0;
+	void *base;
+	size_t size;
+
+	cr_assert_eq(fdr_test_puts(env.s, "snapshot_allocated", O_TRUNC, "1\n"), 2);
+	fdr_saver_init(&sv, env.s, 0);
+	cr_assert_eq(fdr_saver_poll(&sv, &seq), 0, "nothing to save at attach");
+	cr_assert_eq(fdr_session_ring(env.s, 0, &base, &size), 0);
+	h = base;
+	cr_assert_eq(h->saver_pid, (uint32_t)getpid());
+	cr_assert_eq(fdr_test_puts(env.s, "snapshot", O_TRUNC, "1\n"), 2);
+	cr_assert_eq(fdr_saver_poll(&sv, &seq), 1, "the snapshot waits for the saver");
+	cr_assert_eq(fdr_test_puts(env.s, "snapshot", O_TRUNC, "1\n"), -EBUSY,
+		     "no second snapshot before the first is saved");
+	cr_assert_eq(fdr_saver_poll(&sv, &seq2), 1);
+	cr_assert_eq(seq2, seq, "the refused swap changed nothing");
+	cr_assert_geq(sv.refused, 1);
+	fdr_saver_saved(&sv, seq);
+	cr_assert_eq(fdr_saver_poll(&sv, &seq2), 0);
+	cr_assert_eq(fdr_test_puts(env.s, "snapshot", O_TRUNC, "1\n"), 2,
+		     "saved: the next is taken");
+	cr_assert_eq(fdr_saver_poll(&sv, &seq2), 1);
+	cr_assert_gt(seq2, seq);
+	fdr_saver_detach(&sv);
+	cr_assert_eq(h->saver_pid, 0);
+	cr_assert_eq(fdr_test_puts(env.s, "snapshot", O_TRUNC, "1\n"), 2,
+		     "detached: not held back");
+}
