@@ -17,7 +17,9 @@
  * instance busy), and its handlers. A row with @sub set is a directory and names
  * the kind of directory it opens. The directories whose entries come from the
  * session (instances/NAME, events/SYS, events/SYS/EVENT, per_cpu/cpuN) are the
- * "dynamic children" of tree_dirs[], one lookup and one list function per kind.
+ * "dynamic children" of tree_dirs[], one lookup and one list function per kind;
+ * so are the files of options/, one per line of tree_options[] (the list
+ * trace_options reads and takes too), all with option_file's handlers.
  * resolve() walks a path through both: at each component it tries the rows of
  * the current directory kind first (a file row only as the last component), then
  * the directory's dynamic children. fdr_tree_readdir() lists the visible rows in
@@ -36,12 +38,12 @@
  *   poll(f, ms)        a file whose read can block; without it, always readable
  * A file with neither render nor read is write-only (reads give -EINVAL); one
  * with neither write nor write_raw refuses writes (-EACCES). @arg is the row's
- * own datum: an option's bit, the reader flags (FDR_READ_*) of a stream.
+ * own datum: the reader flags (FDR_READ_*) of a stream.
  *
  * How to add a file: write its handlers (render_NAME, write_NAME, ...) above the
  * table, then add one row to tree_files[] in the place readdir should list it;
  * that is all (a new kind of directory adds a tree_dir and, if its entries come
- * from the session, a line in tree_dirs[]).
+ * from the session, a line in tree_dirs[]). An option is a line of tree_options[].
  *
  * Reads: ordinary files are generated whole at the first read and then served by
  * offset, like a seq_file. trace streams: a non-consuming reader is kept in the
@@ -101,7 +103,7 @@ struct tree_file {
 	unsigned mode;
 	unsigned flags; /* TF_* */
 	enum tree_dir sub; /* a directory: its kind; D_NONE for a file */
-	uint32_t arg; /* an option's bit; a stream's FDR_READ_* flags */
+	uint32_t arg; /* a stream's FDR_READ_* flags */
 	int (*open)(struct fdr_file *f);
 	int (*trunc)(struct fdr_file *f);
 	int (*render)(struct fdr_file *f, struct fdr_buf *b);
