@@ -29,7 +29,7 @@
  *
  * FDR_CRASH_SEED repeats a run (the seed is printed).
  */
-#include "../stress/selfcheck.h"
+#include "selfcheck.h"
 
 #include <pthread.h>
 #include <sys/time.h>

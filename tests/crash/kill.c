@@ -5,28 +5,28 @@
  * and snapshots go on within 100 ms, and nobody hangs (every child is waited for
  * with a deadline, and the driver has an alarm).
  *
- *   fdr-flight-kill creator FDR TPWRITER
+ *   fdr-crash-kill creator FDR TPWRITER
  *	SIGKILL the process that created the session right after it did: new
  *	processes (a writer, the fdr command) still trace, snapshot and read. Then
  *	SIGKILL creators at random points of fdr_session_create(): the next
  *	create must succeed and give a working session.
- *   fdr-flight-kill lock FDR
+ *   fdr-crash-kill lock FDR
  *	SIGKILL a process holding the control lock: the next fdr_session_lock()
  *	succeeds at once (within its 2 s). Then SIGKILL, at random points, a
  *	process that changes the control tree as fast as it can (instances,
  *	enables, filters, triggers, open files): the tree stays usable, every
  *	instance can be removed, and records still flow.
- *   fdr-flight-kill writers TPWRITER
+ *   fdr-crash-kill writers TPWRITER
  *	SIGKILL writers at random points while they write at full speed
  *	(FDR_FLIGHT_KILLS, default 60), taking a snapshot after each death: each
  *	dead writer's records are a gapless run from seq 0, a slow survivor loses
  *	nothing, no record is torn, nothing is counted lost. Then writers killed at
  *	the ring writer's named test points: exactly what they committed is there.
- *   fdr-flight-kill snapshotter TPWRITER
+ *   fdr-crash-kill snapshotter TPWRITER
  *	SIGKILL a process that loops on fdr_session_snapshot(), 30 times: a new
  *	snapshot is refused only within the 100 ms a dead swap is waited for, it reads
  *	back consistent, and the live buffer goes on.
- *   fdr-flight-kill stop TPWRITER
+ *   fdr-crash-kill stop TPWRITER
  *	SIGSTOP writers inside the ring writer (test points) and at random points
  *	while writing at full speed: snapshots are taken and read, and another
  *	writer on the same CPU is read, within 100 ms; after SIGCONT the stopped
@@ -35,7 +35,7 @@
  *
  * FDR_FLIGHT_SEED repeats a run (the seed is printed).
  */
-#include "flight.h"
+#include "readout.h"
 
 #include <pthread.h>
 #include <sys/mman.h>

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# tap.sh - helpers the shell suites share (sourced). The suite sets T (its
+# lib.sh - helpers the shell suites share (sourced). The suite sets T (its
 # temporary directory) before, and, for fdr(), FDR (the fdr command). OUT and
 # ERR (files for the last command's output) default to $T/out and $T/err.
 
@@ -7,7 +7,7 @@
 pass=0
 fail=0
 ncase=0
-OUT=${OUT:-${T:?tap.sh: set T first}/out}
+OUT=${OUT:-${T:?lib.sh: set T first}/out}
 ERR=${ERR:-$T/err}
 
 # ok STATUS NAME: one TAP line for a case that ended with STATUS (0: passed)

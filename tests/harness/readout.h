@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * flight.h - what the selfcheck-style flight tests (snapshot.c, kill.c) share on
- * top of tests/stress/selfcheck.h: reading a buffer and checking each writer's
+ * readout.h - what the selfcheck-style tests (stress/snapshot.c,
+ * stress/accounting.c, crash/kill.c) share on top of selfcheck.h: reading a buffer and checking each writer's
  * sequence numbers against the losses the reader counted. Include it in exactly
  * one file of a binary (it includes selfcheck.h, which defines stress:rec).
  *
@@ -11,10 +11,10 @@
  * least that many records lost on the writer's CPU in between: records are
  * never torn and never silently missing.
  */
-#ifndef FDR_TEST_FLIGHT_H
-#define FDR_TEST_FLIGHT_H
+#ifndef FDR_TEST_READOUT_H
+#define FDR_TEST_READOUT_H
 
-#include "../stress/selfcheck.h"
+#include "selfcheck.h"
 
 #define FL_MAX_W 4096 /* writer ids 0 .. FL_MAX_W-1 */
 #define FL_CPUS 256
@@ -311,4 +311,4 @@ static SC_UNUSED char *fl_cat(struct fdr_session *s, const char *path, int *err)
 	return buf;
 }
 
-#endif /* FDR_TEST_FLIGHT_H */
+#endif /* FDR_TEST_READOUT_H */

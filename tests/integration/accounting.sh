@@ -45,8 +45,8 @@ chmod 700 "$R"
 export FDR_ROOT=$R
 unset FDR_CLOCK_SOURCE FDR_NO_AGENT FDR_DIR
 
-# shellcheck source=../harness/tap.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../harness/tap.sh"
+# shellcheck source=../harness/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../harness/lib.sh"
 
 must() {
 	run "$@"

@@ -21,8 +21,8 @@ export FDR_ROOT=$T/root
 export FDR_SESSION=cli
 unset FDR_CLOCK_SOURCE FDR_NO_AGENT
 
-# shellcheck source=../harness/tap.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../harness/tap.sh"
+# shellcheck source=../harness/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../harness/lib.sh"
 
 # ---- helpers ----------------------------------------------------------------
 

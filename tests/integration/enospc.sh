@@ -40,8 +40,8 @@ unset FDR_DIR FDR_CLOCK_SOURCE FDR_NO_AGENT
 export FDR_ROOT=$S/root
 D=$S/D # the session of most cases
 
-# shellcheck source=../harness/tap.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../harness/tap.sh"
+# shellcheck source=../harness/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../harness/lib.sh"
 
 # ---- helpers ----------------------------------------------------------------
 

@@ -28,8 +28,8 @@ export FDR_ROOT=$T/root
 export FDR_SESSION=exp
 unset FDR_DIR FDR_CLOCK_SOURCE FDR_NO_AGENT
 
-# shellcheck source=../harness/tap.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../harness/tap.sh"
+# shellcheck source=../harness/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../harness/lib.sh"
 
 # no_leftovers DIR: no temporary export files (NAME.tmp-XXXXXX) in DIR
 no_leftovers() {

@@ -40,8 +40,8 @@ export FDR_ROOT=$R
 export FDR_SESSION=flight
 unset FDR_CLOCK_SOURCE FDR_NO_AGENT FDR_DIR
 
-# shellcheck source=../harness/tap.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../harness/tap.sh"
+# shellcheck source=../harness/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../harness/lib.sh"
 
 # must CMD...: run CMD, it must exit 0
 must() {

@@ -51,8 +51,8 @@ unset FDR_CLOCK_SOURCE FDR_NO_AGENT FDR_DIR
 
 M=$T/mnt
 mkdir -p "$M"
-# shellcheck source=../harness/tap.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../harness/tap.sh"
+# shellcheck source=../harness/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../harness/lib.sh"
 
 is_mounted() { # DIR
 	grep -qs " $1 fuse.fdr " /proc/self/mounts

@@ -31,8 +31,8 @@ cleanup() {
 	rm -rf "$T"
 }
 trap cleanup EXIT
-# shellcheck source=../harness/tap.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../harness/tap.sh"
+# shellcheck source=../harness/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../harness/lib.sh"
 export FDR_ROOT=$T/root
 export FDR_SESSION=kill
 unset FDR_DIR FDR_CLOCK_SOURCE FDR_NO_AGENT

@@ -18,8 +18,8 @@ case $DATA in /*) ;; *) DATA=$PWD/$DATA ;; esac
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/fdr-report.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
-# shellcheck source=../harness/tap.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../harness/tap.sh"
+# shellcheck source=../harness/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../harness/lib.sh"
 
 # trace-cmd report -R lines: "INSTANCE:   COMM-PID   [CPU] TS: EVENT:  BODY".
 # ftrace:print shows as "print: ip=0x... buf=TEXT"; the kernel (and fdr) show

@@ -45,8 +45,8 @@ export FDR_SESSION=tc
 unset FDR_CLOCK_SOURCE FDR_NO_AGENT FDR_DIR
 mkdir -p "$M"
 
-# shellcheck source=../harness/tap.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../harness/tap.sh"
+# shellcheck source=../harness/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../harness/lib.sh"
 
 # 'fdr show' lines -> "COMM PID CPU TS EVENT: FIELDS"
 norm_show() {

@@ -7,7 +7,7 @@
  * records), a writer process stopped (SIGSTOP, then SIGCONT) and another killed
  * (SIGKILL) while they write, and one reader, in three phases:
  *
- *   fdr-flight-accounting FDR
+ *   fdr-stress-accounting FDR
  *	pipe	a consuming reader of all CPUs (the library's, as fdr pipe and
  *		trace_pipe use it) runs throughout: records read + records it
  *		reported lost (lost_before, the [LOST N EVENTS] lines) = written,
@@ -31,7 +31,7 @@
  *
  * Bounded: about 3 s of writing per phase. FDR_FLIGHT_SEED repeats a run.
  */
-#include "flight.h"
+#include "readout.h"
 
 #include <pthread.h>
 #include <sys/mman.h>
@@ -135,7 +135,7 @@ static char *slurp(const char *path)
  * What the pipe phase read: per writer, records and the last seq (each writer's
  * records must come in order); per CPU, records and the losses reported. A
  * writer's gap is not checked against the losses counted just before it (as
- * flight.h does for one buffer): a loss in the snapshot buffer is reported with
+ * readout.h does for one buffer): a loss in the snapshot buffer is reported with
  * that buffer's next record, which may come after records of the live buffer
  * written later (docs/design/ring.md); the per-CPU sums are checked instead.
  */

@@ -2,10 +2,10 @@
 /*
  * snapshot.c - snapshots taken while writers run at full speed (issue 3, spec §7).
  *
- *   fdr-flight-snapshot live
+ *   fdr-stress-snapshot live
  *	FDR_FLIGHT_PROCS (2) writer processes of 2 threads each, thread t pinned to
  *	the t-th allowed CPU, write self-checking stress:rec records (see
- *	tests/stress/selfcheck.h) as fast as they can. The controller takes
+ *	tests/harness/selfcheck.h) as fast as they can. The controller takes
  *	snapshots one after the other for FDR_FLIGHT_SECONDS (4): in turn with
  *	fdr_session_snapshot() itself, and by asking a writer thread to call
  *	fdr_snapshot() between two of its records. After each one it reads the
@@ -21,21 +21,21 @@
  *	    period == records in the snapshot + counted losses;
  *	  - the snapshot's stats agree with what was read.
  *
- *   fdr-flight-snapshot timing
+ *   fdr-stress-snapshot timing
  *	Buffers of 1 MiB and of 64 MiB per CPU, full and wrapping (writers keep
  *	writing meanwhile): times fdr_session_snapshot() and fdr_snapshot(), then
  *	checks every record of a full 64 MiB snapshot.
  *	Prints min/median/max; the median must be under 5 ms (the design is
  *	O(CPUs): well under a millisecond, whatever the size).
  *
- *   fdr-flight-snapshot reread
+ *   fdr-stress-snapshot reread
  *	A snapshot read while another snapshot is taken: the reader must return
  *	the snapshot's records only, never records written into the buffer after
  *	it went live again, and never an uncounted gap.
  *
  * FDR_FLIGHT_SEED repeats a run (the seed is printed).
  */
-#include "flight.h"
+#include "readout.h"
 
 #include <pthread.h>
 #include <sys/mman.h>

@@ -3,8 +3,8 @@
  * test-hooks.c - filters, triggers and set_event_pid through the control tree
  * (spec/TRACEFS.md §9, §10; issue 3): what the files accept, refuse and read
  * back, what error_log says and where its caret points, and what the writer then
- * records. tests/filter tests the filter engine itself; here it is the files and
- * their effect on recording, table by table.
+ * records. test-filter.c tests the filter engine itself; here it is the files
+ * and their effect on recording, table by table.
  */
 #define _GNU_SOURCE
 #include <errno.h>
