@@ -134,16 +134,6 @@ static long read_now(struct fdr_session *s, int cpu, unsigned flags, struct chk 
 	return ret < 0 ? ret : n;
 }
 
-static void on_alarm(int sig)
-{
-	static const char msg[] = "FAIL: a reader or the test hung (alarm)\n";
-
-	(void)sig;
-	if (write(STDOUT_FILENO, msg, sizeof(msg) - 1) < 0)
-		_exit(1);
-	_exit(1);
-}
-
 /* Sum of the per-CPU stats of instance 0. */
 static int stats_total(struct fdr_session *s, struct fdr_cpu_stats *sum)
 {
@@ -313,23 +303,6 @@ static pid_t spawn_peeker(int done_fd)
 	return sc_spawn(args, NULL, &done_fd, 1);
 }
 
-static int exited_ok(pid_t pid, int timeout_ms, const char *who)
-{
-	char buf[80];
-	int st, ret;
-
-	if (pid <= 0)
-		return sc_ok(0, "%s did not start", who);
-	ret = sc_wait(pid, &st, timeout_ms, 0);
-	if (ret == -ETIMEDOUT) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &st, 0);
-		return sc_ok(0, "%s hung (still running after %d ms)", who, timeout_ms);
-	}
-	return sc_ok(ret == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: %s", who,
-		     ret ? strerror(-ret) : sc_status_str(st, buf, sizeof(buf)));
-}
-
 static int run_kill(void)
 {
 	struct fdr_session_opts o = { .buffer_size_kb = 256, .subbuf_size = 4096, .overwrite = 1 };
@@ -400,8 +373,8 @@ static int run_kill(void)
 	sc_ok(bad_deaths == 0, "%u writers died of something else than our SIGKILL", bad_deaths);
 	printf("kill: %u kills in %.2f s\n", kills, (double)(sc_now_ns() - t0) / 1e9);
 	close(done[1]);
-	exited_ok(reader, 60000, "consuming reader");
-	exited_ok(peeker, 60000, "peeker");
+	sc_exited_ok(reader, 60000, "consuming reader");
+	sc_exited_ok(peeker, 60000, "peeker");
 
 	/* a survivor: a slow writer into a ring that can hold all it writes */
 	fflush(NULL);
@@ -416,7 +389,7 @@ static int run_kill(void)
 		}
 		_exit(0);
 	}
-	exited_ok(pid, 30000, "the surviving writer");
+	sc_exited_ok(pid, 30000, "the surviving writer");
 
 	/* a non-consuming reader, in a child so that a hang is caught */
 	fflush(NULL);
@@ -434,7 +407,7 @@ static int run_kill(void)
 		      (long long)c->last[SURVIVOR_WID]);
 		_exit(sc_failed ? 1 : 0);
 	}
-	exited_ok(pid, 30000, "non-consuming reader");
+	sc_exited_ok(pid, 30000, "non-consuming reader");
 
 	/* and a consuming one, here (the alarm catches a hang) */
 	alarm(20);
@@ -496,7 +469,7 @@ static void check_usable(struct fdr_session *s, uint32_t wid, const char *after)
 	int ret;
 
 	snprintf(who, sizeof(who), "a writer after %s", after);
-	exited_ok(spawn_tpwriter(NULL, wid, n, 0, -1, -1), 30000, who);
+	sc_exited_ok(spawn_tpwriter(NULL, wid, n, 0, -1, -1), 30000, who);
 	alarm(20);
 	ret = (int)read_now(s, -1, FDR_READ_CONSUME, c);
 	alarm(0);
@@ -658,7 +631,7 @@ static void stop_one(struct fdr_session *s, const char *fault, uint32_t j)
 	      (unsigned long long)c->nread[wid_2], (unsigned long long)n2, (double)t_r / 1e6);
 	printf("%s: while a writer was stopped: %llu records written in %.2f ms, read after %.2f ms\n",
 	       fault, (unsigned long long)n2, (double)t_w / 1e6, (double)t_r / 1e6);
-	exited_ok(w2, 20000, "the second writer");
+	sc_exited_ok(w2, 20000, "the second writer");
 	w2 = -1;
 kill_stopped:
 	kill(stopped, SIGKILL);
@@ -722,7 +695,7 @@ int main(int argc, char **argv)
 		return sc_run_peeker(strtoull(argv[2], NULL, 0), atoi(argv[3]));
 
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_alarm;
+	sa.sa_handler = sc_on_alarm;
 	sigaction(SIGALRM, &sa, NULL);
 	printf("crash: seed %#llx (FDR_CRASH_SEED to repeat)\n", (unsigned long long)seed);
 	if (argc == 3 && strcmp(argv[1], "kill") == 0) {

@@ -46,16 +46,6 @@
 
 static char *tpwriter, *fdr_cli;
 
-static void on_alarm(int sig)
-{
-	static const char msg[] = "FAIL: the test hung (alarm)\n";
-
-	(void)sig;
-	if (write(STDOUT_FILENO, msg, sizeof(msg) - 1) < 0)
-		_exit(1);
-	_exit(1);
-}
-
 /* ---- children ------------------------------------------------------------------------------- */
 
 /* Run the test-point writer; returns its pid. @fault may be NULL. */
@@ -91,42 +81,19 @@ static pid_t spawn_tp(const char *fault, uint32_t wid, uint64_t count, int cpu_i
 static int run_fdr(char *const args[], char *out, size_t len)
 {
 	char path[PATH_MAX];
-	int fd, st = 0, ret;
+	int fd, ret;
 	ssize_t n;
-	pid_t pid;
 
 	snprintf(path, sizeof(path), "%s/fdr-out.%d", getenv("SC_TEST_ROOT"), (int)getpid());
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -1;
-	fflush(NULL);
-	pid = fork();
-	if (pid == 0) {
-		dup2(fd, STDOUT_FILENO);
-		execv(fdr_cli, args);
-		_exit(127);
-	}
-	ret = pid > 0 ? sc_wait(pid, &st, 20000, 0) : -1;
-	if (ret == -ETIMEDOUT)
-		fl_kill_reap(pid);
+	ret = sc_run(fdr_cli, args, fd, -1, 20000);
 	n = pread(fd, out, len - 1, 0);
 	out[n > 0 ? n : 0] = 0;
 	close(fd);
 	unlink(path);
-	if (ret || !WIFEXITED(st))
-		return -1;
-	return WEXITSTATUS(st);
-}
-
-/* Read one byte from @fd within @ms; returns the byte or -1. */
-static int read_byte(int fd, int ms)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	char c;
-
-	if (poll(&p, 1, ms) != 1 || read(fd, &c, 1) != 1)
-		return -1;
-	return (unsigned char)c;
+	return ret;
 }
 
 /* Lines of @text that contain "wid=@wid seq=". */
@@ -173,15 +140,15 @@ static int run_creator(void)
 			pause();
 	}
 	close(p[1]);
-	c = read_byte(p[0], 20000);
+	c = sc_read_byte(p[0], 20000);
 	close(p[0]);
 	sc_ok(c == 'c', "the creator did not create the session");
-	sc_ok(fl_kill_reap(pid), "the creator did not die of SIGKILL");
+	sc_ok(sc_kill_reap(pid, 5000, NULL, 0), "the creator did not die of SIGKILL");
 	if (c != 'c')
 		goto out;
 
 	/* a new writer traces; the fdr command writes a marker, snapshots, reads */
-	fl_exited_ok(spawn_tp(NULL, 1, 1000, -1, 0, -1, -1), 20000,
+	sc_exited_ok(spawn_tp(NULL, 1, 1000, -1, 0, -1, -1), 20000,
 		     "a writer started after the creator died");
 	{
 		char *args[] = { a0, a_write, a_marker, a_text, NULL };
@@ -205,7 +172,7 @@ static int run_creator(void)
 		      ret, count_wid_lines(out, 1),
 		      strstr(out, "after the creator died") ? "there" : "missing");
 	}
-	fl_exited_ok(spawn_tp(NULL, 2, 300, -1, 0, -1, -1), 20000, "a second writer");
+	sc_exited_ok(spawn_tp(NULL, 2, 300, -1, 0, -1, -1), 20000, "a second writer");
 	{
 		char *args[] = { a0, a_cat, a_trace, NULL };
 
@@ -388,13 +355,13 @@ static int run_lock(void)
 				pause();
 		}
 		close(p[1]);
-		c = read_byte(p[0], 20000);
+		c = sc_read_byte(p[0], 20000);
 		close(p[0]);
 		if (!sc_ok(c == 'l', "the child did not take the lock")) {
-			fl_kill_reap(pid);
+			sc_kill_reap(pid, 5000, NULL, 0);
 			continue;
 		}
-		sc_ok(fl_kill_reap(pid), "the lock holder did not die of SIGKILL");
+		sc_ok(sc_kill_reap(pid, 5000, NULL, 0), "the lock holder did not die of SIGKILL");
 		t0 = sc_now_ns();
 		ret = fdr_session_lock(s);
 		t0 = sc_now_ns() - t0;
@@ -439,10 +406,10 @@ static int run_lock(void)
 			tree_child(p[1]);
 		}
 		close(p[1]);
-		c = read_byte(p[0], 20000);
+		c = sc_read_byte(p[0], 20000);
 		close(p[0]);
 		sc_sleep_us(delay_us);
-		sc_ok(fl_kill_reap(pid) && c == 'r',
+		sc_ok(sc_kill_reap(pid, 5000, NULL, 0) && c == 'r',
 		      "tree writer %d: did not start or die of SIGKILL", i);
 		/* glibc's layout, as lib/core/session.c reads it: the owner's tid */
 		if (((pthread_mutex_t *)(void *)fdr_session_control(s)->lock)->__data.__owner)
@@ -691,10 +658,10 @@ static int run_writers(void)
 			kill_child(wid, variant, ready[1], 1);
 		}
 		close(ready[1]);
-		c = read_byte(ready[0], 20000);
+		c = sc_read_byte(ready[0], 20000);
 		close(ready[0]);
 		sc_sleep_us(delay_us);
-		if (!sc_ok(fl_kill_reap(pid) && c == 'r',
+		if (!sc_ok(sc_kill_reap(pid, 5000, NULL, 0) && c == 'r',
 			   "writer %u did not start or did not die of our SIGKILL", i))
 			continue;
 		snprintf(what, sizeof(what), "snapshot after kill %u", i);
@@ -743,7 +710,7 @@ static int run_writers(void)
 		pid = spawn_tp(fault, wid, 1000000, 0, 0, -1, -1);
 		ret = pid > 0 ? sc_wait(pid, &st, 30000, 0) : -1;
 		if (ret)
-			fl_kill_reap(pid);
+			sc_kill_reap(pid, 5000, NULL, 0);
 		if (!sc_ok(ret == 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL,
 			   "FDR_FAULT=%s: the writer did not die at the test point: %s", fault,
 			   ret ? "hung" : sc_status_str(st, buf, sizeof(buf))))
@@ -775,7 +742,7 @@ static int run_writers(void)
 		       (unsigned long long)w->n);
 	}
 	/* the survivor goes on: SIGKILL it too, its last run must be whole */
-	sc_ok(fl_kill_reap(surv), "the survivor did not die of SIGKILL");
+	sc_ok(sc_kill_reap(surv, 5000, NULL, 0), "the survivor did not die of SIGKILL");
 	snap_and_read(s, ro, "the survivor's last records", NULL);
 	fl_clean(ro, "the survivor's last records");
 	sc_ok(ro->w[SURVIVOR].n == 0 || ro->w[SURVIVOR].first == surv_next,
@@ -849,7 +816,7 @@ static int run_snapshotter(void)
 				fdr_session_snapshot(cs, 0, -1);
 		}
 		sc_sleep_us(delay_us);
-		sc_ok(fl_kill_reap(pid), "snapshotter %d did not die of SIGKILL", i);
+		sc_ok(sc_kill_reap(pid, 5000, NULL, 0), "snapshotter %d did not die of SIGKILL", i);
 		t_dead = sc_now_ns(); /* it died before this: its lease is at least this old */
 		seq = __atomic_load_n(&h->snap_seq, __ATOMIC_ACQUIRE);
 		if (seq & 1)
@@ -912,8 +879,9 @@ static int run_snapshotter(void)
 	printf("snapshotter: %d killed, %d of them mid-swap; next snapshot within %.1f ms, its first record read within %.1f ms\n",
 	       rounds, mid, worst_swap, worst_first);
 	for (i = 0; i < 2; i++)
-		sc_ok(fl_kill_reap(fast[i]), "fast writer %d did not die of SIGKILL", i);
-	sc_ok(fl_kill_reap(surv), "the survivor did not die of SIGKILL");
+		sc_ok(sc_kill_reap(fast[i], 5000, NULL, 0), "fast writer %d did not die of SIGKILL",
+		      i);
+	sc_ok(sc_kill_reap(surv, 5000, NULL, 0), "the survivor did not die of SIGKILL");
 out:
 	free(ro);
 	free(live);
@@ -947,7 +915,7 @@ static void stop_at_point(struct fdr_session *s, const char *fault, uint32_t j)
 	if (!sc_ok(ret == 0 && WIFSTOPPED(st) && WSTOPSIG(st) == SIGSTOP,
 		   "%s: the writer did not stop at the test point: %s", what,
 		   ret ? "timeout" : sc_status_str(st, buf, sizeof(buf)))) {
-		fl_kill_reap(stopped);
+		sc_kill_reap(stopped, 5000, NULL, 0);
 		goto out;
 	}
 	/* a snapshot, read whole, within 100 ms */
@@ -977,11 +945,11 @@ static void stop_at_point(struct fdr_session *s, const char *fault, uint32_t j)
 	close(ready[1]);
 	close(go[0]);
 	ready[1] = go[0] = -1;
-	if (!sc_ok(w2 > 0 && read_byte(ready[0], 20000) == 'r', "%s: second writer did not start",
-		   what))
+	if (!sc_ok(w2 > 0 && sc_read_byte(ready[0], 20000) == 'r',
+		   "%s: second writer did not start", what))
 		goto cont;
 	t0 = sc_now_ns();
-	if (write(go[1], "g", 1) == 1 && read_byte(ready[0], 20000) == 'd')
+	if (write(go[1], "g", 1) == 1 && sc_read_byte(ready[0], 20000) == 'd')
 		t_w = sc_now_ns() - t0;
 	ret = fl_read(s, 0, r2, "live");
 	t0 = sc_now_ns() - t0;
@@ -989,14 +957,14 @@ static void stop_at_point(struct fdr_session *s, const char *fault, uint32_t j)
 	      "%s: another writer on the stopped one's CPU: %llu records written in %.1f ms, %llu read after %.1f ms",
 	      what, (unsigned long long)n2, t_w / 1e6, (unsigned long long)r2->w[wid_2].n,
 	      t0 / 1e6);
-	fl_exited_ok(w2, 20000, "the second writer");
+	sc_exited_ok(w2, 20000, "the second writer");
 	w2 = -1;
 cont:
 	/* resumed, the stopped writer goes on where it stopped; the snapshot stays */
 	kill(stopped, SIGCONT);
 	ret = sc_wait(stopped, &st, 20000, 0);
 	if (ret)
-		fl_kill_reap(stopped);
+		sc_kill_reap(stopped, 5000, NULL, 0);
 	sc_ok(ret == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: the resumed writer: %s", what,
 	      ret ? "hung" : sc_status_str(st, buf, sizeof(buf)));
 	ret = fl_read(s, FDR_READ_SNAPSHOT, r1b, what);
@@ -1023,7 +991,7 @@ out:
 	if (go[1] >= 0)
 		close(go[1]);
 	if (w2 > 0)
-		fl_kill_reap(w2);
+		sc_kill_reap(w2, 5000, NULL, 0);
 	free(r1);
 	free(r1b);
 	free(r2);
@@ -1066,9 +1034,9 @@ static int run_stop(void)
 		kill_child(0x600, 2, ready[1], 0);
 	}
 	close(ready[1]);
-	if (!sc_ok(read_byte(ready[0], 20000) == 'r', "the writer to stop did not start")) {
+	if (!sc_ok(sc_read_byte(ready[0], 20000) == 'r', "the writer to stop did not start")) {
 		close(ready[0]);
-		fl_kill_reap(pid);
+		sc_kill_reap(pid, 5000, NULL, 0);
 		goto out;
 	}
 	close(ready[0]);
@@ -1117,7 +1085,7 @@ static int run_stop(void)
 	}
 	printf("stop: a full-speed writer stopped 20 times: each snapshot taken and read within %.2f ms; %lld records, %llu of them overwritten between snapshots and counted lost\n",
 	       worst, (long long)next, (unsigned long long)stop_lost);
-	sc_ok(fl_kill_reap(pid), "the writer did not die of SIGKILL");
+	sc_ok(sc_kill_reap(pid, 5000, NULL, 0), "the writer did not die of SIGKILL");
 out:
 	free(ro);
 	fdr_session_destroy(s);
@@ -1132,7 +1100,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	seed = sc_env_u64("FDR_FLIGHT_SEED", sc_mix(sc_now_ns() ^ (uint64_t)getpid()));
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_alarm;
+	sa.sa_handler = sc_on_alarm;
 	sigaction(SIGALRM, &sa, NULL);
 	alarm(110);
 	printf("flight kill: seed %#llx (FDR_FLIGHT_SEED to repeat)\n", (unsigned long long)seed);

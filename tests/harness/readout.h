@@ -209,37 +209,6 @@ static SC_UNUSED int fl_snapshot_alloc(struct fdr_session *s)
 	return ret;
 }
 
-/* Wait for a child (at most @timeout_ms, then SIGKILL it) and check it exited 0. */
-static SC_UNUSED int fl_exited_ok(pid_t pid, int timeout_ms, const char *who)
-{
-	char buf[80];
-	int st = 0, ret;
-
-	if (pid <= 0)
-		return sc_ok(0, "%s did not start", who);
-	ret = sc_wait(pid, &st, timeout_ms, 0);
-	if (ret == -ETIMEDOUT) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &st, 0);
-		return sc_ok(0, "%s hung (still running after %d ms)", who, timeout_ms);
-	}
-	return sc_ok(ret == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: %s", who,
-		     ret ? strerror(-ret) : sc_status_str(st, buf, sizeof(buf)));
-}
-
-/* SIGKILL a child and reap it (at most 5 s). Returns 1 if it died of our SIGKILL. */
-static SC_UNUSED int fl_kill_reap(pid_t pid)
-{
-	int st = 0;
-
-	if (pid <= 0)
-		return 0;
-	kill(pid, SIGKILL);
-	if (sc_wait(pid, &st, 5000, 0))
-		return 0;
-	return WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL;
-}
-
 /* Count the (non-overlapping) occurrences of @needle in @hay. */
 static SC_UNUSED size_t fl_count(const char *hay, const char *needle)
 {

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * selfcheck.h - self-checking records and process helpers for the stress and
- * crash tests (tests/stress, tests/crash). Include it in exactly one file of a
- * binary: it defines the event stress:rec and a constructor.
+ * selfcheck.h - self-checking records, the reporting of checks (sc_ok()), private
+ * roots and sessions for the stress and crash tests (tests/stress, tests/crash);
+ * time and child processes come from proc.h, which it includes. Include it in
+ * exactly one file of a binary: it defines the event stress:rec and a constructor.
  *
  * A record is the event stress:rec {wid, seq, len, csum, data[len]}:
  *   wid   writer id: one per writing thread; SC_SIG_BIT is set for records written
@@ -52,6 +53,7 @@
 #include "fdr/fdr.h"
 #include "fdr/fdr-ctl.h"
 #include "fdr/fdr-read.h"
+#include "proc.h"
 
 /* clang-format off */
 FDR_EVENT(stress, rec,
@@ -69,7 +71,6 @@ typedef struct fdr__rec_stress_rec sc_rec_t;
 
 #define SC_SIG_BIT 0x80000000u
 #define SC_MAX_DATA 2000u
-#define SC_UNUSED __attribute__((unused))
 
 /* ---- record contents ------------------------------------------------------------------ */
 
@@ -245,27 +246,24 @@ static SC_UNUSED int sc_summary(void)
 	return sc_failed ? 1 : 0;
 }
 
-static SC_UNUSED uint64_t sc_now_ns(void)
+/*
+ * Check that child @pid exits with status 0 within @timeout_ms (after that it is
+ * SIGKILLed and reaped, and the check fails as a hang); @who names it.
+ */
+static SC_UNUSED int sc_exited_ok(pid_t pid, int timeout_ms, const char *who)
 {
-	struct timespec ts;
+	char buf[80];
+	int st = 0, ret;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static SC_UNUSED void sc_sleep_us(uint64_t us)
-{
-	struct timespec ts = { (time_t)(us / 1000000), (long)(us % 1000000) * 1000 };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
-
-static SC_UNUSED uint64_t sc_env_u64(const char *name, uint64_t def)
-{
-	const char *v = getenv(name);
-
-	return v && *v ? strtoull(v, NULL, 0) : def;
+	if (pid <= 0)
+		return sc_ok(0, "%s did not start", who);
+	ret = sc_wait(pid, &st, timeout_ms, 0);
+	if (ret == -ETIMEDOUT) {
+		sc_kill_reap(pid, 5000, NULL, 0);
+		return sc_ok(0, "%s hung (still running after %d ms)", who, timeout_ms);
+	}
+	return sc_ok(ret == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: %s", who,
+		     ret ? strerror(-ret) : sc_status_str(st, buf, sizeof(buf)));
 }
 
 /* ---- isolation and sessions ------------------------------------------------------------ */
@@ -528,86 +526,5 @@ static SC_UNUSED int sc_run_peeker(uint64_t seed, int done_fd)
 }
 
 #endif /* SC_WRITER_ONLY */
-
-/* ---- children ------------------------------------------------------------------------------ */
-
-/*
- * Run program @path (NULL: this binary again) with @argv (argv[0] included) and
- * @extra_env added to the environment (NULL-terminated, may be NULL). The
- * @nr_keep descriptors of @keep stay open in the child; every other descriptor we
- * made is close-on-exec. Returns the pid or -errno.
- */
-static SC_UNUSED pid_t sc_spawn_path(const char *path, char *const argv[], char *const extra_env[],
-				     const int *keep, int nr_keep)
-{
-	extern char **environ;
-	static char agent_on[] = "FDR_NO_AGENT=0";
-	size_t n = 0, k = 0, i;
-	char **envp;
-	pid_t pid;
-
-	while (environ[n])
-		n++;
-	while (extra_env && extra_env[k])
-		k++;
-	envp = calloc(n + k + 2, sizeof(*envp));
-	if (!envp)
-		return -ENOMEM;
-	/* getenv() takes the first match: ours come before the inherited ones */
-	for (i = 0; i < k; i++)
-		envp[i] = extra_env[i];
-	envp[k] = agent_on;
-	for (i = 0; i < n; i++)
-		envp[k + 1 + i] = environ[i];
-	fflush(NULL);
-	pid = fork();
-	if (pid == 0) {
-		for (i = 0; i < (size_t)nr_keep; i++)
-			fcntl(keep[i], F_SETFD, 0);
-		execve(path ? path : "/proc/self/exe", argv, envp);
-		_exit(127);
-	}
-	free(envp);
-	return pid < 0 ? -errno : pid;
-}
-
-static SC_UNUSED pid_t sc_spawn(char *const argv[], char *const extra_env[], const int *keep,
-				int nr_keep)
-{
-	return sc_spawn_path(NULL, argv, extra_env, keep, nr_keep);
-}
-
-/* waitpid() with a deadline: 0 (status filled), -ETIMEDOUT (child left running). */
-static SC_UNUSED int sc_wait(pid_t pid, int *status, int timeout_ms, int flags)
-{
-	uint64_t end = sc_now_ns() + (uint64_t)timeout_ms * 1000000ull;
-
-	for (;;) {
-		pid_t r = waitpid(pid, status, WNOHANG | flags);
-
-		if (r == pid)
-			return 0;
-		if (r < 0 && errno != EINTR)
-			return -errno;
-		if (sc_now_ns() > end)
-			return -ETIMEDOUT;
-		sc_sleep_us(500);
-	}
-}
-
-/* Describe a wait status, for messages. */
-static SC_UNUSED const char *sc_status_str(int st, char *buf, size_t len)
-{
-	if (WIFEXITED(st))
-		snprintf(buf, len, "exit %d", WEXITSTATUS(st));
-	else if (WIFSIGNALED(st))
-		snprintf(buf, len, "killed by signal %d (%s)", WTERMSIG(st),
-			 strsignal(WTERMSIG(st)));
-	else if (WIFSTOPPED(st))
-		snprintf(buf, len, "stopped by signal %d", WSTOPSIG(st));
-	else
-		snprintf(buf, len, "status %#x", st);
-	return buf;
-}
 
 #endif /* FDR_TEST_SELFCHECK_H */
