@@ -46,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -406,6 +407,112 @@ static SC_UNUSED int sc_pin(int idx)
 		return sched_setaffinity(0, sizeof(one), &one) ? -1 : cpu;
 	}
 	return -1;
+}
+
+/* ---- writers to kill ------------------------------------------------------------------- */
+
+/* Write records (wid @wid, seq 0, 1, ...) at full speed: @cap of them (0: forever). */
+static SC_UNUSED void sc_write_run(uint64_t seed, uint32_t wid, uint64_t cap)
+{
+	uint64_t seq;
+
+	for (seq = 0; !cap || seq < cap; seq++)
+		sc_write(seed, wid, seq);
+}
+
+/* What sc_writer_child()'s second thread and signal handler write (one child each). */
+static struct {
+	uint64_t seed, cap, sig_seq;
+	uint32_t wid;
+} sc_child;
+
+static SC_UNUSED void *sc_child_thread(void *arg)
+{
+	(void)arg;
+	sc_write_run(sc_child.seed, sc_child.wid + 1, sc_child.cap);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static SC_UNUSED void sc_child_on_prof(int sig)
+{
+	int saved = errno;
+
+	(void)sig;
+	sc_write(sc_child.seed, (sc_child.wid + 3) | SC_SIG_BIT, sc_child.sig_seq++);
+	errno = saved;
+}
+
+/*
+ * A forked (not exec'd: it is attached already) full-speed writer, to be
+ * SIGKILLed or SIGSTOPped anywhere; never returns. It writes wid @wid, and with
+ * @variant 1 also wid + 1 from a second thread; 2: pinned to the first allowed
+ * CPU; 3: a SIGPROF timer whose handler writes nested records as wid
+ * (@wid + 3) | SC_SIG_BIT. It writes 'r' to @ready_fd (if >= 0) before its first
+ * record. With @cap, each thread stops after @cap records and waits (so that a
+ * late kill overwrites nothing); SIGALRM ends it after 10 s if nobody did.
+ */
+static SC_UNUSED __attribute__((noreturn)) void
+sc_writer_child(uint64_t seed, uint32_t wid, int variant, int ready_fd, uint64_t cap)
+{
+	pthread_t t;
+
+	sc_child.seed = seed;
+	sc_child.wid = wid;
+	sc_child.cap = cap;
+	signal(SIGALRM, SIG_DFL); /* not the parent's handler: this is no reader */
+	alarm(10); /* if the parent is gone, do not write forever */
+	if (variant == 1 && pthread_create(&t, NULL, sc_child_thread, NULL))
+		_exit(4);
+	if (variant == 2)
+		sc_pin(0);
+	if (variant == 3) {
+		struct sigaction sa;
+		struct itimerval it = { { 0, 50 }, { 0, 50 } };
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = sc_child_on_prof;
+		sa.sa_flags = SA_RESTART;
+		sigaction(SIGPROF, &sa, NULL);
+		setitimer(ITIMER_PROF, &it, NULL);
+	}
+	if (ready_fd >= 0 && write(ready_fd, "r", 1) != 1)
+		_exit(5);
+	sc_write_run(seed, wid, cap);
+	for (;;)
+		pause();
+}
+
+/*
+ * Run the test-point writer (tests/crash/tp-writer.c, linked with fdr_testpoints)
+ * at @path: @count records as wid @wid, pinned to the @cpu_idx-th allowed CPU
+ * (-1: not pinned), @rate_us apart, with FDR_FAULT=@fault (NULL: none); @ready_fd
+ * and @go_fd (-1: none) are its handshake. Returns its pid or -errno.
+ */
+static SC_UNUSED pid_t sc_spawn_tpwriter(const char *path, uint64_t seed, const char *fault,
+					 uint32_t wid, uint64_t count, int cpu_idx,
+					 uint64_t rate_us, int ready_fd, int go_fd)
+{
+	char a_wid[16], a_count[32], a_seed[32], a_cpu[16], a_rate[32], a_ready[16], a_go[16];
+	char env[96], self[] = "fdr-crash-tpwriter";
+	char *args[] = { self, a_wid, a_count, a_seed, a_cpu, a_rate, a_ready, a_go, NULL };
+	char *extra[] = { env, NULL };
+	int keep[2] = { -1, -1 }, nr_keep = 0;
+
+	snprintf(a_wid, sizeof(a_wid), "%u", wid);
+	snprintf(a_count, sizeof(a_count), "%llu", (unsigned long long)count);
+	snprintf(a_seed, sizeof(a_seed), "%#llx", (unsigned long long)seed);
+	snprintf(a_cpu, sizeof(a_cpu), "%d", cpu_idx);
+	snprintf(a_rate, sizeof(a_rate), "%llu", (unsigned long long)rate_us);
+	snprintf(a_ready, sizeof(a_ready), "%d", ready_fd);
+	snprintf(a_go, sizeof(a_go), "%d", go_fd);
+	snprintf(env, sizeof(env), "FDR_FAULT=%s", fault ? fault : "");
+	if (ready_fd >= 0)
+		keep[nr_keep++] = ready_fd;
+	if (go_fd >= 0)
+		keep[nr_keep++] = go_fd;
+	return sc_spawn_path(path, args, extra, keep, nr_keep);
 }
 
 #ifndef SC_WRITER_ONLY
