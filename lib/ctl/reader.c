@@ -753,18 +753,21 @@ static int rd_map(struct fdr_reader *r)
 }
 
 /*
- * Copy and check the reader's instance slot (fdr_shm_check_instance()): the
+ * Copy and check the reader's instance slot (fdr_shm_check_instance(), and
+ * fdr_shm_check_instance_ext() for its more fields): the
  * reader uses the copy's clock and sub-buffer size. Returns 0, -ENOENT (no such
  * instance), -EUCLEAN.
  */
 static int rd_instance(struct fdr_reader *r)
 {
 	struct fdr_abi_instance in;
+	struct fdr_abi_instance_ext x;
 
 	if (r->inst >= FDR_MAX_INSTANCES)
 		return -ENOENT;
 	memcpy(&in, &fdr_session_control(r->s)->instances[r->inst], sizeof(in));
-	if (fdr_shm_check_instance(&in, r->inst)) {
+	memcpy(&x, &fdr_session_control(r->s)->inst_ext[r->inst], sizeof(x));
+	if (fdr_shm_check_instance(&in, r->inst) || fdr_shm_check_instance_ext(&x, r->inst)) {
 		rd_complain(r, "%s", fdr_shm_error());
 		return -EUCLEAN;
 	}
