@@ -152,6 +152,7 @@ FDR_API const char *fdr_file_error(const struct fdr_file *f);
  * as a pending rule. The CLI prints it on stderr; tracefs has no such channel.
  */
 FDR_API const char *fdr_file_notice(const struct fdr_file *f);
+FDR_API int fdr_file_end(struct fdr_file *f);
 FDR_API void fdr_file_close(struct fdr_file *f);
 FDR_API int fdr_tree_stat(struct fdr_session *s, const char *path, int *is_dir, unsigned *mode);
 FDR_API int fdr_tree_readdir(struct fdr_session *s, const char *path, struct fdr_dirent **ents,

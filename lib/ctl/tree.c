@@ -201,6 +201,7 @@ struct fdr_file {
 	char log_msg[512];
 	int held; /* counted in the instance's open files (rmdir EBUSY) */
 	int32_t writer; /* the thread writes are made for, 0 = the caller */
+	int ended; /* fdr_file_end(): a pipe serves what it has, then ends */
 };
 
 /* ---- path resolution ------------------------------------------------------------------ */
@@ -1460,6 +1461,30 @@ err:
 	return ret;
 }
 
+/**
+ * fdr_file_end - a reader of trace_pipe stops: reads return what the file has
+ * formatted (records it took from the ring), then the losses its reader found
+ * that no record has reported yet, as "CPU:N [LOST M EVENTS]" lines, then 0.
+ * Without this, a pipe stopped after a loss that its CPU's next record was to
+ * report never says it. No effect on other files.
+ * Returns 0 or -ENOMEM.
+ */
+int fdr_file_end(struct fdr_file *f)
+{
+	uint32_t i, cpu;
+	uint64_t lost;
+	int ret = 0;
+
+	if (f->ended || !f->reader || (f->p.node != F_TRACE_PIPE && f->p.node != F_CPU_TRACE_PIPE))
+		return 0;
+	f->ended = 1;
+	for (i = 0; !ret && fdr_reader_take_lost(f->reader, i, &cpu, &lost) == 0; i++)
+		if (lost)
+			ret = fdr_buf_printf(&f->content, "CPU:%u [LOST %" PRIu64 " EVENTS]\n", cpu,
+					     lost);
+	return ret;
+}
+
 /** fdr_file_error - the message of the last refused write ("" if none); borrowed */
 const char *fdr_file_error(const struct fdr_file *f)
 {
@@ -1567,7 +1592,7 @@ static ssize_t read_pipe(struct fdr_file *f, void *buf, size_t n)
 
 	for (;;) {
 		content_compact(f);
-		if (f->content.len > f->off)
+		if (f->content.len > f->off || f->ended)
 			break;
 		ret = fill_records(f, n, 1);
 		if (ret < 0)
