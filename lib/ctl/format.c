@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "fdr/fdr-read.h"
-#include "ctl/ctl-local.h"
+#include "read-local.h"
 
 /* ---- growable buffer --------------------------------------------------------------- */
 

@@ -35,8 +35,8 @@
 #include <sys/syscall.h>
 
 #include "fdr/fdr-read.h"
+#include "fdr/fdr-trace.h"
 #include "ctl-local.h"
-#include "ctl/trace-src.h"
 
 enum node {
 	N_NONE,
