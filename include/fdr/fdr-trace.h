@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "fdr/fdr-abi.h"
-#include "fdr/fdr-ctl.h"
+#include "fdr/fdr-session.h"
 #include "fdr/fdr-read.h"
 
 #ifdef __cplusplus

@@ -3,6 +3,7 @@
 #ifndef FDR_CTL_LOCAL_H
 #define FDR_CTL_LOCAL_H
 
+#include "fdr/fdr-ctl.h"
 #include "fdr/fdr-read.h"
 
 #define FDR_CTL_HIDDEN __attribute__((visibility("hidden")))

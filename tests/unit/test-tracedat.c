@@ -17,6 +17,8 @@
 #include <criterion/criterion.h>
 
 #include "fdr/fdr-trace.h"
+/* fdr_event_def_to_abi(): a libfdr internal */
+#include "core/core-local.h"
 #include "tracedat-build.h"
 
 #define PAGE 4096
