@@ -70,6 +70,9 @@
 
 #include "ring-fast.h"
 
+/* ring-fast.h: record timestamps are rdtsc (1) or CLOCK_MONOTONIC (0); set at attach (event.c) */
+int fdr_ring_tsc;
+
 /* A second copy for rb_cmp_copy_store(): @lenq (> 0) quadwords from @src to @dst. */
 struct rb_copy {
 	const void *src; /* offset 0 */
