@@ -4,9 +4,11 @@
  * header_event, the trace header and record lines (spec/TRACEFS.md §4-§5).
  *
  * Record payloads come from shared memory and are hostile: every field is read
- * through fmt_field(), which checks offset + size against the record length, and
- * __data_loc words are checked the same way. A field that does not check out
- * prints as "<bad>" instead of being read.
+ * through fdr_field_get_int() or fdr_field_get_bytes(), which check offset +
+ * size against the record length (and a __data_loc word's offset and length the
+ * same way), or, on the cached plan's fast path (fdr_format_record()), after the
+ * same offset + size check inline. A field that does not check out prints as
+ * "<bad>" instead of being read.
  *
  * A custom print format is printf-like; each conversion takes the next field in
  * the event's print_args list. Integer conversions get the field's value whatever
