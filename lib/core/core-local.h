@@ -45,7 +45,7 @@ struct fdr_pcpu {
 	uint32_t nr_subbufs;
 	uint32_t subbuf_size;
 	uint32_t ss_shift;
-	uint32_t pad;
+	uint32_t head_bad; /* switched off by a writer: a head past the buffer (ring.c) */
 	struct fdr_abi_cpu *cpu[FDR_RING_BUFS];
 	char pad_to_128[24]; /* &m->pcpu[cpu] is a shift, not three leas */
 };
@@ -70,6 +70,17 @@ struct fdr_ring_map {
 	uint32_t nr_bad; /* CPUs disabled at map time: their geometry did not check out */
 	int bad_reported; /* the writer's agent told the error_log (once per mapping) */
 	char bad_why[FDR_SHM_ERROR_LEN]; /* what was wrong with the first of them */
+	/*
+	 * CPUs a writer switched off since: a head that pointed past its buffer
+	 * (rb_head_corrupt() in ring.c). The first one's CPU, buffer and head, for
+	 * the agent's error_log entry, are valid once head_bad_ready is set.
+	 */
+	uint32_t nr_head_bad;
+	uint32_t head_bad_cpu;
+	uint32_t head_bad_bi;
+	int head_bad_ready;
+	uint64_t head_bad_value;
+	int head_bad_reported; /* the agent told the error_log (once per mapping) */
 	/* nr_cpus entries, in the same allocation: no pointer to load on the way */
 	struct fdr_pcpu pcpu[];
 };

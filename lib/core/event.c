@@ -250,6 +250,37 @@ static void ev_report_ring(struct fdr_session *s, uint32_t inst, struct fdr_ring
 		reported[inst] = gen + 1;
 }
 
+/*
+ * Tell each instance's error_log, once per mapping, that a writer of this
+ * process switched a CPU off for a head past its buffer (rb_head_corrupt() in
+ * ring.c; the kernel's RB_WARN_ON). Each agent round (ev_lock held).
+ */
+static void ev_report_heads(struct fdr_session *s)
+{
+	char msg[FDR_SHM_ERROR_LEN + 128];
+	uint32_t i;
+
+	for (i = 0; i < FDR_MAX_INSTANCES; i++) {
+		struct fdr_ring_map *m = atomic_load(&s->rings[i]);
+
+		if (!m || m->head_bad_reported ||
+		    !__atomic_load_n(&m->head_bad_ready, __ATOMIC_ACQUIRE))
+			continue;
+		if (ev_lock_session(s, 10))
+			return; /* busy: the next round retries */
+		snprintf(
+			msg, sizeof(msg),
+			"ring.%u.%u: cpu %u buffer %u: head 0x%llx points past its %u sub-buffers: "
+			"recording disabled on %u CPU(s) of this ring",
+			m->instance, m->gen, m->head_bad_cpu, m->head_bad_bi,
+			(unsigned long long)m->head_bad_value, m->pcpu[m->head_bad_cpu].nr_subbufs,
+			__atomic_load_n(&m->nr_head_bad, __ATOMIC_RELAXED));
+		fdr_session_error(s, i, "ring", msg, "", -1);
+		fdr_session_unlock(s);
+		m->head_bad_reported = 1;
+	}
+}
+
 static void ev_sync_rings(struct fdr_session *s)
 {
 	uint32_t i;
@@ -366,6 +397,9 @@ static void ev_agent_round(void)
 		ev_attach();
 	else if (__atomic_load_n(&s->ctl->gen, __ATOMIC_ACQUIRE) != ev_seen_gen)
 		ev_sync(s);
+	s = atomic_load(&fdr_proc_session);
+	if (s)
+		ev_report_heads(s);
 	pthread_mutex_unlock(&ev_lock);
 }
 
