@@ -42,6 +42,20 @@ FDR_API uint32_t fdr_session_subbufs_for_kb(uint32_t size_kb, uint32_t subbuf_si
 FDR_API uint32_t fdr_session_max_kb(uint32_t subbuf_size);
 
 /*
+ * Event filters for tools (lib/ctl/event-filter.c): the kernel's filter grammar,
+ * as an event's filter file takes it, compiled for one event's fields and run on
+ * its records (fdr report -F). Return 0 or a negative errno; _match 1 or 0.
+ */
+struct fdr_event_filter;
+FDR_API int fdr_event_filter_new(const struct fdr_abi_event *e, const char *text,
+				 struct fdr_event_filter **out, char *msg, size_t msg_len,
+				 int *pos);
+FDR_API int fdr_event_filter_match(const struct fdr_event_filter *f, const unsigned char *payload,
+				   uint32_t len, uint32_t cpu, const char *comm);
+FDR_API void fdr_event_filter_free(struct fdr_event_filter *f);
+FDR_API size_t fdr_event_filter_text_len(const char *text);
+
+/*
  * The control tree: tracefs-like virtual files over a session. Paths are relative
  * to the tree's root ("trace", "events/demo/enable", "instances/x/trace_pipe").
  * Flags are open(2)'s: O_RDONLY/O_WRONLY/O_RDWR, O_TRUNC (shell ">"), O_APPEND
