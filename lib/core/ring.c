@@ -39,7 +39,7 @@
  * head require 65536 sub-buffer switches during one preemption.
  *
  * The writer never writes outside the sub-buffer that head points into. Readers
- * (lib/ctl/reader.c) rely on that: they copy a sub-buffer, then re-read head; the
+ * (lib/read/reader.c) rely on that: they copy a sub-buffer, then re-read head; the
  * copy is good if the writer has not since entered the same slot one lap later.
  *
   * Snapshots: each CPU has two such buffers, the live one and the spare, and a

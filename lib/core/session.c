@@ -17,6 +17,11 @@
  * Every byte of a shared file that a writer may store into is allocated when the
  * file is made (posix_fallocate): on a full file system the creator gets ENOSPC,
  * and a traced program never takes SIGBUS on a page of fdr's (docs/design/abi.md).
+ *
+ * This file is what a traced program needs (libfdr): attach, the lock, the
+ * registry, ring mappings, markers, snapshots, error_log. Creating and
+ * destroying sessions, instances, resizes and snapshot buffers are tools' work,
+ * under the same rules, in lib/ctl/session-admin.c (libfdr-ctl).
  */
 #define _GNU_SOURCE
 #include <ctype.h>

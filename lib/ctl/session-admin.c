@@ -417,7 +417,7 @@ int fdr_session_resize(struct fdr_session *s, uint32_t inst, int cpu, uint32_t s
  * Before the spare buffers' memory is released: a swap in progress ends (at most
  * 100 ms, then it is a dead one), and writers that were inside their critical
  * section at the last swap have finished into what became the spare (2 ms after
- * it, as the snapshot reader waits; see rd_snapshot_settle() in lib/ctl/reader.c).
+ * it, as the snapshot reader waits; see rd_snapshot_settle() in lib/read/reader.c).
  * Otherwise such a writer would store into a released page and fault it back in.
  */
 static void ses_swap_settle(struct fdr_ring_map *m)
