@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * cli.h - what the fdr command's verbs share (main.c defines it): the session
- * selected by -s/-d, error reporting, the stop flag of SIGINT/SIGTERM.
+ * cli.h - what the fdr command's verbs share: the session selected by -s/-d,
+ * error reporting, the stop flag of SIGINT/SIGTERM (main.c), the selection of a
+ * session and the setting up of one (session.c), the reading and writing of
+ * control files (files.c); and the verbs, one file per group, that main.c's
+ * table dispatches to.
  */
 #ifndef FDR_CLI_H
 #define FDR_CLI_H
@@ -27,18 +30,75 @@ int die_err(int code, int err, const char *fmt, ...) __attribute__((format(print
 /* a usage error about argument @argi, with a caret under it; returns EXIT_USAGE */
 int usage_error(int argc, char **argv, int argi, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
-int session_dir(char *dir, size_t len);
-int open_session(struct fdr_session **s);
-int write_path(struct fdr_session *s, const char *path, const char *text, int flags);
-/* the index of instance @inst ("" or NULL: the top one), FDR_MAX_INSTANCES if none */
-uint32_t inst_index(const struct fdr_abi_control *c, const char *inst);
-void inst_prefix(const char *inst, char *buf, size_t len);
+/* the session being used, for messages (die_err()) */
+extern char cur_session_dir[4096];
 /* a decimal argument from @min to @max, else a usage error (returns EXIT_USAGE) */
 int parse_num_arg(int argc, char **argv, int argi, const char *what, unsigned long min,
 		  unsigned long max, unsigned long *out);
 int parse_uint_arg(int argc, char **argv, int argi, const char *what, unsigned long max,
 		   unsigned long *out);
+/* "-i INSTANCE" and "-c CPU" (@cpu NULL: no -c); the next argument, or -1 with *@ret */
+int common_opts(int argc, char **argv, const char **inst, int *cpu, int *ret);
+
+/* session.c */
+#define CLI_MAX_EVENTS 64 /* -e options of start and record */
+
+/* What fdr start (and fdr record) sets a session up with: cli_session_setup(). */
+struct cli_start_opts {
+	struct fdr_session_opts so; /* -b, -S (0: as they are; a new session's defaults) */
+	int mode; /* -m: 1 overwrite, -1 discard, 0 as it is */
+	const char *clock; /* -C: trace_clock, or NULL */
+	const char *inst; /* -i: the instance (created if needed), or NULL for the top one */
+	const char *const *events; /* -e: rules appended to set_event, in order */
+	int nr_events;
+	/* the verb's command line, for the usage error of -b's bound (argument b_argi) */
+	int argc;
+	char **argv;
+	int b_argi;
+};
+
+int session_dir(char *dir, size_t len);
+int open_session(struct fdr_session **s);
+/* the index of instance @inst ("" or NULL: the top one), FDR_MAX_INSTANCES if none */
+uint32_t inst_index(const struct fdr_abi_control *c, const char *inst);
+void inst_prefix(const char *inst, char *buf, size_t len);
+int cli_parse_mode(int argc, char **argv, int argi, const char *arg, int *mode);
+int cli_session_setup(const struct cli_start_opts *o);
 int cmd_start(int argc, char **argv);
+int cmd_stop(int argc, char **argv);
+int cmd_destroy(int argc, char **argv);
+
+/* files.c */
+struct fdr_buf;
+int write_path(struct fdr_session *s, const char *path, const char *text, int flags);
+/* copy control file @path to stdout (a pipe: until SIGINT/SIGTERM) */
+int cat_path(struct fdr_session *s, const char *path, int follow_hint);
+/* read a whole control file into @b; 0 or a negative errno */
+int slurp(struct fdr_session *s, const char *path, struct fdr_buf *b);
+/* @argv joined with spaces and a final newline, as echo writes them; free() it */
+char *join_args(int argc, char **argv);
+int cmd_cat(int argc, char **argv);
+int cmd_write(int argc, char **argv);
+int cmd_append(int argc, char **argv);
+int cmd_ls(int argc, char **argv);
+int cmd_mkdir(int argc, char **argv);
+int cmd_rmdir(int argc, char **argv);
+
+/* events.c */
+int cmd_list(int argc, char **argv);
+int cmd_enable(int argc, char **argv);
+int cmd_disable(int argc, char **argv);
+
+/* show.c */
+int cmd_show(int argc, char **argv);
+int cmd_pipe(int argc, char **argv);
+int cmd_stat(int argc, char **argv);
+
+/* snapshot.c */
+int cmd_snapshot(int argc, char **argv);
+
+/* mount-cmd.c */
+int cmd_mount(int argc, char **argv);
 
 /* export.c */
 int cmd_export(int argc, char **argv);

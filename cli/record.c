@@ -382,7 +382,34 @@ static void rec_progress(const struct rec_cpu *cpus, uint32_t nr, uint64_t t0, u
 	*by_last = by;
 }
 
-int cmd_record(int argc, char **argv)
+/* One fdr record: what its steps share. */
+struct rec {
+	/* the options */
+	struct cli_start_opts start; /* -i, -e, -b, -m: set up as fdr start does */
+	const char *events[CLI_MAX_EVENTS];
+	const char *out_path; /* -o */
+	int rt_prio; /* -r, 0: none */
+	char **cmd; /* the command to run, NULL-terminated; NULL: none */
+	/* the recording */
+	int tracing_before; /* the instance's tracing_on before, -1: none */
+	struct fdr_session *s;
+	struct fdr_tracedat_live *live;
+	struct rec_cpu *cpus;
+	uint32_t idx, nr, ps;
+	struct rec_taker *takers;
+	uint32_t nt;
+	pid_t child;
+	int child_status, child_done;
+	int go[2]; /* a byte: the command may run */
+	int progress; /* a progress line on stderr (a terminal) */
+	uint64_t t0, t_end; /* the recording's start, end */
+	/* the totals, after the stop */
+	uint64_t total, bytes, lost, max_gap;
+	int write_failed;
+};
+
+/* The options of fdr record into @r; 0, or the usage error's status. */
+static int rec_parse(struct rec *r, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "instance", required_argument, NULL, 'i' },
@@ -393,57 +420,43 @@ int cmd_record(int argc, char **argv)
 		{ "realtime", required_argument, NULL, 'r' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *inst = NULL, *out_path = "trace.dat", *mode = NULL, *kb = NULL;
-	char *start_argv[2 * 64 + 8];
-	int start_argc = 0, c, ret, nev = 0, tracing_before, progress;
-	struct fdr_session *s = NULL;
-	struct fdr_tracedat_live *live = NULL;
-	struct rec_cpu *cpus = NULL;
-	uint32_t idx, cpu, nr = 0, ps;
-	uint64_t t0 = 0, t_end = 0, t_last, by_last = 0, t_meta, t_names, total = 0, bytes = 0;
-	uint64_t lost = 0, max_gap = 0;
-	struct rec_taker *takers = NULL;
-	uint32_t nt = 0, ti;
-	int rt_prio = 0, warned = 0, meta_warned = 0, write_failed = 0;
-	pid_t child = -1;
-	int child_status = 0, child_done = 0, nr_cpus, cmd_at, go[2] = { -1, -1 };
+	struct cli_start_opts *so = &r->start;
 	unsigned long v;
+	int c, ret;
 
-	start_argv[start_argc++] = (char *)"record";
+	*so = (struct cli_start_opts){
+		.events = r->events, .argc = argc, .argv = argv, .b_argi = -1
+	};
 	optind = 0; /* 0, not 1: glibc then resets its permutation state too */
 	while ((c = getopt_long(argc, argv, "+i:e:o:b:m:r:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
-			inst = optarg;
+			so->inst = optarg;
 			break;
 		case 'e':
-			if (nev == 64)
+			if (so->nr_events == CLI_MAX_EVENTS)
 				return usage_error(argc, argv, optind - 1,
 						   "expected at most 64 -e options");
-			start_argv[start_argc++] = (char *)"-e";
-			start_argv[start_argc++] = optarg;
-			nev++;
+			r->events[so->nr_events++] = optarg;
 			break;
 		case 'o':
 			if (!*optarg)
 				return usage_error(argc, argv, optind - 1,
 						   "expected an output file name, found ''");
-			out_path = optarg;
+			r->out_path = optarg;
 			break;
 		case 'b':
 			ret = parse_uint_arg(argc, argv, optind - 1, "a buffer size in KiB per CPU",
 					     4u << 20, &v);
 			if (ret)
 				return ret;
-			kb = optarg;
+			so->so.buffer_size_kb = (uint32_t)v; /* its bound: cli_session_setup() */
+			so->b_argi = optind - 1;
 			break;
 		case 'm':
-			if (strcmp(optarg, "overwrite") && strcmp(optarg, "discard"))
-				return usage_error(
-					argc, argv, optind - 1,
-					"expected a mode 'overwrite' or 'discard', found '%s'",
-					optarg);
-			mode = optarg;
+			ret = cli_parse_mode(argc, argv, optind - 1, optarg, &so->mode);
+			if (ret)
+				return ret;
 			break;
 		case 'r':
 			ret = parse_uint_arg(argc, argv, optind - 1,
@@ -454,198 +467,188 @@ int cmd_record(int argc, char **argv)
 				return usage_error(argc, argv, optind - 1,
 						   "expected a SCHED_FIFO priority from 1 to 99, "
 						   "found 0");
-			rt_prio = (int)v;
+			r->rt_prio = (int)v;
 			break;
 		default:
 			return usage_error(argc, argv, optind - 1, "unknown option");
 		}
 	}
-	cmd_at = optind; /* cmd_start() parses options again */
-	if (kb) {
-		start_argv[start_argc++] = (char *)"-b";
-		start_argv[start_argc++] = (char *)kb;
-	}
-	if (mode) {
-		start_argv[start_argc++] = (char *)"-m";
-		start_argv[start_argc++] = (char *)mode;
-	}
-	if (inst) {
-		start_argv[start_argc++] = (char *)"-i";
-		start_argv[start_argc++] = (char *)inst;
-	}
-	start_argv[start_argc] = NULL;
+	r->cmd = optind < argc ? argv + optind : NULL;
+	return 0;
+}
 
-	/* the session, the events, tracing on: what fdr start does */
-	tracing_before = rec_tracing_before(inst);
-	ret = cmd_start(start_argc, start_argv);
-	if (ret)
-		return ret;
-	ret = open_session(&s);
-	if (ret)
-		return ret;
-	idx = inst_index(fdr_session_control(s), inst);
-	if (idx == FDR_MAX_INSTANCES) {
-		ret = die(1, "no instance '%s'", inst);
-		goto out;
-	}
-	nr_cpus = fdr_ring_nr_cpus(s, idx);
-	ret = fdr_tracedat_page_size(s, idx);
-	if (nr_cpus <= 0 || ret < 0) {
-		ret = die(1, "cannot read the instance's buffers: %s",
-			  strerror(nr_cpus <= 0 ? -nr_cpus : -ret));
-		goto out;
-	}
-	ps = (uint32_t)ret;
-	cpus = calloc((size_t)nr_cpus, sizeof(*cpus));
-	if (!cpus) {
-		ret = die(1, "out of memory");
-		goto out;
-	}
+/*
+ * The instance's buffers, emptied, a consuming reader on each CPU, and the
+ * output file, a valid trace.dat from here on. Returns 0 or the exit code.
+ */
+static int rec_open(struct rec *r)
+{
+	uint32_t cpu;
+	int ret, nr_cpus;
+
+	r->idx = inst_index(fdr_session_control(r->s), r->start.inst);
+	if (r->idx == FDR_MAX_INSTANCES)
+		return die(1, "no instance '%s'", r->start.inst);
+	nr_cpus = fdr_ring_nr_cpus(r->s, r->idx);
+	ret = fdr_tracedat_page_size(r->s, r->idx);
+	if (nr_cpus <= 0 || ret < 0)
+		return die(1, "cannot read the instance's buffers: %s",
+			   strerror(nr_cpus <= 0 ? -nr_cpus : -ret));
+	r->ps = (uint32_t)ret;
+	r->cpus = calloc((size_t)nr_cpus, sizeof(*r->cpus));
+	if (!r->cpus)
+		return die(1, "out of memory");
 	/* like trace-cmd record: the file holds what happens from now on */
-	fdr_ring_clear(s, idx, -1);
-	for (cpu = 0; cpu < (uint32_t)nr_cpus; cpu++, nr++) {
-		struct rec_cpu *rc = &cpus[cpu];
+	fdr_ring_clear(r->s, r->idx, -1);
+	for (cpu = 0; cpu < (uint32_t)nr_cpus; cpu++, r->nr++) {
+		struct rec_cpu *rc = &r->cpus[cpu];
 
-		ret = fdr_reader_open(s, idx, (int)cpu, RECORD_READ_FLAGS, &rc->r);
+		ret = fdr_reader_open(r->s, r->idx, (int)cpu, RECORD_READ_FLAGS, &rc->r);
 		if (ret) {
-			nr++;
-			ret = ret == -EBUSY ? die(1,
-						  "CPU %u: another process consumes this buffer "
-						  "(fdr pipe or another fdr record?)",
-						  cpu) :
-					      die(1, "CPU %u: cannot read its buffer: %s", cpu,
-						  strerror(-ret));
-			goto out;
+			r->nr++;
+			return ret == -EBUSY ? die(1,
+						   "CPU %u: another process consumes this buffer "
+						   "(fdr pipe or another fdr record?)",
+						   cpu) :
+					       die(1, "CPU %u: cannot read its buffer: %s", cpu,
+						   strerror(-ret));
 		}
 		rc->refused_seen = fdr_reader_refused(rc->r);
 	}
 	/* a valid trace.dat from here on, whatever happens to this process */
-	ret = fdr_tracedat_live_create(out_path, s, idx, ps, nr, &live);
-	if (ret) {
-		ret = ret == -EINVAL ?
-			      die(1, "cannot write %s: expected a regular file", out_path) :
-			      die(1, "cannot write %s: %s", out_path, strerror(-ret));
-		goto out;
-	}
-	install_signals();
-	if (cmd_at < argc) {
-		if (pipe2(go, O_CLOEXEC) < 0) {
-			ret = die(1, "cannot make a pipe: %s", strerror(errno));
-			goto out;
-		}
-		fflush(NULL);
-		child = fork();
-		if (child < 0) {
-			ret = die(1, "cannot fork: %s", strerror(errno));
-			goto out;
-		}
-		if (child == 0) {
-			close(go[1]);
-			rec_exec(argv + cmd_at, go[0]);
-		}
-		close(go[0]);
-		go[0] = -1;
-	}
-	/* after the fork: the child execs with no other thread around */
-	progress = isatty(STDERR_FILENO);
-	fprintf(stderr, "fdr record: recording %u CPU%s into %s%s\n", nr, nr == 1 ? "" : "s",
-		out_path, child > 0 ? "" : " (Ctrl-C stops)");
-	/*
-	 * The takers: one for every CPU, or with -r one per CPU, pinned, at
-	 * SCHED_FIFO priority. They block the signals: SIGINT and SIGTERM reach this
-	 * thread, which watches the command, the stop and the progress.
-	 */
-	nt = rt_prio ? nr : 1;
-	takers = calloc(nt, sizeof(*takers));
-	if (!takers) {
-		ret = die(1, "out of memory");
-		goto stop;
-	}
-	{
-		sigset_t all, old;
-		size_t batch = RECORD_BATCH_BYTES / ps ? RECORD_BATCH_BYTES / ps : 1;
+	ret = fdr_tracedat_live_create(r->out_path, r->s, r->idx, r->ps, r->nr, &r->live);
+	if (ret)
+		return ret == -EINVAL ?
+			       die(1, "cannot write %s: expected a regular file", r->out_path) :
+			       die(1, "cannot write %s: %s", r->out_path, strerror(-ret));
+	return 0;
+}
 
-		sigfillset(&all);
-		pthread_sigmask(SIG_BLOCK, &all, &old);
-		for (ti = 0; ti < nt; ti++) {
-			struct rec_taker *t = &takers[ti];
+/* Fork the command, if there is one; it waits for a byte on r->go[1]. */
+static int rec_spawn(struct rec *r)
+{
+	if (!r->cmd)
+		return 0;
+	if (pipe2(r->go, O_CLOEXEC) < 0)
+		return die(1, "cannot make a pipe: %s", strerror(errno));
+	fflush(NULL);
+	r->child = fork();
+	if (r->child < 0)
+		return die(1, "cannot fork: %s", strerror(errno));
+	if (r->child == 0) {
+		close(r->go[1]);
+		rec_exec(r->cmd, r->go[0]);
+	}
+	close(r->go[0]);
+	r->go[0] = -1;
+	return 0;
+}
 
-			*t = (struct rec_taker){ .s = s,
-						 .live = live,
-						 .idx = idx,
-						 .ps = ps,
-						 .batch = batch,
-						 .cpus = cpus,
-						 .first = rt_prio ? ti : 0,
-						 .n = rt_prio ? 1 : nr,
-						 .pin = rt_prio ? (int)ti : -1,
-						 .prio = rt_prio };
-			t->buf = malloc(batch * ps);
-			if (!t->buf || pthread_create(&t->th, NULL, rec_take_main, t)) {
-				pthread_sigmask(SIG_SETMASK, &old, NULL);
-				ret = die(1, "cannot start the reader threads");
-				goto stop;
-			}
-			t->started = 1;
+/*
+ * The takers: one for every CPU, or with -r one per CPU, pinned, at
+ * SCHED_FIFO priority. They block the signals: SIGINT and SIGTERM reach this
+ * thread, which watches the command, the stop and the progress.
+ */
+static int rec_takers_start(struct rec *r)
+{
+	sigset_t all, old;
+	size_t batch = RECORD_BATCH_BYTES / r->ps ? RECORD_BATCH_BYTES / r->ps : 1;
+	uint32_t ti;
+
+	r->nt = r->rt_prio ? r->nr : 1;
+	r->takers = calloc(r->nt, sizeof(*r->takers));
+	if (!r->takers)
+		return die(1, "out of memory");
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	for (ti = 0; ti < r->nt; ti++) {
+		struct rec_taker *t = &r->takers[ti];
+
+		*t = (struct rec_taker){ .s = r->s,
+					 .live = r->live,
+					 .idx = r->idx,
+					 .ps = r->ps,
+					 .batch = batch,
+					 .cpus = r->cpus,
+					 .first = r->rt_prio ? ti : 0,
+					 .n = r->rt_prio ? 1 : r->nr,
+					 .pin = r->rt_prio ? (int)ti : -1,
+					 .prio = r->rt_prio };
+		t->buf = malloc(batch * r->ps);
+		if (!t->buf || pthread_create(&t->th, NULL, rec_take_main, t)) {
+			pthread_sigmask(SIG_SETMASK, &old, NULL);
+			return die(1, "cannot start the reader threads");
 		}
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		t->started = 1;
 	}
-	t0 = t_last = t_meta = t_names = rec_now_ns();
-	if (go[1] >= 0) {
-		/* the takers run: the command may start */
-		if (write(go[1], "g", 1) != 1)
-			ret = die(1, "cannot start %s: %s", argv[cmd_at], strerror(errno));
-		close(go[1]);
-		go[1] = -1;
-		if (ret)
-			goto stop;
-	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return 0;
+}
+
+/*
+ * The main thread while the takers record: until the command exits, a stop is
+ * asked or a taker fails, it adds new event formats and names to the file and
+ * shows the progress.
+ */
+static void rec_watch(struct rec *r)
+{
+	uint64_t t_last = r->t0, t_meta = r->t0, t_names = r->t0, by_last = 0;
+	int meta_warned = 0;
+
 	for (;;) {
 		struct timespec d = { 0, RECORD_WATCH_MS * 1000 * 1000 };
 		uint64_t now;
 
 		if (__atomic_load_n(&rec_failed, __ATOMIC_ACQUIRE))
-			break; /* the takers end; the error is reported below */
-		if (child > 0 && !child_done && waitpid(child, &child_status, WNOHANG) == child)
-			child_done = 1;
-		if (stop_requested || child_done) {
+			break; /* the takers end; the error is reported after */
+		if (r->child > 0 && !r->child_done &&
+		    waitpid(r->child, &r->child_status, WNOHANG) == r->child)
+			r->child_done = 1;
+		if (stop_requested || r->child_done) {
 			/* the takers drain what was written before the stop, then end */
-			if (child > 0 && !child_done)
-				kill(child, SIGTERM);
+			if (r->child > 0 && !r->child_done)
+				kill(r->child, SIGTERM);
 			break;
 		}
 		now = rec_now_ns();
 		if (now - t_meta >= RECORD_META_MS * 1000000ull) {
 			/* new events (and, less often, new names) into the file's metadata */
 			int force = now - t_names >= RECORD_NAMES_MS * 1000000ull;
-			int err = fdr_tracedat_live_update(live, force);
+			int err = fdr_tracedat_live_update(r->live, force);
 
 			if (err && !meta_warned) {
 				fprintf(stderr,
 					"fdr record: cannot add new event formats to %s: %s\n",
-					out_path, strerror(-err));
+					r->out_path, strerror(-err));
 				meta_warned = 1;
 			}
 			t_meta = now;
 			if (force)
 				t_names = now;
 		}
-		if (progress && now - t_last >= 1000000000ull)
-			rec_progress(cpus, nr, t0, now, &t_last, &by_last);
+		if (r->progress && now - t_last >= 1000000000ull)
+			rec_progress(r->cpus, r->nr, r->t0, now, &t_last, &by_last);
 		nanosleep(&d, NULL);
 	}
-	rec_takers_join(takers, nt);
-	for (ti = 0; ti < nt; ti++) {
-		struct rec_taker *t = &takers[ti];
+}
+
+/* What the joined takers report: the first error (the exit code), warnings. */
+static int rec_takers_result(struct rec *r)
+{
+	uint32_t ti;
+	int ret = 0, warned = 0;
+
+	for (ti = 0; ti < r->nt; ti++) {
+		struct rec_taker *t = &r->takers[ti];
 
 		if (t->err && !ret) {
 			ret = t->err_write ? die(1, "CPU %u: cannot write %s: %s", t->err_cpu,
-						 out_path, strerror(-t->err)) :
+						 r->out_path, strerror(-t->err)) :
 					     die(1, "CPU %u: %s", t->err_cpu, strerror(-t->err));
-			write_failed = t->err_write;
+			r->write_failed = t->err_write;
 		}
-		if (t->max_gap > max_gap)
-			max_gap = t->max_gap;
+		if (t->max_gap > r->max_gap)
+			r->max_gap = t->max_gap;
 		if ((t->pin_err || t->prio_err) && !warned) {
 			fprintf(stderr, "fdr record: -r: a reader ran %s: %s\n",
 				t->pin_err ? "unpinned" : "at normal priority",
@@ -653,114 +656,224 @@ int cmd_record(int argc, char **argv)
 			warned = 1;
 		}
 	}
-stop:
-	rec_takers_join(takers, nt);
-	t_end = rec_now_ns();
-	if (progress)
-		fprintf(stderr, "\r%*s\r", 72, "");
-	for (cpu = 0; cpu < nr; cpu++) {
-		rec_refused(&cpus[cpu]); /* those after the last page: counted, flagged nowhere */
-		fdr_reader_close(cpus[cpu].r);
-		cpus[cpu].r = NULL; /* other readers may consume again */
-		total += cpus[cpu].records;
-		bytes += cpus[cpu].bytes;
-		lost += cpus[cpu].overwritten + cpus[cpu].refused;
+	return ret;
+}
+
+/* Record: the takers, then the command, until it ends or a stop; 0 or the exit code. */
+static int rec_run(struct rec *r)
+{
+	int ret;
+
+	/* after the fork: the child execs with no other thread around */
+	r->progress = isatty(STDERR_FILENO);
+	fprintf(stderr, "fdr record: recording %u CPU%s into %s%s\n", r->nr, r->nr == 1 ? "" : "s",
+		r->out_path, r->child > 0 ? "" : " (Ctrl-C stops)");
+	ret = rec_takers_start(r);
+	if (ret)
+		return ret;
+	r->t0 = rec_now_ns();
+	if (r->go[1] >= 0) {
+		/* the takers run: the command may start */
+		if (write(r->go[1], "g", 1) != 1)
+			ret = die(1, "cannot start %s: %s", r->cmd[0], strerror(errno));
+		close(r->go[1]);
+		r->go[1] = -1;
+		if (ret)
+			return ret;
 	}
-	if (tracing_before == 0 || tracing_before == -1)
-		rec_set_tracing(s, inst, 0); /* as it was (a new session: off) */
-	if (ret && live && !bytes) {
+	rec_watch(r);
+	rec_takers_join(r->takers, r->nt);
+	return rec_takers_result(r);
+}
+
+/*
+ * After the recording (@ret: its exit code): the readers closed, the totals
+ * counted, tracing_on as it was; after a failure, no file if nothing was
+ * recorded, else the file as it is, with what it holds said.
+ */
+static void rec_stop(struct rec *r, int ret)
+{
+	uint32_t cpu;
+
+	rec_takers_join(r->takers, r->nt);
+	r->t_end = rec_now_ns();
+	if (r->progress)
+		fprintf(stderr, "\r%*s\r", 72, "");
+	for (cpu = 0; cpu < r->nr; cpu++) {
+		rec_refused(
+			&r->cpus[cpu]); /* those after the last page: counted, flagged nowhere */
+		fdr_reader_close(r->cpus[cpu].r);
+		r->cpus[cpu].r = NULL; /* other readers may consume again */
+		r->total += r->cpus[cpu].records;
+		r->bytes += r->cpus[cpu].bytes;
+		r->lost += r->cpus[cpu].overwritten + r->cpus[cpu].refused;
+	}
+	if (r->tracing_before == 0 || r->tracing_before == -1)
+		rec_set_tracing(r->s, r->start.inst, 0); /* as it was (a new session: off) */
+	if (ret && r->live && !r->bytes) {
 		/* nothing recorded: no file rather than an empty one */
-		fdr_tracedat_live_close(live, 1);
-		live = NULL;
-	} else if (ret && live) {
-		fdr_tracedat_live_update(live, 1); /* the names known now, if it can */
+		fdr_tracedat_live_close(r->live, 1);
+		r->live = NULL;
+	} else if (ret && r->live) {
+		fdr_tracedat_live_update(r->live, 1); /* the names known now, if it can */
 		fprintf(stderr,
 			"fdr record: %s holds the %" PRIu64 " events recorded before the error"
 			"%s\n",
-			out_path, total,
-			write_failed ?
+			r->out_path, r->total,
+			r->write_failed ?
 				"; the rest is still in the buffers (fdr show, fdr extract)" :
 				"");
 	}
-	if (!ret && live) {
-		struct fdr_tracedat_cpu *tc = calloc(nr, sizeof(*tc));
-		double secs = (double)(t_end - t0) / 1e9; /* recording, not assembling */
-		char hb[32];
-		int err = tc ? 0 : -ENOMEM;
+}
 
-		for (cpu = 0; cpu < nr; cpu++) {
-			const struct rec_cpu *rc = &cpus[cpu];
+/* After a recording without error: the per-CPU summary, the file in its final form. */
+static void rec_summary(struct rec *r)
+{
+	struct fdr_tracedat_cpu *tc = calloc(r->nr, sizeof(*tc));
+	double secs = (double)(r->t_end - r->t0) / 1e9; /* recording, not assembling */
+	char hb[32];
+	int err = tc ? 0 : -ENOMEM;
+	uint32_t cpu;
 
-			rec_human(rc->bytes, hb, sizeof(hb));
-			fprintf(stderr,
-				"  CPU%u: %" PRIu64 " events, %s, %" PRIu64 " lost (%" PRIu64
-				" overwritten, %" PRIu64 " refused)\n",
-				cpu, rc->records, hb, rc->overwritten + rc->refused,
-				rc->overwritten, rc->refused);
-			if (tc)
-				tc[cpu] = (struct fdr_tracedat_cpu){
-					.fd = -1,
-					.records = rc->records,
-					.lost = rc->overwritten + rc->refused,
-				};
-		}
-		/* compact, with every format and name: next to it, then renamed onto it */
-		if (!err)
-			err = fdr_tracedat_live_finish(live, tc);
-		free(tc);
-		if (err)
-			fprintf(stderr,
-				"fdr record: cannot write %s in its final form (%s): it is kept as "
-				"recorded (trace.dat version 7, sparse), complete\n",
-				out_path, strerror(-err));
-		rec_human(bytes, hb, sizeof(hb));
+	for (cpu = 0; cpu < r->nr; cpu++) {
+		const struct rec_cpu *rc = &r->cpus[cpu];
+
+		rec_human(rc->bytes, hb, sizeof(hb));
 		fprintf(stderr,
-			"fdr record: %" PRIu64 " events, %" PRIu64
-			" lost, %s of pages recorded in %.2f s (%.2f M events/s), written to %s\n",
-			total, lost, hb, secs, secs > 0 ? (double)total / secs / 1e6 : 0.0,
-			out_path);
-		if (lost)
-			/* why: long pauses want bigger buffers (-b) or -r */
-			fprintf(stderr,
-				"fdr record: longest pause between rounds %.1f ms; larger buffers "
-				"(-b) or -r keep what such pauses lose\n",
-				(double)max_gap / 1e6);
+			"  CPU%u: %" PRIu64 " events, %s, %" PRIu64 " lost (%" PRIu64
+			" overwritten, %" PRIu64 " refused)\n",
+			cpu, rc->records, hb, rc->overwritten + rc->refused, rc->overwritten,
+			rc->refused);
+		if (tc)
+			tc[cpu] = (struct fdr_tracedat_cpu){
+				.fd = -1,
+				.records = rc->records,
+				.lost = rc->overwritten + rc->refused,
+			};
 	}
-out:
-	if (go[1] >= 0)
-		close(go[1]); /* the command does not run: fdr record failed before */
-	if (go[0] >= 0)
-		close(go[0]);
-	if (child > 0 && !child_done) {
+	/* compact, with every format and name: next to it, then renamed onto it */
+	if (!err)
+		err = fdr_tracedat_live_finish(r->live, tc);
+	free(tc);
+	if (err)
+		fprintf(stderr,
+			"fdr record: cannot write %s in its final form (%s): it is kept as "
+			"recorded (trace.dat version 7, sparse), complete\n",
+			r->out_path, strerror(-err));
+	rec_human(r->bytes, hb, sizeof(hb));
+	fprintf(stderr,
+		"fdr record: %" PRIu64 " events, %" PRIu64
+		" lost, %s of pages recorded in %.2f s (%.2f M events/s), written to %s\n",
+		r->total, r->lost, hb, secs, secs > 0 ? (double)r->total / secs / 1e6 : 0.0,
+		r->out_path);
+	if (r->lost)
+		/* why: long pauses want bigger buffers (-b) or -r */
+		fprintf(stderr,
+			"fdr record: longest pause between rounds %.1f ms; larger buffers "
+			"(-b) or -r keep what such pauses lose\n",
+			(double)r->max_gap / 1e6);
+}
+
+/*
+ * The command's end, its status what fdr record exits with when fdr record
+ * itself did not fail (@ret, returned otherwise). A command that fdr record
+ * stopped (it ended, or Ctrl-C) is waited for 2 s at most. A command that still
+ * runs because the recording failed under it (a full disk) is the user's work:
+ * it is neither killed nor left behind running unseen; fdr record says so and
+ * waits for it, until it ends or Ctrl-C.
+ */
+static int rec_reap(struct rec *r, int ret)
+{
+	int released = r->go[1] < 0;
+
+	if (r->go[1] >= 0)
+		close(r->go[1]); /* the command does not run: fdr record failed before */
+	if (r->go[0] >= 0)
+		close(r->go[0]);
+	if (r->child > 0 && !r->child_done && ret && released && !stop_requested) {
+		fprintf(stderr,
+			"fdr record: recording stopped; waiting for %s (pid %d) to end "
+			"(Ctrl-C stops waiting)\n",
+			r->cmd[0], (int)r->child);
+		while (!stop_requested) {
+			pid_t w = waitpid(r->child, &r->child_status, 0);
+
+			if (w == r->child) {
+				r->child_done = 1;
+				break;
+			}
+			if (w < 0 && errno != EINTR)
+				break;
+		}
+	}
+	if (r->child > 0 && !r->child_done) {
 		int i;
 
-		for (i = 0; i < 200 && waitpid(child, &child_status, WNOHANG) != child; i++) {
+		for (i = 0; i < 200 && waitpid(r->child, &r->child_status, WNOHANG) != r->child;
+		     i++) {
 			struct timespec d = { 0, 10 * 1000 * 1000 };
 
 			nanosleep(&d, NULL);
 		}
 		if (i == 200)
-			fprintf(stderr, "fdr record: %s (pid %d) is still running\n", argv[cmd_at],
-				(int)child);
+			fprintf(stderr, "fdr record: %s (pid %d) is still running\n", r->cmd[0],
+				(int)r->child);
 		else
-			child_done = 1;
+			r->child_done = 1;
 	}
-	if (child > 0 && child_done && !ret) {
-		if (WIFEXITED(child_status) && WEXITSTATUS(child_status))
-			fprintf(stderr, "fdr record: %s exited with status %d\n", argv[cmd_at],
-				WEXITSTATUS(child_status));
-		else if (WIFSIGNALED(child_status))
-			fprintf(stderr, "fdr record: %s was killed by signal %d\n", argv[cmd_at],
-				WTERMSIG(child_status));
-		ret = rec_cmd_status(child_status); /* as time and perf record do */
+	if (r->child > 0 && r->child_done && !ret) {
+		if (WIFEXITED(r->child_status) && WEXITSTATUS(r->child_status))
+			fprintf(stderr, "fdr record: %s exited with status %d\n", r->cmd[0],
+				WEXITSTATUS(r->child_status));
+		else if (WIFSIGNALED(r->child_status))
+			fprintf(stderr, "fdr record: %s was killed by signal %d\n", r->cmd[0],
+				WTERMSIG(r->child_status));
+		ret = rec_cmd_status(r->child_status); /* as time and perf record do */
 	}
-	rec_takers_join(takers, nt);
-	for (ti = 0; takers && ti < nt; ti++)
-		free(takers[ti].buf);
-	free(takers);
-	fdr_tracedat_live_close(live, 0);
-	rec_close_cpus(cpus, nr);
-	fdr_session_close(s);
+	return ret;
+}
+
+static void rec_free(struct rec *r)
+{
+	uint32_t ti;
+
+	rec_takers_join(r->takers, r->nt);
+	for (ti = 0; r->takers && ti < r->nt; ti++)
+		free(r->takers[ti].buf);
+	free(r->takers);
+	fdr_tracedat_live_close(r->live, 0);
+	rec_close_cpus(r->cpus, r->nr);
+	fdr_session_close(r->s);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct rec r = { .out_path = "trace.dat", .child = -1, .go = { -1, -1 } };
+	int ret = rec_parse(&r, argc, argv);
+
+	if (ret)
+		return ret;
+	/* the session, the events, tracing on: what fdr start does */
+	r.tracing_before = rec_tracing_before(r.start.inst);
+	ret = cli_session_setup(&r.start);
+	if (ret)
+		return ret;
+	ret = open_session(&r.s);
+	if (ret)
+		return ret;
+	ret = rec_open(&r);
+	if (!ret) {
+		install_signals();
+		ret = rec_spawn(&r);
+	}
+	if (!ret) {
+		ret = rec_run(&r);
+		rec_stop(&r, ret);
+		if (!ret && r.live)
+			rec_summary(&r);
+	}
+	ret = rec_reap(&r, ret);
+	rec_free(&r);
 	return ret;
 }
 

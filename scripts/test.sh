@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # test.sh - install what the tests need, then build and run every test:
+#   0. cheap checks first: every public function has a man page
+#      (scripts/check-manpages.sh), the C sources are clang-formatted
+#      (scripts/check-format.sh, clang-format 14)
 #   1. gcc build, warnings as errors: all CTest tests (unit, integration, stress,
 #      crash, fuzz corpus replay)
 #   2. a Release build (-O3) as a user makes it, with warnings as errors: unit tests;
@@ -19,7 +22,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh ca-certificates git gcc clang libclang-rt-14-dev libc6-dev cmake \
 	ninja-build pkg-config libcriterion-dev procps util-linux trace-cmd libtracecmd-dev \
-	libtraceevent-dev libtracefs-dev babeltrace2 python3 libfuse3-dev fuse3 || exit 1
+	libtraceevent-dev libtracefs-dev babeltrace2 python3 libfuse3-dev fuse3 clang-format-14 || exit 1
 
 jobs=$(nproc 2>/dev/null || echo 2)
 passed=0
@@ -74,6 +77,25 @@ run_ctest() {
 		steps_failed+=("$name")
 	fi
 }
+
+# run_check NAME SCRIPT: one cheap check of the tree (one test in the totals)
+run_check() {
+	local name=$1 out rc
+	echo "==== $name: bash $2"
+	out=$(bash "$2" 2>&1)
+	rc=$?
+	echo "$out" | head -60
+	if [ $rc -eq 0 ]; then
+		passed=$((passed + 1))
+	else
+		echo "==== $name: FAILED (exit $rc)"
+		failed=$((failed + 1))
+		steps_failed+=("$name")
+	fi
+}
+
+run_check "man pages" scripts/check-manpages.sh
+run_check "clang-format" scripts/check-format.sh
 
 run_ctest "gcc -Werror" build-ci -DCMAKE_C_COMPILER=gcc -DFDR_WERROR=ON -- --timeout 300
 # a user's plain release build (-O3 finds warnings -O2 does not), here with -Werror

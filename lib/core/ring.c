@@ -361,7 +361,8 @@ int fdr_ring_write(struct fdr_session *s, uint32_t inst, struct fdr_ring_map *m,
 			int overwrite;
 			uint32_t bi;
 
-			int off = !pc->nr_subbufs || __atomic_load_n(&pc->head_bad, __ATOMIC_RELAXED);
+			int off = !pc->nr_subbufs ||
+				  __atomic_load_n(&pc->head_bad, __ATOMIC_RELAXED);
 
 			if (__builtin_expect(off, 0)) {
 				/* disabled at map time (rb_cpu_disable()) or since (rb_head_corrupt()) */

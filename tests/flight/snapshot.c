@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * snapshot.c - snapshots taken while writers run at full speed (issue 3, spec §7).
+ * snapshot.c - snapshots taken while writers run at full speed (docs/tracefs.md, Snapshots).
  *
  *   fdr-flight-snapshot live
  *	FDR_FLIGHT_PROCS (2) writer processes of 2 threads each, thread t pinned to
