@@ -42,9 +42,9 @@
 #include <unistd.h>
 #include <sys/random.h>
 
-#include "ctl/ctl-local.h"
-#include "ctl/export-local.h"
-#include "ctl/trace-src.h"
+#include "read-local.h"
+#include "export-local.h"
+#include "trace-src.h"
 
 #define CTF_MAGIC 0xc1fc1fc1u
 #define CTF_PACKET_HDR 68 /* header + context, bytes */

@@ -19,8 +19,8 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include "ctl/export-local.h"
-#include "ctl/trace-src.h"
+#include "export-local.h"
+#include "trace-src.h"
 
 /**
  * fdr_export_fail - record why an export failed

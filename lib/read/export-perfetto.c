@@ -39,9 +39,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ctl/ctl-local.h"
-#include "ctl/export-local.h"
-#include "ctl/trace-src.h"
+#include "read-local.h"
+#include "export-local.h"
+#include "trace-src.h"
 
 #define JSON_SAFE_INT (1ull << 53)
 /* Append a string literal. */

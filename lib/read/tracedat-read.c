@@ -63,7 +63,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
-#include "ctl/tracedat.h"
+#include "tracedat.h"
 
 #define TD_MAGIC "\027\010\104tracing"
 #define TD_MAGIC_LEN 10

@@ -49,8 +49,8 @@
 #include <sys/utsname.h>
 
 #include "fdr/fdr-tracedat.h"
-#include "ctl/trace-src.h"
-#include "ctl/tracedat.h"
+#include "trace-src.h"
+#include "tracedat.h"
 
 /* trace-cmd's option ids (trace-cmd-private.h) */
 enum {

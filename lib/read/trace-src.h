@@ -36,9 +36,5 @@ void fdr_trace_clock_point(const struct fdr_abi_control *ctl, uint32_t clock, ui
 
 /* Fill the uname and hostname parts of @info from this machine. */
 void fdr_trace_info_local(struct fdr_trace_info *info);
-/* The name trace_clock shows for an enum fdr_abi_clock ("local", "mono", ...). */
-const char *fdr_trace_clock_name(uint32_t clock);
-/* The enum fdr_abi_clock of a trace_clock name, or -1. */
-int fdr_trace_clock_by_name(const char *name);
 
 #endif /* FDR_TRACE_SRC_H */

@@ -14,8 +14,8 @@
 #include <unistd.h>
 #include <sys/utsname.h>
 
-#include "ctl/ctl-local.h"
-#include "ctl/trace-src.h"
+#include "read-local.h"
+#include "trace-src.h"
 
 static const char *const trace_clock_names[FDR_CLOCK_NR] = {
 	[FDR_CLOCK_LOCAL] = "local",	   [FDR_CLOCK_GLOBAL] = "global",

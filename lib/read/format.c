@@ -4,9 +4,11 @@
  * header_event, the trace header and record lines (docs/tracefs.md, Text output).
  *
  * Record payloads come from shared memory and are hostile: every field is read
- * through fmt_field(), which checks offset + size against the record length, and
- * __data_loc words are checked the same way. A field that does not check out
- * prints as "<bad>" instead of being read.
+ * through fdr_field_get_int() or fdr_field_get_bytes(), which check offset +
+ * size against the record length (and a __data_loc word's offset and length the
+ * same way), or, on the cached plan's fast path (fdr_format_record()), after the
+ * same offset + size check inline. A field that does not check out prints as
+ * "<bad>" instead of being read.
  *
  * A custom print format is printf-like; each conversion takes the next field in
  * the event's print_args list. Integer conversions get the field's value whatever
@@ -25,279 +27,10 @@
 #include <unistd.h>
 
 #include "fdr/fdr-read.h"
-#include "ctl/ctl-local.h"
-
-/* ---- growable buffer --------------------------------------------------------------- */
-
-static int buf_reserve(struct fdr_buf *b, size_t n)
-{
-	size_t want = b->len + n + 1;
-	char *p;
-
-	if (want <= b->size)
-		return 0;
-	if (want < b->size * 2)
-		want = b->size * 2;
-	if (want < 256)
-		want = 256;
-	p = realloc(b->data, want);
-	if (!p)
-		return -ENOMEM;
-	b->data = p;
-	b->size = want;
-	return 0;
-}
-
-/* Append, inline: most appends on the per-record path are a few bytes long. */
-static inline int fb_add(struct fdr_buf *b, const void *p, size_t n)
-{
-	char *d;
-
-	if (__builtin_expect(b->len + n + 1 > b->size, 0) && buf_reserve(b, n))
-		return -ENOMEM;
-	d = b->data + b->len;
-	if (n <= 16) {
-		const char *c = p;
-		size_t i;
-
-		for (i = 0; i < n; i++)
-			d[i] = c[i];
-	} else {
-		memcpy(d, p, n);
-	}
-	b->len += n;
-	d[n] = 0;
-	return 0;
-}
-
-/** fdr_buf_add - append @n bytes; returns 0 or -ENOMEM */
-int fdr_buf_add(struct fdr_buf *b, const void *p, size_t n)
-{
-	return fb_add(b, p, n);
-}
-
-/** fdr_write_all - write(2) all @n bytes of @p, again after EINTR; 0 or a negative errno */
-int fdr_write_all(int fd, const void *p, size_t n)
-{
-	const char *c = p;
-
-	while (n) {
-		ssize_t w = write(fd, c, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -errno : -EIO;
-		c += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-/** fdr_buf_printf - append formatted text; returns 0 or -ENOMEM */
-int fdr_buf_printf(struct fdr_buf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (buf_reserve(b, 64))
-		return -ENOMEM;
-	va_start(ap, fmt);
-	n = vsnprintf(b->data + b->len, b->size - b->len, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return -EINVAL;
-	if ((size_t)n >= b->size - b->len) {
-		if (buf_reserve(b, (size_t)n))
-			return -ENOMEM;
-		va_start(ap, fmt);
-		vsnprintf(b->data + b->len, b->size - b->len, fmt, ap);
-		va_end(ap);
-	}
-	b->len += (size_t)n;
-	return 0;
-}
-
-/** fdr_buf_free - release the buffer's memory (the struct itself is the caller's) */
-void fdr_buf_free(struct fdr_buf *b)
-{
-	free(b->data);
-	b->data = NULL;
-	b->len = b->size = 0;
-}
-
-/* ---- fast appenders (no printf on the per-record path) ------------------------------ */
-
-/* "00".."99": two decimal digits at a time */
-static const char fb_pairs[201] = "00010203040506070809101112131415161718192021222324"
-				  "25262728293031323334353637383940414243444546474849"
-				  "50515253545556575859606162636465666768697071727374"
-				  "75767778798081828384858687888990919293949596979899";
-
-/* @v < 100: exactly two digits at @d */
-static inline void fb_2digits(char *d, uint32_t v)
-{
-	memcpy(d, fb_pairs + v * 2, 2);
-}
-
-/* @v < 10^4: exactly four digits at @d */
-static inline void fb_4digits(char *d, uint32_t v)
-{
-	fb_2digits(d, v / 100u);
-	fb_2digits(d + 2, v % 100u);
-}
-
-/*
- * @v < 10^8: exactly eight digits at @d. The four pairs come from two independent
- * halves, so the divisions (multiplications) overlap instead of forming one chain.
- */
-static inline void fb_8digits(char *d, uint32_t v)
-{
-	fb_4digits(d, v / 10000u);
-	fb_4digits(d + 4, v % 10000u);
-}
-
-/*
- * Decimal digits of @v written backwards from @end; returns the start. Each
- * quotient is taken from @v itself where it can be (v / 10^8 and v / 10^16 side
- * by side, not one after the other), so the multiplications overlap.
- */
-static char *fb_digits(uint64_t v, char *end)
-{
-	char *p = end;
-	uint32_t w;
-
-	if (v >= 100000000u) {
-		uint64_t q8 = v / 100000000u;
-
-		p -= 8;
-		fb_8digits(p, (uint32_t)(v - q8 * 100000000u));
-		if (q8 >= 100000000u) {
-			uint64_t q16 = v / 10000000000000000ull; /* < 1845: four digits at most */
-
-			p -= 8;
-			fb_8digits(p, (uint32_t)(q8 - q16 * 100000000u));
-			w = (uint32_t)q16;
-		} else {
-			w = (uint32_t)q8;
-		}
-	} else {
-		w = (uint32_t)v;
-	}
-	/* w < 10^8 */
-	if (w >= 10000u) {
-		uint32_t q = w / 10000u;
-
-		p -= 4;
-		fb_4digits(p, w - q * 10000u);
-		w = q;
-	}
-	/* w < 10^4 */
-	if (w >= 100u) {
-		uint32_t q = w / 100u;
-
-		p -= 2;
-		fb_2digits(p, w - q * 100u);
-		w = q;
-	}
-	if (w >= 10u) {
-		p -= 2;
-		fb_2digits(p, w);
-	} else {
-		*--p = (char)('0' + w);
-	}
-	return p;
-}
-
-/* @s right-aligned (pad on the left) or left-aligned in @width columns. */
-static int fb_pad(struct fdr_buf *b, const char *s, size_t len, size_t width, int left)
-{
-	static const char spaces[] = "                                ";
-	size_t pad = len < width ? width - len : 0;
-	int ret = 0;
-
-	if (left)
-		ret |= fb_add(b, s, len);
-	while (pad) {
-		size_t n = pad < sizeof(spaces) - 1 ? pad : sizeof(spaces) - 1;
-
-		ret |= fb_add(b, spaces, n);
-		pad -= n;
-	}
-	if (!left)
-		ret |= fb_add(b, s, len);
-	return ret;
-}
-
-/*
- * Unchecked writers for the per-record path: the caller reserved room for the
- * worst case first (buf_reserve), so each returns the new end without checks.
- */
-/*
- * The number of decimal digits of @v. A tree of compares, not arithmetic: where
- * the next field goes depends on this count, so a computed count (bit length,
- * multiply, table load) sits on the line's critical path, while predicted
- * branches do not; a field's values mostly keep their width from record to record.
- */
-static inline unsigned fb_dec_len(uint64_t v)
-{
-	if (v < 100000000ull) {
-		if (v < 10000ull)
-			return v < 100ull ? 1u + (v >= 10ull) : 3u + (v >= 1000ull);
-		return v < 1000000ull ? 5u + (v >= 100000ull) : 7u + (v >= 10000000ull);
-	}
-	if (v < 10000000000000000ull) {
-		if (v < 1000000000000ull)
-			return v < 10000000000ull ? 9u + (v >= 1000000000ull) :
-						    11u + (v >= 100000000000ull);
-		return v < 100000000000000ull ? 13u + (v >= 10000000000000ull) :
-						15u + (v >= 1000000000000000ull);
-	}
-	if (v < 1000000000000000000ull)
-		return 17u + (v >= 100000000000000000ull);
-	return 19u + (v >= 10000000000000000000ull);
-}
-
-static inline char *fb_put_u64(char *d, uint64_t v)
-{
-	unsigned n;
-
-	/* the small values most fields hold, without counting digits */
-	if (v < 10) {
-		*d = (char)('0' + v);
-		return d + 1;
-	}
-	if (v < 100) {
-		fb_2digits(d, (uint32_t)v);
-		return d + 2;
-	}
-	n = fb_dec_len(v);
-
-	fb_digits(v, d + n);
-	return d + n;
-}
-
-static inline char *fb_put_s64(char *d, int64_t v)
-{
-	if (v < 0) {
-		*d++ = '-';
-		return fb_put_u64(d, -(uint64_t)v);
-	}
-	return fb_put_u64(d, (uint64_t)v);
-}
-
-/* %0Nu, N <= 20 */
-static inline char *fb_put_zpad(char *d, uint64_t v, unsigned width)
-{
-	unsigned n = fb_dec_len(v);
-
-	while (n < width) {
-		*d++ = '0';
-		width--;
-	}
-	fb_digits(v, d + n);
-	return d + n;
-}
+#include "common/comm.h"
+#include "common/numbers.h"
+#include "common/strbuf.h"
+#include "read-local.h"
 
 /* ---- registry lookups ------------------------------------------------------------------ */
 
@@ -313,95 +46,6 @@ const struct fdr_abi_event *fdr_event_by_id(const struct fdr_abi_control *ctl, u
 			return e;
 	}
 	return NULL;
-}
-
-/*
- * One cmdline slot as read at one moment: its pid word and its comm bytes, kept
- * as two words so that comparing two reads is two compares (no byte copies that
- * later word loads would have to wait on).
- */
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define COMM_FIRST_BYTE ((uint64_t)0xff) /* of w[0] */
-#define COMM_LAST_BYTE ((uint64_t)0xff << 56) /* of w[1] */
-#else
-#define COMM_FIRST_BYTE ((uint64_t)0xff << 56)
-#define COMM_LAST_BYTE ((uint64_t)0xff)
-#endif
-
-struct comm_slot {
-	uint64_t pid;
-	uint64_t w[2]; /* comm, NUL-terminated at its last byte at the latest */
-};
-
-/* Read the slot that would hold @pid; the result names a task through comm_name(). */
-static inline void comm_slot_read(const struct fdr_abi_control *ctl, int32_t pid,
-				  struct comm_slot *sl)
-{
-	const struct fdr_abi_cmdline *c = &ctl->cmdlines[(uint32_t)pid % FDR_CMDLINE_SLOTS];
-	uint32_t p1, p2;
-
-	_Static_assert(FDR_COMM_LEN == sizeof(sl->w), "comm_slot holds a comm");
-	/* acquire: pairs with the release store of pid after comm in the writer */
-	p1 = __atomic_load_n(&c->pid, __ATOMIC_ACQUIRE);
-	memcpy(sl->w, c->comm, sizeof(sl->w));
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	p2 = __atomic_load_n(&c->pid, __ATOMIC_RELAXED);
-	sl->pid = p1;
-	sl->w[1] &= ~COMM_LAST_BYTE;
-	if (p2 != p1)
-		sl->w[0] = 0; /* changed while read: unknown */
-}
-
-/* The name a slot read for @pid gives: a function of (@pid, @sl) only. */
-static inline const char *comm_name(int32_t pid, const struct comm_slot *sl)
-{
-	if (pid == 0)
-		return "<idle>";
-	if (sl->pid != (uint32_t)pid || !(sl->w[0] & COMM_FIRST_BYTE))
-		return "<...>";
-	return (const char *)sl->w;
-}
-
-/**
- * fdr_comm_lookup - the comm saved for @pid, "<idle>" for 0, "<...>" if unknown
- * @buf: at least FDR_COMM_LEN bytes; the result may point to it
- */
-const char *fdr_comm_lookup(const struct fdr_abi_control *ctl, int32_t pid, char *buf, size_t len)
-{
-	struct comm_slot sl;
-	const char *name;
-
-	if (pid == 0)
-		return "<idle>";
-	if (len < FDR_COMM_LEN)
-		return "<...>";
-	comm_slot_read(ctl, pid, &sl);
-	name = comm_name(pid, &sl);
-	if (name != (const char *)sl.w)
-		return name;
-	memcpy(buf, sl.w, FDR_COMM_LEN);
-	return buf;
-}
-
-/**
- * fdr_tgid_lookup - the process id (tgid) saved for thread @pid, 0 if unknown
- * (no slot for @pid, or the slot changed while it was read)
- */
-int32_t fdr_tgid_lookup(const struct fdr_abi_control *ctl, int32_t pid)
-{
-	const struct fdr_abi_cmdline *c = &ctl->cmdlines[(uint32_t)pid % FDR_CMDLINE_SLOTS];
-	uint32_t p1, tgid;
-
-	if (pid <= 0)
-		return 0;
-	/* acquire: pairs with the release store of pid after tgid in the writer */
-	p1 = __atomic_load_n(&c->pid, __ATOMIC_ACQUIRE);
-	tgid = __atomic_load_n(&c->tgid, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	if (p1 != (uint32_t)pid || __atomic_load_n(&c->pid, __ATOMIC_RELAXED) != p1 ||
-	    tgid > INT32_MAX)
-		return 0;
-	return (int32_t)tgid;
 }
 
 /* ---- format files ----------------------------------------------------------------------- */
@@ -657,7 +301,7 @@ int fdr_format_ts(uint32_t clock, uint64_t ts, struct fdr_buf *b)
 {
 	char *d;
 
-	if (buf_reserve(b, 24))
+	if (fdr_buf_reserve(b, 24))
 		return -ENOMEM;
 	d = fb_put_ts(b->data + b->len, clock, ts);
 	b->len = (size_t)(d - b->data);
@@ -791,7 +435,7 @@ static int fmt_value_default(const struct fdr_abi_field *f, const unsigned char 
 {
 	char *d;
 
-	if (buf_reserve(b, FMT_VALUE_MAX(len)))
+	if (fdr_buf_reserve(b, FMT_VALUE_MAX(len)))
 		return -ENOMEM;
 	d = fmt_put_value(b->data + b->len, f, p, len);
 	b->len = (size_t)(d - b->data);
@@ -1200,7 +844,7 @@ int fdr_format_record(struct fdr_session *s, uint32_t inst, const struct fdr_rec
 			else
 				ret |= fdr_buf_printf(b, "(-------) ");
 		}
-		if (buf_reserve(b, 64))
+		if (fdr_buf_reserve(b, 64))
 			return -ENOMEM;
 		{
 			char *d = b->data + b->len;
@@ -1243,9 +887,9 @@ int fdr_format_record(struct fdr_session *s, uint32_t inst, const struct fdr_rec
 		return ret ? -ENOMEM : 0;
 	}
 	/* the default print, unchecked after one reservation for the worst case */
-	if (ret ||
-	    buf_reserve(b, plan->name_len + 2 +
-				   plan->nf * (FDR_FIELD_NAME_LEN + 2 + FMT_VALUE_MAX(rec->len))))
+	if (ret || fdr_buf_reserve(b, plan->name_len + 2 +
+					      plan->nf * (FDR_FIELD_NAME_LEN + 2 +
+							  FMT_VALUE_MAX(rec->len))))
 		return -ENOMEM;
 	{
 		char *d = b->data + b->len;

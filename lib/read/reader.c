@@ -51,7 +51,7 @@
 #include <sys/sendfile.h>
 
 #include "fdr/fdr-read.h"
-#include "ctl/ctl-local.h"
+#include "read-local.h"
 
 struct rd_ring {
 	struct fdr_abi_ring h; /* private copy of the header, checked: layout from here */
