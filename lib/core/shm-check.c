@@ -194,6 +194,12 @@ static int shm_field_ok(const struct fdr_abi_field *f, uint32_t payload_size)
 	case FDR_KIND_CHARS:
 	case FDR_KIND_ULONG_ARRAY:
 		break;
+	case FDR_KIND_ARRAY: /* count elements of 1, 2, 4 or 8 bytes */
+		if (!f->count || f->count > 64 || f->size % f->count ||
+		    (f->size / f->count != 1 && f->size / f->count != 2 &&
+		     f->size / f->count != 4 && f->size / f->count != 8))
+			return 0;
+		break;
 	case FDR_KIND_TAIL_CHARS:
 		/* runs to the record's end: only its start must be in the fixed part */
 		return f->offset <= payload_size;

@@ -29,6 +29,12 @@ FDR_CTL_HIDDEN int fdr_field_get_int(const struct fdr_abi_field *f, const unsign
 FDR_CTL_HIDDEN int fdr_field_get_bytes(const struct fdr_abi_field *f, const unsigned char *p,
 				       uint32_t len, const unsigned char **s, uint32_t *n);
 
+/* format-probe.c: dynamic probe events (struct fdr_abi_event.probe) */
+#define FDR_PROBE_FAULT "(fault)" /* a string the probe could not read */
+FDR_CTL_HIDDEN int fdr_probe_print_fmt(const struct fdr_abi_event *e, struct fdr_buf *b);
+FDR_CTL_HIDDEN int fdr_probe_format_body(const struct fdr_abi_event *e, const unsigned char *p,
+					 uint32_t len, struct fdr_buf *b);
+
 /* reader.c: what the reader checked at open, and its complaints (fdr_reader_error()) */
 FDR_CTL_HIDDEN uint32_t fdr_reader_subbuf_size(const struct fdr_reader *r);
 FDR_CTL_HIDDEN void fdr_reader_complain(struct fdr_reader *r, const char *text);
