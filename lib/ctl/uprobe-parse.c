@@ -399,7 +399,7 @@ static int up_parse_fetch(struct up_ctx *x, const char *s, size_t n, long pos)
 		if (x->a->insns[x->a->nr_insns - 1].op == FDR_FOP_ST_COMM ||
 		    x->a->insns[x->a->nr_insns - 1].op == FDR_FOP_ST_DATA)
 			return up_err(x->err, -EINVAL, UP_COMM_CANT_DEREF, inner);
-		return up_emit(x, FDR_FOP_DEREF, off, pos);
+		return up_emit(x, FDR_FOP_DEREF, off, inner); /* the kernel blames the inner */
 	}
 	case '\\':
 		if (n > 1 && s[1] == '"') {
@@ -654,6 +654,7 @@ static int up_parse_name(struct fdr_uprobe_cmd *c, const char *s, size_t n, long
 			return up_err(err, -EINVAL, UP_GROUP_TOO_LONG, pos);
 		if (!up_good_name(s, gl))
 			return up_err(err, -EINVAL, UP_BAD_GROUP_NAME, pos);
+		memset(c->group, 0, sizeof(c->group));
 		memcpy(c->group, s, gl);
 		c->has_group = 1;
 		pos += (long)gl + 1;

@@ -19,7 +19,7 @@
 #define FDR_UPROBE_ARG_NAME_LEN 32 /* fdr: 31 characters (FDR_FIELD_NAME_LEN); kernel 32 */
 #define FDR_UPROBE_ARG_LEN 64 /* the kernel's MAX_ARGSTR_LEN (63) + NUL */
 #define FDR_UPROBE_SYM_LEN 256
-#define FDR_UPROBE_ARG_INSNS 17 /* loads and the store of one argument */
+#define FDR_UPROBE_ARG_INSNS 16 /* loads (at most 15, as the kernel) and the store */
 #define FDR_UPROBE_GROUP "uprobes"
 
 enum fdr_uprobe_op {
