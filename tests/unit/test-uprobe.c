@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <elf.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -367,4 +368,542 @@ Test(uprobe, same_event_twice)
 	cr_assert_eq(fdr_uprobe_parse("r:fdrchk/b /bin/true:0x1150 x=%di", &b, &e), 0);
 	cr_expect_eq(fdr_uprobe_same_args(&a, &b, &e), -EEXIST);
 	cr_expect_str_eq(e.msg, "Probe type is different from existing probe");
+}
+
+/* ---- fetch programs run on crafted registers, printed as the kernel prints --------- */
+
+struct bf {
+	unsigned a : 1, b : 4, c : 3;
+};
+
+static struct fdr_fetch_prog *compile(const char *line, struct fdr_abi_event *ev, size_t *len)
+{
+	static struct fdr_uprobe_cmd c;
+	struct fdr_fetch_prog *prog = malloc(FDR_FETCH_MAX_SIZE);
+	struct fdr_uprobe_err e;
+	int ret;
+
+	cr_assert(prog);
+	ret = fdr_uprobe_parse(line, &c, &e);
+	cr_assert_eq(ret, 0, "%s: %d %s at %d", line, ret, e.msg, e.pos);
+	cr_assert_eq(fdr_uprobe_compile(&c, prog, FDR_FETCH_MAX_SIZE, len), 0, "%s", line);
+	cr_assert_eq(fdr_fetch_check(prog, *len, NULL), 0, "%s", line);
+	if (ev)
+		cr_assert_eq(fdr_uprobe_event(&c, ev, &e), 0, "%s", line);
+	return prog;
+}
+
+/* Run @line's program on @regs and return the record's text (after "NAME: "). */
+static char *run_text(const char *line, const struct fdr_probe_regs *regs, size_t cap)
+{
+	struct fdr_abi_event ev;
+	unsigned char rec[FDR_FETCH_MAX_RECORD];
+	struct fdr_buf b = { 0 };
+	size_t len;
+	struct fdr_fetch_prog *prog = compile(line, &ev, &len);
+	int n;
+	char *ret;
+
+	memset(rec, 0xa5, sizeof(rec));
+	n = fdr_fetch_run(prog, regs, rec, cap);
+	cr_assert_geq(n, (int)prog->fixed_size, "%s: %d", line, n);
+	cr_assert_leq(n, (int)cap);
+	cr_assert_eq(fdr_format_body(&ev, rec, (uint32_t)n, &b), 0);
+	ret = strdup(b.data);
+	fdr_buf_free(&b);
+	free(prog);
+	return ret;
+}
+
+static const char hello[] = "hello-uprobe";
+static unsigned char ar[4] = { 7, 0, 0, 0 };
+static struct bf bfv = { 1, 5, 2 };
+
+static void tfn_regs(struct fdr_probe_regs *r, uint64_t x)
+{
+	memset(r, 0, sizeof(*r));
+	r->gpr[FDR_REG_DI] = x;
+	r->gpr[FDR_REG_SI] = (uintptr_t)hello;
+	r->gpr[FDR_REG_DX] = (uintptr_t)ar;
+	r->gpr[FDR_REG_CX] = (uintptr_t)&bfv;
+	r->gpr[FDR_REG_IP] = 0x55b452e29149;
+	r->probe_addr = 0x55b452e29149;
+}
+
+static void check_tfn(void)
+{
+	struct fdr_probe_regs r;
+	char want[256];
+	char *got;
+
+	tfn_regs(&r, 2);
+	/* live kernel, the same definition on a program passing the same values:
+	 * tfn: (0x5602968a9149) x=2 s="hello-uprobe" sh=0x841c a=1881965592 b=2 bf=5
+	 * ar={7,0,0,0} c='h'   (sh and a are the low bits of pointers) */
+	got = run_text("p:fdrchk/tfn /bin/true:0x1149 x=%di:s64 s=+0(%si):string sh=%dx:x16 "
+		       "a=%cx:s32 b=%di:u64 bf=+0(%cx):b4@1/32 ar=+0(%dx):u8[4] c=+0(%si):char",
+		       &r, FDR_FETCH_MAX_RECORD);
+	snprintf(want, sizeof(want),
+		 "(0x55b452e29149) x=2 s=\"hello-uprobe\" sh=0x%x a=%d b=2 bf=5 ar={7,0,0,0} c='h'",
+		 (unsigned)(uint16_t)(uintptr_t)ar, (int)(int32_t)(uintptr_t)&bfv);
+	cr_expect_str_eq(got, want);
+	free(got);
+	/* x=-1 as s64, u64 */
+	tfn_regs(&r, (uint64_t)-1);
+	got = run_text("p:fdrchk/n /bin/true:0x1149 x=%di:s64 y=%di:u64 z=%di:s8 w=%di:x8 v=%di:s32",
+		       &r, FDR_FETCH_MAX_RECORD);
+	cr_expect_str_eq(got, "(0x55b452e29149) x=-1 y=18446744073709551615 z=-1 w=0xff v=-1");
+	free(got);
+}
+
+Test(fetch, kernel_text_lines)
+{
+	check_tfn();
+}
+
+Test(fetch, kernel_text_lines_pipe)
+{
+	fdr_fetch_set_read_mode(FDR_FETCH_READ_PIPE);
+	check_tfn();
+	fdr_fetch_set_read_mode(FDR_FETCH_READ_AUTO);
+}
+
+Test(fetch, return_probe)
+{
+	struct fdr_probe_regs r;
+	char *got;
+
+	memset(&r, 0, sizeof(r));
+	r.gpr[FDR_REG_AX] = 24;
+	r.gpr[FDR_REG_IP] = 0x55b452e291af; /* where the function returned to */
+	r.probe_addr = 0x55b452e29149;
+	/* live kernel: tfn_ret: (0x55b452e291af <- 0x55b452e29149) rv=24 */
+	got = run_text("r:fdrchk/tfn_ret /bin/true:0x1149 rv=$retval:s64", &r,
+		       FDR_FETCH_MAX_RECORD);
+	cr_expect_str_eq(got, "(0x55b452e291af <- 0x55b452e29149) rv=24");
+	free(got);
+}
+
+Test(fetch, faults)
+{
+	struct fdr_probe_regs r;
+	char want[256], *got;
+
+	tfn_regs(&r, 0);
+	/* live kernel: flt: (0x55b452e29149) fs=(fault) fu=0 fx=0x0 fa={0,0} ok=0x55b452e2a004 */
+	got = run_text("p:fdrchk/flt /bin/true:0x1149 fs=+0(%di):string fu=+0(%di):u64 "
+		       "fx=+8(%di):x32 fa=+0(%di):u16[2] ok=%si",
+		       &r, FDR_FETCH_MAX_RECORD);
+	snprintf(want, sizeof(want),
+		 "(0x55b452e29149) fs=(fault) fu=0 fx=0x0 fa={0,0} ok=0x%" PRIxPTR,
+		 (uintptr_t)hello);
+	cr_expect_str_eq(got, want);
+	free(got);
+	/* a fault in a nested dereference, then the next argument is fine */
+	r.gpr[FDR_REG_DI] = 16;
+	got = run_text("p:fdrchk/f2 /bin/true:0x1149 a=+0(+0(+8(%di))):u32 "
+		       "b=+0(+0(%di)):string c=+0(%si):u8",
+		       &r, FDR_FETCH_MAX_RECORD);
+	cr_expect_str_eq(got, "(0x55b452e29149) a=0 b=(fault) c=104");
+	free(got);
+}
+
+Test(fetch, kernel_t2_line)
+{
+	struct fdr_probe_regs r;
+	uint64_t stack[8] = { 1, 2, 3, 0x4d4d, 5, 6, 7, 8 };
+	uint64_t foffs = 0x6c6c656800020001ull;
+	char want[512], *got;
+
+	prctl(PR_SET_NAME, "t", 0, 0, 0);
+	tfn_regs(&r, 0);
+	r.gpr[FDR_REG_SP] = (uintptr_t)stack;
+	/* @+0x2000: the probe's address - its file offset + 0x2000 lands on foffs */
+	r.probe_addr = (uintptr_t)&foffs + 0x1149 - 0x2000;
+	r.gpr[FDR_REG_IP] = r.probe_addr;
+	/* live kernel: t2: (0x55b452e29149) arg1=0x0 arg2=0x70752d6f6c6c6568
+	 * arg3=0x7ffd7b276cb8 arg4=0x7ffd7b276de8 arg5="t" arg6=0x4d2 arg7=0x0
+	 * arg8=0x6c6c656800020001 */
+	got = run_text("p:fdrchk/t2 /bin/true:0x1149 %di +0(%si) $stack $stack3 $comm \\1234 "
+		       "@0x1000 @+0x2000",
+		       &r, FDR_FETCH_MAX_RECORD);
+	snprintf(want, sizeof(want),
+		 "(0x%" PRIx64 ") arg1=0x0 arg2=0x70752d6f6c6c6568 arg3=0x%" PRIxPTR
+		 " arg4=0x4d4d arg5=\"t\" arg6=0x4d2 arg7=0x0 arg8=0x6c6c656800020001",
+		 r.probe_addr, (uintptr_t)stack);
+	cr_expect_str_eq(got, want);
+	free(got);
+}
+
+Test(fetch, types_arrays_bitfields)
+{
+	static const uint64_t words[2] = { 0xf0f0f0f0f0f0f0f1ull, 0x8000000000000000ull };
+	static const char *const strs[2] = { "ab", "cd" };
+	struct fdr_probe_regs r;
+	char *got;
+
+	memset(&r, 0, sizeof(r));
+	r.gpr[FDR_REG_DI] = (uintptr_t)words;
+	r.gpr[FDR_REG_SI] = (uintptr_t)strs;
+	r.gpr[FDR_REG_IP] = 0x1000;
+	got = run_text("p:g/e /bin/true:0x1149 a=+0(%di):x8[3] b=+0(%di):s16[2] "
+		       "c=+0(+0(%si)):u8 d=+0(%di):b3@2/8[2] e=+0(%di):b64@0/64 f=+0(%di):b1@0x3/0x8 "
+		       "g=+8(%di):s64 h=+0(+8(%si)):string i=\\\"ab\"c\" j=\\0xab:b4@4/8 "
+		       "k=+0(+0(%si)):char[2]",
+		       &r, FDR_FETCH_MAX_RECORD);
+	cr_expect_str_eq(got, "(0x1000) a={0xf1,0xf0,0xf0} b={-3855,-3856} c=97 d={4,4} "
+			      "e=17361641481138401521 f=0 g=-9223372036854775808 h=\"cd\" "
+			      "i=\"ab\"c\" j=10 k={'a','b'}");
+	free(got);
+}
+
+Test(fetch, args_and_stack)
+{
+	uint64_t stack[4] = { 0xdead /* return address */, 70, 80, 90 };
+	struct fdr_probe_regs r;
+	char *got;
+	int i;
+
+	memset(&r, 0, sizeof(r));
+	for (i = 0; i < FDR_REG_NR; i++)
+		r.gpr[i] = 100 + (uint64_t)i;
+	r.gpr[FDR_REG_SP] = (uintptr_t)stack;
+	r.gpr[FDR_REG_IP] = 0x1000;
+	got = run_text("p:g/e /bin/true:0x1149 a=$arg1:u8 b=$arg2:u8 c=$arg3:u8 d=$arg4:u8 "
+		       "e=$arg5:u8 f=$arg6:u8 g=$arg7:u8 h=$arg8:u8 i=$stack1:u8 j=%orig_ax:s8 "
+		       "k=%flags:u8 l=%r15:u8",
+		       &r, FDR_FETCH_MAX_RECORD);
+	cr_expect_str_eq(got, "(0x1000) a=105 b=104 c=103 d=102 e=108 f=109 g=70 h=80 i=70 j=-1 "
+			      "k=117 l=115");
+	free(got);
+}
+
+/* Reads stop at the bytes the type needs: nothing past a readable page's end. */
+Test(fetch, page_edges)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	unsigned char *m = mmap(NULL, (size_t)pg * 2, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct fdr_probe_regs r;
+	char *got;
+	int mode;
+
+	cr_assert(m != MAP_FAILED);
+	cr_assert_eq(mprotect(m + pg, (size_t)pg, PROT_NONE), 0);
+	memcpy(m + pg - 4, "abc", 4); /* a string ending on the page's last byte */
+	memset(&r, 0, sizeof(r));
+	r.gpr[FDR_REG_IP] = 0x1000;
+	for (mode = FDR_FETCH_READ_VM; mode <= FDR_FETCH_READ_PIPE; mode++) {
+		fdr_fetch_set_read_mode((enum fdr_fetch_read_mode)mode);
+		r.gpr[FDR_REG_DI] = (uintptr_t)(m + pg - 4);
+		got = run_text("p:g/e /bin/true:0x1149 s=+0(%di):string a=+3(%di):u8 b=+3(%di):u16 "
+			       "c=+2(%di):u8[2] d=+2(%di):u8[3] e=+4(%di):u8",
+			       &r, FDR_FETCH_MAX_RECORD);
+		cr_expect_str_eq(got, "(0x1000) s=\"abc\" a=0 b=0 c={99,0} d={0,0,0} e=0");
+		free(got);
+		/* not terminated before the page ends: the whole string faults */
+		memcpy(m + pg - 4, "abcd", 4);
+		got = run_text("p:g/e /bin/true:0x1149 s=+0(%di):string", &r, FDR_FETCH_MAX_RECORD);
+		cr_expect_str_eq(got, "(0x1000) s=(fault)");
+		free(got);
+		memcpy(m + pg - 4, "abc", 4);
+	}
+	fdr_fetch_set_read_mode(FDR_FETCH_READ_AUTO);
+	munmap(m, (size_t)pg * 2);
+}
+
+Test(fetch, record_room)
+{
+	struct fdr_probe_regs r;
+	unsigned char rec[64];
+	struct fdr_abi_event ev;
+	struct fdr_buf b = { 0 };
+	size_t len;
+	struct fdr_fetch_prog *p;
+	int n;
+
+	tfn_regs(&r, 0);
+	p = compile("p:g/e /bin/true:0x1149 s=+0(%si):string t=+0(%si):string", &ev, &len);
+	cr_assert_eq(p->fixed_size, 24);
+	cr_expect_eq(fdr_fetch_run(p, &r, rec, 23), -ENOSPC);
+	/* 4 bytes for strings: the first is cut to "hel", the second gets nothing */
+	n = fdr_fetch_run(p, &r, rec, 28);
+	cr_assert_eq(n, 28);
+	cr_assert_eq(fdr_format_body(&ev, rec, (uint32_t)n, &b), 0);
+	cr_expect_str_eq(b.data, "(0x55b452e29149) s=\"hel\" t=(fault)");
+	fdr_buf_free(&b);
+	free(p);
+}
+
+/* Every way a program from shared memory can be wrong is refused. */
+static const char *const check_muts[] = {
+	"magic", "version", "flags", "short", "size", "truncated", "nr_insns", "nr_args",
+	"fixed_size small", "fixed_size big", "bad register", "deref first", "unknown op", "op 0",
+	"size 3", "count 0", "count 65", "field in header", "field past", "bitfield wide",
+	"bitfield offset only", "store without load", "two loads", "data outside",
+	"string size", "stack index", "arg 0", "comm after load", "raw array",
+};
+
+static void check_mutate(struct fdr_fetch_prog *p, size_t *len, unsigned i)
+{
+	/* p: [0] REG di, [1] ST_RAW u32, [2] ST_DATA "abc", [3] REG si, [4] ST_STRING */
+	switch (i) {
+	case 0: p->magic ^= 1; break;
+	case 1: p->version = 2; break;
+	case 2: p->flags = 4; break;
+	case 3: *len = sizeof(*p) - 1; break;
+	case 4: p->size += 16; break;
+	case 5: *len -= 1; break;
+	case 6: p->nr_insns -= 1; break;
+	case 7: p->nr_args += 1; break;
+	case 8: p->fixed_size = 15; break;
+	case 9: p->fixed_size = 4001; break;
+	case 10: p->insns[0].imm = FDR_REG_NR; break;
+	case 11: p->insns[0].op = FDR_FOP_DEREF; break;
+	case 12: p->insns[1].op = FDR_FOP_NR; break;
+	case 13: p->insns[1].op = 0; break;
+	case 14: p->insns[1].size = 3; break;
+	case 15: p->insns[1].count = 0; break;
+	case 16: p->insns[1].count = 65; break;
+	case 17: p->insns[1].field = 8; break;
+	case 18: p->insns[1].field = p->fixed_size; break;
+	case 19: p->insns[1].bf_width = 30; p->insns[1].bf_offset = 3; break;
+	case 20: p->insns[1].bf_offset = 1; break;
+	case 21: p->insns[0].op = FDR_FOP_ST_RAW; p->insns[0].size = 4; p->insns[0].count = 1;
+		 p->insns[0].field = 16; break;
+	case 22: p->insns[1].op = FDR_FOP_REG; break;
+	case 23: p->insns[2].imm = 1 << 16 | 3; break;
+	case 24: p->insns[4].size = 8; break;
+	case 25: p->insns[0].op = FDR_FOP_STACK; p->insns[0].imm = 1 << 21; break;
+	case 26: p->insns[0].op = FDR_FOP_ARG; p->insns[0].imm = 0; break;
+	case 27: p->insns[1].op = FDR_FOP_ST_COMM; break;
+	default: p->insns[1].count = 2; break;
+	}
+}
+
+Test(fetch, check_refuses)
+{
+	struct fdr_fetch_prog *good, *p;
+	size_t len;
+	unsigned i;
+	const char *why;
+
+	good = compile("p:g/e /bin/true:0x1149 a=%di:u32 b=\\\"abc\" c=+0(%si):string", NULL,
+		       &len);
+	cr_assert_eq(good->nr_insns, 5);
+	cr_assert_eq(good->insns[2].op, FDR_FOP_ST_DATA);
+	cr_assert_eq(good->insns[4].op, FDR_FOP_ST_STRING);
+	p = malloc(len + 64);
+	cr_assert(p);
+	for (i = 0; i < sizeof(check_muts) / sizeof(check_muts[0]); i++) {
+		size_t l = len;
+
+		memcpy(p, good, len);
+		check_mutate(p, &l, i);
+		why = NULL;
+		cr_expect_eq(fdr_fetch_check(p, l, &why), -EINVAL, "%s accepted", check_muts[i]);
+		cr_expect(why != NULL, "%s: no reason", check_muts[i]);
+	}
+	cr_expect_eq(fdr_fetch_check(good, len, &why), 0);
+	free(p);
+	free(good);
+}
+
+/* Random damage: whatever fdr_fetch_check() accepts runs inside its record. */
+Test(fetch, check_then_run_random)
+{
+	struct fdr_probe_regs r;
+	struct fdr_fetch_prog *good, *p;
+	unsigned char *rec = malloc(FDR_FETCH_MAX_RECORD);
+	size_t len;
+	unsigned i, k, seed = 1234;
+
+	good = compile("p:g/e /bin/true:0x1149 a=%di:u32 b=\\\"abc\" c=+0(%si):string "
+		       "d=+0(%dx):u8[4] e=+0(%cx):b4@1/32 f=$comm g=@+0x10:s16",
+		       NULL, &len);
+	p = malloc(len);
+	tfn_regs(&r, 1);
+	for (i = 0; i < 20000; i++) {
+		memcpy(p, good, len);
+		for (k = 0; k < 1 + i % 4; k++) {
+			seed = seed * 1103515245 + 12345;
+			((unsigned char *)p)[(seed >> 8) % len] ^= (unsigned char)(1u << (seed >> 28) % 8);
+		}
+		if (fdr_fetch_check(p, len, NULL) == 0) {
+			int n = fdr_fetch_run(p, &r, rec, FDR_FETCH_MAX_RECORD);
+
+			cr_assert(n < 0 || (n >= p->fixed_size && n <= FDR_FETCH_MAX_RECORD));
+		}
+	}
+	free(p);
+	free(good);
+	free(rec);
+}
+
+/* ---- PATH:SYMBOL through the ELF symbol tables ----------------------------------------- */
+
+/* The file offset of @sym in @path as nm and readelf see it: st_value through PT_LOAD. */
+static uint64_t nm_offset(const char *path, const char *sym, uint64_t *vaddr)
+{
+	char cmd[512], line[512], name[256], type;
+	unsigned long long v = 0, off, va, pa, fsz, msz;
+	int found = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "nm '%s'", path);
+	f = popen(cmd, "r");
+	cr_assert(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %255s", &v, &type, name) == 3 && strcmp(name, sym) == 0) {
+			found = 1;
+			break;
+		}
+	pclose(f);
+	cr_assert(found, "nm: no %s in %s", sym, path);
+	*vaddr = v;
+	snprintf(cmd, sizeof(cmd), "readelf -lW '%s'", path);
+	f = popen(cmd, "r");
+	cr_assert(f);
+	found = 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, " LOAD %llx %llx %llx %llx %llx", &off, &va, &pa, &fsz, &msz) == 5 &&
+		    v >= va && v < va + fsz) {
+			found = 1;
+			break;
+		}
+	pclose(f);
+	cr_assert(found, "readelf: %s's address 0x%llx in no LOAD segment", sym, v);
+	return v - va + off;
+}
+
+static int resolve(const char *line, struct fdr_uprobe_cmd *c, struct fdr_uprobe_err *e)
+{
+	int ret = fdr_uprobe_parse(line, c, e);
+
+	cr_assert_eq(ret, 0, "%s: %d %s", line, ret, e->msg);
+	return fdr_uprobe_resolve(c, e);
+}
+
+static void check_elf(const char *path, int pie)
+{
+	static struct fdr_uprobe_cmd c;
+	struct fdr_uprobe_err e;
+	uint64_t want, vaddr;
+	char line[512], buf[1024], rb[1024];
+
+	want = nm_offset(path, "uprobe_target_fn", &vaddr);
+	if (!pie)
+		cr_expect_neq(want, vaddr, "non-PIE: the offset is not the address");
+	snprintf(line, sizeof(line), "p:g/fn %s:uprobe_target_fn x=%%di:s64", path);
+	cr_assert_eq(resolve(line, &c, &e), 0, "%s: %s", line, e.msg);
+	cr_expect_eq(c.offset, want, "%s: 0x%" PRIx64 ", nm/readelf 0x%" PRIx64, path, c.offset,
+		     want);
+	/* read back as the kernel would show the offset it resolved to */
+	fdr_uprobe_format(&c, buf, sizeof(buf));
+	snprintf(rb, sizeof(rb), "p:g/fn %s:0x%016" PRIx64 " x=%%di:s64\n", path, want);
+	cr_expect_str_eq(buf, rb);
+	snprintf(line, sizeof(line), "p %s:uprobe_target_fn+4%%return", path);
+	cr_assert_eq(resolve(line, &c, &e), 0, "%s: %s", line, e.msg);
+	cr_expect_eq(c.offset, want + 4);
+	cr_expect(c.is_return);
+	snprintf(buf, sizeof(buf), "p_uprobe_0x%" PRIx64, want + 4);
+	cr_expect_str_eq(c.event, buf);
+	/* a static function: .symtab only */
+	want = nm_offset(path, "uprobe_target_static", &vaddr);
+	snprintf(line, sizeof(line), "p:g/st %s:uprobe_target_static", path);
+	cr_assert_eq(resolve(line, &c, &e), 0, "%s: %s", line, e.msg);
+	cr_expect_eq(c.offset, want);
+	/* refused */
+	snprintf(line, sizeof(line), "p:g/if %s:uprobe_target_ifunc", path);
+	cr_expect_eq(resolve(line, &c, &e), -EOPNOTSUPP);
+	cr_expect(strstr(e.msg, "IFUNC") != NULL, "%s", e.msg);
+	snprintf(line, sizeof(line), "p:g/no %s:no_such_function", path);
+	cr_expect_eq(resolve(line, &c, &e), -ENOENT);
+	cr_expect_str_eq(e.msg, "Failed to find the given function symbol");
+	cr_expect_eq(e.pos, 7);
+	snprintf(line, sizeof(line), "p:g/big %s:uprobe_target_fn+0x100000", path);
+	cr_expect_eq(resolve(line, &c, &e), -EINVAL);
+	cr_expect_str_eq(e.msg, "Offset is beyond the function's size");
+}
+
+Test(elf, pie)
+{
+	check_elf(FDR_TEST_TARGET_PIE, 1);
+}
+
+Test(elf, nopie)
+{
+	check_elf(FDR_TEST_TARGET_NOPIE, 0);
+}
+
+Test(elf, not_elf)
+{
+	static struct fdr_uprobe_cmd c;
+	struct fdr_uprobe_err e;
+	char path[] = "/tmp/fdr-uprobe-XXXXXX", line[256];
+	int fd = mkstemp(path);
+
+	cr_assert(fd >= 0);
+	cr_assert_eq(write(fd, "#!/bin/sh\nexit 0\n", 17), 17);
+	close(fd);
+	snprintf(line, sizeof(line), "p:g/x %s:main", path);
+	cr_expect_eq(resolve(line, &c, &e), -EINVAL);
+	cr_expect_str_eq(e.msg, "Not a 64-bit little-endian ELF file");
+	unlink(path);
+}
+
+/* A hostile file: every truncation and damaged headers; never a crash or a read past. */
+Test(elf, hostile)
+{
+	static struct fdr_uprobe_cmd c;
+	struct fdr_uprobe_err e;
+	char path[] = "/tmp/fdr-uprobe-XXXXXX", line[256];
+	unsigned char *img;
+	long size;
+	unsigned seed = 99, i, k;
+	FILE *f = fopen(FDR_TEST_TARGET_PIE, "rb");
+	int fd = mkstemp(path);
+
+	cr_assert(f && fd >= 0);
+	fseek(f, 0, SEEK_END);
+	size = ftell(f);
+	rewind(f);
+	img = malloc((size_t)size);
+	cr_assert_eq(fread(img, 1, (size_t)size, f), (size_t)size);
+	fclose(f);
+	snprintf(line, sizeof(line), "p:g/x %s:uprobe_target_fn", path);
+	for (i = 0; i < 600; i++) {
+		unsigned char *d = malloc((size_t)size);
+		long n = size;
+		int ret;
+
+		memcpy(d, img, (size_t)size);
+		if (i < 200) {
+			n = (long)((uint64_t)size * i / 200);
+		} else {
+			for (k = 0; k < 1 + i % 8; k++) {
+				seed = seed * 1103515245 + 12345;
+				/* mostly the headers: ELF header, program and section headers */
+				d[(seed >> 4) % (k & 1 ? (unsigned)size : 128u)] ^= (unsigned char)(seed >> 24);
+			}
+			if (i % 3 == 0) { /* the section headers, where the tables are found */
+				Elf64_Ehdr *eh = (Elf64_Ehdr *)d;
+
+				seed = seed * 1103515245 + 12345;
+				if (eh->e_shoff < (uint64_t)size - 64)
+					d[eh->e_shoff + (seed >> 8) % ((uint64_t)size - eh->e_shoff)] ^=
+						(unsigned char)(seed >> 20);
+			}
+		}
+		cr_assert_eq(ftruncate(fd, 0), 0);
+		cr_assert_eq(pwrite(fd, d, (size_t)n, 0), n);
+		fdr_uprobe_parse(line, &c, &e);
+		ret = fdr_uprobe_resolve(&c, &e);
+		cr_expect(ret == 0 || (ret < 0 && e.msg), "%d", ret);
+		cr_expect(ret != 0 || c.offset < (uint64_t)n);
+		free(d);
+	}
+	close(fd);
+	unlink(path);
+	free(img);
 }
