@@ -44,10 +44,14 @@ static const struct err_row kernel_errors[] = {
 	{ "p:fdrchk/e1 /bin/true:0x1149 $retval", -22, "$retval is not available on probe", 29 },
 	{ "p:fdrchk/e1 /bin/true:0x1149 @sym", -22, "Symbol is not available with uprobe", 29 },
 	{ "p:fdrchk/e1 /bin/true:0x1149 foo", -22, "BTF is not available or not supported", 29 },
-	{ "p:fdrchk/e1 /bin/true:0x1149 a=%di a=%si", -22, "This argument name is already used", 35 },
-	{ "p:fdrchk/e1 /bin/true:0x1149 1a=%di", -22, "Argument name must follow the same rules as C identifiers", 29 },
-	{ "p:fdrchk/e1 /bin/true:0x1149 a=%di:string", -22, "String accepts only memory argument", 35 },
-	{ "p:fdrchk/e1 /bin/true:0x1149 a=%di:u8[2]", -22, "String accepts only memory argument", 35 },
+	{ "p:fdrchk/e1 /bin/true:0x1149 a=%di a=%si", -22, "This argument name is already used",
+	  35 },
+	{ "p:fdrchk/e1 /bin/true:0x1149 1a=%di", -22,
+	  "Argument name must follow the same rules as C identifiers", 29 },
+	{ "p:fdrchk/e1 /bin/true:0x1149 a=%di:string", -22, "String accepts only memory argument",
+	  35 },
+	{ "p:fdrchk/e1 /bin/true:0x1149 a=%di:u8[2]", -22, "String accepts only memory argument",
+	  35 },
 	{ "p:fdrchk/e1 /bin/true:0x1149 a=+0(%di):u8[65]", -22, "Array number is too big", 42 },
 	{ "p:fdrchk/e1 /bin/true:0x1149 a=+0(%di):u8[0]", -22, "Invalid array size", 42 },
 	{ "p:fdrchk/e1 /bin/true:0x1149 a=+0(%di):u8[2", -22, "Array is not closed", 43 },
@@ -56,7 +60,8 @@ static const struct err_row kernel_errors[] = {
 	{ "p:fdrchk/e1 /bin/true:0x1149 a=+0%di", -22, "Dereference needs a brace", 31 },
 	{ "p:fdrchk/e1 /bin/true:0x1149 a=+z(%di)", -22, "Invalid dereference offset", 31 },
 	{ "p:fdrchk/e1 /bin/true:0x1149 a=+0($comm)", -22, "$comm can not be dereferenced", 34 },
-	{ "p:fdrchk/e1 /bin/true:0x1149 a=$comm:u32", -22, "$comm and immediate-string only accepts string type", 37 },
+	{ "p:fdrchk/e1 /bin/true:0x1149 a=$comm:u32", -22,
+	  "$comm and immediate-string only accepts string type", 37 },
 	{ "p:fdrchk/e1 /bin/true:0x1149 a=\\zz", -22, "Invalid immediate value", 32 },
 	{ "p:fdrchk/e1 /bin/true:0x1149 a=@zz", -22, "Symbol is not available with uprobe", 31 },
 	{ "p:fdrchk/e1 /bin/true:0x1149 a=@0xzz", -22, "Invalid memory address", 31 },
@@ -68,19 +73,24 @@ static const struct err_row kernel_errors[] = {
 	{ "p:fdrchk/e1 /bin/true:0x1149 a=+0(%di):b4@1/24", -22, "Unknown type is specified", 39 },
 	{ "p:fdrchk/e1 /bin/true:0x1149 a=+0(%di):b4/32", -22, "Invalid bitfield", 42 },
 	{ "p:fdrchk/e1 /bin/true:0x1149 abcd=+0(+0(%si)):b4@30/32", -22, "Invalid bitfield", 49 },
-	{ "p:fdrchk/e1 /bin/true:0x1149 abcd=+0(+0(%si)):u8[99]", -22, "Array number is too big", 49 },
+	{ "p:fdrchk/e1 /bin/true:0x1149 abcd=+0(+0(%si)):u8[99]", -22, "Array number is too big",
+	  49 },
 	{ "p:fdrchk/e1 /bin/true:0x1149 a=+0(%di):b65@0/64", -22, "Invalid bitfield", 42 },
 	{ "p:fdrchk/e1 /bin/true:0x1149 a=+0(%di):b1@3/8x", -22, "Unknown type is specified", 39 },
 	{ "p:fdrchk/e1 /bin/true:0x1149 a=", -22, "No argument expression", 31 },
 	{ "p:fdrchk/e1 /bin/true:0x1149 =%di", -22, "Argument name is not specified", 29 },
-	{ "p:fdrchk/e1 /bin/true:0x1149 aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa=%di", -22, "Argument name is too long", 29 },
-	{ "p:fdrchk/e1 /bin/true:0x1149 a=+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(%di))))))))))))))))", -7, "Argument expression is too long", 31 },
+	{ "p:fdrchk/e1 /bin/true:0x1149 aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa=%di", -22,
+	  "Argument name is too long", 29 },
+	{ "p:fdrchk/e1 /bin/true:0x1149 a=+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(%di))))))))))))))))",
+	  -7, "Argument expression is too long", 31 },
 	{ "p:fdrchk/e1 /bin/true:0x1149 a=+0(%di):symbol", -22, "Unknown type is specified", 39 },
 	{ "p:fdrchk/e1 /bin/true:0x1149 a=+0(%di):%pd", -22, "Unknown type is specified", 39 },
 	{ "p:fdrchk/e1 /bin/true:0x1149 a=+0(%di):symstr", -22, "Unknown type is specified", 39 },
 	{ "p:fdrchk/e1 /bin/true:0x1149 a=\\\"abc", -22, "String is not closed with '\"'", 36 },
-	{ "p:fdrchk/e1 /bin/true:0x1149 a=common_pid", -22, "BTF is not available or not supported", 31 },
-	{ "p:fdrchk/e1 /bin/true:0x1149 __probe_ip=%di", -22, "This argument name is already used", 29 },
+	{ "p:fdrchk/e1 /bin/true:0x1149 a=common_pid", -22, "BTF is not available or not supported",
+	  31 },
+	{ "p:fdrchk/e1 /bin/true:0x1149 __probe_ip=%di", -22, "This argument name is already used",
+	  29 },
 	{ "p:fdrchk/e1 /bin/true:0x1149 a=+0u(%di)", -22, "Invalid dereference offset", 31 },
 	{ "p:fdrchk/e1 /bin/true:0x1149 a=%ax b=%rax", -22, "Invalid register name", 37 },
 	{ "p:fdrchk/e1 /bin/true:0x1149 a=%es", -22, "Invalid register name", 31 },
@@ -93,49 +103,73 @@ static const struct err_row kernel_errors[] = {
 	{ "p:fdrchk/e1 /bin/true:0x1149(0x10", -22, "Reference counter brace is not closed", 33 },
 	{ "p:fdrchk/e1 /bin/true:0x1149(0x10)x", -22, "Reference counter has wrong suffix", 34 },
 	{ "p:/e1 /bin/true:0x1149", -22, "Group name is not specified", 2 },
-	{ "p:1fdrchk/e1 /bin/true:0x1149", -22, "Group name must follow the same rules as C identifiers", 2 },
-	{ "p:fdrchk/1e /bin/true:0x1149", -22, "Event name must follow the same rules as C identifiers", 9 },
-	{ "p:fdrchk/e-1 /bin/true:0x1149", -22, "Event name must follow the same rules as C identifiers", 9 },
-	{ "p:fdrchk/e.1 /bin/true:0x1149", -22, "Event name must follow the same rules as C identifiers", 9 },
-	{ "p:fdr.chk/e1 /bin/true:0x1149", -22, "Group name must follow the same rules as C identifiers", 2 },
-	{ "p:fdrchk/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa /bin/true:0x1149", -22, "Event name is too long", 9 },
-	{ "p:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/e1 /bin/true:0x1149", -22, "Group name is too long", 2 },
+	{ "p:1fdrchk/e1 /bin/true:0x1149", -22,
+	  "Group name must follow the same rules as C identifiers", 2 },
+	{ "p:fdrchk/1e /bin/true:0x1149", -22,
+	  "Event name must follow the same rules as C identifiers", 9 },
+	{ "p:fdrchk/e-1 /bin/true:0x1149", -22,
+	  "Event name must follow the same rules as C identifiers", 9 },
+	{ "p:fdrchk/e.1 /bin/true:0x1149", -22,
+	  "Event name must follow the same rules as C identifiers", 9 },
+	{ "p:fdr.chk/e1 /bin/true:0x1149", -22,
+	  "Group name must follow the same rules as C identifiers", 2 },
+	{ "p:fdrchk/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa /bin/true:0x1149",
+	  -22, "Event name is too long", 9 },
+	{ "p:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/e1 /bin/true:0x1149",
+	  -22, "Group name is too long", 2 },
 	{ "p:fdrchk/e1 /tmp:0x1149", -22, "Not a regular file", 12 },
 	{ "p:fdrchk/e1 /bin/true:0x1149 a=$arg0", -22, "Invalid argument number", 31 },
 	{ "p:fdrchk/e1 /bin/true:0x1149 a=\\0x", -22, "Invalid immediate value", 32 },
 	{ "p:fdrchk/e1 /bin/true:0x1149 a=%di:x64:u8", -22, "Unknown type is specified", 35 },
 	{ "p:fdrchk/e1 /bin/true:0x1149 a=%di:", -22, "Unknown type is specified", 35 },
-	{ "p:fdrchk/e1 /bin/true:0x1149 a=%di b", -22, "BTF is not available or not supported", 35 },
+	{ "p:fdrchk/e1 /bin/true:0x1149 a=%di b", -22, "BTF is not available or not supported",
+	  35 },
 	{ "p:fdrchk/e1 /bin/true:0x1149 a=+0x(%di)", -22, "Invalid dereference offset", 31 },
 	{ "p:fdrchk/e1 /bin/true:0x1149 a=@-1", -22, "Symbol is not available with uprobe", 31 },
 	{ "p:fdrchk/e1 /bin/true:0x1149 a=@+", -22, "Invalid file offset value", 31 },
-	{ "p:fdrchk/e1 /bin/true:0x1149 a=\\\"abc\":u8", -22, "$comm and immediate-string only accepts string type", 38 },
-	{ "p:fdrchk/e1 /bin/true:0x1149 a=$comm:string[2]", -22, "$comm and immediate-string only accepts string type", 37 },
-	{ "p:fdrchk/e1 /bin/true:0x1149 a=$comm:s8", -22, "$comm and immediate-string only accepts string type", 37 },
+	{ "p:fdrchk/e1 /bin/true:0x1149 a=\\\"abc\":u8", -22,
+	  "$comm and immediate-string only accepts string type", 38 },
+	{ "p:fdrchk/e1 /bin/true:0x1149 a=$comm:string[2]", -22,
+	  "$comm and immediate-string only accepts string type", 37 },
+	{ "p:fdrchk/e1 /bin/true:0x1149 a=$comm:s8", -22,
+	  "$comm and immediate-string only accepts string type", 37 },
 	{ "p:fdrchk/e1 /bin/true:0x1149 a=+0(%di):string:x", -22, "Unknown type is specified", 39 },
-	{ "p:fdrchk/e1 /bin/true:0x1149 a=$stack:string", -22, "String accepts only memory argument", 38 },
+	{ "p:fdrchk/e1 /bin/true:0x1149 a=$stack:string", -22,
+	  "String accepts only memory argument", 38 },
 	{ "p:fdrchk/e1 /bin/true:0x1149 a=+0(%di):u8[]", -22, "Invalid array size", 42 },
 	{ "p:fdrchk/e1 /bin/true:0x1149 a=+0(%di):[2]", -22, "Unknown type is specified", 39 },
-	{ "p:fdrchk/e1 /bin/true:0x1149 a=+18446744073709551615(%di)", -34, "Invalid dereference offset", 31 },
-	{ "p:fdrchk/e1 /bin/true:0x1149 a=\\18446744073709551616", -34, "Invalid immediate value", 32 },
+	{ "p:fdrchk/e1 /bin/true:0x1149 a=+18446744073709551615(%di)", -34,
+	  "Invalid dereference offset", 31 },
+	{ "p:fdrchk/e1 /bin/true:0x1149 a=\\18446744073709551616", -34, "Invalid immediate value",
+	  32 },
 	{ "p:fdrchk/e1 /bin/true:0x1149 a=%di=%si", -22, "Invalid register name", 31 },
 	{ "p:fdrchk/e1 /bin/true:0x1149 a==%si", -22, "Invalid fetch argument", 31 },
-	{ "p:fdrchk/e1 /bin/true:0x1149 arg2=%si %di", -22, "This argument name is already used", 38 },
-	{ "p:fdrchk/e1 /bin/true:0x1149 %di arg1=%si", -22, "This argument name is already used", 33 },
-	{ "p:fdrchk/e1 /bin/true:0x1149 a=$retval:s64", -22, "$retval is not available on probe", 31 },
-	{ "p:fdrchk/e1 /bin/true:0x1149 a=+0($retval)", -22, "$retval is not available on probe", 34 },
+	{ "p:fdrchk/e1 /bin/true:0x1149 arg2=%si %di", -22, "This argument name is already used",
+	  38 },
+	{ "p:fdrchk/e1 /bin/true:0x1149 %di arg1=%si", -22, "This argument name is already used",
+	  33 },
+	{ "p:fdrchk/e1 /bin/true:0x1149 a=$retval:s64", -22, "$retval is not available on probe",
+	  31 },
+	{ "p:fdrchk/e1 /bin/true:0x1149 a=+0($retval)", -22, "$retval is not available on probe",
+	  34 },
 	{ "p:fdrchk/e1 /bin/true:0x1149 a=+0(\\\"s\")", -22, "$comm can not be dereferenced", 34 },
 	{ "p:fdrchk/e1 /bin/true:0x1149 a=+0(%di):U8", -22, "Unknown type is specified", 39 },
-	{ "p:fdrchk/e1 /bin/true:0x1149 a=+0(%di) b=+1(%dx", -22, "Dereference brace is not closed", 47 },
-	{ "r:fdrchk/e1 /bin/true:0x1149 a=$arg1", -22, "$arg* can be used only on function entry or exit", 31 },
-	{ "p:fdrchk/o6 /bin/true:0x1149 a=+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(%di))))))))))))))) b=+0(%di):b64@0/64 c=+0(%di):b1@0x3/0x8 d=@0x1000:string e=\\0x1000:string", -22, "Dereference is too much nested", 34 },
+	{ "p:fdrchk/e1 /bin/true:0x1149 a=+0(%di) b=+1(%dx", -22, "Dereference brace is not closed",
+	  47 },
+	{ "r:fdrchk/e1 /bin/true:0x1149 a=$arg1", -22,
+	  "$arg* can be used only on function entry or exit", 31 },
+	{ "p:fdrchk/o6 /bin/true:0x1149 a=+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(+0(%di))))))))))))))) b=+0(%di):b64@0/64 c=+0(%di):b1@0x3/0x8 d=@0x1000:string e=\\0x1000:string",
+	  -22, "Dereference is too much nested", 34 },
 };
 
 /* fdr's own: the kernel gives a bare EINVAL (no error_log entry) or differs */
 static const struct err_row fdr_errors[] = {
-	{ "q:fdrchk/e1 /bin/true:0x1149", -22, "Unknown probe command (expected 'p', 'r' or '-:')", 0 },
-	{ "p:fdrchk/e1 /bin/true", -22, "Probe place must be PATH:OFFSET or PATH:SYMBOL[+OFFS]", 12 },
-	{ "p:fdrchk/e1 /bin/true:", -22, "Probe place must be PATH:OFFSET or PATH:SYMBOL[+OFFS]", 12 },
+	{ "q:fdrchk/e1 /bin/true:0x1149", -22, "Unknown probe command (expected 'p', 'r' or '-:')",
+	  0 },
+	{ "p:fdrchk/e1 /bin/true", -22, "Probe place must be PATH:OFFSET or PATH:SYMBOL[+OFFS]",
+	  12 },
+	{ "p:fdrchk/e1 /bin/true:", -22, "Probe place must be PATH:OFFSET or PATH:SYMBOL[+OFFS]",
+	  12 },
 	{ "p:fdrchk/e1 /bin/true:-1", -22, "Invalid uprobe offset", 22 },
 	{ "p:fdrchk/e1 /bin/true:0x12g", -22, "Invalid uprobe offset", 22 },
 	{ "p:fdrchk/e1 /bin/true:sym+zz", -22, "Invalid uprobe offset", 26 },
@@ -194,8 +228,7 @@ static const struct ok_row kernel_ok[] = {
 	{ "p:fdrchk.o8 /bin/true:0x1149 aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa=%di",
 	  "p:fdrchk/o8 /bin/true:0x0000000000001149 aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa=%di\n",
 	  "\tfield:unsigned long __probe_ip;\toffset:8;\tsize:8;\tsigned:0;\n\tfield:u64 aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa;\toffset:16;\tsize:8;\tsigned:0;\n\nprint fmt: \"(%lx) aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa=0x%Lx\", REC->__probe_ip, REC->aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n" },
-	{ "p:fdrchk/ /bin/true:0x1149",
-	  "p:fdrchk/p_true_0x1149 /bin/true:0x0000000000001149\n",
+	{ "p:fdrchk/ /bin/true:0x1149", "p:fdrchk/p_true_0x1149 /bin/true:0x0000000000001149\n",
 	  "\tfield:unsigned long __probe_ip;\toffset:8;\tsize:8;\tsigned:0;\n\nprint fmt: \"(%lx)\", REC->__probe_ip\n" },
 	{ "p:fdrchk/o9 /bin/true:1149 %di %si %di",
 	  "p:fdrchk/o9 /bin/true:0x000000000000047d arg1=%di arg2=%si arg3=%di\n",
@@ -275,7 +308,8 @@ Test(uprobe, kernel_readback_and_format)
 		cr_expect_str_eq(buf, r->readback, "%s", r->line);
 		cr_assert_eq(fdr_uprobe_event(&c, &ev, &e), 0, "%s", r->line);
 		tail = format_tail(&ev);
-		cr_expect(strcmp(tail, r->format) == 0, "%s:\n%s\nwant\n%s", r->line, tail, r->format);
+		cr_expect(strcmp(tail, r->format) == 0, "%s:\n%s\nwant\n%s", r->line, tail,
+			  r->format);
 		free(tail);
 		cr_expect_eq(fdr_uprobe_compile(&c, prog, sizeof(prog), &len), 0, "%s", r->line);
 		cr_expect_eq(fdr_fetch_check(prog, len, NULL), 0, "%s", r->line);
@@ -285,7 +319,8 @@ Test(uprobe, kernel_readback_and_format)
 Test(uprobe, command_and_comments)
 {
 	static struct fdr_uprobe_cmd c;
-	static const char *const empty[] = { "", "   ", "\n", "# all comment", "  \t# x", "#p:a/b x:1" };
+	static const char *const empty[] = { "",	"   ",	     "\n", "# all comment",
+					     "  \t# x", "#p:a/b x:1" };
 	struct fdr_uprobe_err e;
 	char buf[256];
 	size_t i;
@@ -297,8 +332,8 @@ Test(uprobe, command_and_comments)
 	cr_expect_eq(fdr_uprobe_command("  p:a/b \t /x:1   x=%di # c d\n", buf, sizeof(buf)), 16);
 	cr_expect_str_eq(buf, "p:a/b /x:1 x=%di");
 	/* a trailing comment is dropped; words are joined by one space (live kernel) */
-	cr_assert_eq(fdr_uprobe_parse("  p:fdrchk/c   /bin/true:0x1149   x=%di  # trailing", &c, &e),
-		     0);
+	cr_assert_eq(
+		fdr_uprobe_parse("  p:fdrchk/c   /bin/true:0x1149   x=%di  # trailing", &c, &e), 0);
 	fdr_uprobe_format(&c, buf, sizeof(buf));
 	cr_expect_str_eq(buf, "p:fdrchk/c /bin/true:0x0000000000001149 x=%di\n");
 	/* deletion */
@@ -321,7 +356,8 @@ Test(uprobe, command_and_comments)
 	cr_expect_str_eq(buf, "r:uprobes/p_true_0x8 /bin/true:0x0000000000000008\n");
 	/* fdr's $argN, entry probes only (the live kernel: "$arg* can be used only on
 	 * function entry or exit" at the '$', for p and r alike) */
-	cr_assert_eq(fdr_uprobe_parse("p:fdrchk/a /bin/true:0x1149 a=$arg1 b=$arg7:s32", &c, &e), 0);
+	cr_assert_eq(fdr_uprobe_parse("p:fdrchk/a /bin/true:0x1149 a=$arg1 b=$arg7:s32", &c, &e),
+		     0);
 	cr_expect_eq(c.args[1].insns[0].op, FDR_FOP_ARG);
 	cr_expect_eq(c.args[1].insns[0].imm, 7);
 }
@@ -450,8 +486,9 @@ static void check_tfn(void)
 	free(got);
 	/* x=-1 as s64, u64 */
 	tfn_regs(&r, (uint64_t)-1);
-	got = run_text("p:fdrchk/n /bin/true:0x1149 x=%di:s64 y=%di:u64 z=%di:s8 w=%di:x8 v=%di:s32",
-		       &r, FDR_FETCH_MAX_RECORD);
+	got = run_text(
+		"p:fdrchk/n /bin/true:0x1149 x=%di:s64 y=%di:u64 z=%di:s8 w=%di:x8 v=%di:s32", &r,
+		FDR_FETCH_MAX_RECORD);
 	cr_expect_str_eq(got, "(0x55b452e29149) x=-1 y=18446744073709551615 z=-1 w=0xff v=-1");
 	free(got);
 }
@@ -546,11 +583,12 @@ Test(fetch, types_arrays_bitfields)
 	r.gpr[FDR_REG_DI] = (uintptr_t)words;
 	r.gpr[FDR_REG_SI] = (uintptr_t)strs;
 	r.gpr[FDR_REG_IP] = 0x1000;
-	got = run_text("p:g/e /bin/true:0x1149 a=+0(%di):x8[3] b=+0(%di):s16[2] "
-		       "c=+0(+0(%si)):u8 d=+0(%di):b3@2/8[2] e=+0(%di):b64@0/64 f=+0(%di):b1@0x3/0x8 "
-		       "g=+8(%di):s64 h=+0(+8(%si)):string i=\\\"ab\"c\" j=\\0xab:b4@4/8 "
-		       "k=+0(+0(%si)):char[2]",
-		       &r, FDR_FETCH_MAX_RECORD);
+	got = run_text(
+		"p:g/e /bin/true:0x1149 a=+0(%di):x8[3] b=+0(%di):s16[2] "
+		"c=+0(+0(%si)):u8 d=+0(%di):b3@2/8[2] e=+0(%di):b64@0/64 f=+0(%di):b1@0x3/0x8 "
+		"g=+8(%di):s64 h=+0(+8(%si)):string i=\\\"ab\"c\" j=\\0xab:b4@4/8 "
+		"k=+0(+0(%si)):char[2]",
+		&r, FDR_FETCH_MAX_RECORD);
 	cr_expect_str_eq(got, "(0x1000) a={0xf1,0xf0,0xf0} b={-3855,-3856} c=97 d={4,4} "
 			      "e=17361641481138401521 f=0 g=-9223372036854775808 h=\"cd\" "
 			      "i=\"ab\"c\" j=10 k={'a','b'}");
@@ -637,47 +675,134 @@ Test(fetch, record_room)
 
 /* Every way a program from shared memory can be wrong is refused. */
 static const char *const check_muts[] = {
-	"magic", "version", "flags", "short", "size", "truncated", "nr_insns", "nr_args",
-	"fixed_size small", "fixed_size big", "bad register", "deref first", "unknown op", "op 0",
-	"size 3", "count 0", "count 65", "field in header", "field past", "bitfield wide",
-	"bitfield offset only", "store without load", "two loads", "data outside",
-	"string size", "stack index", "arg 0", "comm after load", "raw array",
+	"magic",
+	"version",
+	"flags",
+	"short",
+	"size",
+	"truncated",
+	"nr_insns",
+	"nr_args",
+	"fixed_size small",
+	"fixed_size big",
+	"bad register",
+	"deref first",
+	"unknown op",
+	"op 0",
+	"size 3",
+	"count 0",
+	"count 65",
+	"field in header",
+	"field past",
+	"bitfield wide",
+	"bitfield offset only",
+	"store without load",
+	"two loads",
+	"data outside",
+	"string size",
+	"stack index",
+	"arg 0",
+	"comm after load",
+	"raw array",
 };
 
 static void check_mutate(struct fdr_fetch_prog *p, size_t *len, unsigned i)
 {
 	/* p: [0] REG di, [1] ST_RAW u32, [2] ST_DATA "abc", [3] REG si, [4] ST_STRING */
 	switch (i) {
-	case 0: p->magic ^= 1; break;
-	case 1: p->version = 2; break;
-	case 2: p->flags = 4; break;
-	case 3: *len = sizeof(*p) - 1; break;
-	case 4: p->size += 16; break;
-	case 5: *len -= 1; break;
-	case 6: p->nr_insns -= 1; break;
-	case 7: p->nr_args += 1; break;
-	case 8: p->fixed_size = 15; break;
-	case 9: p->fixed_size = 4001; break;
-	case 10: p->insns[0].imm = FDR_REG_NR; break;
-	case 11: p->insns[0].op = FDR_FOP_DEREF; break;
-	case 12: p->insns[1].op = FDR_FOP_NR; break;
-	case 13: p->insns[1].op = 0; break;
-	case 14: p->insns[1].size = 3; break;
-	case 15: p->insns[1].count = 0; break;
-	case 16: p->insns[1].count = 65; break;
-	case 17: p->insns[1].field = 8; break;
-	case 18: p->insns[1].field = p->fixed_size; break;
-	case 19: p->insns[1].bf_width = 30; p->insns[1].bf_offset = 3; break;
-	case 20: p->insns[1].bf_offset = 1; break;
-	case 21: p->insns[0].op = FDR_FOP_ST_RAW; p->insns[0].size = 4; p->insns[0].count = 1;
-		 p->insns[0].field = 16; break;
-	case 22: p->insns[1].op = FDR_FOP_REG; break;
-	case 23: p->insns[2].imm = 1 << 16 | 3; break;
-	case 24: p->insns[4].size = 8; break;
-	case 25: p->insns[0].op = FDR_FOP_STACK; p->insns[0].imm = 1 << 21; break;
-	case 26: p->insns[0].op = FDR_FOP_ARG; p->insns[0].imm = 0; break;
-	case 27: p->insns[1].op = FDR_FOP_ST_COMM; break;
-	default: p->insns[1].count = 2; break;
+	case 0:
+		p->magic ^= 1;
+		break;
+	case 1:
+		p->version = 2;
+		break;
+	case 2:
+		p->flags = 4;
+		break;
+	case 3:
+		*len = sizeof(*p) - 1;
+		break;
+	case 4:
+		p->size += 16;
+		break;
+	case 5:
+		*len -= 1;
+		break;
+	case 6:
+		p->nr_insns -= 1;
+		break;
+	case 7:
+		p->nr_args += 1;
+		break;
+	case 8:
+		p->fixed_size = 15;
+		break;
+	case 9:
+		p->fixed_size = 4001;
+		break;
+	case 10:
+		p->insns[0].imm = FDR_REG_NR;
+		break;
+	case 11:
+		p->insns[0].op = FDR_FOP_DEREF;
+		break;
+	case 12:
+		p->insns[1].op = FDR_FOP_NR;
+		break;
+	case 13:
+		p->insns[1].op = 0;
+		break;
+	case 14:
+		p->insns[1].size = 3;
+		break;
+	case 15:
+		p->insns[1].count = 0;
+		break;
+	case 16:
+		p->insns[1].count = 65;
+		break;
+	case 17:
+		p->insns[1].field = 8;
+		break;
+	case 18:
+		p->insns[1].field = p->fixed_size;
+		break;
+	case 19:
+		p->insns[1].bf_width = 30;
+		p->insns[1].bf_offset = 3;
+		break;
+	case 20:
+		p->insns[1].bf_offset = 1;
+		break;
+	case 21:
+		p->insns[0].op = FDR_FOP_ST_RAW;
+		p->insns[0].size = 4;
+		p->insns[0].count = 1;
+		p->insns[0].field = 16;
+		break;
+	case 22:
+		p->insns[1].op = FDR_FOP_REG;
+		break;
+	case 23:
+		p->insns[2].imm = 1 << 16 | 3;
+		break;
+	case 24:
+		p->insns[4].size = 8;
+		break;
+	case 25:
+		p->insns[0].op = FDR_FOP_STACK;
+		p->insns[0].imm = 1 << 21;
+		break;
+	case 26:
+		p->insns[0].op = FDR_FOP_ARG;
+		p->insns[0].imm = 0;
+		break;
+	case 27:
+		p->insns[1].op = FDR_FOP_ST_COMM;
+		break;
+	default:
+		p->insns[1].count = 2;
+		break;
 	}
 }
 
@@ -688,8 +813,7 @@ Test(fetch, check_refuses)
 	unsigned i;
 	const char *why;
 
-	good = compile("p:g/e /bin/true:0x1149 a=%di:u32 b=\\\"abc\" c=+0(%si):string", NULL,
-		       &len);
+	good = compile("p:g/e /bin/true:0x1149 a=%di:u32 b=\\\"abc\" c=+0(%si):string", NULL, &len);
 	cr_assert_eq(good->nr_insns, 5);
 	cr_assert_eq(good->insns[2].op, FDR_FOP_ST_DATA);
 	cr_assert_eq(good->insns[4].op, FDR_FOP_ST_STRING);
@@ -727,7 +851,8 @@ Test(fetch, check_then_run_random)
 		memcpy(p, good, len);
 		for (k = 0; k < 1 + i % 4; k++) {
 			seed = seed * 1103515245 + 12345;
-			((unsigned char *)p)[(seed >> 8) % len] ^= (unsigned char)(1u << (seed >> 28) % 8);
+			((unsigned char *)p)[(seed >> 8) % len] ^=
+				(unsigned char)(1u << (seed >> 28) % 8);
 		}
 		if (fdr_fetch_check(p, len, NULL) == 0) {
 			int n = fdr_fetch_run(p, &r, rec, FDR_FETCH_MAX_RECORD);
@@ -766,7 +891,8 @@ static uint64_t nm_offset(const char *path, const char *sym, uint64_t *vaddr)
 	cr_assert(f);
 	found = 0;
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, " LOAD %llx %llx %llx %llx %llx", &off, &va, &pa, &fsz, &msz) == 5 &&
+		if (sscanf(line, " LOAD %llx %llx %llx %llx %llx", &off, &va, &pa, &fsz, &msz) ==
+			    5 &&
 		    v >= va && v < va + fsz) {
 			found = 1;
 			break;
@@ -884,14 +1010,16 @@ Test(elf, hostile)
 			for (k = 0; k < 1 + i % 8; k++) {
 				seed = seed * 1103515245 + 12345;
 				/* mostly the headers: ELF header, program and section headers */
-				d[(seed >> 4) % (k & 1 ? (unsigned)size : 128u)] ^= (unsigned char)(seed >> 24);
+				d[(seed >> 4) % (k & 1 ? (unsigned)size : 128u)] ^=
+					(unsigned char)(seed >> 24);
 			}
 			if (i % 3 == 0) { /* the section headers, where the tables are found */
 				Elf64_Ehdr *eh = (Elf64_Ehdr *)d;
 
 				seed = seed * 1103515245 + 12345;
 				if (eh->e_shoff < (uint64_t)size - 64)
-					d[eh->e_shoff + (seed >> 8) % ((uint64_t)size - eh->e_shoff)] ^=
+					d[eh->e_shoff +
+					  (seed >> 8) % ((uint64_t)size - eh->e_shoff)] ^=
 						(unsigned char)(seed >> 20);
 			}
 		}
