@@ -27,8 +27,11 @@
  * kernel, which answers EFAULT for an unmapped or unreadable page instead of
  * raising SIGSEGV. Where that system call is refused (a seccomp profile, ENOSYS)
  * the fallback is the pipe trick: write(2) the bytes into a per-thread pipe (the
- * kernel reads them, or says EFAULT), then read them back. The first costs one
- * system call a read, the second two (measured figures in docs/design/uprobes.md).
+ * kernel reads them, or says EFAULT), then read them back. Measured here
+ * (bench/fetch-read.c, docs/design/uprobes.md) both cost about 1 us a read, a
+ * system call being 160-250 ns on this machine: process_vm_readv() is the
+ * default because it needs no file descriptor per thread and nothing to redo
+ * after fork(); the pipe is kept for where it is refused.
  *
  * Faults are recorded as the kernel records them: a string gets a __data_loc of
  * length 0, which prints "(fault)"; an integer or array element gets 0.
@@ -40,6 +43,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -55,6 +59,24 @@ static _Atomic int fr_mode = FDR_FETCH_READ_AUTO;
 
 /* Each thread's pipe for the fallback, made on its first use (fds + 1; 0 = none). */
 static __thread __attribute__((tls_model("initial-exec"))) int fr_pipe_r, fr_pipe_w;
+
+/*
+ * A child of fork() has the forking thread's pipe fds, shared with the parent:
+ * the two would read each other's bytes. The child makes its own on first use.
+ */
+static void fr_atfork_child(void)
+{
+	if (fr_pipe_w) {
+		close(fr_pipe_r - 1);
+		close(fr_pipe_w - 1);
+		fr_pipe_r = fr_pipe_w = 0;
+	}
+}
+
+__attribute__((constructor)) static void fr_init(void)
+{
+	pthread_atfork(NULL, NULL, fr_atfork_child);
+}
 
 /** fdr_fetch_set_read_mode - force one way of reading memory (tests, measurement) */
 void fdr_fetch_set_read_mode(enum fdr_fetch_read_mode m)

@@ -21,6 +21,7 @@
 #include <elf.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
@@ -1034,4 +1035,30 @@ Test(elf, hostile)
 	close(fd);
 	unlink(path);
 	free(img);
+}
+
+/* After fork() parent and child never read through the same pipe (pipe fallback). */
+Test(fetch, pipe_after_fork)
+{
+	static const uint64_t a = 0x1111111111111111ull, b = 0x2222222222222222ull;
+	uint64_t v;
+	int i, bad = 0, status;
+	pid_t pid;
+
+	fdr_fetch_set_read_mode(FDR_FETCH_READ_PIPE);
+	cr_assert_eq(fdr_fetch_read_mem(&v, (uintptr_t)&a, 8), 0); /* makes the pipe */
+	pid = fork();
+	cr_assert(pid >= 0);
+	for (i = 0; i < 20000; i++) {
+		const uint64_t *src = pid == 0 ? &b : &a;
+
+		if (fdr_fetch_read_mem(&v, (uintptr_t)src, 8) || v != *src)
+			bad++;
+	}
+	if (pid == 0)
+		_exit(bad ? 1 : 0);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child read wrong bytes");
+	cr_expect_eq(bad, 0, "the parent read %d wrong values", bad);
+	fdr_fetch_set_read_mode(FDR_FETCH_READ_AUTO);
 }
