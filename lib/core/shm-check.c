@@ -237,6 +237,9 @@ int fdr_shm_check_event(const struct fdr_abi_event *e, uint32_t slot)
 		return fdr_shm_errorf(
 			"control: event %u (slot %u): print_fmt is not NUL-terminated", e->id,
 			slot);
+	if (e->probe > FDR_PROBE_RETURN)
+		return fdr_shm_errorf("control: event %u (slot %u): probe kind %u is unknown",
+				      e->id, slot, e->probe);
 	if (e->nr_fields > FDR_MAX_FIELDS)
 		return fdr_shm_errorf("control: event %u (slot %u): nr_fields %u is above %u",
 				      e->id, slot, e->nr_fields, FDR_MAX_FIELDS);
