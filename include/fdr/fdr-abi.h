@@ -390,7 +390,7 @@ _Static_assert(sizeof(struct fdr_abi_cpu) == 256, "fdr_abi_cpu layout");
 
 /*
  * A ring file holds two buffers per CPU: the live one and the spare that a
- * snapshot swaps in (spec §7). The fdr_abi_cpu array has 2 * nr_cpus entries:
+ * snapshot swaps in (docs/tracefs.md, Snapshots). The fdr_abi_cpu array has 2 * nr_cpus entries:
  * buffer b of CPU c is entry b * nr_cpus + c. The spare's data is reserved in the
  * file but only backed by memory while the snapshot is allocated.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * hooks.c - filters, pid lists and triggers, run in the writer (spec §9, §10).
+ * hooks.c - filters, pid lists and triggers, run in the writer (docs/tracefs.md).
  *
  * While the session has none (control.hooks_active == 0) the event path never
  * comes here. Otherwise, for each instance where the event is enabled or has

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * hooks-ctl.c - the control side of filters, triggers and pid lists: the
- * filter, trigger and set_event_pid files (spec §9, §10). lib/core/hooks.c runs
+ * filter, trigger and set_event_pid files (docs/tracefs.md). lib/core/hooks.c runs
  * them in the writers.
  *
  * Every change is made under the session lock and published so that a writer

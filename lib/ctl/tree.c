@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * tree.c - the control tree: tracefs files over a session (spec/TRACEFS.md).
+ * tree.c - the control tree: tracefs files over a session (docs/tracefs.md).
  *
  * A path resolves to a node: an instance (the top one, or instances/NAME), a file
  * kind, and for some kinds a CPU, an event system and name, or an option. The
@@ -1764,7 +1764,7 @@ static int write_event_filter(struct fdr_file *f, const char *cmd)
 
 /*
  * events/SYS/filter: set the filter of every event of SYS that has the fields it
- * names; the others keep theirs and show the error (spec §9). "0" clears all.
+ * names; the others keep theirs and show the error (docs/tracefs.md, Filters). "0" clears all.
  */
 static int write_sys_filter(struct fdr_file *f, const char *cmd)
 {
@@ -1964,7 +1964,7 @@ static int write_pids(struct fdr_file *f, const char *cmd)
 
 /*
  * snapshot: 0 frees the spare buffers (EINVAL on a per-CPU file), 1 allocates
- * them if needed and swaps, any other number clears the snapshot (spec §7).
+ * them if needed and swaps, any other number clears the snapshot (docs/tracefs.md, Snapshots).
  */
 static int write_snapshot(struct fdr_file *f, const char *cmd)
 {

@@ -24,13 +24,15 @@
 #
 # Prints "ok N - name" / "not ok N - name", then "N passed, N failed".
 set -u
+# shellcheck source=../harness/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../harness/lib.sh"
 
 FDR=${1:?usage: parity.sh FDR FDR_DEMO}
 DEMO=${2:?usage: parity.sh FDR FDR_DEMO}
 
-T=$(mktemp -d "${TMPDIR:-/tmp}/fdr-parity.XXXXXX") || exit 1
+suite_init parity
 KI=
-cleanup() {
+remove_kernel_instance() {
 	local f l i
 	if [ -n "$KI" ] && [ -d "$KI" ]; then
 		# events off, and triggers first: an instance with triggers cannot be
@@ -46,15 +48,9 @@ cleanup() {
 		done
 		[ -d "$KI" ] && echo "# could not remove the kernel instance $KI" >&2
 	fi
-	rm -rf "$T"
 }
-trap cleanup EXIT
-export FDR_ROOT=$T/root
+at_exit remove_kernel_instance
 export FDR_SESSION=parity
-unset FDR_DIR FDR_CLOCK_SOURCE FDR_NO_AGENT
-
-# shellcheck source=../harness/tap.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../harness/tap.sh"
 
 TRACEFS=
 find_tracefs() {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * test-tree.c - the control tree, file by file (spec/TRACEFS.md sections 2-4, 8):
+ * test-tree.c - the control tree, file by file (docs/tracefs.md):
  * what each write is accepted or refused with, what reads back afterwards, the
  * error_log entry and its caret, errno values, directory listings, instances.
  */
@@ -216,7 +216,7 @@ Test(tree, trace_options)
 static const char *const clock_names[] = { "local", "global",	"counter", "uptime", "perf",
 					   "mono",  "mono_raw", "boot",	   "tai",    "x86-tsc" };
 
-/* The trace_clock text with clock @cur in brackets (the spec's order). */
+/* The trace_clock text with clock @cur in brackets (docs/tracefs.md, trace_clock). */
 static void clock_line(const char *cur, char *buf, size_t len)
 {
 	size_t i, off = 0;
@@ -951,10 +951,11 @@ Test(tree, readdir_listings)
 					    "trace_options",
 					    "trace_pipe",
 					    "tracing_on" };
-	static const char *const inst_absent[] = { "README",	      "available_events",
-						   "instances",	      "saved_cmdlines",
-						   "saved_cmdlines_size", "saved_tgids",
-						   "printk_formats" };
+	static const char *const inst_absent[] = {
+		"README",	  "available_events",	 "instances",
+		"saved_cmdlines", "saved_cmdlines_size", "saved_tgids",
+		"printk_formats"
+	};
 	static const char *const none[] = { "" };
 	static const char *const events[] = { "enable",	 "header_page", "header_event",
 					      "ftrace/", "ttree/",	"tother/" };

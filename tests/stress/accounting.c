@@ -7,7 +7,7 @@
  * records), a writer process stopped (SIGSTOP, then SIGCONT) and another killed
  * (SIGKILL) while they write, and one reader, in three phases:
  *
- *   fdr-flight-accounting FDR
+ *   fdr-stress-accounting FDR
  *	pipe	a consuming reader of all CPUs (the library's, as fdr pipe and
  *		trace_pipe use it) runs throughout: records read + records it
  *		reported lost (lost_before, the [LOST N EVENTS] lines) = written,
@@ -31,7 +31,7 @@
  *
  * Bounded: about 3 s of writing per phase. FDR_FLIGHT_SEED repeats a run.
  */
-#include "flight.h"
+#include "readout.h"
 
 #include <pthread.h>
 #include <sys/mman.h>
@@ -92,24 +92,13 @@ static void writer_process(int proc)
 /* Run the fdr command (argv[0] included) with stdout and stderr into @out; its exit status or -1. */
 static int run_fdr(char *const args[], const char *out)
 {
-	int fd = open(out, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600), st = 0, ret;
-	pid_t pid;
+	int fd = open(out, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600), ret;
 
 	if (fd < 0)
 		return -1;
-	fflush(NULL);
-	pid = fork();
-	if (pid == 0) {
-		dup2(fd, STDOUT_FILENO);
-		dup2(fd, STDERR_FILENO);
-		execv(fdr_cli, args);
-		_exit(127);
-	}
+	ret = sc_run(fdr_cli, args, fd, fd, 30000);
 	close(fd);
-	ret = pid > 0 ? sc_wait(pid, &st, 30000, 0) : -1;
-	if (ret == -ETIMEDOUT)
-		fl_kill_reap(pid);
-	return ret || !WIFEXITED(st) ? -1 : WEXITSTATUS(st);
+	return ret;
 }
 
 /* The whole of a small file, NUL-terminated; free() it. */
@@ -135,7 +124,7 @@ static char *slurp(const char *path)
  * What the pipe phase read: per writer, records and the last seq (each writer's
  * records must come in order); per CPU, records and the losses reported. A
  * writer's gap is not checked against the losses counted just before it (as
- * flight.h does for one buffer): a loss in the snapshot buffer is reported with
+ * readout.h does for one buffer): a loss in the snapshot buffer is reported with
  * that buffer's next record, which may come after records of the live buffer
  * written later (docs/design/ring.md); the per-CPU sums are checked instead.
  */
@@ -213,15 +202,11 @@ static void *pipe_main(void *arg)
 /* SIGKILL a writer process and reap it: 1 if it died of that SIGKILL (else says how it ended). */
 static int kill_reap(pid_t pid, const char *mode)
 {
-	char buf[80];
-	int st = 0, ret;
+	char how[80];
 
-	kill(pid, SIGKILL);
-	ret = sc_wait(pid, &st, 20000, 0);
-	if (ret == 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)
+	if (sc_kill_reap(pid, 20000, how, sizeof(how)))
 		return 1;
-	printf("%s: the killed writer: %s\n", mode,
-	       ret ? strerror(-ret) : sc_status_str(st, buf, sizeof(buf)));
+	printf("%s: the killed writer: %s\n", mode, how);
 	return 0;
 }
 
@@ -310,7 +295,7 @@ static void run_phase(struct fdr_session *s, const char *mode, uint32_t base)
 	size_t rsize;
 	pid_t pids[PROCS], rec_pid = -1;
 	uint64_t t0, t_end, snaps0, snaps, lo = 0, hi = 0, written, refused, other, k;
-	int i, c, ret, st, stopped = 0, continued = 0, killed = 0, cli_snap = 0;
+	int i, c, ret, stopped = 0, continued = 0, killed = 0, cli_snap = 0;
 
 	printf("%s: %d processes x %d threads for %d ms\n", mode, PROCS, THREADS, WRITE_MS);
 	snprintf(dir, sizeof(dir), "%s", getenv("SC_TEST_ROOT") ? getenv("SC_TEST_ROOT") : "/tmp");
@@ -408,7 +393,7 @@ static void run_phase(struct fdr_session *s, const char *mode, uint32_t base)
 	__atomic_store_n(&sh->stop, 1, __ATOMIC_RELEASE);
 	for (i = 0; i < PROCS; i++)
 		if (pids[i] > 0)
-			fl_exited_ok(pids[i], 20000, "a writer");
+			sc_exited_ok(pids[i], 20000, "a writer");
 	for (i = 0; i < NR_W; i++) {
 		lo += __atomic_load_n(&sh->done[i], __ATOMIC_ACQUIRE);
 		hi += __atomic_load_n(&sh->began[i], __ATOMIC_ACQUIRE);
@@ -421,11 +406,7 @@ static void run_phase(struct fdr_session *s, const char *mode, uint32_t base)
 	} else if (strcmp(mode, "record") == 0) {
 		sc_sleep_us(200000);
 		kill(rec_pid, SIGINT);
-		ret = sc_wait(rec_pid, &st, 30000, 0);
-		if (ret == -ETIMEDOUT)
-			fl_kill_reap(rec_pid);
-		sc_ok(ret == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
-		      "record: fdr record did not end well after SIGINT");
+		sc_exited_ok(rec_pid, 30000, "record: fdr record after SIGINT");
 	}
 
 	ret = ring_counts(s, &written, &refused, &other);

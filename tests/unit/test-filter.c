@@ -5,7 +5,7 @@
  *   match       expressions on one record: every operator on every field kind,
  *               the pseudo-fields, precedence, quoting, white space
  *   errors      every message the compiler emits, with the kernel's position
- *               (the live examples of spec/TRACEFS.md §9 first)
+ *               (the kernel's live examples first)
  *   text        the filter file's content: accepted text, the caret block
  *   short       the short-circuit: predicates that must NOT be evaluated
  *   random      random expressions against a reference evaluator: same answer,
@@ -332,7 +332,7 @@ static const struct {
 	int code;
 	int pos;
 } error_cases[] = {
-	/* seen live on the reference kernel (spec §9) */
+	/* seen live on the reference kernel (docs/tracefs.md, Filters) */
 	{ "prev_comm == bash", E(INVALID_VALUE), 14 },
 	{ "prev_comm < \"a\"", E(ILLEGAL_FIELD_OP), 13 },
 	{ "prev_pid == \"5\"", E(EXPECT_DIGIT), 13 },

@@ -5,37 +5,42 @@
  * and snapshots go on within 100 ms, and nobody hangs (every child is waited for
  * with a deadline, and the driver has an alarm).
  *
- *   fdr-flight-kill creator FDR TPWRITER
+ *   fdr-crash-kill creator FDR TPWRITER
  *	SIGKILL the process that created the session right after it did: new
  *	processes (a writer, the fdr command) still trace, snapshot and read. Then
  *	SIGKILL creators at random points of fdr_session_create(): the next
  *	create must succeed and give a working session.
- *   fdr-flight-kill lock FDR
+ *   fdr-crash-kill lock FDR
  *	SIGKILL a process holding the control lock: the next fdr_session_lock()
  *	succeeds at once (within its 2 s). Then SIGKILL, at random points, a
  *	process that changes the control tree as fast as it can (instances,
  *	enables, filters, triggers, open files): the tree stays usable, every
  *	instance can be removed, and records still flow.
- *   fdr-flight-kill writers TPWRITER
+ *   fdr-crash-kill writers TPWRITER
  *	SIGKILL writers at random points while they write at full speed
  *	(FDR_FLIGHT_KILLS, default 60), taking a snapshot after each death: each
  *	dead writer's records are a gapless run from seq 0, a slow survivor loses
  *	nothing, no record is torn, nothing is counted lost. Then writers killed at
- *	the ring writer's named test points: exactly what they committed is there.
- *   fdr-flight-kill snapshotter TPWRITER
+ *	the ring writer's named test points: exactly what they committed is in the
+ *	snapshot, and the survivor still loses nothing (crash.c's testpoint checks
+ *	the same deaths through the live buffer's readers and stats instead).
+ *   fdr-crash-kill snapshotter TPWRITER
  *	SIGKILL a process that loops on fdr_session_snapshot(), 30 times: a new
  *	snapshot is refused only within the 100 ms a dead swap is waited for, it reads
  *	back consistent, and the live buffer goes on.
- *   fdr-flight-kill stop TPWRITER
+ *   fdr-crash-kill stop TPWRITER
  *	SIGSTOP writers inside the ring writer (test points) and at random points
  *	while writing at full speed: snapshots are taken and read, and another
- *	writer on the same CPU is read, within 100 ms; after SIGCONT the stopped
- *	writer goes on where it stopped, and the snapshot taken meanwhile is
- *	unchanged.
+ *	writer on the same CPU is read (by a reader and by a consuming reader),
+ *	within 100 ms; after SIGCONT the stopped writer goes on where it stopped,
+ *	and the snapshot taken meanwhile is unchanged. (A stopped writer SIGKILLed
+ *	instead: crash.c's stop.)
  *
+ * The writers killed here and in crash.c are the same children
+ * (sc_writer_child(), sc_spawn_tpwriter() in tests/harness/selfcheck.h).
  * FDR_FLIGHT_SEED repeats a run (the seed is printed).
  */
-#include "flight.h"
+#include "readout.h"
 
 #include <pthread.h>
 #include <sys/mman.h>
@@ -46,42 +51,7 @@
 
 static char *tpwriter, *fdr_cli;
 
-static void on_alarm(int sig)
-{
-	static const char msg[] = "FAIL: the test hung (alarm)\n";
-
-	(void)sig;
-	if (write(STDOUT_FILENO, msg, sizeof(msg) - 1) < 0)
-		_exit(1);
-	_exit(1);
-}
-
 /* ---- children ------------------------------------------------------------------------------- */
-
-/* Run the test-point writer; returns its pid. @fault may be NULL. */
-static pid_t spawn_tp(const char *fault, uint32_t wid, uint64_t count, int cpu_idx,
-		      uint64_t rate_us, int ready_fd, int go_fd)
-{
-	char a_wid[16], a_count[32], a_seed[32], a_cpu[16], a_rate[32], a_ready[16], a_go[16];
-	char env[96], self[] = "fdr-crash-tpwriter";
-	char *args[] = { self, a_wid, a_count, a_seed, a_cpu, a_rate, a_ready, a_go, NULL };
-	char *extra[] = { env, NULL };
-	int keep[2], nr_keep = 0;
-
-	snprintf(a_wid, sizeof(a_wid), "%u", wid);
-	snprintf(a_count, sizeof(a_count), "%llu", (unsigned long long)count);
-	snprintf(a_seed, sizeof(a_seed), "%#llx", (unsigned long long)seed);
-	snprintf(a_cpu, sizeof(a_cpu), "%d", cpu_idx);
-	snprintf(a_rate, sizeof(a_rate), "%llu", (unsigned long long)rate_us);
-	snprintf(a_ready, sizeof(a_ready), "%d", ready_fd);
-	snprintf(a_go, sizeof(a_go), "%d", go_fd);
-	snprintf(env, sizeof(env), "FDR_FAULT=%s", fault ? fault : "");
-	if (ready_fd >= 0)
-		keep[nr_keep++] = ready_fd;
-	if (go_fd >= 0)
-		keep[nr_keep++] = go_fd;
-	return sc_spawn_path(tpwriter, args, extra, keep, nr_keep);
-}
 
 /*
  * Run the fdr command with @args (argv[0] included), stdout into @out (NUL-
@@ -91,42 +61,19 @@ static pid_t spawn_tp(const char *fault, uint32_t wid, uint64_t count, int cpu_i
 static int run_fdr(char *const args[], char *out, size_t len)
 {
 	char path[PATH_MAX];
-	int fd, st = 0, ret;
+	int fd, ret;
 	ssize_t n;
-	pid_t pid;
 
 	snprintf(path, sizeof(path), "%s/fdr-out.%d", getenv("SC_TEST_ROOT"), (int)getpid());
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -1;
-	fflush(NULL);
-	pid = fork();
-	if (pid == 0) {
-		dup2(fd, STDOUT_FILENO);
-		execv(fdr_cli, args);
-		_exit(127);
-	}
-	ret = pid > 0 ? sc_wait(pid, &st, 20000, 0) : -1;
-	if (ret == -ETIMEDOUT)
-		fl_kill_reap(pid);
+	ret = sc_run(fdr_cli, args, fd, -1, 20000);
 	n = pread(fd, out, len - 1, 0);
 	out[n > 0 ? n : 0] = 0;
 	close(fd);
 	unlink(path);
-	if (ret || !WIFEXITED(st))
-		return -1;
-	return WEXITSTATUS(st);
-}
-
-/* Read one byte from @fd within @ms; returns the byte or -1. */
-static int read_byte(int fd, int ms)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	char c;
-
-	if (poll(&p, 1, ms) != 1 || read(fd, &c, 1) != 1)
-		return -1;
-	return (unsigned char)c;
+	return ret;
 }
 
 /* Lines of @text that contain "wid=@wid seq=". */
@@ -173,15 +120,15 @@ static int run_creator(void)
 			pause();
 	}
 	close(p[1]);
-	c = read_byte(p[0], 20000);
+	c = sc_read_byte(p[0], 20000);
 	close(p[0]);
 	sc_ok(c == 'c', "the creator did not create the session");
-	sc_ok(fl_kill_reap(pid), "the creator did not die of SIGKILL");
+	sc_ok(sc_kill_reap(pid, 5000, NULL, 0), "the creator did not die of SIGKILL");
 	if (c != 'c')
 		goto out;
 
 	/* a new writer traces; the fdr command writes a marker, snapshots, reads */
-	fl_exited_ok(spawn_tp(NULL, 1, 1000, -1, 0, -1, -1), 20000,
+	sc_exited_ok(sc_spawn_tpwriter(tpwriter, seed, NULL, 1, 1000, -1, 0, -1, -1), 20000,
 		     "a writer started after the creator died");
 	{
 		char *args[] = { a0, a_write, a_marker, a_text, NULL };
@@ -205,7 +152,8 @@ static int run_creator(void)
 		      ret, count_wid_lines(out, 1),
 		      strstr(out, "after the creator died") ? "there" : "missing");
 	}
-	fl_exited_ok(spawn_tp(NULL, 2, 300, -1, 0, -1, -1), 20000, "a second writer");
+	sc_exited_ok(sc_spawn_tpwriter(tpwriter, seed, NULL, 2, 300, -1, 0, -1, -1), 20000,
+		     "a second writer");
 	{
 		char *args[] = { a0, a_cat, a_trace, NULL };
 
@@ -388,13 +336,13 @@ static int run_lock(void)
 				pause();
 		}
 		close(p[1]);
-		c = read_byte(p[0], 20000);
+		c = sc_read_byte(p[0], 20000);
 		close(p[0]);
 		if (!sc_ok(c == 'l', "the child did not take the lock")) {
-			fl_kill_reap(pid);
+			sc_kill_reap(pid, 5000, NULL, 0);
 			continue;
 		}
-		sc_ok(fl_kill_reap(pid), "the lock holder did not die of SIGKILL");
+		sc_ok(sc_kill_reap(pid, 5000, NULL, 0), "the lock holder did not die of SIGKILL");
 		t0 = sc_now_ns();
 		ret = fdr_session_lock(s);
 		t0 = sc_now_ns() - t0;
@@ -439,10 +387,10 @@ static int run_lock(void)
 			tree_child(p[1]);
 		}
 		close(p[1]);
-		c = read_byte(p[0], 20000);
+		c = sc_read_byte(p[0], 20000);
 		close(p[0]);
 		sc_sleep_us(delay_us);
-		sc_ok(fl_kill_reap(pid) && c == 'r',
+		sc_ok(sc_kill_reap(pid, 5000, NULL, 0) && c == 'r',
 		      "tree writer %d: did not start or die of SIGKILL", i);
 		/* glibc's layout, as lib/core/session.c reads it: the owner's tid */
 		if (((pthread_mutex_t *)(void *)fdr_session_control(s)->lock)->__data.__owner)
@@ -517,18 +465,6 @@ out:
 
 /* ---- (3) writers killed ---------------------------------------------------------------------- */
 
-static volatile int k_stop;
-
-static void *k_thread(void *arg)
-{
-	uint32_t wid = (uint32_t)(uintptr_t)arg;
-	uint64_t seq;
-
-	for (seq = 0; !k_stop; seq++)
-		sc_write(seed, wid, seq);
-	return NULL;
-}
-
 /*
  * What a writer killed at a random time writes at most per thread before it
  * waits for its SIGKILL: far less than a CPU's buffer holds in run_writers
@@ -538,41 +474,6 @@ static void *k_thread(void *arg)
  * before the kill (2 ms), so most kills still land mid-write.
  */
 #define KILL_CAP 20000
-
-static void *k_thread_capped(void *arg)
-{
-	uint32_t wid = (uint32_t)(uintptr_t)arg;
-	uint64_t seq;
-
-	for (seq = 0; seq < KILL_CAP; seq++)
-		sc_write(seed, wid, seq);
-	for (;;)
-		pause();
-	return NULL;
-}
-
-/*
- * A forked full-speed writer (wid, and wid + 1 for a second thread); never
- * returns. @capped: each thread stops at KILL_CAP records and waits.
- */
-static void kill_child(uint32_t wid, int variant, int ready_fd, int capped)
-{
-	pthread_t t;
-	uint64_t seq;
-
-	alarm(10);
-	if (variant == 1 && pthread_create(&t, NULL, capped ? k_thread_capped : k_thread,
-					   (void *)(uintptr_t)(wid + 1)))
-		_exit(4);
-	if (variant == 2)
-		sc_pin(0);
-	if (write(ready_fd, "r", 1) != 1)
-		_exit(5);
-	for (seq = 0; !capped || seq < KILL_CAP; seq++)
-		sc_write(seed, wid, seq);
-	for (;;)
-		pause();
-}
 
 /* Whether instance 0's live buffers hold an unread record on some CPU. */
 static int live_has_records(struct fdr_session *s)
@@ -667,7 +568,7 @@ static int run_writers(void)
 	ret = fl_snapshot_alloc(s);
 	if (!sc_ok(ret == 0, "allocate the snapshot buffers: %s", strerror(-ret)))
 		goto out;
-	surv = spawn_tp(NULL, SURVIVOR, 1u << 30, -1, 50, -1, -1);
+	surv = sc_spawn_tpwriter(tpwriter, seed, NULL, SURVIVOR, 1u << 30, -1, 50, -1, -1);
 	sc_ok(surv > 0, "the survivor did not start");
 	snap_and_read(s, ro, "before the kills", NULL);
 	/* the survivor may have begun before that first snapshot: it continues from it */
@@ -688,13 +589,13 @@ static int run_writers(void)
 		pid = fork();
 		if (pid == 0) {
 			close(ready[0]);
-			kill_child(wid, variant, ready[1], 1);
+			sc_writer_child(seed, wid, variant, ready[1], KILL_CAP);
 		}
 		close(ready[1]);
-		c = read_byte(ready[0], 20000);
+		c = sc_read_byte(ready[0], 20000);
 		close(ready[0]);
 		sc_sleep_us(delay_us);
-		if (!sc_ok(fl_kill_reap(pid) && c == 'r',
+		if (!sc_ok(sc_kill_reap(pid, 5000, NULL, 0) && c == 'r',
 			   "writer %u did not start or did not die of our SIGKILL", i))
 			continue;
 		snprintf(what, sizeof(what), "snapshot after kill %u", i);
@@ -740,10 +641,10 @@ static int run_writers(void)
 
 		snprintf(fault, sizeof(fault), "%s:%llu", tps[j].point,
 			 (unsigned long long)tps[j].n);
-		pid = spawn_tp(fault, wid, 1000000, 0, 0, -1, -1);
+		pid = sc_spawn_tpwriter(tpwriter, seed, fault, wid, 1000000, 0, 0, -1, -1);
 		ret = pid > 0 ? sc_wait(pid, &st, 30000, 0) : -1;
 		if (ret)
-			fl_kill_reap(pid);
+			sc_kill_reap(pid, 5000, NULL, 0);
 		if (!sc_ok(ret == 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL,
 			   "FDR_FAULT=%s: the writer did not die at the test point: %s", fault,
 			   ret ? "hung" : sc_status_str(st, buf, sizeof(buf))))
@@ -775,7 +676,7 @@ static int run_writers(void)
 		       (unsigned long long)w->n);
 	}
 	/* the survivor goes on: SIGKILL it too, its last run must be whole */
-	sc_ok(fl_kill_reap(surv), "the survivor did not die of SIGKILL");
+	sc_ok(sc_kill_reap(surv, 5000, NULL, 0), "the survivor did not die of SIGKILL");
 	snap_and_read(s, ro, "the survivor's last records", NULL);
 	fl_clean(ro, "the survivor's last records");
 	sc_ok(ro->w[SURVIVOR].n == 0 || ro->w[SURVIVOR].first == surv_next,
@@ -815,7 +716,7 @@ static int run_snapshotter(void)
 	if (!sc_ok(ret == 0, "map the ring: %s", strerror(-ret)))
 		goto out;
 	h = base;
-	surv = spawn_tp(NULL, SURVIVOR, 1u << 30, -1, 20, -1, -1);
+	surv = sc_spawn_tpwriter(tpwriter, seed, NULL, SURVIVOR, 1u << 30, -1, 20, -1, -1);
 	for (i = 0; i < 2; i++) {
 		fflush(NULL);
 		fast[i] = fork();
@@ -823,7 +724,7 @@ static int run_snapshotter(void)
 			alarm(60);
 			sc_pin(i);
 			setpriority(PRIO_PROCESS, 0, 10); /* the controller first */
-			k_thread((void *)(uintptr_t)(10 + i));
+			sc_write_run(seed, 10 + (uint32_t)i, 0);
 			_exit(0);
 		}
 	}
@@ -849,7 +750,7 @@ static int run_snapshotter(void)
 				fdr_session_snapshot(cs, 0, -1);
 		}
 		sc_sleep_us(delay_us);
-		sc_ok(fl_kill_reap(pid), "snapshotter %d did not die of SIGKILL", i);
+		sc_ok(sc_kill_reap(pid, 5000, NULL, 0), "snapshotter %d did not die of SIGKILL", i);
 		t_dead = sc_now_ns(); /* it died before this: its lease is at least this old */
 		seq = __atomic_load_n(&h->snap_seq, __ATOMIC_ACQUIRE);
 		if (seq & 1)
@@ -912,8 +813,9 @@ static int run_snapshotter(void)
 	printf("snapshotter: %d killed, %d of them mid-swap; next snapshot within %.1f ms, its first record read within %.1f ms\n",
 	       rounds, mid, worst_swap, worst_first);
 	for (i = 0; i < 2; i++)
-		sc_ok(fl_kill_reap(fast[i]), "fast writer %d did not die of SIGKILL", i);
-	sc_ok(fl_kill_reap(surv), "the survivor did not die of SIGKILL");
+		sc_ok(sc_kill_reap(fast[i], 5000, NULL, 0), "fast writer %d did not die of SIGKILL",
+		      i);
+	sc_ok(sc_kill_reap(surv, 5000, NULL, 0), "the survivor did not die of SIGKILL");
 out:
 	free(ro);
 	free(live);
@@ -929,8 +831,9 @@ static void stop_at_point(struct fdr_session *s, const char *fault, uint32_t j)
 	const uint64_t n_stopped = 5000, n2 = 200;
 	uint32_t wid_s = 0x400 + j, wid_2 = 0x500 + j;
 	struct fl_readout *r1 = fl_readout_new(), *r1b = fl_readout_new(), *r2 = fl_readout_new();
+	struct fl_readout *r3 = fl_readout_new();
 	int ready[2] = { -1, -1 }, go[2] = { -1, -1 }, st = 0, ret;
-	uint64_t t0, t_snap, t_w = 0;
+	uint64_t t0, t_go, t_snap, t_w = 0;
 	int64_t expect_n = -1, expect_max = INT64_MAX, s_last;
 	char buf[80], what[96];
 	pid_t stopped, w2 = -1;
@@ -942,12 +845,12 @@ static void stop_at_point(struct fdr_session *s, const char *fault, uint32_t j)
 		expect_max = strtoll(fault + 8, NULL, 10) - 1;
 	/* an empty live buffer to start from */
 	fdr_session_snapshot(s, 0, -1);
-	stopped = spawn_tp(fault, wid_s, n_stopped, 0, 0, -1, -1);
+	stopped = sc_spawn_tpwriter(tpwriter, seed, fault, wid_s, n_stopped, 0, 0, -1, -1);
 	ret = stopped > 0 ? sc_wait(stopped, &st, 20000, WUNTRACED) : -1;
 	if (!sc_ok(ret == 0 && WIFSTOPPED(st) && WSTOPSIG(st) == SIGSTOP,
 		   "%s: the writer did not stop at the test point: %s", what,
 		   ret ? "timeout" : sc_status_str(st, buf, sizeof(buf)))) {
-		fl_kill_reap(stopped);
+		sc_kill_reap(stopped, 5000, NULL, 0);
 		goto out;
 	}
 	/* a snapshot, read whole, within 100 ms */
@@ -973,15 +876,15 @@ static void stop_at_point(struct fdr_session *s, const char *fault, uint32_t j)
 	/* another writer on the same CPU, and a reader, get through */
 	if (pipe2(ready, O_CLOEXEC) || pipe2(go, O_CLOEXEC))
 		goto cont;
-	w2 = spawn_tp(NULL, wid_2, n2, 0, 0, ready[1], go[0]);
+	w2 = sc_spawn_tpwriter(tpwriter, seed, NULL, wid_2, n2, 0, 0, ready[1], go[0]);
 	close(ready[1]);
 	close(go[0]);
 	ready[1] = go[0] = -1;
-	if (!sc_ok(w2 > 0 && read_byte(ready[0], 20000) == 'r', "%s: second writer did not start",
-		   what))
+	if (!sc_ok(w2 > 0 && sc_read_byte(ready[0], 20000) == 'r',
+		   "%s: second writer did not start", what))
 		goto cont;
-	t0 = sc_now_ns();
-	if (write(go[1], "g", 1) == 1 && read_byte(ready[0], 20000) == 'd')
+	t_go = t0 = sc_now_ns();
+	if (write(go[1], "g", 1) == 1 && sc_read_byte(ready[0], 20000) == 'd')
 		t_w = sc_now_ns() - t0;
 	ret = fl_read(s, 0, r2, "live");
 	t0 = sc_now_ns() - t0;
@@ -989,14 +892,21 @@ static void stop_at_point(struct fdr_session *s, const char *fault, uint32_t j)
 	      "%s: another writer on the stopped one's CPU: %llu records written in %.1f ms, %llu read after %.1f ms",
 	      what, (unsigned long long)n2, t_w / 1e6, (unsigned long long)r2->w[wid_2].n,
 	      t0 / 1e6);
-	fl_exited_ok(w2, 20000, "the second writer");
+	/* a consuming reader (trace_pipe) gets them too, within the same 100 ms */
+	ret = fl_read(s, FDR_READ_CONSUME, r3, "live, consuming");
+	t0 = sc_now_ns() - t_go;
+	sc_ok(ret == 0 && r3->w[wid_2].n == n2 && t0 < LIMIT_NS,
+	      "%s: a consuming reader got %llu of the other writer's %llu records after %.1f ms (%s)",
+	      what, (unsigned long long)r3->w[wid_2].n, (unsigned long long)n2, t0 / 1e6,
+	      strerror(-ret));
+	sc_exited_ok(w2, 20000, "the second writer");
 	w2 = -1;
 cont:
 	/* resumed, the stopped writer goes on where it stopped; the snapshot stays */
 	kill(stopped, SIGCONT);
 	ret = sc_wait(stopped, &st, 20000, 0);
 	if (ret)
-		fl_kill_reap(stopped);
+		sc_kill_reap(stopped, 5000, NULL, 0);
 	sc_ok(ret == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: the resumed writer: %s", what,
 	      ret ? "hung" : sc_status_str(st, buf, sizeof(buf)));
 	ret = fl_read(s, FDR_READ_SNAPSHOT, r1b, what);
@@ -1023,10 +933,11 @@ out:
 	if (go[1] >= 0)
 		close(go[1]);
 	if (w2 > 0)
-		fl_kill_reap(w2);
+		sc_kill_reap(w2, 5000, NULL, 0);
 	free(r1);
 	free(r1b);
 	free(r2);
+	free(r3);
 }
 
 static int run_stop(void)
@@ -1063,12 +974,12 @@ static int run_stop(void)
 	pid = fork();
 	if (pid == 0) {
 		close(ready[0]);
-		kill_child(0x600, 2, ready[1], 0);
+		sc_writer_child(seed, 0x600, 2, ready[1], 0);
 	}
 	close(ready[1]);
-	if (!sc_ok(read_byte(ready[0], 20000) == 'r', "the writer to stop did not start")) {
+	if (!sc_ok(sc_read_byte(ready[0], 20000) == 'r', "the writer to stop did not start")) {
 		close(ready[0]);
-		fl_kill_reap(pid);
+		sc_kill_reap(pid, 5000, NULL, 0);
 		goto out;
 	}
 	close(ready[0]);
@@ -1117,7 +1028,7 @@ static int run_stop(void)
 	}
 	printf("stop: a full-speed writer stopped 20 times: each snapshot taken and read within %.2f ms; %lld records, %llu of them overwritten between snapshots and counted lost\n",
 	       worst, (long long)next, (unsigned long long)stop_lost);
-	sc_ok(fl_kill_reap(pid), "the writer did not die of SIGKILL");
+	sc_ok(sc_kill_reap(pid, 5000, NULL, 0), "the writer did not die of SIGKILL");
 out:
 	free(ro);
 	fdr_session_destroy(s);
@@ -1132,7 +1043,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	seed = sc_env_u64("FDR_FLIGHT_SEED", sc_mix(sc_now_ns() ^ (uint64_t)getpid()));
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_alarm;
+	sa.sa_handler = sc_on_alarm;
 	sigaction(SIGALRM, &sa, NULL);
 	alarm(110);
 	printf("flight kill: seed %#llx (FDR_FLIGHT_SEED to repeat)\n", (unsigned long long)seed);

@@ -16,42 +16,15 @@
 # case failed. Every process started in the background is waited for with a
 # deadline.
 set -u
+# shellcheck source=../harness/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../harness/lib.sh"
 
 FDR=${1:?usage: flight.sh FDR FDR_DEMO}
 DEMO=${2:?usage: flight.sh FDR FDR_DEMO}
-case $FDR in /*) ;; *) FDR=$PWD/$FDR ;; esac
-case $DEMO in /*) ;; *) DEMO=$PWD/$DEMO ;; esac
-
-T=$(mktemp -d "${TMPDIR:-/tmp}/fdr-flight.XXXXXX") || exit 1
+abs_path FDR DEMO
 # sessions in memory when we can (rings written back to a disk are slow)
-R=$(mktemp -d /dev/shm/fdr-flight.XXXXXX 2>/dev/null) || R=$T/root
-BG=()
-cleanup() {
-	local p
-	for p in "${BG[@]}"; do
-		kill -KILL "$p" 2>/dev/null
-	done
-	rm -rf "$T" "$R"
-}
-trap cleanup EXIT
-mkdir -p -m 700 "$R"
-chmod 700 "$R"
-export FDR_ROOT=$R
+suite_init flight shm
 export FDR_SESSION=flight
-unset FDR_CLOCK_SOURCE FDR_NO_AGENT FDR_DIR
-
-# shellcheck source=../harness/tap.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../harness/tap.sh"
-
-# must CMD...: run CMD, it must exit 0
-must() {
-	run "$@"
-	if [ "$rc" -ne 0 ]; then
-		diag "$*: exit status $rc"
-		show_io
-		return 1
-	fi
-}
 
 # wait_gone PID SECS: wait until PID (a child of this shell) ended; KILL it after SECS
 wait_gone() {
@@ -179,7 +152,7 @@ test_save_ten_snapshots() {
 	must "$FDR" write events/demo/request/trigger 'snapshot if status >= 500' || return 1
 	"$FDR" snapshot save "$T/saved" >"$T/saver.out" 2>"$T/saver.err" &
 	saver=$!
-	BG+=("$saver")
+	bg_add "$saver"
 	for ((k = 0; k < 100; k++)); do
 		grep -q 'saving every snapshot' "$T/saver.err" 2>/dev/null && break
 		sleep 0.05
@@ -275,7 +248,7 @@ test_save_formats() {
 		must "$FDR" write events/demo/request/trigger 'snapshot if status >= 500' || return 1
 		"$FDR" snapshot save --format "$fmt" "$T/saved-$fmt" >"$T/saver.out" 2>"$T/saver.err" &
 		saver=$!
-		BG+=("$saver")
+		bg_add "$saver"
 		for ((k = 0; k < 100; k++)); do
 			grep -q 'saving every snapshot' "$T/saver.err" 2>/dev/null && break
 			sleep 0.05
@@ -362,7 +335,7 @@ test_instances_cli() {
 	# rmdir refused while a reader holds the instance, accepted after it ended
 	"$FDR" pipe -i web >"$T/pipe.out" 2>"$T/pipe.err" &
 	pipe=$!
-	BG+=("$pipe")
+	bg_add "$pipe"
 	sleep 0.3
 	fdr rmdir instances/web
 	if [ "$rc" -eq 0 ] || ! grep -qi 'busy' "$ERR"; then

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * test-hooks.c - filters, triggers and set_event_pid through the control tree
- * (spec/TRACEFS.md §9, §10; issue 3): what the files accept, refuse and read
+ * (docs/tracefs.md, Filters and Triggers; issue 3): what the files accept, refuse and read
  * back, what error_log says and where its caret points, and what the writer then
- * records. tests/filter tests the filter engine itself; here it is the files and
- * their effect on recording, table by table.
+ * records. test-filter.c tests the filter engine itself; here it is the files
+ * and their effect on recording, table by table.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -386,7 +386,7 @@ Test(filter, grammar_table)
 }
 
 /*
- * COMM is the name of the thread now (spec §9: "current task name"), also after
+ * COMM is the name of the thread now (docs/tracefs.md, Filters), also after
  * the thread renamed itself.
  */
 static void *rename_thread(void *arg)
@@ -429,7 +429,7 @@ Test(filter, comm_follows_rename)
 
 /*
  * Each row: the text, the position the parser blames (the kernel's lasterr_pos:
- * for errors inside a predicate the byte after the one it stood on, spec §9)
+ * for errors inside a predicate the byte after the one it stood on, docs/tracefs.md, Filters)
  * and the message. The filter file puts its caret under min(pos, length of the
  * text); error_log puts it under byte pos of the command, 11 columns in.
  */

@@ -23,39 +23,13 @@
 # the trigger, recorded with no snapshot taken. Prints "ok N - name" / "not ok
 # N - name", then "N passed, N failed"; exits non-zero if any case failed.
 set -u
+# shellcheck source=../harness/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../harness/lib.sh"
 
 FDR=${1:?usage: accounting.sh FDR FDR_DEMO}
 DEMO=${2:?usage: accounting.sh FDR FDR_DEMO}
-case $FDR in /*) ;; *) FDR=$PWD/$FDR ;; esac
-case $DEMO in /*) ;; *) DEMO=$PWD/$DEMO ;; esac
-
-T=$(mktemp -d "${TMPDIR:-/tmp}/fdr-accounting.XXXXXX") || exit 1
-R=$(mktemp -d /dev/shm/fdr-accounting.XXXXXX 2>/dev/null) || R=$T/root
-BG=()
-cleanup() {
-	local p
-	for p in "${BG[@]}"; do
-		kill -KILL "$p" 2>/dev/null
-	done
-	rm -rf "$T" "$R"
-}
-trap cleanup EXIT
-mkdir -p -m 700 "$R"
-chmod 700 "$R"
-export FDR_ROOT=$R
-unset FDR_CLOCK_SOURCE FDR_NO_AGENT FDR_DIR
-
-# shellcheck source=../harness/tap.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../harness/tap.sh"
-
-must() {
-	run "$@"
-	if [ "$rc" -ne 0 ]; then
-		diag "$*: exit status $rc"
-		show_io
-		return 1
-	fi
-}
+abs_path FDR DEMO
+suite_init accounting shm
 
 N=1000 # requests per run: 10 of them fail, so the trigger fires 10 times
 SEED=3
@@ -129,7 +103,7 @@ test_pipe_with_snapshot_trigger() {
 	must "$FDR" write events/demo/request/trigger 'snapshot if status >= 500' || return 1
 	"$FDR" pipe >"$T/pipe.out" 2>"$T/pipe.err" &
 	pid=$!
-	BG+=("$pid")
+	bg_add "$pid"
 	sleep 0.3
 	must "$DEMO" -n $N -r 0 -q -s $SEED || return 1
 	# until everything written is piped (or 10 s)
@@ -180,7 +154,7 @@ pipe_free_alloc() {
 	must "$FDR" write events/demo/request/trigger 'snapshot if status >= 500' || return 1
 	"$FDR" pipe >"$T/pipefree.out" 2>"$T/pipefree.err" &
 	pid=$!
-	BG+=("$pid")
+	bg_add "$pid"
 	sleep 0.3
 	[ "$mode" = stop ] && kill -STOP "$pid"
 	must "${pin[@]}" "$DEMO" -n $N -r 0 -q -s $SEED || return 1
@@ -258,7 +232,7 @@ test_saver_counts_refused() {
 	read -r t0 r0 < <(snapshot_counts)
 	"$FDR" snapshot save "$T/saved" >"$T/saver.out" 2>"$T/saver.err" &
 	saver=$!
-	BG+=("$saver")
+	bg_add "$saver"
 	for ((k = 0; k < 100; k++)); do
 		grep -q 'saving every snapshot' "$T/saver.err" 2>/dev/null && break
 		sleep 0.05

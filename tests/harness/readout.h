@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * flight.h - what the selfcheck-style flight tests (snapshot.c, kill.c) share on
- * top of tests/stress/selfcheck.h: reading a buffer and checking each writer's
+ * readout.h - what the selfcheck-style tests (stress/snapshot.c,
+ * stress/accounting.c, crash/kill.c) share on top of selfcheck.h: reading a buffer and checking each writer's
  * sequence numbers against the losses the reader counted. Include it in exactly
  * one file of a binary (it includes selfcheck.h, which defines stress:rec).
  *
@@ -11,10 +11,10 @@
  * least that many records lost on the writer's CPU in between: records are
  * never torn and never silently missing.
  */
-#ifndef FDR_TEST_FLIGHT_H
-#define FDR_TEST_FLIGHT_H
+#ifndef FDR_TEST_READOUT_H
+#define FDR_TEST_READOUT_H
 
-#include "../stress/selfcheck.h"
+#include "selfcheck.h"
 
 #define FL_MAX_W 4096 /* writer ids 0 .. FL_MAX_W-1 */
 #define FL_CPUS 256
@@ -209,37 +209,6 @@ static SC_UNUSED int fl_snapshot_alloc(struct fdr_session *s)
 	return ret;
 }
 
-/* Wait for a child (at most @timeout_ms, then SIGKILL it) and check it exited 0. */
-static SC_UNUSED int fl_exited_ok(pid_t pid, int timeout_ms, const char *who)
-{
-	char buf[80];
-	int st = 0, ret;
-
-	if (pid <= 0)
-		return sc_ok(0, "%s did not start", who);
-	ret = sc_wait(pid, &st, timeout_ms, 0);
-	if (ret == -ETIMEDOUT) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &st, 0);
-		return sc_ok(0, "%s hung (still running after %d ms)", who, timeout_ms);
-	}
-	return sc_ok(ret == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: %s", who,
-		     ret ? strerror(-ret) : sc_status_str(st, buf, sizeof(buf)));
-}
-
-/* SIGKILL a child and reap it (at most 5 s). Returns 1 if it died of our SIGKILL. */
-static SC_UNUSED int fl_kill_reap(pid_t pid)
-{
-	int st = 0;
-
-	if (pid <= 0)
-		return 0;
-	kill(pid, SIGKILL);
-	if (sc_wait(pid, &st, 5000, 0))
-		return 0;
-	return WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL;
-}
-
 /* Count the (non-overlapping) occurrences of @needle in @hay. */
 static SC_UNUSED size_t fl_count(const char *hay, const char *needle)
 {
@@ -311,4 +280,4 @@ static SC_UNUSED char *fl_cat(struct fdr_session *s, const char *path, int *err)
 	return buf;
 }
 
-#endif /* FDR_TEST_FLIGHT_H */
+#endif /* FDR_TEST_READOUT_H */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * test-instances.c - instances (spec/TRACEFS.md §8, issue 3): events are
+ * test-instances.c - instances (docs/tracefs.md, Instances; issue 3): events are
  * recorded exactly in the instances where they are enabled, 64 instances each
  * with its own set, instances are independent (tracing_on, filters, triggers,
  * markers, snapshots), and mkdir/rmdir answer as tracefs does: EBUSY while a

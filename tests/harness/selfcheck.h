@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * selfcheck.h - self-checking records and process helpers for the stress and
- * crash tests (tests/stress, tests/crash). Include it in exactly one file of a
- * binary: it defines the event stress:rec and a constructor.
+ * selfcheck.h - self-checking records, the reporting of checks (sc_ok()), private
+ * roots and sessions for the stress and crash tests (tests/stress, tests/crash);
+ * time and child processes come from proc.h, which it includes. Include it in
+ * exactly one file of a binary: it defines the event stress:rec and a constructor.
  *
  * A record is the event stress:rec {wid, seq, len, csum, data[len]}:
  *   wid   writer id: one per writing thread; SC_SIG_BIT is set for records written
@@ -45,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -52,6 +54,7 @@
 #include "fdr/fdr.h"
 #include "fdr/fdr-ctl.h"
 #include "fdr/fdr-read.h"
+#include "proc.h"
 
 /* clang-format off */
 FDR_EVENT(stress, rec,
@@ -69,7 +72,6 @@ typedef struct fdr__rec_stress_rec sc_rec_t;
 
 #define SC_SIG_BIT 0x80000000u
 #define SC_MAX_DATA 2000u
-#define SC_UNUSED __attribute__((unused))
 
 /* ---- record contents ------------------------------------------------------------------ */
 
@@ -245,27 +247,24 @@ static SC_UNUSED int sc_summary(void)
 	return sc_failed ? 1 : 0;
 }
 
-static SC_UNUSED uint64_t sc_now_ns(void)
+/*
+ * Check that child @pid exits with status 0 within @timeout_ms (after that it is
+ * SIGKILLed and reaped, and the check fails as a hang); @who names it.
+ */
+static SC_UNUSED int sc_exited_ok(pid_t pid, int timeout_ms, const char *who)
 {
-	struct timespec ts;
+	char buf[80];
+	int st = 0, ret;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static SC_UNUSED void sc_sleep_us(uint64_t us)
-{
-	struct timespec ts = { (time_t)(us / 1000000), (long)(us % 1000000) * 1000 };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
-
-static SC_UNUSED uint64_t sc_env_u64(const char *name, uint64_t def)
-{
-	const char *v = getenv(name);
-
-	return v && *v ? strtoull(v, NULL, 0) : def;
+	if (pid <= 0)
+		return sc_ok(0, "%s did not start", who);
+	ret = sc_wait(pid, &st, timeout_ms, 0);
+	if (ret == -ETIMEDOUT) {
+		sc_kill_reap(pid, 5000, NULL, 0);
+		return sc_ok(0, "%s hung (still running after %d ms)", who, timeout_ms);
+	}
+	return sc_ok(ret == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: %s", who,
+		     ret ? strerror(-ret) : sc_status_str(st, buf, sizeof(buf)));
 }
 
 /* ---- isolation and sessions ------------------------------------------------------------ */
@@ -410,6 +409,112 @@ static SC_UNUSED int sc_pin(int idx)
 	return -1;
 }
 
+/* ---- writers to kill ------------------------------------------------------------------- */
+
+/* Write records (wid @wid, seq 0, 1, ...) at full speed: @cap of them (0: forever). */
+static SC_UNUSED void sc_write_run(uint64_t seed, uint32_t wid, uint64_t cap)
+{
+	uint64_t seq;
+
+	for (seq = 0; !cap || seq < cap; seq++)
+		sc_write(seed, wid, seq);
+}
+
+/* What sc_writer_child()'s second thread and signal handler write (one child each). */
+static struct {
+	uint64_t seed, cap, sig_seq;
+	uint32_t wid;
+} sc_child;
+
+static SC_UNUSED void *sc_child_thread(void *arg)
+{
+	(void)arg;
+	sc_write_run(sc_child.seed, sc_child.wid + 1, sc_child.cap);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static SC_UNUSED void sc_child_on_prof(int sig)
+{
+	int saved = errno;
+
+	(void)sig;
+	sc_write(sc_child.seed, (sc_child.wid + 3) | SC_SIG_BIT, sc_child.sig_seq++);
+	errno = saved;
+}
+
+/*
+ * A forked (not exec'd: it is attached already) full-speed writer, to be
+ * SIGKILLed or SIGSTOPped anywhere; never returns. It writes wid @wid, and with
+ * @variant 1 also wid + 1 from a second thread; 2: pinned to the first allowed
+ * CPU; 3: a SIGPROF timer whose handler writes nested records as wid
+ * (@wid + 3) | SC_SIG_BIT. It writes 'r' to @ready_fd (if >= 0) before its first
+ * record. With @cap, each thread stops after @cap records and waits (so that a
+ * late kill overwrites nothing); SIGALRM ends it after 10 s if nobody did.
+ */
+static SC_UNUSED __attribute__((noreturn)) void
+sc_writer_child(uint64_t seed, uint32_t wid, int variant, int ready_fd, uint64_t cap)
+{
+	pthread_t t;
+
+	sc_child.seed = seed;
+	sc_child.wid = wid;
+	sc_child.cap = cap;
+	signal(SIGALRM, SIG_DFL); /* not the parent's handler: this is no reader */
+	alarm(10); /* if the parent is gone, do not write forever */
+	if (variant == 1 && pthread_create(&t, NULL, sc_child_thread, NULL))
+		_exit(4);
+	if (variant == 2)
+		sc_pin(0);
+	if (variant == 3) {
+		struct sigaction sa;
+		struct itimerval it = { { 0, 50 }, { 0, 50 } };
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = sc_child_on_prof;
+		sa.sa_flags = SA_RESTART;
+		sigaction(SIGPROF, &sa, NULL);
+		setitimer(ITIMER_PROF, &it, NULL);
+	}
+	if (ready_fd >= 0 && write(ready_fd, "r", 1) != 1)
+		_exit(5);
+	sc_write_run(seed, wid, cap);
+	for (;;)
+		pause();
+}
+
+/*
+ * Run the test-point writer (tests/crash/tp-writer.c, linked with fdr_testpoints)
+ * at @path: @count records as wid @wid, pinned to the @cpu_idx-th allowed CPU
+ * (-1: not pinned), @rate_us apart, with FDR_FAULT=@fault (NULL: none); @ready_fd
+ * and @go_fd (-1: none) are its handshake. Returns its pid or -errno.
+ */
+static SC_UNUSED pid_t sc_spawn_tpwriter(const char *path, uint64_t seed, const char *fault,
+					 uint32_t wid, uint64_t count, int cpu_idx,
+					 uint64_t rate_us, int ready_fd, int go_fd)
+{
+	char a_wid[16], a_count[32], a_seed[32], a_cpu[16], a_rate[32], a_ready[16], a_go[16];
+	char env[96], self[] = "fdr-crash-tpwriter";
+	char *args[] = { self, a_wid, a_count, a_seed, a_cpu, a_rate, a_ready, a_go, NULL };
+	char *extra[] = { env, NULL };
+	int keep[2] = { -1, -1 }, nr_keep = 0;
+
+	snprintf(a_wid, sizeof(a_wid), "%u", wid);
+	snprintf(a_count, sizeof(a_count), "%llu", (unsigned long long)count);
+	snprintf(a_seed, sizeof(a_seed), "%#llx", (unsigned long long)seed);
+	snprintf(a_cpu, sizeof(a_cpu), "%d", cpu_idx);
+	snprintf(a_rate, sizeof(a_rate), "%llu", (unsigned long long)rate_us);
+	snprintf(a_ready, sizeof(a_ready), "%d", ready_fd);
+	snprintf(a_go, sizeof(a_go), "%d", go_fd);
+	snprintf(env, sizeof(env), "FDR_FAULT=%s", fault ? fault : "");
+	if (ready_fd >= 0)
+		keep[nr_keep++] = ready_fd;
+	if (go_fd >= 0)
+		keep[nr_keep++] = go_fd;
+	return sc_spawn_path(path, args, extra, keep, nr_keep);
+}
+
 #ifndef SC_WRITER_ONLY
 /* ---- reader loops --------------------------------------------------------------------- */
 
@@ -528,86 +633,5 @@ static SC_UNUSED int sc_run_peeker(uint64_t seed, int done_fd)
 }
 
 #endif /* SC_WRITER_ONLY */
-
-/* ---- children ------------------------------------------------------------------------------ */
-
-/*
- * Run program @path (NULL: this binary again) with @argv (argv[0] included) and
- * @extra_env added to the environment (NULL-terminated, may be NULL). The
- * @nr_keep descriptors of @keep stay open in the child; every other descriptor we
- * made is close-on-exec. Returns the pid or -errno.
- */
-static SC_UNUSED pid_t sc_spawn_path(const char *path, char *const argv[], char *const extra_env[],
-				     const int *keep, int nr_keep)
-{
-	extern char **environ;
-	static char agent_on[] = "FDR_NO_AGENT=0";
-	size_t n = 0, k = 0, i;
-	char **envp;
-	pid_t pid;
-
-	while (environ[n])
-		n++;
-	while (extra_env && extra_env[k])
-		k++;
-	envp = calloc(n + k + 2, sizeof(*envp));
-	if (!envp)
-		return -ENOMEM;
-	/* getenv() takes the first match: ours come before the inherited ones */
-	for (i = 0; i < k; i++)
-		envp[i] = extra_env[i];
-	envp[k] = agent_on;
-	for (i = 0; i < n; i++)
-		envp[k + 1 + i] = environ[i];
-	fflush(NULL);
-	pid = fork();
-	if (pid == 0) {
-		for (i = 0; i < (size_t)nr_keep; i++)
-			fcntl(keep[i], F_SETFD, 0);
-		execve(path ? path : "/proc/self/exe", argv, envp);
-		_exit(127);
-	}
-	free(envp);
-	return pid < 0 ? -errno : pid;
-}
-
-static SC_UNUSED pid_t sc_spawn(char *const argv[], char *const extra_env[], const int *keep,
-				int nr_keep)
-{
-	return sc_spawn_path(NULL, argv, extra_env, keep, nr_keep);
-}
-
-/* waitpid() with a deadline: 0 (status filled), -ETIMEDOUT (child left running). */
-static SC_UNUSED int sc_wait(pid_t pid, int *status, int timeout_ms, int flags)
-{
-	uint64_t end = sc_now_ns() + (uint64_t)timeout_ms * 1000000ull;
-
-	for (;;) {
-		pid_t r = waitpid(pid, status, WNOHANG | flags);
-
-		if (r == pid)
-			return 0;
-		if (r < 0 && errno != EINTR)
-			return -errno;
-		if (sc_now_ns() > end)
-			return -ETIMEDOUT;
-		sc_sleep_us(500);
-	}
-}
-
-/* Describe a wait status, for messages. */
-static SC_UNUSED const char *sc_status_str(int st, char *buf, size_t len)
-{
-	if (WIFEXITED(st))
-		snprintf(buf, len, "exit %d", WEXITSTATUS(st));
-	else if (WIFSIGNALED(st))
-		snprintf(buf, len, "killed by signal %d (%s)", WTERMSIG(st),
-			 strsignal(WTERMSIG(st)));
-	else if (WIFSTOPPED(st))
-		snprintf(buf, len, "stopped by signal %d", WSTOPSIG(st));
-	else
-		snprintf(buf, len, "status %#x", st);
-	return buf;
-}
 
 #endif /* FDR_TEST_SELFCHECK_H */
