@@ -1062,3 +1062,51 @@ Test(fetch, pipe_after_fork)
 	cr_expect_eq(bad, 0, "the parent read %d wrong values", bad);
 	fdr_fetch_set_read_mode(FDR_FETCH_READ_AUTO);
 }
+
+/* The registry check takes a probe event and refuses a damaged one. */
+Test(uprobe, event_shm_check)
+{
+	static struct fdr_uprobe_cmd c;
+	struct fdr_uprobe_err e;
+	struct fdr_abi_event ev, bad;
+
+	cr_assert_eq(fdr_uprobe_parse("p:g/e /bin/true:0x1149 a=+0(%di):u16[3] s=+0(%si):string",
+				      &c, &e),
+		     0);
+	cr_assert_eq(fdr_uprobe_event(&c, &ev, &e), 0);
+	ev.state = FDR_EVENT_READY;
+	ev.id = 1000;
+	cr_expect_eq(fdr_shm_check_event(&ev, 0), 0);
+	bad = ev;
+	bad.probe = 3;
+	cr_expect_neq(fdr_shm_check_event(&bad, 0), 0);
+	bad = ev;
+	bad.fields[1].count = 4; /* 6 bytes are not 4 elements */
+	cr_expect_neq(fdr_shm_check_event(&bad, 0), 0);
+	bad = ev;
+	bad.fields[1].count = 0;
+	cr_expect_neq(fdr_shm_check_event(&bad, 0), 0);
+}
+
+/* A record shorter than its event says, or a string word pointing out: "<bad>". */
+Test(uprobe, hostile_record_text)
+{
+	static struct fdr_uprobe_cmd c;
+	struct fdr_uprobe_err e;
+	struct fdr_abi_event ev;
+	unsigned char rec[64] = { 0 };
+	struct fdr_buf b = { 0 };
+	uint32_t loc = 40u << 16 | 30; /* 40 bytes at 30: past a 40-byte record */
+
+	cr_assert_eq(fdr_uprobe_parse("p:g/e /bin/true:0x1149 s=+0(%si):string a=+0(%di):u8[4]", &c,
+				      &e),
+		     0);
+	cr_assert_eq(fdr_uprobe_event(&c, &ev, &e), 0);
+	memcpy(rec + 16, &loc, 4);
+	cr_assert_eq(fdr_format_body(&ev, rec, 40, &b), 0);
+	cr_expect_str_eq(b.data, "(0x0) s=<bad> a={0,0,0,0}");
+	b.len = 0;
+	cr_assert_eq(fdr_format_body(&ev, rec, 22, &b), 0);
+	cr_expect_str_eq(b.data, "(0x0) s=<bad> a=<bad>");
+	fdr_buf_free(&b);
+}
