@@ -24,7 +24,7 @@ static long target_impl(long x)
 }
 
 /* a GNU indirect function: which implementation runs is chosen at load time */
-static long (*target_resolver(void))(long)
+__attribute__((used)) static long (*target_resolver(void))(long)
 {
 	return target_impl;
 }
