@@ -42,6 +42,9 @@
 #include <sys/stat.h>
 
 #include "ctl/uprobe.h"
+#include "fdr/fdr.h"
+
+_Static_assert(FDR_FETCH_MAX_RECORD == FDR_MAX_RECORD, "a probe record is an fdr record");
 
 /* Error texts: the kernel's (trace_probe.h ERRORS) where it has one, else fdr's. */
 #define UP_ERRORS                                                                      \
