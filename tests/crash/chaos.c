@@ -214,10 +214,13 @@ static void mutate_control(void)
 
 static void mutate_instance(void)
 {
+	uint32_t inst = (uint32_t)(rnd() % 2);
 	uint64_t b = offsetof(struct fdr_abi_control, instances) +
-		     (rnd() % 2) * sizeof(struct fdr_abi_instance);
+		     inst * sizeof(struct fdr_abi_instance);
+	uint64_t x = offsetof(struct fdr_abi_control, inst_ext) +
+		     inst * sizeof(struct fdr_abi_instance_ext);
 
-	switch (rnd() % 12) {
+	switch (rnd() % 14) {
 	case 0:
 		CTL_FIELD(b, struct fdr_abi_instance, state);
 		break;
@@ -250,6 +253,12 @@ static void mutate_instance(void)
 		break;
 	case 10:
 		CTL_FIELD(b, struct fdr_abi_instance, error_seq);
+		break;
+	case 11:
+		CTL_FIELD(x, struct fdr_abi_instance_ext, nr_notrace_pids);
+		break;
+	case 12:
+		CTL_FIELD(x, struct fdr_abi_instance_ext, notrace_pids[0]);
 		break;
 	default:
 		mutate("control",

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
@@ -1102,4 +1103,170 @@ Test(pid, set_event_pid)
 	pthread_join(t, NULL);
 	count_recs(&n_req, &n_tick, &n_stack, &n_other);
 	cr_expect_eq(n_req, 1, "set_event_pid cleared: %zu records", n_req);
+}
+
+/* ---- set_event_notrace_pid, options/event-fork ---------------------------------------------- */
+
+/* Records of flt:req written by @pid (any pid: -1). */
+static size_t count_req_of(int32_t pid)
+{
+	struct fdr_test_recs r;
+	size_t i, n = 0;
+
+	cr_assert_eq(fdr_test_collect(env.s, 0, -1, 0, &r), 0);
+	for (i = 0; i < r.nr; i++) {
+		const struct fdr_common *c = (const void *)r.v[i].payload;
+
+		if (c->type == fdr_ev_flt_req.id && (pid < 0 || c->pid == pid))
+			n++;
+	}
+	fdr_test_recs_free(&r);
+	return n;
+}
+
+/*
+ * Fork a child that says it runs, waits for a byte on a pipe, writes one
+ * flt:req, and ends with exit() (@clean) or _exit(). Returns its pid; *go is the
+ * pipe's end that lets it go. (event-fork adds the child from the child, as fork()
+ * returns there: the parent waits until it runs.)
+ */
+static pid_t req_child(int clean, int *go)
+{
+	int p[2], r[2];
+	pid_t pid;
+	char c;
+
+	cr_assert_eq(pipe(p), 0);
+	cr_assert_eq(pipe(r), 0);
+	pid = fork();
+	cr_assert(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		close(p[1]);
+		close(r[0]);
+		if (write(r[1], "r", 1) != 1 || read(p[0], &c, 1) != 1)
+			_exit(3);
+		fdr_flt_req(7, 7, 0, "/child", "h");
+		if (clean)
+			exit(0); /* libfdr's destructor runs */
+		_exit(0);
+	}
+	close(p[0]);
+	close(r[1]);
+	cr_assert_eq(read(r[0], &c, 1), 1, "the child did not start");
+	close(r[0]);
+	*go = p[1];
+	return pid;
+}
+
+static void child_end(pid_t pid, int go)
+{
+	int st;
+
+	cr_assert_eq(write(go, "x", 1), 1);
+	close(go);
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %#x", st);
+}
+
+/* "A\nB\n", ascending */
+static void two_pids(char *buf, size_t len, int a, int b)
+{
+	snprintf(buf, len, "%d\n%d\n", a < b ? a : b, a < b ? b : a);
+}
+
+Test(pid, set_event_notrace_pid)
+{
+	char buf[64], m[512];
+	pthread_t t;
+	int32_t tid = 0;
+	pid_t child;
+	int go;
+
+	ok_wr("events/flt/enable", O_TRUNC, "1");
+	ok_wr("set_event_notrace_pid", O_TRUNC, "1"); /* init: not us */
+	fdr_flt_req(1, 1, 0, "/", "h");
+	cr_expect_eq(count_req_of(-1), 1, "notrace 1: our event was not recorded");
+	/* our pid: this process's threads record nothing, another process does */
+	clear_trace();
+	snprintf(buf, sizeof(buf), "%d", (int)getpid());
+	ok_wr("set_event_notrace_pid", O_APPEND, buf);
+	snprintf(buf, sizeof(buf), "1\n%d\n", (int)getpid());
+	expect_file("set_event_notrace_pid", buf);
+	child = req_child(0, &go); /* event-fork is off: the child is not added */
+	expect_file("set_event_notrace_pid", buf);
+	fdr_flt_req(1, 1, 0, "/", "h");
+	cr_assert_eq(pthread_create(&t, NULL, pid_thread, &tid), 0); /* our tgid */
+	pthread_join(t, NULL);
+	child_end(child, go);
+	cr_expect_eq(count_req_of((int32_t)getpid()) + count_req_of(tid), 0,
+		     "our pid in set_event_notrace_pid: we recorded");
+	cr_expect_eq(count_req_of(child), 1, "the child, not listed, did not record");
+	cr_expect_eq(count_req_of(-1), 1, "records of others");
+	/* notrace wins over set_event_pid */
+	clear_trace();
+	snprintf(buf, sizeof(buf), "%d", (int)getpid());
+	ok_wr("set_event_pid", O_TRUNC, buf);
+	fdr_flt_req(1, 1, 0, "/", "h");
+	cr_expect_eq(count_req_of(-1), 0, "listed in both: recorded");
+	ok_wr("set_event_pid", O_TRUNC, "");
+	/* bad input: refused, the list as it was, an error_log entry */
+	snprintf(buf, sizeof(buf), "1\n%d\n", (int)getpid());
+	cr_expect_eq(wr("set_event_notrace_pid", O_APPEND, "12 abc", m, sizeof(m)), -EINVAL);
+	expect_file("set_event_notrace_pid", buf);
+	{
+		char *log = last_error("");
+
+		cr_expect(strstr(log, "set_event_notrace_pid: error: ") == log &&
+				  strstr(log, "\n  Command: 12 abc\n              ^\n"),
+			  "error_log for set_event_notrace_pid '12 abc':\n%s", log);
+		free(log);
+	}
+	/* '>' with nothing clears: we record again */
+	clear_trace();
+	ok_wr("set_event_notrace_pid", O_TRUNC, "");
+	expect_file("set_event_notrace_pid", "");
+	fdr_flt_req(1, 1, 0, "/", "h");
+	cr_expect_eq(count_req_of((int32_t)getpid()), 1, "notrace cleared: not recorded");
+}
+
+Test(pid, event_fork)
+{
+	char buf[64], two[64];
+	pid_t child;
+	int go;
+
+	ok_wr("events/flt/enable", O_TRUNC, "1");
+	snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
+	ok_wr("set_event_pid", O_TRUNC, buf);
+	/* off: a child of ours is not followed */
+	expect_file("options/event-fork", "0\n");
+	child = req_child(1, &go);
+	expect_file("set_event_pid", buf);
+	child_end(child, go);
+	cr_expect_eq(count_req_of(child), 0, "event-fork off: the child recorded");
+	/* on: the child is listed while it lives, records, and leaves at exit() */
+	ok_wr("options/event-fork", O_TRUNC, "1");
+	child = req_child(1, &go);
+	two_pids(two, sizeof(two), (int)getpid(), (int)child);
+	expect_file("set_event_pid", two);
+	child_end(child, go);
+	cr_expect_eq(count_req_of(child), 1, "event-fork on: the child did not record");
+	expect_file("set_event_pid", buf);
+	/* a child that ends with _exit() (no destructor) is pruned once reaped */
+	child = req_child(0, &go);
+	two_pids(two, sizeof(two), (int)getpid(), (int)child);
+	expect_file("set_event_pid", two);
+	child_end(child, go);
+	cr_expect_eq(count_req_of(child), 1, "event-fork on: the _exit child did not record");
+	expect_file("set_event_pid", buf);
+	/* set_event_notrace_pid follows forks too: the child records nothing */
+	ok_wr("set_event_pid", O_TRUNC, "");
+	ok_wr("set_event_notrace_pid", O_TRUNC, buf);
+	child = req_child(0, &go);
+	two_pids(two, sizeof(two), (int)getpid(), (int)child);
+	expect_file("set_event_notrace_pid", two);
+	child_end(child, go);
+	cr_expect_eq(count_req_of(child), 0, "a notrace pid's child recorded");
+	expect_file("set_event_notrace_pid", buf);
+	ok_wr("set_event_notrace_pid", O_TRUNC, "");
 }
