@@ -117,6 +117,8 @@ int fdr_format_event_file(const struct fdr_abi_event *e, struct fdr_buf *b)
 					      f->size / 8);
 		else if (f->kind == FDR_KIND_TAIL_CHARS)
 			ret |= fdr_buf_printf(b, "\tfield:char %s[];", fname);
+		else if (f->kind == FDR_KIND_ARRAY) /* a probe's array, as the kernel shows it */
+			ret |= fdr_buf_printf(b, "\tfield:%s %s[];", type, fname);
 		else if (f->kind == FDR_KIND_STRING || f->kind == FDR_KIND_BYTES)
 			ret |= fdr_buf_printf(b, "\tfield:%s %s;", type, fname);
 		else
@@ -139,7 +141,9 @@ int fdr_format_event_file(const struct fdr_abi_event *e, struct fdr_buf *b)
 		ret |= fdr_buf_add(b, "\n", 1);
 		return ret ? -ENOMEM : 0;
 	}
-	if (e->print_fmt[0]) {
+	if (e->probe) {
+		ret |= fdr_probe_print_fmt(e, b);
+	} else if (e->print_fmt[0]) {
 		char pf[FDR_PRINT_FMT_LEN + 1];
 		uint32_t n = e->nr_print_args < FDR_PRINT_ARGS_MAX ? e->nr_print_args :
 								     FDR_PRINT_ARGS_MAX;
@@ -654,6 +658,8 @@ int fdr_format_body(const struct fdr_abi_event *e, const unsigned char *p, uint3
 	uint32_t i, nf = fmt_nr_fields(e);
 	int ret = 0;
 
+	if (e->probe)
+		return fdr_probe_format_body(e, p, len, b);
 	if (e->print_fmt[0]) {
 		const char *f = e->print_fmt,
 			   *end = e->print_fmt + strnlen(e->print_fmt, FDR_PRINT_FMT_LEN);
@@ -880,7 +886,7 @@ int fdr_format_record(struct fdr_session *s, uint32_t inst, const struct fdr_rec
 	builtin = fmt_builtin(e, rec->payload, rec->len, b);
 	if (builtin)
 		return builtin < 0 || ret ? -ENOMEM : 0;
-	if (e->print_fmt[0]) {
+	if (e->print_fmt[0] || e->probe) {
 		ret |= fb_add(b, plan->name, plan->name_len);
 		ret |= fdr_format_body(e, rec->payload, rec->len, b);
 		ret |= fb_add(b, "\n", 1);
