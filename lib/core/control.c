@@ -8,8 +8,9 @@
  * formatters read: thread PID is named in slot PID % FDR_CMDLINE_SLOTS, the last
  * writer winning. A writer stores pid 0, then comm and tgid, then pid with
  * release; a reader loads pid (acquire), copies comm and tgid, loads pid again
- * and keeps the copy only if both loads gave the pid it looks for (format.c:
- * comm_slot_read(), fdr_comm_lookup(), fdr_tgid_lookup()). No lock: the writers
+ * and keeps the copy only if both loads gave the pid it looks for (the one
+ * reader: lib/common/comm.h, comm_slot_read(); comm.c, fdr_comm_lookup() and
+ * fdr_tgid_lookup()). No lock: the writers
  * include signal handlers and threads that must never wait.
  *
  * Enable bits. Event @e is recorded into instance I when bit I % 64 of word
@@ -24,7 +25,7 @@
  * is one ftrace:print record: the common header (type FDR_EVENT_ID_PRINT, the
  * writer's thread id, the nesting depth as preempt_count), an 8-byte ip of 0,
  * then the text cut to what a record holds, a newline added if it has none, and
- * a NUL. Readers print it as "tracing_mark_write: TEXT" (format.c, fmt_builtin()).
+ * a NUL. Readers print it as "tracing_mark_write: TEXT" (lib/read/format.c, fmt_builtin()).
  */
 #include <string.h>
 

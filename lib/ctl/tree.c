@@ -73,8 +73,8 @@
 #include <sys/syscall.h>
 
 #include "fdr/fdr-read.h"
+#include "fdr/fdr-trace.h"
 #include "ctl-local.h"
-#include "ctl/trace-src.h"
 #include "common/pid-list.h"
 
 /* The kinds of directory: where a row appears, and what a directory row opens. */
@@ -807,7 +807,7 @@ static int render_saved_tgids(struct fdr_file *f, struct fdr_buf *b)
 
 	for (i = 0; i < FDR_CMDLINE_SLOTS && !ret; i++) {
 		uint32_t pid = __atomic_load_n(&c->cmdlines[i].pid, __ATOMIC_ACQUIRE);
-		/* the slot's reader (format.c): 0 when empty or being rewritten */
+		/* the slot's reader (lib/common/comm.c): 0 when empty or being rewritten */
 		int32_t tgid = pid ? fdr_tgid_lookup(c, (int32_t)pid) : 0;
 
 		if (!tgid)
@@ -1366,6 +1366,7 @@ static int write_enable(struct fdr_file *f, char *cmd, size_t n)
 	struct fdr_abi_instance *in = &fdr_session_control(f->s)->instances[f->p.inst];
 	enum tree_dir where = f->p.file->in;
 	uint64_t v;
+	/* the error_log location is the file's name, for the three enable files alike */
 	int ret = write_number(f, "enable", cmd, 0, 1, &v);
 	char rule[FDR_RULE_LEN];
 
