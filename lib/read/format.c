@@ -27,7 +27,6 @@
 #include <unistd.h>
 
 #include "fdr/fdr-read.h"
-#include "fdr/fdr-trace.h"
 #include "common/comm.h"
 #include "common/numbers.h"
 #include "common/strbuf.h"
@@ -791,67 +790,63 @@ static inline char *fmt_put_ts_cached(char *d, struct fmt_sec *cs, uint32_t cloc
 	return fb_put_usec(d + cs->len, ts - sec * 1000000000u);
 }
 
-/* "%16s-%-7d " of @name and @pid into @tk (its text holds a name of up to 32 bytes). */
-static void fmt_task_text(struct fmt_task *tk, const char *name, int32_t pid)
+/* Build @tk, the "%16s-%-7d " column of @pid whose cmdline slot read as @sl. */
+static void fmt_task_build(struct fmt_task *tk, int32_t pid, const struct comm_slot *sl)
 {
+	const char *name = comm_name(pid, sl);
 	struct fdr_buf t = { tk->text, 0, sizeof(tk->text) };
 	char tmp[24], *d = fb_digits(pid < 0 ? -(uint64_t)(int64_t)pid : (uint64_t)pid,
 				     tmp + sizeof(tmp));
 
 	if (pid < 0)
 		*--d = '-';
-	/* fits: 32 + 1 + 11 + 1 < sizeof(text), so t never grows */
-	fb_pad(&t, name, strnlen(name, 32), 16, 0);
+	/* fits: a name is under FDR_COMM_LEN; 16 + 1 + 11 + 1 < sizeof(text), t never grows */
+	fb_pad(&t, name, strlen(name), 16, 0);
 	fb_add(&t, "-", 1);
 	fb_pad(&t, d, (size_t)(tmp + sizeof(tmp) - d), 7, 1);
 	fb_add(&t, " ", 1);
 	tk->pid = pid;
+	tk->slot = *sl;
 	tk->len = (uint32_t)t.len;
 }
 
-/* Build @tk, the "%16s-%-7d " column of @pid whose cmdline slot read as @sl. */
-static void fmt_task_build(struct fmt_task *tk, int32_t pid, const struct comm_slot *sl)
-{
-	fmt_task_text(tk, comm_name(pid, sl), pid);
-	tk->slot = *sl;
-}
-
-/*
- * One trace line, whatever its source: the only place that lays it out.
- *
- *   TASK-PID (TGID) [CPU] FLAGS TIMESTAMP: NAME: BODY
- *
- * as the kernel's trace file prints it ("%16s-%-7d (%7d) [%03d] %s %5lu.%06lu:
- * "), the context columns as the instance's options say: no TASK-PID, TGID, CPU
- * and FLAGS without context-info, TGID with record-tgid, FLAGS ("....." with the
- * nesting depth as the preempt digit) with irq-info. The sources fill struct
- * fmt_line: fdr_format_record() (the trace and trace_pipe files, fdr show) from
- * the session, with its per-thread caches of the TASK-PID text, the second's
- * digits and each event's print plan; fdr_trace_format() (fdr report, the text
- * export) from any struct fdr_trace: context-info and irq-info, no TGID, the
- * source's comm and event descriptions.
+/**
+ * fdr_format_record - one line of trace / trace_pipe output for a record
+ * ("%16s-%-7d [%03d] ..... %5lu.%06lu: NAME: BODY\n", as the kernel prints it)
  */
-struct fmt_line {
-	unsigned opts; /* FDR_OPT_CONTEXT_INFO, FDR_OPT_RECORD_TGID, FDR_OPT_IRQ_INFO */
-	uint32_t clock; /* enum fdr_abi_clock of the timestamps */
-	const struct fmt_task *task; /* the TASK-PID column, with context-info */
-	uint32_t tgid; /* with record-tgid: 0 = unknown */
-	const struct fdr_abi_event *e; /* the record's event; NULL: unknown type */
-	const struct fmt_plan *plan; /* @e's print plan, NULL for none */
-};
-
-/* The context columns of fmt_line(); then fmt_line_event() */
-static inline __attribute__((always_inline)) int
-fmt_line_context(struct fdr_buf *b, struct fmt_cache *cache, const struct fmt_line *l,
-		 const struct fdr_common *c, uint32_t cpu, uint64_t ts)
+int fdr_format_record(struct fdr_session *s, uint32_t inst, const struct fdr_record *rec,
+		      struct fdr_buf *b)
 {
-	int ret = 0;
+	const struct fdr_abi_control *ctl = fdr_session_control(s);
+	const struct fdr_abi_instance *in = &ctl->instances[inst];
+	const struct fdr_abi_event *e;
+	const struct fmt_plan *plan;
+	struct fmt_cache *cache = fmt_cache_get();
+	struct fdr_common c;
+	int ret = 0, builtin;
 
-	if (l->opts & FDR_OPT_CONTEXT_INFO) {
-		ret |= fb_add(b, l->task->text, l->task->len);
-		if (l->opts & FDR_OPT_RECORD_TGID) {
-			if (l->tgid)
-				ret |= fdr_buf_printf(b, "(%7u) ", l->tgid);
+	if (rec->len < sizeof(c))
+		return 0;
+	memcpy(&c, rec->payload, sizeof(c));
+	if (in->options & FDR_OPT_CONTEXT_INFO) {
+		struct fmt_task none,
+			*tk = cache ? &cache->tasks[(uint32_t)c.pid % FMT_TASKS] : &none;
+		struct comm_slot sl;
+
+		none.len = 0; /* only this is read before the entry is built */
+		comm_slot_read(ctl, c.pid, &sl);
+		/* "%16s-%-7d ", remembered per pid while its cmdline slot stays the same */
+		if (tk->len == 0 || tk->pid != c.pid || tk->slot.pid != sl.pid ||
+		    tk->slot.w[0] != sl.w[0] || tk->slot.w[1] != sl.w[1])
+			fmt_task_build(tk, c.pid, &sl);
+		ret |= fb_add(b, tk->text, tk->len);
+		if (in->options & FDR_OPT_RECORD_TGID) {
+			const struct fdr_abi_cmdline *cl =
+				&ctl->cmdlines[(uint32_t)c.pid % FDR_CMDLINE_SLOTS];
+			uint32_t tgid = cl->tgid;
+
+			if (__atomic_load_n(&cl->pid, __ATOMIC_ACQUIRE) == (uint32_t)c.pid && tgid)
+				ret |= fdr_buf_printf(b, "(%7u) ", tgid);
 			else
 				ret |= fdr_buf_printf(b, "(-------) ");
 		}
@@ -861,54 +856,46 @@ fmt_line_context(struct fdr_buf *b, struct fmt_cache *cache, const struct fmt_li
 			char *d = b->data + b->len;
 
 			*d++ = '[';
-			d = fb_put_zpad(d, cpu, 3);
+			d = fb_put_zpad(d, rec->cpu, 3);
 			*d++ = ']';
 			*d++ = ' ';
-			if (l->opts & FDR_OPT_IRQ_INFO) {
+			if (in->options & FDR_OPT_IRQ_INFO) {
 				memcpy(d, ".....", 5);
-				if (c->preempt_count)
-					d[3] = "0123456789abcdef"[c->preempt_count & 0xf];
+				if (c.preempt_count)
+					d[3] = "0123456789abcdef"[c.preempt_count & 0xf];
 				d += 5;
 			}
-			d = cache ? fmt_put_ts_cached(d, &cache->sec, l->clock, ts) :
-				    fb_put_ts(d, l->clock, ts);
+			d = cache ? fmt_put_ts_cached(d, &cache->sec, in->clock, rec->ts) :
+				    fb_put_ts(d, in->clock, rec->ts);
 			*d++ = ':';
 			*d++ = ' ';
 			*d = '\0';
 			b->len = (size_t)(d - b->data);
 		}
 	}
-	return ret;
-}
-
-/* "NAME: BODY\n" of fmt_line(), after fmt_line_context() returned @ret */
-static inline __attribute__((always_inline)) int
-fmt_line_event(struct fdr_buf *b, const struct fmt_line *l, const struct fdr_common *c,
-	       const unsigned char *payload, uint32_t len, int ret)
-{
-	const struct fmt_plan *plan = l->plan;
-	const struct fdr_abi_event *e = l->e;
-	int builtin;
-
-	if (ret)
-		return -ENOMEM; /* the context columns did not fit */
-	if (!e)
-		return fdr_buf_printf(b, "type: %u\n", c->type) | ret ? -ENOMEM : 0;
+	if (!cache) {
+		e = fdr_event_by_id(ctl, c.type);
+		if (!e)
+			return fdr_buf_printf(b, "type: %u\n", c.type) | ret ? -ENOMEM : 0;
+		return fdr_format_event_line(e, rec->payload, rec->len, b) | ret ? -ENOMEM : 0;
+	}
+	plan = fmt_plan_get(cache, ctl, c.type);
 	if (!plan)
-		return fdr_format_event_line(e, payload, len, b) | ret ? -ENOMEM : 0;
-	builtin = fmt_builtin(e, payload, len, b);
+		return fdr_buf_printf(b, "type: %u\n", c.type) | ret ? -ENOMEM : 0;
+	e = plan->e;
+	builtin = fmt_builtin(e, rec->payload, rec->len, b);
 	if (builtin)
 		return builtin < 0 || ret ? -ENOMEM : 0;
 	if (e->print_fmt[0] || e->probe) {
 		ret |= fb_add(b, plan->name, plan->name_len);
-		ret |= fdr_format_body(e, payload, len, b);
+		ret |= fdr_format_body(e, rec->payload, rec->len, b);
 		ret |= fb_add(b, "\n", 1);
 		return ret ? -ENOMEM : 0;
 	}
 	/* the default print, unchecked after one reservation for the worst case */
-	if (ret ||
-	    fdr_buf_reserve(b, plan->name_len + 2 +
-				       plan->nf * (FDR_FIELD_NAME_LEN + 2 + FMT_VALUE_MAX(len))))
+	if (ret || fdr_buf_reserve(b, plan->name_len + 2 +
+					      plan->nf * (FDR_FIELD_NAME_LEN + 2 +
+							  FMT_VALUE_MAX(rec->len))))
 		return -ENOMEM;
 	{
 		char *d = b->data + b->len;
@@ -921,94 +908,14 @@ fmt_line_event(struct fdr_buf *b, const struct fmt_line *l, const struct fdr_com
 
 			memcpy(d, plan->lit[i], plan->lit_len[i]);
 			d += plan->lit_len[i];
-			if (fi->size && (uint32_t)fi->offset + fi->size <= len)
-				d = fmt_put_int(d, fi, payload);
+			if (fi->size && (uint32_t)fi->offset + fi->size <= rec->len)
+				d = fmt_put_int(d, fi, rec->payload);
 			else
-				d = fmt_put_value(d, &e->fields[i], payload, len);
+				d = fmt_put_value(d, &e->fields[i], rec->payload, rec->len);
 		}
 		*d++ = '\n';
 		*d = '\0';
 		b->len = (size_t)(d - b->data);
 	}
 	return 0;
-}
-
-/**
- * fdr_format_record - one line of trace / trace_pipe output for a record
- * ("%16s-%-7d [%03d] ..... %5lu.%06lu: NAME: BODY\n", as the kernel prints it)
- */
-int fdr_format_record(struct fdr_session *s, uint32_t inst, const struct fdr_record *rec,
-		      struct fdr_buf *b)
-{
-	const struct fdr_abi_control *ctl = fdr_session_control(s);
-	const struct fdr_abi_instance *in = &ctl->instances[inst];
-	struct fmt_cache *cache = fmt_cache_get();
-	struct fmt_line l;
-	struct fmt_task none;
-	struct fdr_common c;
-	int ret;
-
-	if (rec->len < sizeof(c))
-		return 0;
-	memcpy(&c, rec->payload, sizeof(c));
-	l.opts = in->options;
-	l.clock = in->clock;
-	l.task = NULL;
-	l.tgid = 0;
-	if (l.opts & FDR_OPT_CONTEXT_INFO) {
-		struct fmt_task *tk = cache ? &cache->tasks[(uint32_t)c.pid % FMT_TASKS] : &none;
-		struct comm_slot sl;
-
-		none.len = 0; /* only this is read before the entry is built */
-		comm_slot_read(ctl, c.pid, &sl);
-		/* "%16s-%-7d ", remembered per pid while its cmdline slot stays the same */
-		if (tk->len == 0 || tk->pid != c.pid || tk->slot.pid != sl.pid ||
-		    tk->slot.w[0] != sl.w[0] || tk->slot.w[1] != sl.w[1])
-			fmt_task_build(tk, c.pid, &sl);
-		l.task = tk;
-		if (l.opts & FDR_OPT_RECORD_TGID) {
-			const struct fdr_abi_cmdline *cl =
-				&ctl->cmdlines[(uint32_t)c.pid % FDR_CMDLINE_SLOTS];
-			uint32_t tgid = cl->tgid;
-
-			if (__atomic_load_n(&cl->pid, __ATOMIC_ACQUIRE) == (uint32_t)c.pid && tgid)
-				l.tgid = tgid;
-		}
-	}
-	ret = fmt_line_context(b, cache, &l, &c, rec->cpu, rec->ts);
-	if (cache) {
-		l.plan = fmt_plan_get(cache, ctl, c.type);
-		l.e = l.plan ? l.plan->e : NULL;
-	} else {
-		l.plan = NULL;
-		l.e = fdr_event_by_id(ctl, c.type);
-	}
-	return fmt_line_event(b, &l, &c, rec->payload, rec->len, ret);
-}
-
-/**
- * fdr_trace_format - one record as a line of the trace file, the kernel's layout:
- * "%16s-%-7d [%03d] ..... %5lu.%06lu: NAME: BODY\n"
- */
-int fdr_trace_format(const struct fdr_trace *t, const struct fdr_trace_rec *rec, struct fdr_buf *b)
-{
-	struct fmt_cache *cache = fmt_cache_get();
-	char comm[FDR_COMM_LEN + 8];
-	struct fmt_task task;
-	struct fmt_line l;
-	struct fdr_common c;
-
-	if (rec->len < sizeof(c))
-		return fdr_buf_printf(b, "<record of %u bytes: shorter than its header>\n",
-				      rec->len);
-	memcpy(&c, rec->payload, sizeof(c));
-	fmt_task_text(&task, fdr_trace_comm(t, c.pid, comm, sizeof(comm)), c.pid);
-	l.opts = FDR_OPT_CONTEXT_INFO | FDR_OPT_IRQ_INFO;
-	l.clock = fdr_trace_get_info(t)->clock;
-	l.task = &task;
-	l.tgid = 0;
-	l.e = rec->ev;
-	l.plan = NULL;
-	return fmt_line_event(b, &l, &c, rec->payload, rec->len,
-			      fmt_line_context(b, cache, &l, &c, rec->cpu, rec->ts));
 }

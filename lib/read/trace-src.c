@@ -125,6 +125,31 @@ int32_t fdr_trace_tgid(const struct fdr_trace *t, int32_t pid)
 	return tgid > 0 ? tgid : pid;
 }
 
+/**
+ * fdr_trace_format - one record as a line of the trace file, the kernel's layout:
+ * "%16s-%-7d [%03d] ..... %5lu.%06lu: NAME: BODY\n"
+ */
+int fdr_trace_format(const struct fdr_trace *t, const struct fdr_trace_rec *rec, struct fdr_buf *b)
+{
+	struct fdr_common c;
+	char comm[FDR_COMM_LEN + 8], flags[6] = ".....";
+	int ret;
+
+	if (rec->len < sizeof(c))
+		return fdr_buf_printf(b, "<record of %u bytes: shorter than its header>\n",
+				      rec->len);
+	memcpy(&c, rec->payload, sizeof(c));
+	if (c.preempt_count)
+		flags[3] = "0123456789abcdef"[c.preempt_count & 0xf];
+	ret = fdr_buf_printf(b, "%16s-%-7d [%03u] %s", fdr_trace_comm(t, c.pid, comm, sizeof(comm)),
+			     c.pid, rec->cpu, flags);
+	ret |= fdr_format_ts(t->info.clock, rec->ts, b);
+	ret |= fdr_buf_add(b, ": ", 2);
+	if (!rec->ev)
+		return ret | fdr_buf_printf(b, "type: %u\n", c.type) ? -ENOMEM : 0;
+	return ret | fdr_format_event_line(rec->ev, rec->payload, rec->len, b) ? -ENOMEM : 0;
+}
+
 /* ---- a session's instance -------------------------------------------------------------- */
 
 struct sess_src {
