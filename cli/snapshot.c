@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +114,68 @@ static int save_one(struct fdr_session *s, uint32_t inst, const char *path, enum
 	return ret;
 }
 
+/*
+ * While a snapshot is written out, a thread keeps the saver's heartbeat: writing
+ * a large trace.dat or export takes longer than the beat's 1 s lease, and a
+ * swap that took the saver for gone would reuse the buffer being read.
+ */
+struct save_beat {
+	struct fdr_saver *sv;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int done;
+};
+
+static void *save_beat_thread(void *arg)
+{
+	struct save_beat *b = arg;
+	struct timespec t;
+
+	pthread_mutex_lock(&b->mu);
+	while (!b->done) {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		t.tv_nsec += 100 * 1000 * 1000;
+		if (t.tv_nsec >= 1000000000) {
+			t.tv_sec++;
+			t.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&b->cv, &b->mu, &t);
+		if (!b->done)
+			fdr_saver_beat(b->sv);
+	}
+	pthread_mutex_unlock(&b->mu);
+	return NULL;
+}
+
+/* save_one() with the heartbeat kept by a thread (without one, if none starts) */
+static int save_one_beating(struct fdr_saver *sv, struct fdr_session *s, uint32_t inst,
+			    const char *path, enum save_format fmt, const char *file,
+			    const char *tmp, const char **what)
+{
+	struct save_beat b = { .sv = sv, .done = 0 };
+	pthread_condattr_t ca;
+	pthread_t th;
+	int err, started;
+
+	pthread_mutex_init(&b.mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&b.cv, &ca);
+	pthread_condattr_destroy(&ca);
+	started = pthread_create(&th, NULL, save_beat_thread, &b) == 0;
+	err = save_one(s, inst, path, fmt, file, tmp, what);
+	if (started) {
+		pthread_mutex_lock(&b.mu);
+		b.done = 1;
+		pthread_cond_signal(&b.cv);
+		pthread_mutex_unlock(&b.mu);
+		pthread_join(th, NULL);
+	}
+	pthread_cond_destroy(&b.cv);
+	pthread_mutex_destroy(&b.mu);
+	return err;
+}
+
 static int snapshot_save(struct fdr_session *s, uint32_t inst, const char *pre, const char *dir,
 			 enum save_format fmt)
 {
@@ -124,8 +187,20 @@ static int snapshot_save(struct fdr_session *s, uint32_t inst, const char *pre, 
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
 		return die(1, "%s: %s", dir, strerror(errno));
 	snprintf(path, sizeof(path), "%ssnapshot", pre);
-	fprintf(stderr, "fdr snapshot: saving every snapshot into %s (Ctrl-C stops)\n", dir);
 	fdr_saver_init(&sv, s, inst);
+	/*
+	 * Attached before it says so: a snapshot taken once the message is out is
+	 * one it saves (a first poll never finds one waiting: attaching marks what
+	 * exists as not its business).
+	 */
+	{
+		uint64_t seq0;
+		int r0 = fdr_saver_poll(&sv, &seq0);
+
+		if (r0 < 0)
+			return die_err(1, r0, "instance gone");
+	}
+	fprintf(stderr, "fdr snapshot: saving every snapshot into %s (Ctrl-C stops)\n", dir);
 	for (;;) {
 		/* after a stop request, one more round saves a snapshot already taken */
 		int last_round = stop_requested;
@@ -146,7 +221,7 @@ static int snapshot_save(struct fdr_session *s, uint32_t inst, const char *pre, 
 				 (long long)rt.tv_sec, rt.tv_nsec / 1000000,
 				 save_formats[fmt].suffix);
 			snprintf(tmp, sizeof(tmp), "%s.tmp", file);
-			err = save_one(s, inst, path, fmt, file, tmp, &what);
+			err = save_one_beating(&sv, s, inst, path, fmt, file, tmp, &what);
 			if (err && !strcmp(what, "read")) {
 				ret = die_err(1, -err, "reading the snapshot");
 				break;

@@ -906,7 +906,7 @@ int fdr_saver_poll(struct fdr_saver *sv, uint64_t *seq)
 	r = __atomic_load_n(&h->snap_refused, __ATOMIC_RELAXED);
 	if (h == sv->hdr && r >= sv->refused_seen)
 		sv->refused += r - sv->refused_seen;
-	sv->hdr = h;
+	__atomic_store_n(&sv->hdr, h, __ATOMIC_RELEASE); /* fdr_saver_beat() reads it */
 	sv->refused_seen = r;
 	if (__atomic_load_n(&h->saver_pid, __ATOMIC_ACQUIRE) != (uint32_t)getpid()) {
 		__atomic_store_n(&h->saved_seq,
@@ -932,6 +932,22 @@ void fdr_saver_saved(struct fdr_saver *sv, uint64_t seq)
 	/* release: the next snapshot may be taken now */
 	if (sv->hdr)
 		__atomic_store_n(&sv->hdr->saved_seq, seq, __ATOMIC_RELEASE);
+}
+
+/**
+ * fdr_saver_beat - the heartbeat alone, for a thread that keeps it while the
+ * saver's own thread writes a snapshot out (a 256 MiB trace.dat takes longer
+ * than RB_SAVER_STALE_NS: without a beat, a swap would take the saver for gone
+ * and reuse the buffer it is reading). Safe to call from another thread than
+ * fdr_saver_poll()'s; does nothing before the first poll attached the saver, or
+ * once another process is the saver.
+ */
+void fdr_saver_beat(struct fdr_saver *sv)
+{
+	struct fdr_abi_ring *h = __atomic_load_n(&sv->hdr, __ATOMIC_ACQUIRE);
+
+	if (h && __atomic_load_n(&h->saver_pid, __ATOMIC_ACQUIRE) == (uint32_t)getpid())
+		__atomic_store_n(&h->saver_beat_ns, fdr_session_lease_ns(sv->s), __ATOMIC_RELEASE);
 }
 
 /** fdr_saver_detach - stop holding snapshots back (if this process is still the saver) */

@@ -249,19 +249,25 @@ test_save_formats() {
 		"$FDR" snapshot save --format "$fmt" "$T/saved-$fmt" >"$T/saver.out" 2>"$T/saver.err" &
 		saver=$!
 		bg_add "$saver"
-		for ((k = 0; k < 100; k++)); do
+		# the saver says so once attached: a snapshot taken before that is
+		# not its business (on a loaded machine, starting it takes seconds)
+		for ((k = 0; k < 1200; k++)); do
 			grep -q 'saving every snapshot' "$T/saver.err" 2>/dev/null && break
 			sleep 0.05
 		done
+		grep -q 'saving every snapshot' "$T/saver.err" ||
+			{ diag "$fmt: the saver did not attach within 60 s"; cat "$T/saver.err"; return 1; }
 		# the second failure only once the first snapshot is saved: until then
 		# the saver refuses a new one (so that each file is whole), and a slow
 		# machine may take longer to write a trace.dat than the demo to fail again
 		for ((k = 1; k <= 2; k++)); do
 			demo_run $((200 + k)) || return 1
-			for ((j = 0; j < 200; j++)); do
+			for ((j = 0; j < 1200; j++)); do
 				[ "$(grep -c . "$T/saver.out")" -ge "$k" ] && break
 				sleep 0.05
 			done
+			[ "$(grep -c . "$T/saver.out")" -ge "$k" ] ||
+				{ diag "$fmt: snapshot $k not saved within 60 s"; cat "$T/saver.err"; return 1; }
 		done
 		kill -INT "$saver"
 		wait_gone "$saver" 5 || { diag "$fmt: the saver's exit status $?"; cat "$T/saver.err"; return 1; }

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 
@@ -1443,6 +1444,19 @@ Test(tree, saver_handshake)
 	cr_assert_eq(fdr_saver_poll(&sv, &seq2), 1);
 	cr_assert_eq(seq2, seq, "the refused swap changed nothing");
 	cr_assert_geq(sv.refused, 1);
+	/*
+	 * A save that takes longer than the beat's 1 s lease: the beat alone
+	 * (fdr_saver_beat(), from the thread that keeps it meanwhile) still holds
+	 * the next snapshot back; the buffer being read is not reused.
+	 */
+	for (int k = 0; k < 15; k++) {
+		struct timespec d = { 0, 100 * 1000 * 1000 };
+
+		nanosleep(&d, NULL);
+		fdr_saver_beat(&sv);
+	}
+	cr_assert_eq(fdr_test_puts(env.s, "snapshot", O_TRUNC, "1\n"), -EBUSY,
+		     "a saver 1.5 s into a save, beating, still holds the next snapshot back");
 	fdr_saver_saved(&sv, seq);
 	cr_assert_eq(fdr_saver_poll(&sv, &seq2), 0);
 	cr_assert_eq(fdr_test_puts(env.s, "snapshot", O_TRUNC, "1\n"), 2,
