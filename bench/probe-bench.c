@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * probe-bench.c - what one hit of an int3 probe costs (libfdr-probe, lib/probe).
+ *
+ * pt_nop (tests/unit/probe-targets.S: xor %eax,%eax; ret) is called N times on
+ * CPU 0 with a probe on its first instruction whose handler only counts; the
+ * same loop without the probe is timed too, and the difference per call is the
+ * cost of a hit: the trap, the kernel's signal delivery, the handler, the
+ * out-of-line copy and the return. Five runs, the median printed as
+ *
+ *	METRIC probe_int3_handler_ns fdr=X
+ *
+ * (no ref: bench/compare-uprobes, issue 15, measures kernel uprobes on the same
+ * functions). Each run's figures go to stderr. Usage: bench-probe [N] (default
+ * 200000). Exit status 1 if a run fails its own check (every hit counted).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine.h"
+
+uint64_t pt_nop(void);
+
+#define RUNS 5
+
+static uint64_t hits;
+
+static void count(const struct fdr_probe_regs *regs, void *arg)
+{
+	(void)regs;
+	(void)arg;
+	hits++;
+}
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* ns per call of N calls through a volatile pointer (never inlined, never hoisted) */
+static double loop_ns(uint64_t (*volatile fn)(void), long n)
+{
+	double t0 = now_ns();
+	long i;
+
+	for (i = 0; i < n; i++)
+		fn();
+	return (now_ns() - t0) / (double)n;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+	long n = argc > 1 ? strtol(argv[1], NULL, 10) : 200000;
+	double cost[RUNS];
+	cpu_set_t set;
+	int r;
+
+	if (n <= 0) {
+		fprintf(stderr, "bench-probe: N must be a positive number, got '%s'\n", argv[1]);
+		return 2;
+	}
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	for (r = 0; r < RUNS; r++) {
+		struct fdr_probe_site *site;
+		double base, armed;
+		int ret;
+
+		loop_ns(pt_nop, n / 10); /* warm-up */
+		base = loop_ns(pt_nop, n);
+		ret = fdr_probe_arm((uintptr_t)(void *)pt_nop, count, NULL, &site);
+		if (ret < 0) {
+			fprintf(stderr, "bench-probe: arming pt_nop: %s\n", strerror(-ret));
+			return 1;
+		}
+		hits = 0;
+		loop_ns(pt_nop, n / 10);
+		armed = loop_ns(pt_nop, n);
+		ret = fdr_probe_disarm(site);
+		if (ret < 0 || hits != (uint64_t)(n + n / 10)) {
+			fprintf(stderr, "bench-probe: run %d: %lu hits of %ld calls, disarm %d\n",
+				r, (unsigned long)hits, n + n / 10, ret);
+			return 1;
+		}
+		cost[r] = armed - base;
+		fprintf(stderr, "bench-probe: run %d: %.1f ns per call armed, %.1f unarmed\n", r,
+			armed, base);
+	}
+	qsort(cost, RUNS, sizeof(cost[0]), cmp_double);
+	printf("METRIC probe_int3_handler_ns fdr=%.0f\n", cost[RUNS / 2]);
+	return 0;
+}
