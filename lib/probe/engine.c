@@ -106,9 +106,11 @@ void fdr_probe_unlock(void)
 	pthread_mutex_unlock(&pr_lock);
 }
 
+/* The child of a fork has one thread: locks another thread held are free again. */
 static void pr_atfork_child(void)
 {
 	pthread_mutex_init(&pr_lock, NULL);
+	fdr_probe_sig_atfork_child();
 }
 
 static unsigned int pr_hash(uintptr_t addr)

@@ -69,7 +69,8 @@ static int pt_mem_broken; /* a pwrite failed: the kernel refuses FOLL_FORCE writ
 static enum fdr_probe_patch_method pt_forced;
 static enum fdr_probe_patch_method pt_last_used;
 static int pt_membarrier = -1; /* -1 unknown, else enum fdr_patch_sync */
-static pid_t pt_pid;
+static pid_t pt_pid; /* whose /proc/self/mem pt_mem_fd is */
+static pid_t pt_membarrier_pid; /* who registered pt_membarrier */
 
 /**
  * fdr_probe_set_patch_method - choose how text is written
@@ -226,7 +227,11 @@ int fdr_patch_write(uintptr_t addr, const void *buf, size_t len)
  */
 int fdr_patch_sync(void)
 {
+	/* a child after fork has a new mm, not registered (its pid tells) */
+	if (pt_membarrier >= 0 && pt_membarrier_pid != getpid())
+		pt_membarrier = -1;
 	if (pt_membarrier < 0) {
+		pt_membarrier_pid = getpid();
 		if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE, 0,
 			    0) == 0)
 			pt_membarrier = FDR_PATCH_SYNC_CORE;

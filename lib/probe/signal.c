@@ -124,6 +124,12 @@ static void sg_write(int sig, const struct sigaction *a)
 	atomic_flag_clear_explicit(&sg_write_lock, memory_order_release);
 }
 
+/* In a child after fork: a sigaction() another thread had under way is gone. */
+void fdr_probe_sig_atfork_child(void)
+{
+	atomic_flag_clear(&sg_write_lock);
+}
+
 /** fdr_probe_sig_is_taken - whether the engine owns @sig's real disposition. */
 int fdr_probe_sig_is_taken(int sig)
 {
