@@ -77,13 +77,13 @@ struct fdr_probe_site {
 	_Atomic(void *) arg;
 	struct fdr_reloc_insn insn; /* written under the lock before armed = 1 */
 	uintptr_t slot; /* the out-of-line copy */
+	int xol_all; /* test hook: branches run out of line too */
 	atomic_uint_fast64_t hits, misses;
 };
 
 static struct fdr_probe_site pr_sites[PR_SITES];
 static pthread_mutex_t pr_lock = PTHREAD_MUTEX_INITIALIZER;
 static int pr_sig_installed; /* under pr_lock */
-static int pr_xol_all; /* test hook: every kind out of line (FDR_PROBE_XOL_ALL=1) */
 
 /* An XOL page: slots handed out from the front, never reclaimed. Under pr_lock. */
 struct pr_xol {
@@ -334,8 +334,6 @@ int fdr_probe_arm(uintptr_t addr, fdr_probe_handler fn, void *arg, struct fdr_pr
 	if (!fn || !out)
 		return -EINVAL;
 	fdr_probe_lock();
-	e = getenv("FDR_PROBE_XOL_ALL");
-	pr_xol_all = e && e[0] == '1';
 	ret = fdr_patch_page_prot(addr, &prot);
 	if (ret < 0 || !(prot & PROT_EXEC)) {
 		ret = -EFAULT;
@@ -359,12 +357,18 @@ int fdr_probe_arm(uintptr_t addr, fdr_probe_handler fn, void *arg, struct fdr_pr
 		ret = -ENOSPC;
 		goto out;
 	}
+	/* a handler that trapped before the last disarm may still read s->insn */
+	while (atomic_load(&s->active) != 0)
+		sched_yield();
 	if (!s->slot || s->insn.len != insn.len || memcmp(s->insn.bytes, insn.bytes, insn.len)) {
 		ret = pr_slot_make(s, &insn);
 		if (ret < 0)
 			goto out;
 	}
 	s->insn = insn;
+	/* test hook: every kind runs out of line, through fdr_reloc_emit()'s code */
+	e = getenv("FDR_PROBE_XOL_ALL");
+	s->xol_all = e && e[0] == '1';
 	atomic_store(&s->fn, fn);
 	atomic_store(&s->arg, arg);
 	if (!pr_sig_installed) {
@@ -500,7 +504,7 @@ static void pr_sigtrap(int sig, siginfo_t *si, void *ucv)
 		atomic_fetch_add_explicit(&s->misses, 1, memory_order_relaxed);
 	}
 	next = addr + in->len;
-	if (pr_xol_all) {
+	if (s->xol_all) {
 		g[REG_RIP] = (greg_t)s->slot;
 	} else {
 		switch (in->kind) {

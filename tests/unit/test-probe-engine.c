@@ -202,6 +202,7 @@ Test(probe, reloc_emit_reach)
 	uint8_t buf[FDR_RELOC_SLOT_MAX];
 	const uint8_t mov[] = { 0x8b, 0x05, 0x10, 0x00, 0x00, 0x00 };
 	const uint8_t jmp[] = { 0xeb, 0x05 };
+	uint64_t abs;
 	int32_t d;
 	int len;
 
@@ -220,7 +221,8 @@ Test(probe, reloc_emit_reach)
 	cr_assert_eq(len, 14);
 	cr_assert_eq(buf[0], 0xff);
 	cr_assert_eq(buf[1], 0x25);
-	cr_assert_eq(*(uint64_t *)(buf + 6), 0x400007);
+	memcpy(&abs, buf + 6, 8);
+	cr_assert_eq(abs, 0x400007);
 	cr_assert_eq(fdr_reloc_emit(&in, 0x100400000ull, 0, buf, 4), -ENOSPC);
 }
 
