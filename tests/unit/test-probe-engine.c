@@ -14,6 +14,7 @@
  * trampolines reuse, instead of being emulated).
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -426,6 +427,38 @@ Test(probe, targets)
 	}
 }
 
+/* Real compiled code: libc's getppid (endbr64 first) and the strlen variant its IFUNC chose. */
+Test(probe, libc_functions)
+{
+	pid_t (*volatile gp)(void) = (pid_t(*)(void))dlsym(RTLD_DEFAULT, "getppid");
+	size_t (*volatile sl)(const char *) =
+		(size_t(*)(const char *))dlsym(RTLD_DEFAULT, "strlen");
+	static const char text[] = "the quick brown fox jumps over the lazy dog, twice over";
+	struct fdr_probe_site *s1, *s2;
+	struct hits h1 = { 0 }, h2 = { 0 };
+	pid_t parent = getppid();
+	uint8_t before[16];
+	size_t i;
+	int ret;
+
+	cr_assert(gp && sl);
+	memcpy(before, (const void *)A(sl), sizeof(before));
+	ret = fdr_probe_arm(A(gp), count_hit, &h1, &s1);
+	cr_assert_eq(ret, 0, "getppid: %s", strerror(-ret));
+	ret = fdr_probe_arm(A(sl), count_hit, &h2, &s2);
+	cr_assert_eq(ret, 0, "strlen: %s", strerror(-ret));
+	for (i = 0; i < sizeof(text); i++) {
+		cr_assert_eq(gp(), parent);
+		cr_assert_eq(sl(text + i), sizeof(text) - 1 - i);
+		cr_assert_eq(h2.last_rdi, A(text + i), "strlen's argument");
+	}
+	cr_assert_eq(atomic_load(&h1.n), sizeof(text));
+	cr_assert_eq(atomic_load(&h2.n), sizeof(text));
+	cr_assert_eq(fdr_probe_disarm(s1), 0);
+	cr_assert_eq(fdr_probe_disarm(s2), 0);
+	cr_assert_eq(memcmp(before, (const void *)A(sl), sizeof(before)), 0);
+}
+
 Test(probe, arguments_and_rearm)
 {
 	struct fdr_probe_site *s;
@@ -477,7 +510,7 @@ Test(probe, nested_hit_is_a_miss)
 {
 	struct fdr_probe_site *s;
 	struct hits h = { 0 };
-	int i;
+	uint64_t i;
 
 	cr_assert_eq(fdr_probe_arm(A(pt_add), nested_hit, &h, &s), 0);
 	for (i = 0; i < 100; i++)
