@@ -55,6 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -305,6 +306,21 @@ static int pr_slot_make(struct fdr_probe_site *s, const struct fdr_reloc_insn *i
 
 static void pr_sigtrap(int sig, siginfo_t *si, void *ucv);
 
+/*
+ * Whether this thread runs with a user-space shadow stack (CET SHSTK): then a
+ * call emulated on the ordinary stack alone would fault at the callee's ret
+ * (docs/design/probes.md, "Control-flow protection"). Kernels without
+ * ARCH_SHSTK_STATUS answer EINVAL: no shadow stack.
+ */
+static int pr_shstk_active(void)
+{
+	unsigned long features = 0;
+
+	if (syscall(SYS_arch_prctl, 0x5005 /* ARCH_SHSTK_STATUS */, &features) != 0)
+		return 0;
+	return (features & 1 /* ARCH_SHSTK_SHSTK */) != 0;
+}
+
 /**
  * fdr_probe_arm - put a breakpoint probe at @addr
  * @addr: an instruction boundary (see fdr_probe_check()) in a mapped r-x page
@@ -319,8 +335,9 @@ static void pr_sigtrap(int sig, siginfo_t *si, void *ucv);
  * Returns: 0; -EINVAL (NULL @fn or @out); -EBUSY if @addr is armed already;
  * -EFAULT if @addr is not in an executable mapping; -EPERM if its page is
  * writable and executable (JIT code: not ours to patch); -EILSEQ/-ENOTSUP from
- * the decoder; -ENOSPC if the site table is full; -ENOMEM/-ERANGE if no XOL slot
- * can be had near @addr; a negative errno from the text write.
+ * the decoder, or -ENOTSUP for a call under a CET shadow stack; -ENOSPC if the
+ * site table is full; -ENOMEM/-ERANGE if no XOL slot can be had near @addr; a
+ * negative errno from the text write.
  */
 int fdr_probe_arm(uintptr_t addr, fdr_probe_handler fn, void *arg, struct fdr_probe_site **out)
 {
@@ -352,6 +369,10 @@ int fdr_probe_arm(uintptr_t addr, fdr_probe_handler fn, void *arg, struct fdr_pr
 	ret = fdr_reloc_decode(addr, code, got, &insn, NULL, 0);
 	if (ret < 0)
 		goto out;
+	if ((insn.kind == FDR_RELOC_CALL || insn.kind == FDR_RELOC_CALL_IND) && pr_shstk_active()) {
+		ret = -ENOTSUP;
+		goto out;
+	}
 	s = pr_insert(addr);
 	if (!s) {
 		ret = -ENOSPC;
