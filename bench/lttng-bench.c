@@ -39,7 +39,8 @@ static int bench_tracer_setup(enum bench_mode mode, uint64_t n)
 		break;
 	case BENCH_FILTER_OUT:
 	case BENCH_FILTER_PASS:
-		on = lttng_ust_tracepoint_enabled(bench, nof) && lttng_ust_tracepoint_enabled(bench, flt);
+		on = lttng_ust_tracepoint_enabled(bench, nof) &&
+		     lttng_ust_tracepoint_enabled(bench, flt);
 		break;
 	case BENCH_SNAP:
 		fprintf(stderr, "lttng-bench: snap is fdr's; LTTng snapshots are taken by "

@@ -72,7 +72,7 @@ int cmd_export(int argc, char **argv)
 		case 'o':
 			if (!*optarg)
 				return usage_error(argc, argv, optind - 1,
-						       "expected an output path, found ''");
+						   "expected an output path, found ''");
 			out = optarg;
 			break;
 		case 'i':
@@ -88,28 +88,27 @@ int cmd_export(int argc, char **argv)
 		}
 	}
 	if (fmt == EXP_NONE)
-		return usage_error(
-			argc, argv, -1,
-			"expected --format ctf, perfetto or text, found no --format");
+		return usage_error(argc, argv, -1,
+				   "expected --format ctf, perfetto or text, found no --format");
 	if (!out)
 		return usage_error(argc, argv, -1, "expected -o OUT, found no -o");
 	if (optind < argc)
 		file = argv[optind++];
 	if (optind < argc)
 		return usage_error(argc, argv, optind,
-				       "expected at most one trace.dat FILE, found '%s' too",
-				       argv[optind]);
+				   "expected at most one trace.dat FILE, found '%s' too",
+				   argv[optind]);
 	if (fmt == EXP_CTF && !strcmp(out, "-"))
 		return usage_error(argc, argv, -1,
-				       "expected a directory for -o with --format ctf, found '-'");
+				   "expected a directory for -o with --format ctf, found '-'");
 	if (file && inst)
 		return usage_error(argc, argv, inst_argi,
-				       "expected -i INSTANCE only without FILE (it selects the "
-				       "session's instance)");
+				   "expected -i INSTANCE only without FILE (it selects the "
+				   "session's instance)");
 	if (file && snapshot)
 		return usage_error(argc, argv, snap_argi,
-				       "expected --snapshot only without FILE (it selects the "
-				       "session's snapshot)");
+				   "expected --snapshot only without FILE (it selects the "
+				   "session's snapshot)");
 
 	if (file) {
 		ret = fdr_trace_open_file(file, &t, &err);
@@ -131,15 +130,14 @@ int cmd_export(int argc, char **argv)
 		if (idx == FDR_MAX_INSTANCES) {
 			fdr_session_close(s);
 			return usage_error(argc, argv, inst_argi,
-					       "expected an instance of the session, found '%s'",
-					       inst);
+					   "expected an instance of the session, found '%s'", inst);
 		}
 		ret = fdr_trace_open_session(s, idx, snapshot ? FDR_READ_SNAPSHOT : 0, &t);
 		if (ret) {
 			fdr_session_close(s);
 			if (snapshot && ret == -ENODEV)
 				return die(1, "no snapshot in this instance (take one with "
-						  "'fdr snapshot')");
+					      "'fdr snapshot')");
 			return die_err(1, ret, "cannot read the %s",
 				       snapshot ? "snapshot" : "instance");
 		}

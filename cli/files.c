@@ -80,6 +80,14 @@ int cat_path(struct fdr_session *s, const char *path, int follow_hint)
 			break;
 		}
 	}
+	/*
+	 * Stopped: what the file formatted from records it took, and the losses
+	 * found that no record reported yet (fdr_file_end()), go out before we end.
+	 */
+	if (pipe && stop_requested && !ret && fdr_file_end(f) == 0)
+		while ((n = fdr_file_read(f, buf, sizeof(buf))) > 0)
+			if (write_all(STDOUT_FILENO, buf, (size_t)n))
+				break;
 	fdr_file_close(f);
 	fflush(stdout);
 	return ret;

@@ -776,15 +776,37 @@ static void rec_summary(struct rec *r)
 }
 
 /*
- * The command's end: waited for (2 s at most), its status what fdr record exits
- * with when fdr record itself did not fail (@ret, returned otherwise).
+ * The command's end, its status what fdr record exits with when fdr record
+ * itself did not fail (@ret, returned otherwise). A command that fdr record
+ * stopped (it ended, or Ctrl-C) is waited for 2 s at most. A command that still
+ * runs because the recording failed under it (a full disk) is the user's work:
+ * it is neither killed nor left behind running unseen; fdr record says so and
+ * waits for it, until it ends or Ctrl-C.
  */
 static int rec_reap(struct rec *r, int ret)
 {
+	int released = r->go[1] < 0;
+
 	if (r->go[1] >= 0)
 		close(r->go[1]); /* the command does not run: fdr record failed before */
 	if (r->go[0] >= 0)
 		close(r->go[0]);
+	if (r->child > 0 && !r->child_done && ret && released && !stop_requested) {
+		fprintf(stderr,
+			"fdr record: recording stopped; waiting for %s (pid %d) to end "
+			"(Ctrl-C stops waiting)\n",
+			r->cmd[0], (int)r->child);
+		while (!stop_requested) {
+			pid_t w = waitpid(r->child, &r->child_status, 0);
+
+			if (w == r->child) {
+				r->child_done = 1;
+				break;
+			}
+			if (w < 0 && errno != EINTR)
+				break;
+		}
+	}
 	if (r->child > 0 && !r->child_done) {
 		int i;
 

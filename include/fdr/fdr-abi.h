@@ -14,8 +14,8 @@
  * fields are only ever added at the end, and readers treat every byte as hostile:
  * each offset and length is checked before use.
  *
- * Only writers in this ABI version may write records; readers may run any version
- * whose major matches.
+ * A session is used only by an fdr of the same FDR_ABI_VERSION: another version
+ * is refused at open, with both versions named (docs/design/abi.md).
  */
 #ifndef FDR_ABI_H
 #define FDR_ABI_H
@@ -25,7 +25,12 @@
 
 #define FDR_ABI_MAGIC_CONTROL 0x4644524355ULL /* "FDRCU" */
 #define FDR_ABI_MAGIC_RING 0x4644525249ULL /* "FDRRI" */
-#define FDR_ABI_VERSION 1
+/*
+ * The layout's version: a session made with another version is refused (by
+ * fdr_shm_check_control(), naming both versions). 2: struct
+ * fdr_abi_instance_ext (set_event_notrace_pid) appended to the control block.
+ */
+#define FDR_ABI_VERSION 2
 
 #define FDR_MAX_INSTANCES 128 /* instance 0 is the top instance */
 #define FDR_MAX_EVENTS 1024
@@ -42,7 +47,7 @@
 #define FDR_ERROR_TEXT_LEN 480
 #define FDR_PENDING_RULES 64
 #define FDR_RULE_LEN 128
-#define FDR_MAX_PIDS 32 /* set_event_pid entries per instance */
+#define FDR_MAX_PIDS 32 /* set_event_pid, set_event_notrace_pid entries per instance */
 #define FDR_MAX_HOLDERS 15 /* processes tracked as holding an instance's files open */
 #define FDR_MAX_FILTERS 256 /* compiled filters, shared by all instances */
 #define FDR_MAX_TRIGGERS 512
@@ -182,13 +187,34 @@ struct fdr_abi_instance {
 	 * does, where the capacity of the new geometry would round again.
 	 */
 	uint32_t size_kb;
-	int32_t pids[FDR_MAX_PIDS]; /* ascending; a writer's tid or tgid must be listed */
+	int32_t pids[FDR_MAX_PIDS]; /* in any order; a writer's tid or tgid must be listed */
 	struct {
 		uint32_t pid; /* a process holding files of this instance open */
 		uint32_t count; /* how many */
 	} holders[FDR_MAX_HOLDERS]; /* protected by the control lock */
 	uint8_t reserved[248 - 4 * FDR_MAX_PIDS - 8 * FDR_MAX_HOLDERS];
 };
+
+/*
+ * More per-instance fields, in struct fdr_abi_control.inst_ext[] (struct
+ * fdr_abi_instance has no room left): 256 bytes per instance, of which
+ * reserved[] is for fields added later.
+ */
+#define FDR_INST_EXT_SIZE 256
+struct fdr_abi_instance_ext {
+	/*
+	 * set_event_notrace_pid: a writer whose tid or tgid is listed records
+	 * nothing in the instance. Entries in any order (the file lists them
+	 * ascending); the list only grows at its end while writers may read it,
+	 * and an entry is removed by moving the last one into its place first.
+	 */
+	uint32_t nr_notrace_pids;
+	uint32_t reserved0;
+	int32_t notrace_pids[FDR_MAX_PIDS];
+	uint8_t reserved[FDR_INST_EXT_SIZE - 8 - 4 * FDR_MAX_PIDS];
+};
+_Static_assert(sizeof(struct fdr_abi_instance_ext) == FDR_INST_EXT_SIZE,
+	       "fdr_abi_instance_ext layout");
 
 /*
  * What runs in the writer besides recording, per event and instance: a filter
@@ -278,7 +304,7 @@ struct fdr_abi_control {
 	uint64_t reserved3[2];
 	char boot_id[40]; /* /proc/sys/kernel/random/boot_id of the creating boot */
 	uint32_t hooks_active; /* filters + triggers + pid lists in the session; 0 = fast path */
-	uint32_t pids_active; /* some instance has a set_event_pid list */
+	uint32_t pids_active; /* some instance checks each writer (pid lists, cpumask, ...) */
 	uint8_t reserved0[3856];
 	struct fdr_abi_instance instances[FDR_MAX_INSTANCES];
 	struct fdr_abi_event events[FDR_MAX_EVENTS];
@@ -287,6 +313,8 @@ struct fdr_abi_control {
 	struct fdr_abi_hooks hooks[FDR_MAX_EVENTS];
 	struct fdr_abi_filter filters[FDR_MAX_FILTERS];
 	struct fdr_abi_trigger triggers[FDR_MAX_TRIGGERS];
+	/* ABI version 2 */
+	struct fdr_abi_instance_ext inst_ext[FDR_MAX_INSTANCES];
 };
 _Static_assert(sizeof(struct fdr_abi_cmdline) == 24 && sizeof(struct fdr_abi_error) == 496 &&
 		       offsetof(struct fdr_abi_control, instances) == 4096,
@@ -373,7 +401,7 @@ _Static_assert(sizeof(struct fdr_abi_cpu) == 256, "fdr_abi_cpu layout");
 
 /*
  * A ring file holds two buffers per CPU: the live one and the spare that a
- * snapshot swaps in (spec §7). The fdr_abi_cpu array has 2 * nr_cpus entries:
+ * snapshot swaps in (docs/tracefs.md, Snapshots). The fdr_abi_cpu array has 2 * nr_cpus entries:
  * buffer b of CPU c is entry b * nr_cpus + c. The spare's data is reserved in the
  * file but only backed by memory while the snapshot is allocated.
  */

@@ -64,6 +64,7 @@ FDR_API int fdr_shm_errorf(const char *fmt, ...) __attribute__((format(printf, 1
 FDR_API int fdr_shm_log2(uint32_t v);
 FDR_API int fdr_shm_check_control(const struct fdr_abi_control *c, uint64_t size);
 FDR_API int fdr_shm_check_instance(const struct fdr_abi_instance *in, uint32_t inst);
+FDR_API int fdr_shm_check_instance_ext(const struct fdr_abi_instance_ext *x, uint32_t inst);
 FDR_API int fdr_shm_check_event(const struct fdr_abi_event *e, uint32_t slot);
 FDR_API int fdr_shm_check_ring(const void *base, uint64_t size, const char *name,
 			       struct fdr_abi_ring *h);
@@ -151,6 +152,7 @@ FDR_API const char *fdr_file_error(const struct fdr_file *f);
  * as a pending rule. The CLI prints it on stderr; tracefs has no such channel.
  */
 FDR_API const char *fdr_file_notice(const struct fdr_file *f);
+FDR_API int fdr_file_end(struct fdr_file *f);
 FDR_API void fdr_file_close(struct fdr_file *f);
 FDR_API int fdr_tree_stat(struct fdr_session *s, const char *path, int *is_dir, unsigned *mode);
 FDR_API int fdr_tree_readdir(struct fdr_session *s, const char *path, struct fdr_dirent **ents,

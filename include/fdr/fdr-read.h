@@ -106,6 +106,7 @@ FDR_API int fdr_reader_open_spool(struct fdr_session *s, uint32_t inst, int fd,
 				  const struct fdr_spool *sp, struct fdr_reader **out);
 FDR_API uint64_t fdr_reader_refused(struct fdr_reader *r);
 FDR_API void fdr_reader_commit(struct fdr_reader *r);
+FDR_API int fdr_reader_take_lost(struct fdr_reader *r, uint32_t i, uint32_t *cpu, uint64_t *lost);
 FDR_API const char *fdr_reader_error(const struct fdr_reader *r);
 
 FDR_API int fdr_ring_stats(struct fdr_session *s, uint32_t inst, uint32_t cpu,

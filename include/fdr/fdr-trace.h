@@ -71,8 +71,7 @@ FDR_API size_t fdr_trace_nr_events(const struct fdr_trace *t);
 FDR_API const struct fdr_abi_event *fdr_trace_event_at(const struct fdr_trace *t, size_t i);
 FDR_API const struct fdr_abi_event *fdr_trace_event(const struct fdr_trace *t, uint32_t id);
 /* The command name of @pid ("<...>" if unknown), in @buf. */
-FDR_API const char *fdr_trace_comm(const struct fdr_trace *t, int32_t pid, char *buf,
-				   size_t len);
+FDR_API const char *fdr_trace_comm(const struct fdr_trace *t, int32_t pid, char *buf, size_t len);
 /*
  * The process (thread group) of thread @pid: from the session's saved_tgids;
  * @pid itself where it is not known (trace.dat files carry no tgids).

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * filter-parse.c - compile a filter expression (spec/TRACEFS.md §9) into a
+ * filter-parse.c - compile a filter expression (docs/tracefs.md, Filters) into a
  * struct fdr_filter_prog.
  *
  * Design
@@ -961,7 +961,7 @@ void fdr_filter_init(struct fdr_filter_prog *p)
  * @err: receives the kernel's error code and position on failure; set to
  *       { 0, 0 } on success
  *
- * Grammar and error positions are the kernel's (spec/TRACEFS.md §9); the
+ * Grammar and error positions are the kernel's (docs/tracefs.md, Filters); the
  * deliberate differences are listed at the top of this file. Allocates
  * nothing, prints nothing; uses about 10 KiB of stack.
  *

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * filter.h - event filters (spec/TRACEFS.md §9): the compiled program, the
+ * filter.h - event filters (docs/tracefs.md, Filters): the compiled program, the
  * compiler, the evaluator and the kernel-style error text.
  *
  * A filter is compiled once, by whoever writes the `filter` (or trigger) file,

@@ -33,6 +33,7 @@
 
 #include "core-local.h"
 #include "ring-fast.h"
+#include "common/pid-list.h"
 
 _Atomic(struct fdr_session *) fdr_proc_session;
 
@@ -477,9 +478,111 @@ static void ev_agent_start(void)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+/* ---- options/event-fork -------------------------------------------------------------- */
+
+/*
+ * The kernel's event-fork adds a task forked by a task of an instance's pid
+ * list to that list (set_event_pid, set_event_notrace_pid alike), and removes
+ * a task from the lists when it exits. fdr sees forks in user space: in the
+ * child, from a pthread_atfork() handler (so a raw clone() without glibc goes
+ * unseen), and exits from libfdr's destructor (exit(), not _exit() or a
+ * signal); the pids of tasks gone are also dropped whenever the files are read
+ * or written and at each fork that adds one (docs/design/differences.md). New
+ * threads need nothing: a tgid listed admits all the threads of its process.
+ */
+static int32_t ev_fork_tid, ev_fork_tgid; /* the forking thread (ev_lock held from prepare) */
+
+/* Is @a or @b in the pid list @pids, @nr? */
+static int ev_pids_has2(const int32_t *pids, const uint32_t *nr, int32_t a, int32_t b)
+{
+	return fdr_pids_has(pids, nr, a) || fdr_pids_has(pids, nr, b);
+}
+
+/* Does an instance of @c with event-fork on list @a or @b? (no lock: a first look) */
+static int ev_follow_listed(const struct fdr_abi_control *c, int32_t a, int32_t b)
+{
+	uint32_t i;
+
+	for (i = 0; i < FDR_MAX_INSTANCES; i++) {
+		const struct fdr_abi_instance *in = &c->instances[i];
+		const struct fdr_abi_instance_ext *x = &c->inst_ext[i];
+
+		if (__atomic_load_n(&in->state, __ATOMIC_ACQUIRE) != FDR_INST_LIVE ||
+		    !(__atomic_load_n(&in->options, __ATOMIC_RELAXED) & FDR_OPT_EVENT_FORK))
+			continue;
+		if (ev_pids_has2(in->pids, &in->nr_pids, a, b) ||
+		    ev_pids_has2(x->notrace_pids, &x->nr_notrace_pids, a, b))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * In a child: add @child to each list of an instance with event-fork on that
+ * lists the parent's @ptid or @ptgid. A full list (FDR_MAX_PIDS) is left as
+ * it is, silently, as is everything if the control lock cannot be had within
+ * a second. No count changes between empty and not, so pids_active stands.
+ */
+static void ev_fork_follow(struct fdr_session *s, int32_t ptid, int32_t ptgid, int32_t child)
+{
+	struct fdr_abi_control *c = s->ctl;
+	uint32_t i;
+
+	if (!ev_follow_listed(c, ptid, ptgid) || ev_lock_session(s, 1000))
+		return;
+	for (i = 0; i < FDR_MAX_INSTANCES; i++) {
+		struct fdr_abi_instance *in = &c->instances[i];
+		struct fdr_abi_instance_ext *x = &c->inst_ext[i];
+
+		if (in->state != FDR_INST_LIVE || !(in->options & FDR_OPT_EVENT_FORK))
+			continue;
+		fdr_pids_prune(in->pids, &in->nr_pids, 1);
+		fdr_pids_prune(x->notrace_pids, &x->nr_notrace_pids, 0);
+		if (ev_pids_has2(in->pids, &in->nr_pids, ptid, ptgid))
+			(void)fdr_pids_add(in->pids, &in->nr_pids, child);
+		if (ev_pids_has2(x->notrace_pids, &x->nr_notrace_pids, ptid, ptgid))
+			(void)fdr_pids_add(x->notrace_pids, &x->nr_notrace_pids, child);
+	}
+	pthread_mutex_unlock((pthread_mutex_t *)(void *)c->lock);
+}
+
+/*
+ * At exit: this process leaves the lists of the instances with event-fork on
+ * (but the last pid of a set_event_pid list stays: see common/pid-list.h).
+ */
+static void ev_exit_follow(struct fdr_session *s, int32_t pid)
+{
+	struct fdr_abi_control *c = s->ctl;
+	uint32_t i;
+
+	if (!ev_follow_listed(c, pid, pid) || ev_lock_session(s, 200))
+		return;
+	for (i = 0; i < FDR_MAX_INSTANCES; i++) {
+		struct fdr_abi_instance *in = &c->instances[i];
+		struct fdr_abi_instance_ext *x = &c->inst_ext[i];
+
+		if (in->state != FDR_INST_LIVE || !(in->options & FDR_OPT_EVENT_FORK))
+			continue;
+		fdr_pids_remove(in->pids, &in->nr_pids, pid, 1);
+		fdr_pids_remove(x->notrace_pids, &x->nr_notrace_pids, pid, 0);
+	}
+	pthread_mutex_unlock((pthread_mutex_t *)(void *)c->lock);
+}
+
+__attribute__((destructor)) static void ev_exit(void)
+{
+	struct fdr_session *s = atomic_load(&fdr_proc_session);
+
+	/* the mapping stays valid after a detach (it is replaced, never unmapped) */
+	if (s)
+		ev_exit_follow(s, (int32_t)getpid());
+}
+
 static void ev_atfork_prepare(void)
 {
 	pthread_mutex_lock(&ev_lock);
+	ev_fork_tid = (int32_t)syscall(SYS_gettid);
+	ev_fork_tgid = (int32_t)getpid();
 }
 
 static void ev_atfork_parent(void)
@@ -489,12 +592,16 @@ static void ev_atfork_parent(void)
 
 static void ev_atfork_child(void)
 {
+	struct fdr_session *s = atomic_load(&fdr_proc_session);
+
 	ev_self.tid = 0; /* the child records under its own pid */
 	fdr_hooks_forget_self();
 	ev_self.cmd_sid = 0;
 	ev_self.nest = 0;
 	ev_agent_running = 0;
-	if (ev_defs || atomic_load(&fdr_proc_session))
+	if (s) /* options/event-fork */
+		ev_fork_follow(s, ev_fork_tid, ev_fork_tgid, (int32_t)getpid());
+	if (ev_defs || s)
 		ev_agent_start();
 	pthread_mutex_unlock(&ev_lock);
 }

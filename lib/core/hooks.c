@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * hooks.c - filters, pid lists and triggers, run in the writer (spec §9, §10).
+ * hooks.c - filters, pid lists and triggers, run in the writer (docs/tracefs.md).
  *
  * While the session has none (control.hooks_active == 0) the event path never
  * comes here. Otherwise, for each instance where the event is enabled or has
  * triggers:
  *
- *	pid list (set_event_pid)  the writer's tid or tgid must be listed
+ *	pid lists                 the writer's tid or tgid must be listed in
+ *	                          set_event_pid (if it lists any) and not in
+ *	                          set_event_notrace_pid
  *	tracing_cpumask           the record is written only on the CPUs set
  *	options/stacktrace        an ftrace:user_stack record follows each record
  *	filter                    evaluated on the payload before anything is
@@ -63,18 +65,37 @@ static void hk_fill_ctx(struct fdr_filter_ctx *ctx)
 	memcpy(ctx->comm, hk_self.comm, sizeof(ctx->comm));
 }
 
-static int hk_pid_ok(const struct fdr_abi_instance *in, int32_t tid)
+/* Is @tid (or this process, tgid) in the list @pids of @nr entries? */
+static int hk_pid_listed(const int32_t *pids, uint32_t n, int32_t tid)
 {
-	uint32_t n = __atomic_load_n(&in->nr_pids, __ATOMIC_ACQUIRE), i;
+	uint32_t i;
 
-	if (!n)
-		return 1;
 	if (n > FDR_MAX_PIDS)
 		n = FDR_MAX_PIDS;
-	for (i = 0; i < n; i++)
-		if (in->pids[i] == tid || in->pids[i] == hk_self.tgid)
+	for (i = 0; i < n; i++) {
+		int32_t p = __atomic_load_n(&pids[i], __ATOMIC_RELAXED);
+
+		if (p == tid || p == hk_self.tgid)
 			return 1;
+	}
 	return 0;
+}
+
+/*
+ * May @tid record in instance @i? As the kernel's trace_ignore_this_task():
+ * not if set_event_pid has entries and lists neither its tid nor its tgid, nor
+ * if set_event_notrace_pid lists either.
+ */
+static int hk_pid_ok(const struct fdr_abi_control *ctl, uint32_t i, int32_t tid)
+{
+	const struct fdr_abi_instance *in = &ctl->instances[i];
+	const struct fdr_abi_instance_ext *x = &ctl->inst_ext[i];
+	uint32_t n = __atomic_load_n(&in->nr_pids, __ATOMIC_ACQUIRE);
+
+	if (n && !hk_pid_listed(in->pids, n, tid))
+		return 0;
+	n = __atomic_load_n(&x->nr_notrace_pids, __ATOMIC_ACQUIRE);
+	return !n || !hk_pid_listed(x->notrace_pids, n, tid);
 }
 
 /* Does tracing_cpumask let the instance record on @cpu? */
@@ -271,7 +292,7 @@ void fdr_hooks_commit(struct fdr_session *s, const uint64_t *enabled, uint32_t s
 			struct fdr_abi_instance *in = &ctl->instances[i];
 
 			bits &= bits - 1;
-			if (!hk_pid_ok(in, c->pid))
+			if (!hk_pid_ok(ctl, i, c->pid))
 				continue;
 			/* tracing_cpumask keeps the record out, not the triggers (kernel) */
 			if ((en & bit) && in->tracing_on && hk_cpu_ok(in, ctx.cpu) &&

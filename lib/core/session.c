@@ -353,10 +353,11 @@ int fdr_session_open(const char *dir, struct fdr_session **out)
 		ret = -errno;
 		goto err;
 	}
-	if ((size_t)st.st_size < sizeof(struct fdr_abi_control)) {
+	/* the header is mapped first: a session of another ABI version may be smaller */
+	if ((size_t)st.st_size < offsetof(struct fdr_abi_control, instances)) {
 		ret = fdr_shm_errorf("control: file size %llu is smaller than %zu",
 				     (unsigned long long)st.st_size,
-				     sizeof(struct fdr_abi_control));
+				     offsetof(struct fdr_abi_control, instances));
 		goto err;
 	}
 	p = mmap(NULL, st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -1035,7 +1036,9 @@ int fdr_session_instance_new(struct fdr_session *s, const char *name, uint32_t *
 			return ret;
 		ses_instance_defaults(in, name, DEFAULT_SUBBUF, 1);
 		in->size_kb = ses_kb_held(DEFAULT_BUFFER_KB, DEFAULT_SUBBUF);
-		in->options = top->options & ~(FDR_OPT_RECORD_CMD);
+		/* the kernel starts an instance with event-fork off, whatever the top's */
+		in->options = top->options & ~(FDR_OPT_RECORD_CMD | FDR_OPT_EVENT_FORK);
+		memset(&s->ctl->inst_ext[slot], 0, sizeof(s->ctl->inst_ext[slot]));
 		in->ring_gen = gen;
 		__atomic_store_n(&in->state, FDR_INST_LIVE, __ATOMIC_RELEASE);
 	}

@@ -12,6 +12,7 @@
  *	fdr_shm_check_control()   the control file's header, at fdr_session_open()
  *	fdr_shm_check_instance()  an instance slot, before a reader uses its clock,
  *	                          sub-buffer size or ring generation
+ *	fdr_shm_check_instance_ext()  its more fields (inst_ext[]), likewise
  *	fdr_shm_check_event()     a registry entry, before a reader decodes with it
  *	fdr_shm_check_ring()      a ring file's header, at fdr_ring_map_open()
  *	fdr_shm_check_cpu()       one buffer of one CPU of a ring: its geometry
@@ -95,26 +96,34 @@ int fdr_shm_check_control(const struct fdr_abi_control *c, uint64_t size)
 	uint32_t struct_size, version, nr_cpus, ts_source, state, cmdline_size;
 	uint64_t magic, tsc_khz;
 
-	if (size < sizeof(*c))
+	/* the header first: a session of another ABI version may be smaller */
+	if (size < offsetof(struct fdr_abi_control, instances))
 		return fdr_shm_errorf("control: file size %llu is smaller than %zu",
-				      (unsigned long long)size, sizeof(*c));
+				      (unsigned long long)size,
+				      offsetof(struct fdr_abi_control, instances));
 	magic = __atomic_load_n(&c->magic, __ATOMIC_ACQUIRE);
 	struct_size = __atomic_load_n(&c->struct_size, __ATOMIC_RELAXED);
 	version = __atomic_load_n(&c->version, __ATOMIC_RELAXED);
-	nr_cpus = __atomic_load_n(&c->nr_cpus, __ATOMIC_RELAXED);
-	ts_source = __atomic_load_n(&c->ts_source, __ATOMIC_RELAXED);
-	state = __atomic_load_n(&c->state, __ATOMIC_RELAXED);
-	cmdline_size = __atomic_load_n(&c->cmdline_size, __ATOMIC_RELAXED);
-	tsc_khz = __atomic_load_n(&c->tsc_khz, __ATOMIC_RELAXED);
 	if (magic != FDR_ABI_MAGIC_CONTROL)
 		return fdr_shm_errorf("control: magic %#llx is not %#llx",
 				      (unsigned long long)magic,
 				      (unsigned long long)FDR_ABI_MAGIC_CONTROL);
 	if (version != FDR_ABI_VERSION)
-		return fdr_shm_errorf("control: version %u is not %u", version, FDR_ABI_VERSION);
+		return fdr_shm_errorf(
+			"control: the session's ABI version is %u, this fdr's is %u: use the fdr "
+			"that made the session, or destroy it and start it again with this one",
+			version, FDR_ABI_VERSION);
+	if (size < sizeof(*c))
+		return fdr_shm_errorf("control: file size %llu is smaller than %zu",
+				      (unsigned long long)size, sizeof(*c));
 	if (struct_size != sizeof(*c))
 		return fdr_shm_errorf("control: struct_size %u is not %zu", struct_size,
 				      sizeof(*c));
+	nr_cpus = __atomic_load_n(&c->nr_cpus, __ATOMIC_RELAXED);
+	ts_source = __atomic_load_n(&c->ts_source, __ATOMIC_RELAXED);
+	state = __atomic_load_n(&c->state, __ATOMIC_RELAXED);
+	cmdline_size = __atomic_load_n(&c->cmdline_size, __ATOMIC_RELAXED);
+	tsc_khz = __atomic_load_n(&c->tsc_khz, __ATOMIC_RELAXED);
 	if (nr_cpus == 0 || nr_cpus > FDR_MAX_CPUS)
 		return fdr_shm_errorf("control: nr_cpus %u is not in 1..%u", nr_cpus, FDR_MAX_CPUS);
 	if (ts_source != FDR_TS_TSC && ts_source != FDR_TS_MONO)
@@ -167,6 +176,21 @@ int fdr_shm_check_instance(const struct fdr_abi_instance *in, uint32_t inst)
 	if (in->nr_pending > FDR_PENDING_RULES)
 		return fdr_shm_errorf("control: instance %u: nr_pending %u is above %u", inst,
 				      in->nr_pending, FDR_PENDING_RULES);
+	return 0;
+}
+
+/**
+ * fdr_shm_check_instance_ext - check a private copy of an instance's more fields
+ * @x: the copy (struct fdr_abi_control.inst_ext[@inst])
+ * @inst: its index, for the message
+ *
+ * Returns 0 or -EUCLEAN (text in fdr_shm_error()).
+ */
+int fdr_shm_check_instance_ext(const struct fdr_abi_instance_ext *x, uint32_t inst)
+{
+	if (x->nr_notrace_pids > FDR_MAX_PIDS)
+		return fdr_shm_errorf("control: instance %u: nr_notrace_pids %u is above %u", inst,
+				      x->nr_notrace_pids, FDR_MAX_PIDS);
 	return 0;
 }
 

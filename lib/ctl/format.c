@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * format.c - the kernel's text formats: event format files, header_page and
- * header_event, the trace header and record lines (spec/TRACEFS.md §4-§5).
+ * header_event, the trace header and record lines (docs/tracefs.md, Text output).
  *
  * Record payloads come from shared memory and are hostile: every field is read
  * through fmt_field(), which checks offset + size against the record length, and

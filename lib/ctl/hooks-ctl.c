@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * hooks-ctl.c - the control side of filters, triggers and pid lists: the
- * filter, trigger and set_event_pid files (spec §9, §10). lib/core/hooks.c runs
+ * filter, trigger and set_event_pid files (docs/tracefs.md). lib/core/hooks.c runs
  * them in the writers.
  *
  * Every change is made under the session lock and published so that a writer
@@ -55,8 +55,9 @@ static int bit_get(const uint64_t *m, uint32_t i)
 
 /*
  * Recompute control.hooks_active and pids_active (lock held): pids_active says
- * an instance checks each writer (a pid list, a tracing_cpumask that leaves a
- * CPU out, the stacktrace option), so no event takes a cached route.
+ * an instance checks each writer (set_event_pid or set_event_notrace_pid with
+ * entries, a tracing_cpumask that leaves a CPU out, the stacktrace option), so
+ * no event takes a cached route.
  */
 void fdr_hooks_recount(struct fdr_abi_control *c)
 {
@@ -72,7 +73,8 @@ void fdr_hooks_recount(struct fdr_abi_control *c)
 
 		if (in->state != FDR_INST_LIVE)
 			continue;
-		if (in->nr_pids || (in->options & FDR_OPT_STACKTRACE))
+		if (in->nr_pids || c->inst_ext[i].nr_notrace_pids ||
+		    (in->options & FDR_OPT_STACKTRACE))
 			pids = 1;
 		for (cpu = 0; cpu < n && !pids; cpu++)
 			if (!((in->cpumask[cpu / 64] >> (cpu % 64)) & 1))
@@ -599,5 +601,6 @@ void fdr_hooks_instance_clear(struct fdr_abi_control *c, uint32_t inst)
 		h->trigger[inst] = 0;
 	}
 	c->instances[inst].nr_pids = 0;
+	memset(&c->inst_ext[inst], 0, sizeof(c->inst_ext[inst])); /* set_event_notrace_pid */
 	fdr_hooks_recount(c);
 }

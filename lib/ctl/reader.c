@@ -87,7 +87,8 @@ struct rd_cpu {
 	int buf_final; /* the writer had left that sub-buffer */
 	uint64_t pos; /* linear position of the next record */
 	uint64_t cum; /* records before pos */
-	uint64_t lost; /* lost since the last record returned */
+	uint64_t lost; /* lost since the last record returned (its lost_before) */
+	uint64_t lost_pub; /* of lost, already published as overrun (rd_publish_lost()) */
 	uint64_t held_n, held_lost; /* FDR_READ_HOLD: read and lost, not yet published */
 	int complete_only; /* FDR_READ_COMPLETE: not the writer's sub-buffer */
 	int have; /* rec is a peeked record */
@@ -97,7 +98,9 @@ struct rd_cpu {
 	int cum_mono; /* a following reader's: record counts never go back (rd_enter()) */
 	uint32_t quiet; /* a following reader's snapshot cursor read to its end: rd_pick() */
 	uint64_t quiet_seq; /* ... as long as snap_seq keeps this value */
+	uint64_t quiet_cum; /* ... and the buffer's hdr_cum this one (a reset changes it) */
 	uint64_t idle_head; /* head when rd_refresh_ring() last found nothing new */
+	uint64_t idle_cum; /* hdr_cum then: a reset can bring head back to a value it had */
 	uint32_t idle_left; /* how many more polls may trust idle_head; 0: none */
 	int bounded; /* a snapshot reader stops at the writer position seen at open */
 	uint32_t end_off;
@@ -331,8 +334,16 @@ static void rd_enter(struct rd_cpu *rc, uint64_t S)
 {
 	const struct fdr_abi_subbuf *h = rd_hdr(rc);
 
-	if (rc->pos >= S && rc->pos - S >= FDR_SUBBUF_HDR)
-		return; /* already inside: a re-copy of the writer's sub-buffer, or a spool's start */
+	/*
+	 * Already inside: a re-copy of the writer's sub-buffer, or a spool's
+	 * start. Unless the header counts more records before the sub-buffer
+	 * than the cursor has before its position inside it: the buffer was
+	 * reset under the cursor (a snapshot freed and allocated again starts
+	 * over at position 0, its count going on), and this is a new sub-buffer
+	 * at the same position, after the records the reset threw away.
+	 */
+	if (rc->pos >= S && rc->pos - S >= FDR_SUBBUF_HDR && h->cum <= rc->cum)
+		return;
 	if (h->cum > rc->cum)
 		rc->lost += h->cum - rc->cum;
 	/*
@@ -346,6 +357,19 @@ static void rd_enter(struct rd_cpu *rc, uint64_t S)
 }
 
 /*
+ * Is the sub-buffer at @S in the ring the one copied into rc->buf, as its
+ * header's record count says? Not after a reset (rd_enter()): the writer is
+ * back at the same position and offset with a higher count.
+ */
+static int rd_same_subbuf(const struct rd_cpu *rc, uint64_t S)
+{
+	size_t slot = (size_t)((S >> rc->shift) % rc->n);
+	const struct fdr_abi_subbuf *h = (const void *)(rc->data + (slot << rc->shift));
+
+	return __atomic_load_n(&h->cum, __ATOMIC_RELAXED) == rd_hdr(rc)->cum;
+}
+
+/*
  * Read the next ring sub-buffer for rd_peek() into rc->buf. Returns 1 (go on:
  * the cursor has a copy or moved), 0 (nothing new now), or a negative errno.
  */
@@ -354,6 +378,8 @@ static int rd_refresh_ring(struct rd_cpu *rc)
 	const uint64_t mask = rc->ss - 1;
 	/* acquire: as in rd_writer(); read before it, see the idle shortcut below */
 	uint64_t head = __atomic_load_n(&rc->c->head, __ATOMIC_ACQUIRE);
+	/* on head's cache line: the count of the sub-buffer head is in (see idle_cum) */
+	uint64_t hcum = __atomic_load_n(&rc->c->hdr_cum, __ATOMIC_RELAXED);
 	uint64_t S = rc->pos & ~mask, w_sub, oldest;
 	uint32_t w_off;
 	int ret;
@@ -361,11 +387,13 @@ static int rd_refresh_ring(struct rd_cpu *rc)
 	/*
 	 * The idle shortcut: this CPU had nothing new when head read rc->idle_head,
 	 * and head has not moved since (switch_gen and the record count are in it: an
-	 * equal head after writes needs 65536 sub-buffer switches). A merge polls
-	 * every idle CPU for each record of the busy ones; this makes that one load.
-	 * At most RD_IDLE_SKIPS in a row, then a full look anyway.
+	 * equal head after writes needs 65536 sub-buffer switches), nor has the
+	 * count in hdr_cum: a reset of the buffer (a snapshot freed and allocated
+	 * again) brings head back to its first value, its count going on. A merge
+	 * polls every idle CPU for each record of the busy ones; this makes that
+	 * one cache line. At most RD_IDLE_SKIPS in a row, then a full look anyway.
 	 */
-	if (rc->idle_left && head == rc->idle_head) {
+	if (rc->idle_left && head == rc->idle_head && hcum == rc->idle_cum) {
 		rc->idle_left--;
 		return 0;
 	}
@@ -402,10 +430,12 @@ static int rd_refresh_ring(struct rd_cpu *rc)
 	if (rc->complete_only && S == w_sub &&
 	    (!rc->c0 || (__atomic_load_n(&rc->c0->active, __ATOMIC_ACQUIRE) & 1) == rc->bi))
 		return 0;
-	if ((S == w_sub && w_off == 0) || (S == w_sub && rc->buf_pos == S &&
-					   rc->buf_valid == w_off && (rc->pos & mask) >= w_off)) {
+	if ((S == w_sub && w_off == 0) ||
+	    (S == w_sub && rc->buf_pos == S && rc->buf_valid == w_off &&
+	     (rc->pos & mask) >= w_off && rd_same_subbuf(rc, S))) {
 		/* nothing new: as of head's later read, so as of the earlier one too */
 		rc->idle_head = head;
+		rc->idle_cum = hcum;
 		rc->idle_left = RD_IDLE_SKIPS;
 		return 0;
 	}
@@ -590,7 +620,10 @@ static void rd_quiet_check(struct fdr_reader *r, struct rd_cpu *rc, uint64_t seq
 		return;
 	rc->quiet = RD_QUIET_LOOKS;
 	rc->quiet_seq = seq;
+	rc->quiet_cum = __atomic_load_n(&rc->c->hdr_cum, __ATOMIC_RELAXED);
 }
+
+static void rd_publish_lost(struct fdr_reader *r, struct rd_cpu *rc);
 
 /*
  * The cursor of the @i-th CPU of the reader whose record comes next: a
@@ -620,15 +653,18 @@ static inline __attribute__((always_inline)) struct rd_cpu *rd_pick(struct fdr_r
 		if (rc->bad)
 			continue; /* skipped: said once in r->error */
 		/*
-		 * The snapshot buffer read to its end, with no swap since: nothing
-		 * can come into it, so it costs one load (the merge looks at every
+		 * The snapshot buffer read to its end, with no swap since and no
+		 * reset (its hdr_cum as it was): nothing can come into it, so it
+		 * costs two loads (the merge looks at every
 		 * cursor for each record it hands out). Looked at all the same every
 		 * RD_QUIET_LOOKS times: a writer whose virtual CPU the hypervisor
 		 * stopped inside its critical section can finish it later than the
 		 * 2 ms a swap is given, and its record must not wait for the next
 		 * swap.
 		 */
-		if (rc->quiet && !rc->have && rc->quiet_seq == seq && --rc->quiet)
+		if (rc->quiet && !rc->have && rc->quiet_seq == seq &&
+		    __atomic_load_n(&rc->c->hdr_cum, __ATOMIC_RELAXED) == rc->quiet_cum &&
+		    --rc->quiet)
 			continue;
 		/*
 		 * Snapshot buffers freed: the buffer that is not live has no memory;
@@ -640,6 +676,7 @@ static inline __attribute__((always_inline)) struct rd_cpu *rd_pick(struct fdr_r
 			continue;
 		rc->quiet = 0;
 		ret = rd_peek(r, rc);
+		rd_publish_lost(r, rc);
 		if (ret == 0 && r->follow && rc->raced && rc->raced < RD_RACED_MAX)
 			doubt = 1;
 		if (ret == 0 && r->follow && !rc->lost && !rc->raced)
@@ -702,13 +739,81 @@ static void rd_publish(struct fdr_reader *r, struct rd_cpu *rc, uint64_t n, uint
 
 static void rd_take(struct fdr_reader *r, struct rd_cpu *rc)
 {
-	uint64_t lost = rc->lost;
+	uint64_t lost = rc->lost - rc->lost_pub; /* the rest was published when found */
 
 	rc->have = 0;
 	rc->pos = rc->rec_pos_after;
 	rc->cum++;
 	rc->lost = 0;
+	rc->lost_pub = 0;
 	rd_publish(r, rc, 1, lost);
+}
+
+/*
+ * A consuming reader of the live buffers publishes what its cursor @rc found
+ * lost as soon as it finds it (overrun), not with the cursor's next record: a
+ * buffer that gets none for a long time, or ever (a snapshot freed with records
+ * the reader had not read, on a CPU that records no more), would leave the
+ * CPU's counts short meanwhile. Once only: rc->lost_pub says how much of
+ * rc->lost is published, and the record that reports the loss (lost_before)
+ * publishes only the rest.
+ */
+static void rd_publish_lost(struct fdr_reader *r, struct rd_cpu *rc)
+{
+	if (!r->follow || !(r->flags & FDR_READ_CONSUME) || rc->lost <= rc->lost_pub)
+		return;
+	rd_publish(r, rc, 0, rc->lost - rc->lost_pub);
+	rc->lost_pub = rc->lost;
+}
+
+/* Take back what rd_publish_lost() published of rc->lost (it is to be counted again). */
+static void rd_unpublish_lost(struct fdr_reader *r, struct rd_cpu *rc)
+{
+	uint64_t n = rc->lost_pub;
+
+	rc->lost_pub = 0;
+	if (!n)
+		return;
+	if (r->flags & FDR_READ_HOLD) {
+		rc->held_lost -= n < rc->held_lost ? n : rc->held_lost;
+		return;
+	}
+	__atomic_fetch_sub(&rc->c0->overrun, n, __ATOMIC_RELAXED);
+}
+
+/**
+ * fdr_reader_take_lost - the records found lost on the reader's @i-th CPU that no
+ * record has reported yet (lost_before), as a reader that ends reports them
+ * (fdr pipe's last "[LOST N EVENTS]" lines)
+ * @cpu: the CPU's number
+ * @lost: the count; they are counted (overrun) if they were not, and count as
+ *        reported from now on: a record peeked but not returned no longer
+ *        carries them
+ *
+ * Returns 0, or -ENOENT when @i is not below the reader's CPUs.
+ */
+int fdr_reader_take_lost(struct fdr_reader *r, uint32_t i, uint32_t *cpu, uint64_t *lost)
+{
+	uint32_t b;
+
+	if (i >= r->nr)
+		return -ENOENT;
+	*cpu = r->cpus[i].cpu;
+	*lost = 0;
+	for (b = 0; b < (r->follow ? FDR_RING_BUFS : 1u); b++) {
+		struct rd_cpu *rc = &r->cpus[b * r->nr + i];
+
+		if (!rc->lost)
+			continue;
+		rd_publish_lost(r, rc);
+		if (!r->follow && (r->flags & FDR_READ_CONSUME))
+			rd_publish(r, rc, 0, rc->lost);
+		*lost += rc->lost;
+		rc->lost = 0;
+		rc->lost_pub = 0;
+		rc->rec.lost_before = 0;
+	}
+	return 0;
 }
 
 /* Has the ring been resized (new file) since we opened it? Then reopen. */
@@ -753,18 +858,21 @@ static int rd_map(struct fdr_reader *r)
 }
 
 /*
- * Copy and check the reader's instance slot (fdr_shm_check_instance()): the
+ * Copy and check the reader's instance slot (fdr_shm_check_instance(), and
+ * fdr_shm_check_instance_ext() for its more fields): the
  * reader uses the copy's clock and sub-buffer size. Returns 0, -ENOENT (no such
  * instance), -EUCLEAN.
  */
 static int rd_instance(struct fdr_reader *r)
 {
 	struct fdr_abi_instance in;
+	struct fdr_abi_instance_ext x;
 
 	if (r->inst >= FDR_MAX_INSTANCES)
 		return -ENOENT;
 	memcpy(&in, &fdr_session_control(r->s)->instances[r->inst], sizeof(in));
-	if (fdr_shm_check_instance(&in, r->inst)) {
+	memcpy(&x, &fdr_session_control(r->s)->inst_ext[r->inst], sizeof(x));
+	if (fdr_shm_check_instance(&in, r->inst) || fdr_shm_check_instance_ext(&x, r->inst)) {
 		rd_complain(r, "%s", fdr_shm_error());
 		return -EUCLEAN;
 	}
@@ -1194,6 +1302,7 @@ static uint64_t rd_take_local(struct rd_cpu *rc)
 	rc->pos = rc->rec_pos_after;
 	rc->cum++;
 	rc->lost = 0;
+	rc->lost_pub = 0;
 	return lost;
 }
 
@@ -1211,7 +1320,7 @@ static int rd_fill_page(struct fdr_reader *r, uint32_t cpu_i, unsigned char *pag
 			uint64_t *lost)
 {
 	size_t off = 16, cap = page_size;
-	uint64_t base_ts = 0, prev = 0, commit, missed = 0;
+	uint64_t base_ts = 0, prev = 0, commit, missed = 0, missed_pub = 0;
 	/* records taken from each of the CPU's cursors, published once per page */
 	uint64_t taken[FDR_RING_BUFS] = { 0 };
 	struct rd_cpu *first = NULL;
@@ -1234,6 +1343,7 @@ static int rd_fill_page(struct fdr_reader *r, uint32_t cpu_i, unsigned char *pag
 			base_ts = rec->ts;
 			prev = rec->ts;
 			missed = rec->lost_before;
+			missed_pub = rc->lost_pub; /* published when found (rd_publish_lost()) */
 			first = rc;
 			/*
 			 * Room for the count of the records lost before it, so that it is
@@ -1253,7 +1363,9 @@ static int rd_fill_page(struct fdr_reader *r, uint32_t cpu_i, unsigned char *pag
 				/* cannot fit in any page: skip it, counted as lost */
 				rd_take_local(rc);
 				rc->lost = missed + 1;
+				rc->lost_pub = missed_pub;
 				missed = 0;
+				missed_pub = 0;
 				first = NULL;
 				continue;
 			}
@@ -1294,7 +1406,7 @@ static int rd_fill_page(struct fdr_reader *r, uint32_t cpu_i, unsigned char *pag
 		struct rd_cpu *rc = &r->cpus[b * r->nr + cpu_i];
 		uint64_t k = r->follow ? taken[rc->bi] : (uint64_t)n;
 
-		rd_publish(r, rc, k, rc == first ? missed : 0);
+		rd_publish(r, rc, k, rc == first ? missed - missed_pub : 0);
 	}
 	commit = off - 16;
 	if (missed) {
@@ -1955,6 +2067,7 @@ static int rd_take_subbufs(struct fdr_reader *r, int fd, unsigned char *mem, uin
 			 */
 			rc->cum -= rc->lost;
 			rc->pos &= ~mask;
+			rd_unpublish_lost(r, rc);
 			rc->lost = 0;
 			rc->have = 0;
 		}

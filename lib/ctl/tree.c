@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * tree.c - the control tree: tracefs files over a session (spec/TRACEFS.md).
+ * tree.c - the control tree: tracefs files over a session (docs/tracefs.md).
  *
  * A path resolves to a node: an instance (the top one, or instances/NAME), a file
  * kind, and for some kinds a CPU, an event system and name, or an option. The
@@ -37,6 +37,7 @@
 #include "fdr/fdr-read.h"
 #include "ctl-local.h"
 #include "ctl/trace-src.h"
+#include "common/pid-list.h"
 
 enum node {
 	N_NONE,
@@ -93,6 +94,7 @@ enum node {
 	F_SYS_FILTER,
 	F_EVENT_TRIGGER,
 	F_SET_EVENT_PID,
+	F_SET_EVENT_NOTRACE_PID,
 	F_TRACING_CPUMASK,
 	/* snapshots */
 	F_SNAPSHOT,
@@ -126,6 +128,7 @@ static const struct node_desc inst_files[] = {
 	{ "saved_tgids", F_SAVED_TGIDS, 0440, 1 },
 	{ "set_event", F_SET_EVENT, 0640, 0 },
 	{ "set_event_pending", F_SET_EVENT_PENDING, 0440, 0 },
+	{ "set_event_notrace_pid", F_SET_EVENT_NOTRACE_PID, 0640, 0 },
 	{ "set_event_pid", F_SET_EVENT_PID, 0640, 0 },
 	{ "snapshot", F_SNAPSHOT, 0640, 0 },
 	{ "timestamp_mode", F_TIMESTAMP_MODE, 0440, 0 },
@@ -157,7 +160,7 @@ static const struct {
 	{ "context-info", FDR_OPT_CONTEXT_INFO, 0 }, { "record-cmd", FDR_OPT_RECORD_CMD, 1 },
 	{ "record-tgid", FDR_OPT_RECORD_TGID, 0 },   { "overwrite", FDR_OPT_OVERWRITE, 0 },
 	{ "irq-info", FDR_OPT_IRQ_INFO, 0 },	     { "markers", FDR_OPT_MARKERS, 0 },
-	{ "stacktrace", FDR_OPT_STACKTRACE, 0 },
+	{ "event-fork", FDR_OPT_EVENT_FORK, 0 },     { "stacktrace", FDR_OPT_STACKTRACE, 0 },
 };
 #define NR_OPTIONS (sizeof(tree_options) / sizeof(tree_options[0]))
 
@@ -198,6 +201,7 @@ struct fdr_file {
 	char log_msg[512];
 	int held; /* counted in the instance's open files (rmdir EBUSY) */
 	int32_t writer; /* the thread writes are made for, 0 = the caller */
+	int ended; /* fdr_file_end(): a pipe serves what it has, then ends */
 };
 
 /* ---- path resolution ------------------------------------------------------------------ */
@@ -850,6 +854,7 @@ static const char readme_text[] =
 	"\t\t\t  process registers a matching event.\n"
 	"  set_event_pending\t- the pending rules (fdr only)\n"
 	"  set_event_pid\t\t- only these pids (thread or process ids) record\n"
+	"  set_event_notrace_pid\t- these pids (thread or process ids) do not record\n"
 	"  events/<system>/<event>/filter - a filter, e.g. 'status >= 500 && path ~ \"/api*\"';\n"
 	"\t\t\t  '0' clears; a rejected filter keeps the previous one\n"
 	"  events/<system>/<event>/trigger - [!]CMD[:COUNT] [if FILTER], CMD one of\n"
@@ -857,7 +862,8 @@ static const char readme_text[] =
 	"\t\t\t  enable_event:<system>:<event> disable_event:<system>:<event>\n"
 	"  snapshot\t\t- 1: take a snapshot (swap in the spare buffers), 0: free\n"
 	"\t\t\t  them, 2: clear; reading shows the snapshot\n"
-	"  options/\t\t- context-info record-cmd record-tgid overwrite irq-info markers\n";
+	"  options/\t\t- context-info record-cmd record-tgid overwrite irq-info markers\n"
+	"\t\t\t  event-fork stacktrace\n";
 
 static int gen_available_events(struct fdr_file *f, int only_enabled)
 {
@@ -1011,6 +1017,63 @@ static int gen_saved_tgids(struct fdr_file *f)
 	return ret;
 }
 
+/* The pid list @notrace (set_event_notrace_pid) or not (set_event_pid) of @inst. */
+static void pid_list(struct fdr_session *s, uint32_t inst, int notrace, int32_t **pids,
+		     uint32_t **nr)
+{
+	struct fdr_abi_control *c = fdr_session_control(s);
+
+	if (notrace) {
+		*pids = c->inst_ext[inst].notrace_pids;
+		*nr = &c->inst_ext[inst].nr_notrace_pids;
+	} else {
+		*pids = c->instances[inst].pids;
+		*nr = &c->instances[inst].nr_pids;
+	}
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * A pid list, one pid a line, ascending (the kernel's order). With event-fork
+ * on, pids of tasks that are gone are dropped first (the kernel drops them as
+ * the tasks exit).
+ */
+static int gen_pids(struct fdr_file *f, int notrace)
+{
+	struct fdr_abi_control *c = fdr_session_control(f->s);
+	struct fdr_abi_instance_ext x;
+	int32_t copy[FDR_MAX_PIDS], *pids;
+	uint32_t i, n, *nr;
+	int ret = 0;
+
+	memcpy(&x, &c->inst_ext[f->p.inst], sizeof(x));
+	if (fdr_shm_check_instance_ext(&x, f->p.inst))
+		return -EUCLEAN;
+	pid_list(f->s, f->p.inst, notrace, &pids, &nr);
+	if (__atomic_load_n(&c->instances[f->p.inst].options, __ATOMIC_RELAXED) &
+	    FDR_OPT_EVENT_FORK) {
+		ret = fdr_session_lock(f->s);
+		if (ret)
+			return ret;
+		if (fdr_pids_prune(pids, nr, !notrace))
+			fdr_hooks_recount(c);
+		fdr_session_unlock(f->s);
+	}
+	n = fdr_pids_count(nr);
+	for (i = 0; i < n; i++)
+		copy[i] = __atomic_load_n(&pids[i], __ATOMIC_RELAXED);
+	qsort(copy, n, sizeof(copy[0]), cmp_pid);
+	for (i = 0; i < n; i++)
+		ret |= fdr_buf_printf(&f->content, "%d\n", copy[i]);
+	return ret;
+}
+
 static int gen_saved_cmdlines(struct fdr_file *f)
 {
 	const struct fdr_abi_control *c = ctl_of(f->s);
@@ -1148,13 +1211,9 @@ static int generate(struct fdr_file *f)
 			"# Use this to set filters for multiple events.\n"
 			"# Only events with the given fields will be affected.\n"
 			"# If no events are modified, an error message will be displayed here\n");
-	case F_SET_EVENT_PID: {
-		uint32_t i, np = in->nr_pids < FDR_MAX_PIDS ? in->nr_pids : FDR_MAX_PIDS;
-
-		for (i = 0; i < np; i++)
-			ret |= fdr_buf_printf(b, "%d\n", in->pids[i]);
-		return ret;
-	}
+	case F_SET_EVENT_PID:
+	case F_SET_EVENT_NOTRACE_PID:
+		return gen_pids(f, f->p.node == F_SET_EVENT_NOTRACE_PID);
 	case F_TRACING_CPUMASK:
 		return gen_cpumask(in, ctl_of(f->s)->nr_cpus, b);
 	case F_HEADER_PAGE:
@@ -1366,15 +1425,21 @@ int fdr_file_open(struct fdr_session *s, const char *path, int flags, struct fdr
 			fdr_session_changed(s);
 			break;
 		case F_SET_EVENT_PID:
+		case F_SET_EVENT_NOTRACE_PID: {
+			int32_t *pids;
+			uint32_t *nr;
+
 			ret = fdr_session_lock(s);
 			if (ret)
 				goto err;
-			__atomic_store_n(&fdr_session_control(s)->instances[f->p.inst].nr_pids, 0,
-					 __ATOMIC_RELEASE);
+			pid_list(s, f->p.inst, f->p.node == F_SET_EVENT_NOTRACE_PID, &pids, &nr);
+			__atomic_store_n(nr, 0, __ATOMIC_RELEASE);
+			(void)pids;
 			fdr_hooks_recount(fdr_session_control(s));
 			fdr_session_unlock(s);
 			fdr_session_changed(s);
 			break;
+		}
 		case F_ERROR_LOG:
 			ret = fdr_session_lock(s);
 			if (ret)
@@ -1393,6 +1458,30 @@ int fdr_file_open(struct fdr_session *s, const char *path, int flags, struct fdr
 	return 0;
 err:
 	fdr_file_close(f);
+	return ret;
+}
+
+/**
+ * fdr_file_end - a reader of trace_pipe stops: reads return what the file has
+ * formatted (records it took from the ring), then the losses its reader found
+ * that no record has reported yet, as "CPU:N [LOST M EVENTS]" lines, then 0.
+ * Without this, a pipe stopped after a loss that its CPU's next record was to
+ * report never says it. No effect on other files.
+ * Returns 0 or -ENOMEM.
+ */
+int fdr_file_end(struct fdr_file *f)
+{
+	uint32_t i, cpu;
+	uint64_t lost;
+	int ret = 0;
+
+	if (f->ended || !f->reader || (f->p.node != F_TRACE_PIPE && f->p.node != F_CPU_TRACE_PIPE))
+		return 0;
+	f->ended = 1;
+	for (i = 0; !ret && fdr_reader_take_lost(f->reader, i, &cpu, &lost) == 0; i++)
+		if (lost)
+			ret = fdr_buf_printf(&f->content, "CPU:%u [LOST %" PRIu64 " EVENTS]\n", cpu,
+					     lost);
 	return ret;
 }
 
@@ -1503,7 +1592,7 @@ static ssize_t read_pipe(struct fdr_file *f, void *buf, size_t n)
 
 	for (;;) {
 		content_compact(f);
-		if (f->content.len > f->off)
+		if (f->content.len > f->off || f->ended)
 			break;
 		ret = fill_records(f, n, 1);
 		if (ret < 0)
@@ -1764,7 +1853,7 @@ static int write_event_filter(struct fdr_file *f, const char *cmd)
 
 /*
  * events/SYS/filter: set the filter of every event of SYS that has the fields it
- * names; the others keep theirs and show the error (spec §9). "0" clears all.
+ * names; the others keep theirs and show the error (docs/tracefs.md, Filters). "0" clears all.
  */
 static int write_sys_filter(struct fdr_file *f, const char *cmd)
 {
@@ -1832,13 +1921,6 @@ static int write_trigger(struct fdr_file *f, const char *cmd, size_t n)
 				 "no room for another trigger (at most %d in a session)",
 				 FDR_MAX_TRIGGERS);
 	return ret;
-}
-
-static int cmp_pid(const void *a, const void *b)
-{
-	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-
-	return (x > y) - (x < y);
 }
 
 /*
@@ -1915,48 +1997,72 @@ static int write_cpumask(struct fdr_file *f, const char *cmd)
 	return 0;
 }
 
-/* set_event_pid: whitespace-separated decimal pids, added to the list */
-static int write_pids(struct fdr_file *f, const char *cmd)
+/*
+ * set_event_pid, set_event_notrace_pid: whitespace-separated pids, added to the
+ * list (O_TRUNC at open emptied it). Each is read as the kernel reads it
+ * (kstrtoul, base 0: decimal, 0x hex or 0 octal, a '+' taken); it must be a
+ * pid, 0..INT32_MAX. A bad token or too many pids refuse the whole write, and
+ * the list stays as it was.
+ */
+static int write_pids(struct fdr_file *f, const char *cmd, int notrace)
 {
-	struct fdr_abi_instance *in = &fdr_session_control(f->s)->instances[f->p.inst];
-	int32_t pids[FDR_MAX_PIDS];
-	uint32_t n = in->nr_pids < FDR_MAX_PIDS ? in->nr_pids : FDR_MAX_PIDS, i;
+	const char *loc = notrace ? "set_event_notrace_pid" : "set_event_pid";
+	struct fdr_abi_control *c = fdr_session_control(f->s);
+	int32_t add[FDR_MAX_PIDS], *pids;
+	uint32_t nadd = 0, n, i, *nr;
 	const char *p = cmd;
 	int ret;
 
-	memcpy(pids, in->pids, sizeof(pids));
-	while (*p) {
+	for (;;) {
+		const char *tok;
 		char *end;
-		long v;
+		unsigned long long v;
+		size_t len;
 
-		p += strspn(p, " \t\n");
+		while (*p && isspace((unsigned char)*p))
+			p++;
 		if (!*p)
 			break;
-		v = strtol(p, &end, 10);
-		if (end == p || v < 0 || v > INT32_MAX || (*end && !strchr(" \t\n", *end)))
-			return bad_input(f, "set_event_pid", cmd, (int)(p - cmd),
-					 "expected a decimal pid, found '%.*s'",
-					 (int)strcspn(p, " \t\n"), p);
-		for (i = 0; i < n && pids[i] != (int32_t)v; i++)
+		tok = p;
+		for (len = 0; tok[len] && !isspace((unsigned char)tok[len]); len++)
 			;
-		if (i == n) {
-			if (n == FDR_MAX_PIDS)
-				return bad_input(f, "set_event_pid", cmd, (int)(p - cmd),
+		errno = 0;
+		v = strtoull(tok, &end, 0);
+		if (*tok == '-' || !isdigit((unsigned char)tok[*tok == '+']) || end != tok + len ||
+		    errno || v > INT32_MAX)
+			return bad_input(f, loc, cmd, (int)(tok - cmd),
+					 "expected a pid (0..%d, as in kstrtoul: decimal, 0x "
+					 "hex or 0 octal), found '%.*s'",
+					 INT32_MAX, (int)len, tok);
+		for (i = 0; i < nadd && add[i] != (int32_t)v; i++)
+			;
+		if (i == nadd) {
+			if (nadd == FDR_MAX_PIDS)
+				return bad_input(f, loc, cmd, (int)(tok - cmd),
 						 "too many pids (at most %d per instance)",
 						 FDR_MAX_PIDS);
-			pids[n++] = (int32_t)v;
+			add[nadd++] = (int32_t)v;
 		}
-		p = end;
+		p = tok + len;
 	}
-	qsort(pids, n, sizeof(pids[0]), cmp_pid);
 	ret = fdr_session_lock(f->s);
 	if (ret)
 		return ret;
-	/* writers read nr_pids first: shrink it while the list changes */
-	__atomic_store_n(&in->nr_pids, 0, __ATOMIC_RELEASE);
-	memcpy(in->pids, pids, sizeof(pids));
-	__atomic_store_n(&in->nr_pids, n, __ATOMIC_RELEASE);
-	fdr_hooks_recount(fdr_session_control(f->s));
+	pid_list(f->s, f->p.inst, notrace, &pids, &nr);
+	if (c->instances[f->p.inst].options & FDR_OPT_EVENT_FORK)
+		fdr_pids_prune(pids, nr, !notrace && !nadd);
+	n = fdr_pids_count(nr);
+	for (i = 0; i < nadd; i++)
+		n += !fdr_pids_has(pids, nr, add[i]);
+	if (n > FDR_MAX_PIDS) {
+		fdr_session_unlock(f->s);
+		return bad_input(f, loc, cmd, 0, "too many pids (at most %d per instance)",
+				 FDR_MAX_PIDS);
+	}
+	/* added at the end: a writer never sees a list without an entry that stays */
+	for (i = 0; i < nadd; i++)
+		fdr_pids_add(pids, nr, add[i]);
+	fdr_hooks_recount(c);
 	fdr_session_unlock(f->s);
 	fdr_session_changed(f->s);
 	return 0;
@@ -1964,7 +2070,7 @@ static int write_pids(struct fdr_file *f, const char *cmd)
 
 /*
  * snapshot: 0 frees the spare buffers (EINVAL on a per-CPU file), 1 allocates
- * them if needed and swaps, any other number clears the snapshot (spec §7).
+ * them if needed and swaps, any other number clears the snapshot (docs/tracefs.md, Snapshots).
  */
 static int write_snapshot(struct fdr_file *f, const char *cmd)
 {
@@ -2241,7 +2347,8 @@ ssize_t fdr_file_write(struct fdr_file *f, const void *buf, size_t n)
 		ret = write_trigger(f, cmd, n);
 		break;
 	case F_SET_EVENT_PID:
-		ret = write_pids(f, cmd);
+	case F_SET_EVENT_NOTRACE_PID:
+		ret = write_pids(f, cmd, f->p.node == F_SET_EVENT_NOTRACE_PID);
 		break;
 	case F_TRACING_CPUMASK:
 		ret = write_cpumask(f, cmd);

@@ -47,6 +47,7 @@
 #include <unistd.h>
 
 #include "fdr/fdr-abi.h"
+#include "proc.h"
 
 static const char *cli, *writer_exe;
 static char root[PATH_MAX - 64], dir[PATH_MAX], counters[PATH_MAX], out[PATH_MAX];
@@ -68,18 +69,12 @@ static uint64_t rnd(void)
 
 static uint64_t now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return sc_now_ns() / 1000000;
 }
 
 static void sleep_ms(long ms)
 {
-	struct timespec d = { ms / 1000, (ms % 1000) * 1000000L };
-
-	while (nanosleep(&d, &d) < 0 && errno == EINTR)
-		;
+	sc_sleep_us((uint64_t)ms * 1000);
 }
 
 /* ---- mutations ------------------------------------------------------------------------- */
@@ -219,10 +214,13 @@ static void mutate_control(void)
 
 static void mutate_instance(void)
 {
+	uint32_t inst = (uint32_t)(rnd() % 2);
 	uint64_t b = offsetof(struct fdr_abi_control, instances) +
-		     (rnd() % 2) * sizeof(struct fdr_abi_instance);
+		     inst * sizeof(struct fdr_abi_instance);
+	uint64_t x = offsetof(struct fdr_abi_control, inst_ext) +
+		     inst * sizeof(struct fdr_abi_instance_ext);
 
-	switch (rnd() % 12) {
+	switch (rnd() % 14) {
 	case 0:
 		CTL_FIELD(b, struct fdr_abi_instance, state);
 		break;
@@ -255,6 +253,12 @@ static void mutate_instance(void)
 		break;
 	case 10:
 		CTL_FIELD(b, struct fdr_abi_instance, error_seq);
+		break;
+	case 11:
+		CTL_FIELD(x, struct fdr_abi_instance_ext, nr_notrace_pids);
+		break;
+	case 12:
+		CTL_FIELD(x, struct fdr_abi_instance_ext, notrace_pids[0]);
 		break;
 	default:
 		mutate("control",
@@ -538,34 +542,23 @@ static pid_t spawn(char *const argv[], int err_fd)
  */
 static int wait_bounded(pid_t pid, long ms)
 {
-	uint64_t end = now_ms() + (uint64_t)ms;
-	int st;
+	int st = 0, ret = sc_wait(pid, &st, (int)ms, 0);
 
-	for (;;) {
-		pid_t r = waitpid(pid, &st, WNOHANG);
+	if (ret == 0)
+		return st;
+	if (ret == -ETIMEDOUT && getenv("FDR_CHAOS_GDB")) {
+		char cmd[128];
 
-		if (r == pid)
-			return st;
-		if (r < 0 && errno != EINTR)
-			return -1;
-		if (now_ms() >= end) {
-			if (getenv("FDR_CHAOS_GDB")) {
-				char cmd[128];
-
-				/* where it hangs, for whoever replays the seed */
-				snprintf(cmd, sizeof(cmd),
-					 "gdb -p %d -batch -ex 'thread apply all bt' 2>&1 | "
-					 "grep '^#' >&2",
-					 (int)pid);
-				if (system(cmd) < 0)
-					perror("gdb");
-			}
-			kill(pid, SIGKILL);
-			waitpid(pid, &st, 0);
-			return -1;
-		}
-		sleep_ms(5);
+		/* where it hangs, for whoever replays the seed */
+		snprintf(cmd, sizeof(cmd),
+			 "gdb -p %d -batch -ex 'thread apply all bt' 2>&1 | grep '^#' >&2",
+			 (int)pid);
+		if (system(cmd) < 0)
+			perror("gdb");
 	}
+	if (ret == -ETIMEDOUT)
+		sc_kill_reap(pid, 5000, NULL, 0);
+	return -1;
 }
 
 /*

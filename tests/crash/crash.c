@@ -23,13 +23,14 @@
  *	still fully usable: a new writer on the same CPU gets all its records read.
  *
  *   fdr-crash stop TPWRITER
- *	Stops a writer inside the ring writer (FDR_FAULT=NAME:N:stop) and checks that
- *	another writer pinned to the same CPU writes 200 records, and a reader reads
- *	them, each within 100 ms; then SIGKILLs the stopped one and checks the stream.
+ *	Stops a writer inside the ring writer (FDR_FAULT=NAME:N:stop), SIGKILLs it
+ *	there and checks the stream a consuming reader gets and that the CPU is
+ *	still usable. (That other writers and readers get through while it is
+ *	stopped, and that it goes on when resumed: kill.c's stop, crash/stop-writers.)
  *
  * FDR_CRASH_SEED repeats a run (the seed is printed).
  */
-#include "../stress/selfcheck.h"
+#include "selfcheck.h"
 
 #include <pthread.h>
 #include <sys/time.h>
@@ -134,16 +135,6 @@ static long read_now(struct fdr_session *s, int cpu, unsigned flags, struct chk 
 	return ret < 0 ? ret : n;
 }
 
-static void on_alarm(int sig)
-{
-	static const char msg[] = "FAIL: a reader or the test hung (alarm)\n";
-
-	(void)sig;
-	if (write(STDOUT_FILENO, msg, sizeof(msg) - 1) < 0)
-		_exit(1);
-	_exit(1);
-}
-
 /* Sum of the per-CPU stats of instance 0. */
 static int stats_total(struct fdr_session *s, struct fdr_cpu_stats *sum)
 {
@@ -222,58 +213,6 @@ static int run_creader(char **argv)
 
 /* ---- (a) writers killed at random --------------------------------------------------------- */
 
-static volatile uint32_t k_wid;
-static uint64_t k_sig_seq;
-static volatile int k_stop;
-
-static void k_on_alarm(int sig)
-{
-	int saved = errno;
-
-	(void)sig;
-	sc_write(seed, (k_wid + 3) | SC_SIG_BIT, k_sig_seq++);
-	errno = saved;
-}
-
-static void *k_thread(void *arg)
-{
-	uint32_t wid = (uint32_t)(uintptr_t)arg;
-	uint64_t seq;
-
-	for (seq = 0; !k_stop; seq++)
-		sc_write(seed, wid, seq);
-	return NULL;
-}
-
-/* A writer child (forked, not exec'd: it is attached already): never returns. */
-static void kill_child(uint32_t i, int variant, int ready_fd)
-{
-	pthread_t t;
-	uint64_t seq;
-
-	k_wid = i * 4;
-	signal(SIGALRM, SIG_DFL); /* not the parent's handler: this is no reader */
-	alarm(10); /* if the parent is gone, do not write forever */
-	if (variant == 1 && pthread_create(&t, NULL, k_thread, (void *)(uintptr_t)(k_wid + 1)))
-		_exit(4);
-	if (variant == 2)
-		sc_pin(0);
-	if (variant == 3) {
-		struct sigaction sa;
-		struct itimerval it = { { 0, 50 }, { 0, 50 } };
-
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_handler = k_on_alarm;
-		sa.sa_flags = SA_RESTART;
-		sigaction(SIGPROF, &sa, NULL);
-		setitimer(ITIMER_PROF, &it, NULL);
-	}
-	if (write(ready_fd, "r", 1) != 1)
-		_exit(5);
-	for (seq = 0;; seq++)
-		sc_write(seed, k_wid, seq);
-}
-
 static pid_t spawn_creader(int done_fd)
 {
 	char a_done[16], a_ready[16], a_seed[32], role[] = "--role=creader", self[] = "fdr-crash";
@@ -311,23 +250,6 @@ static pid_t spawn_peeker(int done_fd)
 	snprintf(a_done, sizeof(a_done), "%d", done_fd);
 	snprintf(a_seed, sizeof(a_seed), "%#llx", (unsigned long long)seed);
 	return sc_spawn(args, NULL, &done_fd, 1);
-}
-
-static int exited_ok(pid_t pid, int timeout_ms, const char *who)
-{
-	char buf[80];
-	int st, ret;
-
-	if (pid <= 0)
-		return sc_ok(0, "%s did not start", who);
-	ret = sc_wait(pid, &st, timeout_ms, 0);
-	if (ret == -ETIMEDOUT) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &st, 0);
-		return sc_ok(0, "%s hung (still running after %d ms)", who, timeout_ms);
-	}
-	return sc_ok(ret == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: %s", who,
-		     ret ? strerror(-ret) : sc_status_str(st, buf, sizeof(buf)));
 }
 
 static int run_kill(void)
@@ -377,7 +299,7 @@ static int run_kill(void)
 		pid = fork();
 		if (pid == 0) {
 			close(ready[0]);
-			kill_child(i, variant, ready[1]);
+			sc_writer_child(seed, i * 4, variant, ready[1], 0);
 		}
 		close(ready[1]);
 		if (pid < 0 || read(ready[0], &ch, 1) != 1) {
@@ -400,8 +322,8 @@ static int run_kill(void)
 	sc_ok(bad_deaths == 0, "%u writers died of something else than our SIGKILL", bad_deaths);
 	printf("kill: %u kills in %.2f s\n", kills, (double)(sc_now_ns() - t0) / 1e9);
 	close(done[1]);
-	exited_ok(reader, 60000, "consuming reader");
-	exited_ok(peeker, 60000, "peeker");
+	sc_exited_ok(reader, 60000, "consuming reader");
+	sc_exited_ok(peeker, 60000, "peeker");
 
 	/* a survivor: a slow writer into a ring that can hold all it writes */
 	fflush(NULL);
@@ -416,7 +338,7 @@ static int run_kill(void)
 		}
 		_exit(0);
 	}
-	exited_ok(pid, 30000, "the surviving writer");
+	sc_exited_ok(pid, 30000, "the surviving writer");
 
 	/* a non-consuming reader, in a child so that a hang is caught */
 	fflush(NULL);
@@ -434,7 +356,7 @@ static int run_kill(void)
 		      (long long)c->last[SURVIVOR_WID]);
 		_exit(sc_failed ? 1 : 0);
 	}
-	exited_ok(pid, 30000, "non-consuming reader");
+	sc_exited_ok(pid, 30000, "non-consuming reader");
 
 	/* and a consuming one, here (the alarm catches a hang) */
 	alarm(20);
@@ -462,30 +384,6 @@ out:
 
 /* ---- (b) named test points ------------------------------------------------------------------ */
 
-/* Run the test-point writer; returns its pid. @fault may be NULL. */
-static pid_t spawn_tpwriter(const char *fault, uint32_t wid, uint64_t count, uint64_t rate_us,
-			    int ready_fd, int go_fd)
-{
-	char a_wid[16], a_count[32], a_seed[32], a_rate[32], a_ready[16], a_go[16], env[96];
-	char cpu0[] = "0", self[] = "fdr-crash-tpwriter";
-	char *args[] = { self, a_wid, a_count, a_seed, cpu0, a_rate, a_ready, a_go, NULL };
-	char *extra[] = { env, NULL };
-	int keep[2], nr_keep = 0;
-
-	snprintf(a_wid, sizeof(a_wid), "%u", wid);
-	snprintf(a_count, sizeof(a_count), "%llu", (unsigned long long)count);
-	snprintf(a_seed, sizeof(a_seed), "%#llx", (unsigned long long)seed);
-	snprintf(a_rate, sizeof(a_rate), "%llu", (unsigned long long)rate_us);
-	snprintf(a_ready, sizeof(a_ready), "%d", ready_fd);
-	snprintf(a_go, sizeof(a_go), "%d", go_fd);
-	snprintf(env, sizeof(env), "FDR_FAULT=%s", fault ? fault : "");
-	if (ready_fd >= 0)
-		keep[nr_keep++] = ready_fd;
-	if (go_fd >= 0)
-		keep[nr_keep++] = go_fd;
-	return sc_spawn_path(tpwriter, args, extra, keep, nr_keep);
-}
-
 /* A fresh writer on the same CPU writes @n records: all must come back. */
 static void check_usable(struct fdr_session *s, uint32_t wid, const char *after)
 {
@@ -496,7 +394,7 @@ static void check_usable(struct fdr_session *s, uint32_t wid, const char *after)
 	int ret;
 
 	snprintf(who, sizeof(who), "a writer after %s", after);
-	exited_ok(spawn_tpwriter(NULL, wid, n, 0, -1, -1), 30000, who);
+	sc_exited_ok(sc_spawn_tpwriter(tpwriter, seed, NULL, wid, n, 0, 0, -1, -1), 30000, who);
 	alarm(20);
 	ret = (int)read_now(s, -1, FDR_READ_CONSUME, c);
 	alarm(0);
@@ -543,7 +441,7 @@ static int run_testpoint(const char *name)
 		int st;
 
 		snprintf(fault, sizeof(fault), "%s:%llu", name, (unsigned long long)n);
-		pid = spawn_tpwriter(fault, wid, 200000, 0, -1, -1);
+		pid = sc_spawn_tpwriter(tpwriter, seed, fault, wid, 200000, 0, 0, -1, -1);
 		ret = pid > 0 ? sc_wait(pid, &st, 30000, 0) : (int)pid;
 		if (ret == -ETIMEDOUT) {
 			kill(pid, SIGKILL);
@@ -601,91 +499,48 @@ static int run_testpoint(const char *name)
 
 /* ---- (c) writers stopped at a test point -------------------------------------------------- */
 
+/*
+ * A writer stopped inside the ring writer (@fault: NAME:N:stop), then SIGKILLed
+ * there: what a consuming reader gets is whole and in order, its records a run
+ * from seq 0, nothing counted lost; run_stop() then checks the CPU is usable.
+ * That another writer on the stopped one's CPU, and a reader, get through while
+ * it is stopped (200 records within 100 ms) is checked once, by crash/stop-writers
+ * (kill.c, stop_at_point(), at the same test points), which resumes it instead.
+ */
 static void stop_one(struct fdr_session *s, const char *fault, uint32_t j)
 {
-	const uint64_t n2 = 200, limit_ns = 100 * 1000000ull;
-	uint32_t wid_s = 0x300 + j, wid_2 = 0x400 + j;
+	uint32_t wid_s = 0x300 + j;
 	struct chk *c = chk_new("trace_pipe reader");
 	struct fdr_reader *r = NULL;
 	struct fdr_record rec;
-	uint64_t t0, t_w = 0, t_r = 0;
-	int ready[2] = { -1, -1 }, go[2] = { -1, -1 }, st, ret;
-	pid_t stopped, w2 = -1;
-	char buf[80], ch;
+	char buf[80] = "";
+	int st, ret;
+	pid_t stopped;
 
 	ret = fdr_reader_open(s, 0, -1, FDR_READ_CONSUME, &r);
 	if (!sc_ok(ret == 0, "%s: open a consuming reader: %s", fault, strerror(-ret)))
 		goto out;
-	stopped = spawn_tpwriter(fault, wid_s, 200000, 0, -1, -1);
+	stopped = sc_spawn_tpwriter(tpwriter, seed, fault, wid_s, 200000, 0, 0, -1, -1);
 	ret = stopped > 0 ? sc_wait(stopped, &st, 20000, WUNTRACED) : (int)stopped;
 	if (!sc_ok(ret == 0 && WIFSTOPPED(st) && WSTOPSIG(st) == SIGSTOP,
 		   "%s: the writer did not stop at the test point: %s", fault,
 		   ret ? strerror(-ret) : sc_status_str(st, buf, sizeof(buf)))) {
-		if (stopped > 0) {
-			kill(stopped, SIGKILL);
-			waitpid(stopped, NULL, 0);
-		}
+		sc_kill_reap(stopped, 5000, NULL, 0);
 		goto out;
 	}
-	if (pipe2(ready, O_CLOEXEC) || pipe2(go, O_CLOEXEC))
-		goto kill_stopped;
-	w2 = spawn_tpwriter(NULL, wid_2, n2, 0, ready[1], go[0]);
-	close(ready[1]);
-	close(go[0]);
-	ready[1] = go[0] = -1;
-	if (!sc_ok(w2 > 0 && read(ready[0], &ch, 1) == 1, "%s: second writer did not start", fault))
-		goto kill_stopped;
-
-	/* the other writer on that CPU, then the reader, must get through */
-	alarm(20);
-	t0 = sc_now_ns();
-	if (write(go[1], "g", 1) == 1 && read(ready[0], &ch, 1) == 1 && ch == 'd')
-		t_w = sc_now_ns() - t0;
-	while (c->nread[wid_2] < n2 && sc_now_ns() - t0 < 5 * limit_ns) {
-		ret = fdr_reader_next(r, &rec);
-		if (ret > 0)
-			chk_record(c, s, &rec);
-		else if (ret < 0)
-			break;
-	}
-	t_r = sc_now_ns() - t0;
-	alarm(0);
-	sc_ok(t_w && t_w <= limit_ns,
-	      "%s: another writer on the stopped one's CPU took %.1f ms for %llu records", fault,
-	      (double)t_w / 1e6, (unsigned long long)n2);
-	sc_ok(c->nread[wid_2] == n2 && t_r <= limit_ns,
-	      "%s: the reader got %llu of %llu records in %.1f ms", fault,
-	      (unsigned long long)c->nread[wid_2], (unsigned long long)n2, (double)t_r / 1e6);
-	printf("%s: while a writer was stopped: %llu records written in %.2f ms, read after %.2f ms\n",
-	       fault, (unsigned long long)n2, (double)t_w / 1e6, (double)t_r / 1e6);
-	exited_ok(w2, 20000, "the second writer");
-	w2 = -1;
-kill_stopped:
-	kill(stopped, SIGKILL);
-	ret = sc_wait(stopped, &st, 20000, 0);
-	sc_ok(ret == 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "%s: stopped writer: %s",
-	      fault, ret ? strerror(-ret) : sc_status_str(st, buf, sizeof(buf)));
-	if (w2 > 0) {
-		kill(w2, SIGKILL);
-		waitpid(w2, NULL, 0);
-	}
-	/* the rest of the stream: whole and in order, nothing lost */
+	sc_ok(sc_kill_reap(stopped, 20000, buf, sizeof(buf)), "%s: stopped writer: %s", fault, buf);
+	/* the stream: whole and in order, nothing lost */
 	alarm(20);
 	while ((ret = fdr_reader_next(r, &rec)) > 0)
 		chk_record(c, s, &rec);
 	alarm(0);
 	chk_clean(c);
-	sc_ok(chk_prefix(c, wid_s) >= 0 && chk_complete(c, wid_2, n2) && c->lost_before == 0,
-	      "%s: stopped writer: %llu records (last %lld), second writer %llu of %llu, %llu lost",
-	      fault, (unsigned long long)c->nread[wid_s], (long long)c->last[wid_s],
-	      (unsigned long long)c->nread[wid_2], (unsigned long long)n2,
+	sc_ok(chk_prefix(c, wid_s) >= 0 && c->lost_before == 0,
+	      "%s: stopped writer: %llu records (last %lld), %llu lost", fault,
+	      (unsigned long long)c->nread[wid_s], (long long)c->last[wid_s],
 	      (unsigned long long)c->lost_before);
 out:
 	fdr_reader_close(r);
-	if (ready[0] >= 0)
-		close(ready[0]);
-	if (go[1] >= 0)
-		close(go[1]);
 	free(c);
 }
 
@@ -722,7 +577,7 @@ int main(int argc, char **argv)
 		return sc_run_peeker(strtoull(argv[2], NULL, 0), atoi(argv[3]));
 
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_alarm;
+	sa.sa_handler = sc_on_alarm;
 	sigaction(SIGALRM, &sa, NULL);
 	printf("crash: seed %#llx (FDR_CRASH_SEED to repeat)\n", (unsigned long long)seed);
 	if (argc == 3 && strcmp(argv[1], "kill") == 0) {

@@ -12,7 +12,7 @@
  * Exits 0 after COUNT records, 3 if the event never got enabled.
  */
 #define SC_WRITER_ONLY /* linked with fdr_testpoints only */
-#include "../stress/selfcheck.h"
+#include "selfcheck.h"
 
 int main(int argc, char **argv)
 {

@@ -9,57 +9,16 @@
 # Prints "ok N - name" / "not ok N - name" per case, then "N passed, N failed";
 # exits non-zero if any case failed.
 set -u
+# shellcheck source=../harness/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../harness/lib.sh"
 
 FDR=${1:?usage: cli.sh FDR [FDR_DEMO]}
 DEMO=${2:-}
-case $FDR in /*) ;; *) FDR=$PWD/$FDR ;; esac
-case $DEMO in /* | '') ;; *) DEMO=$PWD/$DEMO ;; esac
-
-T=$(mktemp -d "${TMPDIR:-/tmp}/fdr-cli.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
-export FDR_ROOT=$T/root
+abs_path FDR DEMO
+suite_init cli
 export FDR_SESSION=cli
-unset FDR_CLOCK_SOURCE FDR_NO_AGENT
-
-# shellcheck source=../harness/tap.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../harness/tap.sh"
 
 # ---- helpers ----------------------------------------------------------------
-
-#
-# run_for SECS SIG CMD...: run CMD in the background (this shell reaps it), wait
-# until it ends or SECS seconds passed, then send SIG, and KILL 2 s later if it
-# is still there. Sets $rc (137 if it had to be killed) and $ended (1 if it
-# exited before SIG was sent). A blocking 'fdr pipe' is run this way: 'timeout'
-# would leave a killed child unreaped where PID 1 does not reap orphans.
-#
-run_for() {
-	local secs=$1 sig=$2 pid i
-	shift 2
-	"$@" >"$OUT" 2>"$ERR" &
-	pid=$!
-	ended=0
-	for ((i = 0; i < secs * 10; i++)); do
-		kill -0 "$pid" 2>/dev/null || { ended=1; break; }
-		sleep 0.1
-	done
-	if [ "$ended" -eq 0 ]; then
-		kill -s "$sig" "$pid" 2>/dev/null
-		for ((i = 0; i < 20; i++)); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		if kill -0 "$pid" 2>/dev/null; then
-			kill -KILL "$pid" 2>/dev/null
-			wait "$pid" 2>/dev/null
-			rc=137
-			return 0
-		fi
-	fi
-	wait "$pid"
-	rc=$?
-	return 0
-}
 
 expect_no_out() {
 	grep -Eq -- "$1" "$OUT" || return 0
@@ -91,11 +50,6 @@ cat_is() {
 	[ "$got" = "$2" ] && return 0
 	diag "fdr cat $1: '$got', expected '$2'"
 	return 1
-}
-
-# caret_col FILE LINE_TEXT: column of the '^' on the line after the line equal to LINE_TEXT
-caret_col() {
-	awk -v want="$2" 'found { print index($0, "^") - 1; exit } $0 == want { found = 1 }' "$1"
 }
 
 #

@@ -12,36 +12,29 @@
 # Needs root (it mounts small tmpfs); exits 77 (skipped) otherwise. Everything
 # it mounts and makes is removed at exit, failures included.
 set -u
+# shellcheck source=../harness/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../harness/lib.sh"
 
 FDR=${1:?usage: enospc.sh FDR FDR_DEMO}
 DEMO=${2:?usage: enospc.sh FDR FDR_DEMO}
-case $FDR in /*) ;; *) FDR=$PWD/$FDR ;; esac
-case $DEMO in /*) ;; *) DEMO=$PWD/$DEMO ;; esac
+abs_path FDR DEMO
 
-if [ "$(id -u)" != 0 ]; then
-	echo "enospc: skipped: needs root to mount small tmpfs file systems"
-	exit 77
-fi
+[ "$(id -u)" = 0 ] || skip "enospc needs root to mount small tmpfs file systems"
 
-T=$(mktemp -d "${TMPDIR:-/tmp}/fdr-enospc.XXXXXX") || exit 1
+suite_init enospc
 S=$T/sesfs # the session's file system
 O=$T/outfs # the output's file system
-cleanup() {
+unmount_all() {
 	mountpoint -q "$S" && umount "$S"
 	mountpoint -q "$O" && umount "$O"
-	rm -rf "$T"
 }
-trap cleanup EXIT
+at_exit unmount_all
 mkdir "$S" "$O" || exit 1
 # room for a few sessions (a control file is about 6.5 MiB) whatever the CPU count
 mount -t tmpfs -o size=64m,mode=0700 none "$S" || { echo "enospc: cannot mount tmpfs"; exit 1; }
 mount -t tmpfs -o size=4m,mode=0700 none "$O" || { echo "enospc: cannot mount tmpfs"; exit 1; }
-unset FDR_DIR FDR_CLOCK_SOURCE FDR_NO_AGENT
 export FDR_ROOT=$S/root
 D=$S/D # the session of most cases
-
-# shellcheck source=../harness/tap.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../harness/tap.sh"
 
 # ---- helpers ----------------------------------------------------------------
 

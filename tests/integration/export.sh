@@ -15,6 +15,8 @@
 #
 # Prints "ok N - name" / "not ok N - name", then "N passed, N failed".
 set -u
+# shellcheck source=../harness/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../harness/lib.sh"
 
 FDR=${1:?usage: export.sh FDR EXPORT_GEN [FDR_DEMO]}
 GEN=${2:?usage: export.sh FDR EXPORT_GEN [FDR_DEMO]}
@@ -22,14 +24,8 @@ DEMO=${3:-}
 HERE=$(cd "$(dirname "$0")" && pwd)
 CHECK=$HERE/export-check.py
 
-T=$(mktemp -d "${TMPDIR:-/tmp}/fdr-export.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
-export FDR_ROOT=$T/root
+suite_init export
 export FDR_SESSION=exp
-unset FDR_DIR FDR_CLOCK_SOURCE FDR_NO_AGENT
-
-# shellcheck source=../harness/tap.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../harness/tap.sh"
 
 # no_leftovers DIR: no temporary export files (NAME.tmp-XXXXXX) in DIR
 no_leftovers() {

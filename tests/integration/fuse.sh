@@ -12,47 +12,32 @@
 #
 # Prints "ok N - name" / "not ok N - name" per case, then "N passed, N failed".
 set -u
+# shellcheck source=../harness/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../harness/lib.sh"
 
 FDR=${1:?usage: fuse.sh FDR FDR_DEMO FUSE_IO}
 DEMO=${2:?usage: fuse.sh FDR FDR_DEMO FUSE_IO}
 FUSE_IO=${3:?usage: fuse.sh FDR FDR_DEMO FUSE_IO}
-case $FDR in /*) ;; *) FDR=$PWD/$FDR ;; esac
-case $DEMO in /*) ;; *) DEMO=$PWD/$DEMO ;; esac
-case $FUSE_IO in /*) ;; *) FUSE_IO=$PWD/$FUSE_IO ;; esac
-
-skip() {
-	echo "SKIP: $*"
-	exit 77
-}
+abs_path FDR DEMO FUSE_IO
 
 [ -c /dev/fuse ] || skip "no /dev/fuse here (FUSE unavailable)"
 [ -r /dev/fuse ] && [ -w /dev/fuse ] || skip "/dev/fuse is not usable by $(id -un)"
 command -v fusermount3 >/dev/null || skip "fusermount3 not installed (Debian package fuse3)"
 "$FDR" mount 2>&1 | grep -q "built without FUSE" && skip "this fdr was built without libfuse3"
 
-T=$(mktemp -d "${TMPDIR:-/tmp}/fdr-fuse.XXXXXX") || exit 1
+suite_init fuse
 MOUNTS=()
-PIDS=()
-cleanup() {
-	local m p
+unmount_all() {
+	local m
 	for m in "${MOUNTS[@]}"; do
 		grep -qs " $m fuse" /proc/self/mounts && fusermount3 -u -z "$m" 2>/dev/null
 	done
-	for p in "${PIDS[@]}"; do
-		kill -KILL "$p" 2>/dev/null
-	done
-	rm -rf "$T"
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-export FDR_ROOT=$T/root
+at_exit unmount_all
 export FDR_SESSION=fuse
-unset FDR_CLOCK_SOURCE FDR_NO_AGENT FDR_DIR
 
 M=$T/mnt
 mkdir -p "$M"
-# shellcheck source=../harness/tap.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../harness/tap.sh"
 
 is_mounted() { # DIR
 	grep -qs " $1 fuse.fdr " /proc/self/mounts
@@ -107,11 +92,6 @@ file_lacks() { # PATH REGEX
 	return 1
 }
 
-# caret_col FILE LINE_TEXT: column of the '^' on the line after LINE_TEXT
-caret_col() {
-	awk -v want="$2" 'found { print index($0, "^") - 1; exit } $0 == want { found = 1 }' "$1"
-}
-
 #
 # check_error PATH 'VALUE-WITH-^' [LOCATION]: echo VALUE > PATH must fail with
 # EINVAL, and error_log's entry must put its caret under the byte the ^ precedes
@@ -136,36 +116,6 @@ check_error() {
 		show_io
 		return 1
 	fi
-}
-
-# run_for SECS CMD...: run CMD in the background; if it still runs after SECS,
-# TERM it (KILL 2 s later). $ended=1 if it ended by itself; $rc its status.
-run_for() {
-	local secs=$1 pid i
-	shift
-	"$@" >"$OUT" 2>"$ERR" &
-	pid=$!
-	ended=0
-	for ((i = 0; i < secs * 10; i++)); do
-		kill -0 "$pid" 2>/dev/null || { ended=1; break; }
-		sleep 0.1
-	done
-	if [ "$ended" -eq 0 ]; then
-		kill -TERM "$pid" 2>/dev/null
-		for ((i = 0; i < 20; i++)); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		if kill -0 "$pid" 2>/dev/null; then
-			kill -KILL "$pid" 2>/dev/null
-			wait "$pid" 2>/dev/null
-			rc=137
-			return 0
-		fi
-	fi
-	wait "$pid"
-	rc=$?
-	return 0
 }
 
 # count of trace records (lines that are not '#' comments) in FILE
@@ -429,7 +379,7 @@ test_pread_generated() {
 test_trace_pipe_blocks() {
 	: >"$M/trace"
 	# nothing to read: it blocks (still running after 1 s)...
-	run_for 1 cat "$M/trace_pipe"
+	run_for 1 TERM cat "$M/trace_pipe"
 	if [ "$ended" -eq 1 ]; then
 		diag "cat trace_pipe did not block (status $rc)"
 		show_io
@@ -448,7 +398,7 @@ test_trace_pipe_other_ops_go_on() {
 	local pid got
 	cat "$M/trace_pipe" >"$T/pipe.out" 2>&1 &
 	pid=$!
-	PIDS+=("$pid")
+	bg_add "$pid"
 	sleep 0.3
 	# a blocked trace_pipe reader does not stall the rest of the tree
 	got=$(timeout 5 cat "$M/tracing_on")
@@ -530,7 +480,7 @@ test_sigterm_sigint_clean() {
 			exec "$FDR" mount -f "$d"
 		) >"$OUT" 2>"$ERR" &
 		pid=$!
-		PIDS+=("$pid")
+		bg_add "$pid"
 		for ((i = 0; i < 50; i++)); do
 			is_mounted "$d" && break
 			sleep 0.1
@@ -551,7 +501,7 @@ test_sigkill_keeps_session() {
 	MOUNTS+=("$d")
 	"$FDR" mount -f "$d" >/dev/null 2>&1 &
 	pid=$!
-	PIDS+=("$pid")
+	bg_add "$pid"
 	for ((i = 0; i < 50; i++)); do
 		is_mounted "$d" && break
 		sleep 0.1

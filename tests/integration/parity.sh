@@ -21,16 +21,23 @@
 #                    same text read back
 #   buffer_size_kept buffer_size_kb reads back what was written, through
 #                    changes of buffer_subbuf_size_kb
+#   pid_files        set_event_pid and set_event_notrace_pid: the same writes
+#                    ('>' and '>>') accepted or refused alike, the same list
+#                    read back
+#   event_fork       options/event-fork (and trace_options' event-fork): the
+#                    same values accepted or refused, the same value read back
 #
 # Prints "ok N - name" / "not ok N - name", then "N passed, N failed".
 set -u
+# shellcheck source=../harness/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../harness/lib.sh"
 
 FDR=${1:?usage: parity.sh FDR FDR_DEMO}
 DEMO=${2:?usage: parity.sh FDR FDR_DEMO}
 
-T=$(mktemp -d "${TMPDIR:-/tmp}/fdr-parity.XXXXXX") || exit 1
+suite_init parity
 KI=
-cleanup() {
+remove_kernel_instance() {
 	local f l i
 	if [ -n "$KI" ] && [ -d "$KI" ]; then
 		# events off, and triggers first: an instance with triggers cannot be
@@ -46,15 +53,9 @@ cleanup() {
 		done
 		[ -d "$KI" ] && echo "# could not remove the kernel instance $KI" >&2
 	fi
-	rm -rf "$T"
 }
-trap cleanup EXIT
-export FDR_ROOT=$T/root
+at_exit remove_kernel_instance
 export FDR_SESSION=parity
-unset FDR_DIR FDR_CLOCK_SOURCE FDR_NO_AGENT
-
-# shellcheck source=../harness/tap.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../harness/tap.sh"
 
 TRACEFS=
 find_tracefs() {
@@ -271,9 +272,98 @@ test_buffer_size_kept() {
 	return $bad
 }
 
+# pid_write FILE MODE TEXT: MODE '>' or '>>' on both sides; 0 if alike (rc and list)
+pid_write() {
+	local k f kl fl
+
+	if [ "$2" = '>' ]; then
+		kw "$KI/$1" "$3"
+		k=$?
+		fw "$1" "$3"
+		f=$?
+	else
+		printf '%s\n' "$3" >>"$KI/$1" 2>/dev/null
+		k=$?
+		"$FDR" append "$1" "$3" >"$T/fw.out" 2>&1
+		f=$?
+	fi
+	[ "$k" = 0 ] && k=ok || k=refused
+	[ "$f" = 0 ] && f=ok || f=refused
+	kl=$(tr '\n' ' ' <"$KI/$1")
+	fl=$("$FDR" cat "$1" | tr '\n' ' ')
+	if [ "$k" != "$f" ]; then
+		diag "$1 $2 '$3': the kernel $k it, fdr $f it: $(cat "$T/fw.out")"
+		return 1
+	fi
+	if [ "$kl" != "$fl" ]; then
+		diag "$1 after $2 '$3': the kernel lists '$kl', fdr '$fl'"
+		return 1
+	fi
+}
+
+test_pid_files() {
+	local file bad=0 m v
+
+	[ -e "$KI/set_event_notrace_pid" ] || { echo "# the kernel here has no set_event_notrace_pid"; }
+	for file in set_event_pid set_event_notrace_pid; do
+		[ -e "$KI/$file" ] || continue
+		# (4294967296 differs: the kernel keeps its low 32 bits, fdr refuses it)
+		while IFS='|' read -r m v; do
+			pid_write "$file" "$m" "$v" || bad=1
+		done <<-EOF
+			>|5 3 7
+			>>|1 2 3
+			>>|9 abc
+			>>|-1
+			>>|4,5
+			>>|2147483648
+			>>|+
+			>>|
+			>|9 abc
+			>|3 3
+			>|
+			>|0x10 00012 +4	 0
+			>| 4 
+			>|4194304
+			>|
+		EOF
+	done
+	return $bad
+}
+
+test_event_fork() {
+	local v k f bad=0
+
+	[ -e "$KI/options/event-fork" ] || { echo "# the kernel here has no options/event-fork"; return 0; }
+	[ "$(cat "$KI/options/event-fork")" = "$("$FDR" cat options/event-fork)" ] ||
+		{ diag "event-fork reads '$(cat "$KI/options/event-fork")' in the kernel, '$("$FDR" cat options/event-fork)' in fdr"; bad=1; }
+	for v in 1 0 2 " 1" "1 " abc 01 0x1 +1 -0 "" 0; do
+		kw "$KI/options/event-fork" "$v"
+		k=$?
+		fw options/event-fork "$v"
+		f=$?
+		[ "$k" = 0 ] && k=ok || k=refused
+		[ "$f" = 0 ] && f=ok || f=refused
+		if [ "$k" != "$f" ]; then
+			diag "options/event-fork '$v': the kernel $k it, fdr $f it: $(cat "$T/fw.out")"
+			bad=1
+		elif [ "$(cat "$KI/options/event-fork")" != "$("$FDR" cat options/event-fork)" ]; then
+			diag "options/event-fork after '$v': the kernel reads '$(cat "$KI/options/event-fork")', fdr '$("$FDR" cat options/event-fork)'"
+			bad=1
+		fi
+	done
+	for v in event-fork noevent-fork; do
+		kw "$KI/trace_options" "$v"
+		fw trace_options "$v"
+		[ "$(grep -x 'no\{0,1\}event-fork' "$KI/trace_options")" = "$("$FDR" cat trace_options | grep -x 'no\{0,1\}event-fork')" ] ||
+			{ diag "trace_options '$v': the kernel lists '$(grep event-fork "$KI/trace_options")', fdr '$("$FDR" cat trace_options | grep event-fork)'"; bad=1; }
+	done
+	return $bad
+}
+
 if setup; then
 	run_cases "test_trigger_remove test_trigger_empty test_set_event_forms test_cpumask
-		test_buffer_size_kept"
+		test_buffer_size_kept test_pid_files test_event_fork"
 else
 	ok 1 setup
 fi

@@ -15,34 +15,21 @@
 # what it wrote after, overwriting the oldest (a 64 KiB buffer: overrun counts).
 # Exits 77 (skipped) only when trace-cmd is missing.
 set -u
+# shellcheck source=../harness/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../harness/lib.sh"
 
 FDR=${1:?usage: record-kill.sh FDR FDR_DEMO}
 DEMO=${2:?usage: record-kill.sh FDR FDR_DEMO}
 
-if ! command -v trace-cmd >/dev/null; then
-	echo "SKIP: trace-cmd is not installed (Debian package trace-cmd)"
-	exit 77
-fi
+command -v trace-cmd >/dev/null || skip "trace-cmd is not installed (Debian package trace-cmd)"
 
-T=$(mktemp -d "${TMPDIR:-/tmp}/fdr-record-kill.XXXXXX") || exit 1
+suite_init record-kill
 DEMO_PID=
-cleanup() {
+kill_demo() {
 	[ -n "$DEMO_PID" ] && kill -9 "$DEMO_PID" 2>/dev/null
-	rm -rf "$T"
 }
-trap cleanup EXIT
-# shellcheck source=../harness/tap.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../harness/tap.sh"
-export FDR_ROOT=$T/root
+at_exit kill_demo
 export FDR_SESSION=kill
-unset FDR_DIR FDR_CLOCK_SOURCE FDR_NO_AGENT
-
-# demo_total OUT: events the demo wrote, from its summary line
-# (requests + cache lookups (hits + misses = db queries) + db queries + markers)
-demo_total() {
-	sed -nE 's/.*: ([0-9]+) requests, ([0-9]+) failed, ([0-9]+) cache hits, ([0-9]+) db queries.*/\1 \2 \3 \4/p' "$1" |
-		awk '{ print $1 + $2 + $3 + 2 * $4 }'
-}
 
 # stat_sum FIELD: the sum over the CPUs of fdr stat's "FIELD: N" lines
 stat_sum() {

@@ -9,28 +9,22 @@
 # report's and fdr show's, each normalised, must be identical (timestamps to the
 # microsecond both print). Exits 77 (skipped) only when trace-cmd is missing.
 set -u
+# shellcheck source=../harness/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../harness/lib.sh"
 
 FDR=${1:?usage: record.sh FDR FDR_DEMO [KSHARK_LOAD]}
 DEMO=${2:?usage: record.sh FDR FDR_DEMO [KSHARK_LOAD]}
 KLOAD=${3:-}
 
-if ! command -v trace-cmd >/dev/null; then
-	echo "SKIP: trace-cmd is not installed (Debian package trace-cmd)"
-	exit 77
-fi
+command -v trace-cmd >/dev/null || skip "trace-cmd is not installed (Debian package trace-cmd)"
 
-T=$(mktemp -d "${TMPDIR:-/tmp}/fdr-record.XXXXXX") || exit 1
+suite_init record
 FULL=$T/full
-cleanup() {
+unmount_full() {
 	mountpoint -q "$FULL" 2>/dev/null && umount "$FULL"
-	rm -rf "$T"
 }
-trap cleanup EXIT
-# shellcheck source=../harness/tap.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../harness/tap.sh"
-export FDR_ROOT=$T/root
+at_exit unmount_full
 export FDR_SESSION=rec
-unset FDR_DIR FDR_CLOCK_SOURCE FDR_NO_AGENT
 
 # norm_tc REPORT: trace-cmd report lines as "cpu pid ts event fields"
 # ("print: tracing_mark_write: TEXT" becomes "tracing_mark_write TEXT", as fdr shows it)
@@ -64,13 +58,6 @@ same_records() {
 		return 1
 	fi
 	return 0
-}
-
-# demo_total OUT: events the demo wrote, from its summary line
-# (requests + cache lookups (hits + misses = db queries) + db queries + markers)
-demo_total() {
-	sed -nE 's/.*: ([0-9]+) requests, ([0-9]+) failed, ([0-9]+) cache hits, ([0-9]+) db queries.*/\1 \2 \3 \4/p' "$1" |
-		awk '{ print $1 + $2 + $3 + 2 * $4 }'
 }
 
 # cpu_counts SUMMARY: "N0 N1 ..." events per CPU from fdr record's summary

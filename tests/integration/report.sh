@@ -10,16 +10,13 @@
 #
 # Prints "ok N - name" / "not ok N - name" per case, then "N passed, N failed".
 set -u
+# shellcheck source=../harness/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../harness/lib.sh"
 
 FDR=${1:?usage: report.sh FDR DATA_DIR}
 DATA=${2:?usage: report.sh FDR DATA_DIR}
-case $FDR in /*) ;; *) FDR=$PWD/$FDR ;; esac
-case $DATA in /*) ;; *) DATA=$PWD/$DATA ;; esac
-
-T=$(mktemp -d "${TMPDIR:-/tmp}/fdr-report.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
-# shellcheck source=../harness/tap.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../harness/tap.sh"
+abs_path FDR DATA
+suite_init report
 
 # trace-cmd report -R lines: "INSTANCE:   COMM-PID   [CPU] TS: EVENT:  BODY".
 # ftrace:print shows as "print: ip=0x... buf=TEXT"; the kernel (and fdr) show

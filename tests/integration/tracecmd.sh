@@ -9,18 +9,13 @@
 # Private FDR_ROOT; the mount is undone at exit. Exits 77 (skipped), saying why,
 # without trace-cmd, FUSE, or a way to make a private mount namespace.
 set -u
+# shellcheck source=../harness/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../harness/lib.sh"
 
 FDR=${1:?usage: tracecmd.sh FDR FDR_DEMO FDR_TRACECMD}
 DEMO=${2:?usage: tracecmd.sh FDR FDR_DEMO FDR_TRACECMD}
 TC=${3:?usage: tracecmd.sh FDR FDR_DEMO FDR_TRACECMD}
-case $FDR in /*) ;; *) FDR=$PWD/$FDR ;; esac
-case $DEMO in /*) ;; *) DEMO=$PWD/$DEMO ;; esac
-case $TC in /*) ;; *) TC=$PWD/$TC ;; esac
-
-skip() {
-	echo "SKIP: $*"
-	exit 77
-}
+abs_path FDR DEMO TC
 
 command -v trace-cmd >/dev/null || skip "trace-cmd not installed (Debian package trace-cmd)"
 [ -c /dev/fuse ] && [ -r /dev/fuse ] && [ -w /dev/fuse ] || skip "no usable /dev/fuse"
@@ -32,21 +27,14 @@ else
 	unshare -r -m true 2>/dev/null || skip "unshare -rm: no user+mount namespaces here"
 fi
 
-T=$(mktemp -d "${TMPDIR:-/tmp}/fdr-tracecmd.XXXXXX") || exit 1
+suite_init tracecmd
 M=$T/mnt
-cleanup() {
+unmount() {
 	grep -qs " $M fuse" /proc/self/mounts && fusermount3 -u -z "$M" 2>/dev/null
-	rm -rf "$T"
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-export FDR_ROOT=$T/root
+at_exit unmount
 export FDR_SESSION=tc
-unset FDR_CLOCK_SOURCE FDR_NO_AGENT FDR_DIR
 mkdir -p "$M"
-
-# shellcheck source=../harness/tap.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../harness/tap.sh"
 
 # 'fdr show' lines -> "COMM PID CPU TS EVENT: FIELDS"
 norm_show() {

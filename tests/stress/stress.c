@@ -526,20 +526,6 @@ static pid_t spawn_role(char **args, const int *keep, int nr_keep)
 	return pid;
 }
 
-static int check_exit(pid_t pid, int timeout_ms, const char *who)
-{
-	char buf[80];
-	int st, ret = sc_wait(pid, &st, timeout_ms, 0);
-
-	if (ret == -ETIMEDOUT) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &st, 0);
-		return sc_ok(0, "%s did not finish within %d ms", who, timeout_ms);
-	}
-	return sc_ok(ret == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: %s", who,
-		     ret ? strerror(-ret) : sc_status_str(st, buf, sizeof(buf)));
-}
-
 int main(int argc, char **argv)
 {
 	struct fdr_session_opts o = { 0 };
@@ -649,15 +635,15 @@ int main(int argc, char **argv)
 
 		snprintf(who, sizeof(who), "writer %u", p);
 		if (writers[p] > 0)
-			check_exit(writers[p], (int)(secs * 1000) + 60000, who);
+			sc_exited_ok(writers[p], (int)(secs * 1000) + 60000, who);
 		else
 			sc_ok(0, "writer %u did not start", p);
 	}
 	close(done[1]);
 	done[1] = -1;
-	check_exit(reader, 120000, "reader");
+	sc_exited_ok(reader, 120000, "reader");
 	if (peeker > 0)
-		check_exit(peeker, 60000, "peeker");
+		sc_exited_ok(peeker, 60000, "peeker");
 	else
 		sc_ok(0, "peeker did not start");
 out:

@@ -123,7 +123,8 @@ Test(route, every_change_reaches_the_next_event)
 		cr_assert(strcmp(got, "50") == 0 ||
 				  (got[0] == 0 && __atomic_load_n(&ctl->dropped_no_slot,
 								  __ATOMIC_RELAXED) == before + 1),
-			  "an event for a ring not mapped yet is recorded or counted (got '%s')", got);
+			  "an event for a ring not mapped yet is recorded or counted (got '%s')",
+			  got);
 		put("instances/r/trace", O_TRUNC, "\n");
 	}
 	cr_assert_eq(fdr_sync(), 0);

@@ -10,6 +10,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -207,4 +209,71 @@ Test(shm, bad_control_header_refused)
 	ctl->ts_source = ts;
 	cr_assert_eq(fdr_session_open(env.dir, &s2), 0);
 	fdr_session_close(s2);
+}
+
+/*
+ * A session of another ABI version is refused, naming both versions, also when
+ * its control file is smaller than this version's (version 1 had no inst_ext[]).
+ */
+Test(shm, other_abi_version_refused)
+{
+	struct fdr_session *s2 = NULL;
+	struct fdr_abi_control *ctl;
+	char dir[PATH_MAX + 16], path[PATH_MAX + 32], want[64];
+	unsigned char *img;
+	size_t v1_size = sizeof(*ctl) - sizeof(ctl->inst_ext);
+	int fd;
+
+	setup();
+	ctl = fdr_session_control(env.s);
+	snprintf(want, sizeof(want), "ABI version is 1, this fdr's is %d", FDR_ABI_VERSION);
+	/* this version's size, version 1 */
+	ctl->version = 1;
+	cr_assert_eq(fdr_session_open(env.dir, &s2), -EUCLEAN);
+	cr_assert(strstr(fdr_shm_error(), want), "%s", fdr_shm_error());
+	ctl->version = FDR_ABI_VERSION;
+	/* version 1's size and header, in a session directory of its own */
+	snprintf(dir, sizeof(dir), "%s.v1", env.dir);
+	cr_assert_eq(mkdir(dir, 0700), 0, "%s: %s", dir, strerror(errno));
+	img = malloc(v1_size);
+	cr_assert_not_null(img);
+	memcpy(img, ctl, v1_size);
+	{
+		uint32_t v = 1, sz = (uint32_t)v1_size;
+
+		memcpy(img + offsetof(struct fdr_abi_control, version), &v, sizeof(v));
+		memcpy(img + offsetof(struct fdr_abi_control, struct_size), &sz, sizeof(sz));
+	}
+	snprintf(path, sizeof(path), "%s/control", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	cr_assert(fd >= 0 && write(fd, img, v1_size) == (ssize_t)v1_size);
+	close(fd);
+	free(img);
+	cr_assert_eq(fdr_session_open(dir, &s2), -EUCLEAN);
+	cr_assert(strstr(fdr_shm_error(), want), "%s", fdr_shm_error());
+	unlink(path);
+	rmdir(dir);
+}
+
+/* inst_ext[]: a notrace count beyond the list is refused by readers and the file */
+Test(shm, bad_notrace_count_refused)
+{
+	struct fdr_abi_control *ctl;
+	struct fdr_reader *r = NULL;
+	int err = 0;
+	char *t;
+
+	setup();
+	ctl = fdr_session_control(env.s);
+	ctl->inst_ext[0].nr_notrace_pids = FDR_MAX_PIDS + 1;
+	cr_assert_eq(fdr_reader_open(env.s, 0, -1, 0, &r), -EUCLEAN);
+	cr_assert(strstr(fdr_shm_error(), "control: instance 0: nr_notrace_pids 33 is above 32"),
+		  "%s", fdr_shm_error());
+	t = fdr_test_read(env.s, "set_event_notrace_pid", 0, NULL, &err);
+	cr_assert_null(t);
+	cr_assert_eq(err, -EUCLEAN);
+	/* the writer bounds it: our events are not lost to it (nobody listed) */
+	ctl->inst_ext[0].nr_notrace_pids = 0;
+	cr_assert_eq(fdr_reader_open(env.s, 0, -1, 0, &r), 0);
+	fdr_reader_close(r);
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * test-tree.c - the control tree, file by file (spec/TRACEFS.md sections 2-4, 8):
+ * test-tree.c - the control tree, file by file (docs/tracefs.md):
  * what each write is accepted or refused with, what reads back afterwards, the
  * error_log entry and its caret, errno values, directory listings, instances.
  */
@@ -181,6 +181,122 @@ Test(tree, options_files)
 	TABLE(t);
 }
 
+/*
+ * set_event_pid and set_event_notrace_pid, as the kernel's (checked on a live
+ * one: tests/integration/parity.sh): '>' replaces, '>>' adds, pids read as
+ * kstrtoul does (base 0, '+' taken), any whitespace between them, duplicates
+ * once, listed ascending; a bad token refuses the whole write.
+ */
+static void pid_file_table(const char *f)
+{
+	const struct wcase t[] = {
+		{ f, O_TRUNC, "", OK, NULL, "" },
+		{ f, O_TRUNC, "5 3 7\n", OK, NULL, "3\n5\n7\n" },
+		{ f, O_APPEND, "1 2 3\n", OK, NULL, "1\n2\n3\n5\n7\n" },
+		{ f, O_APPEND, "9 abc\n", EINVAL, NULL, "1\n2\n3\n5\n7\n" },
+		{ f, O_APPEND, "-1\n", EINVAL, NULL, "1\n2\n3\n5\n7\n" },
+		{ f, O_APPEND, "4,5\n", EINVAL, NULL, "1\n2\n3\n5\n7\n" },
+		{ f, O_APPEND, "2147483648\n", EINVAL, NULL, "1\n2\n3\n5\n7\n" },
+		{ f, O_APPEND, "+\n", EINVAL, NULL, "1\n2\n3\n5\n7\n" },
+		{ f, O_APPEND, "0x\n", EINVAL, NULL, "1\n2\n3\n5\n7\n" },
+		{ f, O_APPEND, "", OK, NULL, "1\n2\n3\n5\n7\n" }, /* nothing added */
+		/* '>' empties at open, even if the write is then refused (kernel) */
+		{ f, O_TRUNC, "9 abc\n", EINVAL, NULL, "" },
+		{ f, O_TRUNC, "3 3\n", OK, NULL, "3\n" },
+		{ f, O_TRUNC, "\n", OK, NULL, "" },
+		{ f, O_TRUNC, "0x10 00012 +4\t 0\n", OK, NULL, "0\n4\n10\n16\n" },
+		{ f, O_TRUNC, " 4 \n", OK, NULL, "4\n" },
+		{ f, O_TRUNC, "2147483647\n", OK, NULL, "2147483647\n" },
+		{ f, O_TRUNC, "", OK, NULL, "" },
+	};
+	char in[512], want[512];
+	size_t off = 0, woff = 0;
+	int i;
+
+	run_table(t, sizeof(t) / sizeof(t[0]), f);
+	/* at most FDR_MAX_PIDS: one more refuses the write and changes nothing */
+	for (i = 1; i <= FDR_MAX_PIDS; i++) {
+		off += (size_t)snprintf(in + off, sizeof(in) - off, "%d ", i * 10);
+		woff += (size_t)snprintf(want + woff, sizeof(want) - woff, "%d\n", i * 10);
+	}
+	expect_write(f, O_TRUNC, in, OK, f);
+	expect_write(f, O_APPEND, "5", EINVAL, f);
+	expect_write(f, O_APPEND, "10 20", OK, f); /* listed already: nothing added */
+	{
+		char *got = cat(f); /* ascending, not in the order written */
+
+		cr_assert_str_eq(got, want, "%s reads\n%s", f, got);
+		free(got);
+	}
+	expect_write(f, O_TRUNC, "", OK, f);
+}
+
+Test(tree, set_event_pid)
+{
+	pid_file_table("set_event_pid");
+}
+
+Test(tree, set_event_notrace_pid)
+{
+	pid_file_table("set_event_notrace_pid");
+	/* each list is its own, and each instance's */
+	expect_write("set_event_notrace_pid", O_TRUNC, "3", OK, "notrace");
+	expect_write("set_event_pid", O_TRUNC, "4", OK, "pid");
+	cr_assert_eq(fdr_tree_mkdir(env.s, "instances/np"), 0);
+	expect_write("instances/np/set_event_notrace_pid", O_TRUNC, "5", OK, "instance");
+	expect_content("set_event_notrace_pid", "3\n", "top notrace");
+	expect_content("set_event_pid", "4\n", "top pid");
+	expect_content("instances/np/set_event_notrace_pid", "5\n", "instance notrace");
+	expect_content("instances/np/set_event_pid", "", "instance pid");
+	/* rmdir + mkdir: the slot comes back empty */
+	cr_assert_eq(fdr_tree_rmdir(env.s, "instances/np"), 0);
+	cr_assert_eq(fdr_tree_mkdir(env.s, "instances/np"), 0);
+	expect_content("instances/np/set_event_notrace_pid", "", "a new instance");
+}
+
+Test(tree, event_fork_option)
+{
+	static const struct wcase t[] = {
+		{ "options/event-fork", 0, NULL, OK, NULL, "0\n" }, /* off by default */
+		{ "options/event-fork", O_TRUNC, "1\n", OK, NULL, "1\n" },
+		{ "options/event-fork", O_TRUNC, "0\n", OK, NULL, "0\n" },
+		{ "options/event-fork", O_TRUNC, "01\n", OK, NULL, "1\n" },
+		{ "options/event-fork", O_TRUNC, "2\n", EINVAL, NULL, "1\n" },
+		{ "options/event-fork", O_TRUNC, " 1\n", EINVAL, NULL, "1\n" },
+		{ "options/event-fork", O_TRUNC, "0x1\n", EINVAL, NULL, "1\n" },
+		{ "options/event-fork", O_TRUNC, "abc\n", EINVAL, NULL, "1\n" },
+		{ "trace_options", O_TRUNC, "noevent-fork\n", OK, "options/event-fork", "0\n" },
+		{ "trace_options", O_TRUNC, "event-fork\n", OK, "options/event-fork", "1\n" },
+		/*
+		 * on: the pids of tasks that do not exist are dropped as the lists
+		 * are read or written (4194304 is above any pid_max); the last pid
+		 * of set_event_pid stays, as an emptied list would admit everyone
+		 */
+		{ "set_event_notrace_pid", O_TRUNC, "1 4194304", OK, NULL, "1\n" },
+		{ "set_event_notrace_pid", O_TRUNC, "4194304", OK, NULL, "" },
+		{ "set_event_pid", O_TRUNC, "1 4194304", OK, NULL, "1\n" },
+		{ "set_event_pid", O_TRUNC, "4194304", OK, NULL, "4194304\n" },
+		{ "set_event_pid", O_TRUNC, "", OK, NULL, "" },
+		/* off: kept */
+		{ "options/event-fork", O_TRUNC, "0\n", OK, NULL, "0\n" },
+		{ "set_event_notrace_pid", O_TRUNC, "1 4194304", OK, NULL, "1\n4194304\n" },
+		{ "set_event_notrace_pid", O_TRUNC, "", OK, NULL, "" },
+	};
+	char *txt;
+
+	TABLE(t);
+	expect_write("options/event-fork", O_TRUNC, "1\n", OK, "on at the top");
+	txt = cat("trace_options");
+	cr_assert_not_null(strstr(txt, "\nevent-fork\n"), "trace_options:\n%s", txt);
+	free(txt);
+	/* a new instance starts with it off, as the kernel's (ZEROED_TRACE_FLAGS) */
+	cr_assert_eq(fdr_tree_mkdir(env.s, "instances/ef"), 0);
+	expect_content("instances/ef/options/event-fork", "0\n", "a new instance");
+	txt = cat("instances/ef/trace_options");
+	cr_assert_not_null(strstr(txt, "noevent-fork\n"), "trace_options:\n%s", txt);
+	free(txt);
+}
+
 Test(tree, trace_options)
 {
 	static const struct wcase t[] = {
@@ -216,7 +332,7 @@ Test(tree, trace_options)
 static const char *const clock_names[] = { "local", "global",	"counter", "uptime", "perf",
 					   "mono",  "mono_raw", "boot",	   "tai",    "x86-tsc" };
 
-/* The trace_clock text with clock @cur in brackets (the spec's order). */
+/* The trace_clock text with clock @cur in brackets (docs/tracefs.md, trace_clock). */
 static void clock_line(const char *cur, char *buf, size_t len)
 {
 	size_t i, off = 0;
@@ -951,10 +1067,11 @@ Test(tree, readdir_listings)
 					    "trace_options",
 					    "trace_pipe",
 					    "tracing_on" };
-	static const char *const inst_absent[] = { "README",	      "available_events",
-						   "instances",	      "saved_cmdlines",
-						   "saved_cmdlines_size", "saved_tgids",
-						   "printk_formats" };
+	static const char *const inst_absent[] = {
+		"README",	  "available_events",	 "instances",
+		"saved_cmdlines", "saved_cmdlines_size", "saved_tgids",
+		"printk_formats"
+	};
 	static const char *const none[] = { "" };
 	static const char *const events[] = { "enable",	 "header_page", "header_event",
 					      "ftrace/", "ttree/",	"tother/" };
