@@ -248,6 +248,130 @@ Test(probe, reloc_cond)
 	}
 }
 
+/* ---- issue 16's trampolines: fdr_reloc_emit() output run directly ---- */
+
+struct tramp_case {
+	const char *name;
+	uintptr_t fn; /* the function; its first >= 5 bytes are relocated */
+	uint64_t (*call)(void *f, uint64_t i); /* calls f (the function or its trampoline) */
+};
+
+typedef uint64_t (*fn1)(uint64_t);
+typedef uint64_t (*fn2)(uint64_t, uint64_t);
+
+static uint64_t t_1(void *f, uint64_t i)
+{
+	return ((fn1)f)(i);
+}
+static uint64_t t_2(void *f, uint64_t i)
+{
+	return ((fn2)f)(i, 3 * i);
+}
+static uint64_t t_callind(void *f, uint64_t i)
+{
+	return ((uint64_t(*)(void *, uint64_t))f)((void *)pt_helper_si, i);
+}
+static uint64_t t_riprel(void *f, uint64_t i)
+{
+	pt_global = (uint32_t)i;
+	return ((uint32_t(*)(void))f)();
+}
+static uint64_t t_store(void *f, uint64_t i)
+{
+	uint32_t *p = ((uint32_t * (*)(uint32_t)) f)((uint32_t)i);
+
+	return p == &pt_global2 ? pt_global2 : UINT64_MAX;
+}
+
+static const struct tramp_case tramps[] = {
+	{ "mov ; add", A(pt_add), t_2 },
+	{ "mov rip", A(pt_riprel), t_riprel },
+	{ "mov %edi,rip ; lea rip", A(pt_riprel_store), t_store },
+	{ "call rel32", A(pt_call), t_1 },
+	{ "call rel32 (return address)", A(pt_call_ra), t_1 },
+	{ "call *%rdi ; add", A(pt_callind), t_callind },
+	{ "call *rip (return address)", A(pt_callind_mem), t_1 },
+	{ "jmp rel8 ; ud2 ; ud2", A(pt_jmp), t_1 },
+	{ "jmp rel32", A(pt_jmp32), t_1 },
+	{ "cmp ; jl rel8", A(pt_jcc), t_1 },
+	{ "test ; je rel32", A(pt_jcc32), t_1 },
+	{ "mov to the red zone", A(pt_redzone), t_1 },
+	{ "push ; mov ; lea", A(pt_push), t_1 },
+};
+
+/* A page for trampolines within reach of the test's code and data. */
+static uint8_t *tramp_page(void)
+{
+	uintptr_t base = A(pt_add) & ~(uintptr_t)0xfffff;
+	long k;
+
+	for (k = 1; k < 512; k++) {
+		uintptr_t hint = base + (uintptr_t)((k & 1) ? k : -k) * 0x100000;
+		void *p = mmap((void *)hint, 4096, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+
+		if (p == (void *)hint)
+			return p;
+		if (p != MAP_FAILED)
+			munmap(p, 4096);
+	}
+	return NULL;
+}
+
+Test(probe, reloc_trampolines)
+{
+	uint8_t *page = tramp_page();
+	size_t t, used = 0;
+	void *entry[sizeof(tramps) / sizeof(tramps[0])];
+
+	cr_assert_not_null(page, "no page near the code");
+	/* write every trampoline while the page is RW, then make it R-X: never both */
+	for (t = 0; t < sizeof(tramps) / sizeof(tramps[0]); t++) {
+		const struct tramp_case *c = &tramps[t];
+		size_t off = 0;
+
+		entry[t] = page + used;
+		while (off < 5) {
+			struct fdr_reloc_insn in;
+			uint8_t code[FDR_RELOC_SLOT_MAX];
+			char why[160];
+			int len, ret;
+
+			ret = fdr_reloc_decode(c->fn + off, (const uint8_t *)(c->fn + off), 15, &in,
+					       why, sizeof(why));
+			cr_assert_eq(ret, 0, "%s: %s", c->name, why);
+			off += in.len;
+			/* an emitted instruction's resume: where the next one will be written, or
+			 * back in the function after the window */
+			/* a near resume gives the length of the rel32 form the real one gets */
+			len = fdr_reloc_emit(&in, A(page + used), A(page + used), code,
+					     sizeof(code));
+			cr_assert_gt(len, 0, "%s", c->name);
+			len = fdr_reloc_emit(&in, A(page + used),
+					     off >= 5 ? c->fn + off : A(page + used) + (size_t)len,
+					     code, sizeof(code));
+			cr_assert_gt(len, 0, "%s", c->name);
+			cr_assert_leq(used + (size_t)len, 4096);
+			memcpy(page + used, code, (size_t)len);
+			used += (size_t)len;
+		}
+	}
+	cr_assert_eq(mprotect(page, 4096, PROT_READ | PROT_EXEC), 0);
+	for (t = 0; t < sizeof(tramps) / sizeof(tramps[0]); t++) {
+		const struct tramp_case *c = &tramps[t];
+		uint64_t i;
+
+		for (i = 0; i < 40; i++) {
+			uint64_t want = c->call((void *)c->fn, i);
+			uint64_t got = c->call(entry[t], i);
+
+			cr_assert_eq(got, want, "%s, %lu: relocated 0x%lx, original 0x%lx", c->name,
+				     (unsigned long)i, (unsigned long)got, (unsigned long)want);
+		}
+	}
+	munmap(page, 4096);
+}
+
 /* ---- arming: each kind of first instruction ---- */
 
 struct target_case {
