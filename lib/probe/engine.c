@@ -67,6 +67,7 @@
 #define PR_SITES (1u << PR_SITES_SHIFT) /* distinct probed addresses per process */
 #define PR_SLOT_SIZE 32
 #define PR_XOL_PAGE 4096
+#define PR_MAX_FUNC_LEN (16u << 20) /* fdr_probe_check() decodes at most this much */
 
 _Static_assert(PR_SLOT_SIZE >= FDR_RELOC_SLOT_MAX, "an XOL slot holds any emitted instruction");
 
@@ -197,7 +198,8 @@ static size_t pr_read_orig(uintptr_t addr, uint8_t *buf, size_t len)
  * armed) to confirm @addr starts an instruction, then checks that instruction can
  * be run out of line or emulated. Not async-signal-safe.
  *
- * Returns: 0; -EINVAL if @addr is outside the function; -EILSEQ if @addr is
+ * Returns: 0; -EINVAL if @addr is outside the function or the function is
+ * longer than 16 MiB; -EILSEQ if @addr is
  * inside an instruction (@why names it: address, length, mnemonic) or the code
  * before it does not decode; -ENOTSUP if the instruction cannot be relocated;
  * -ENOMEM; -EFAULT if the function is not readable.
@@ -215,6 +217,15 @@ int fdr_probe_check(uintptr_t func_start, size_t func_len, uintptr_t addr, char 
 		if (why && n)
 			snprintf(why, n, "0x%lx is outside the function at 0x%lx (%zu bytes)",
 				 (unsigned long)addr, (unsigned long)func_start, func_len);
+		return -EINVAL;
+	}
+	/* a symbol size from a hostile ELF file must not size an allocation */
+	if (func_len > PR_MAX_FUNC_LEN) {
+		if (why && n)
+			snprintf(
+				why, n,
+				"function at 0x%lx is %zu bytes long, more than the %u fdr decodes",
+				(unsigned long)func_start, func_len, PR_MAX_FUNC_LEN);
 		return -EINVAL;
 	}
 	code = malloc(func_len + FDR_RELOC_MAX_LEN);

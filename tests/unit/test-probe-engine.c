@@ -113,6 +113,10 @@ Test(probe, check_boundaries)
 	cr_assert_eq(fdr_probe_check(A(pt_add), 7, A(pt_add) + 5, why, sizeof(why)), -EILSEQ);
 	cr_assert(strstr(why, "'add'"), "%s", why);
 	cr_assert_eq(fdr_probe_check(A(pt_add), 7, A(pt_add) + 7, why, sizeof(why)), -EINVAL);
+	cr_assert_eq(fdr_probe_check(A(pt_add), 7, A(pt_add) - 1, why, sizeof(why)), -EINVAL);
+	cr_assert_eq(fdr_probe_check(A(pt_add), SIZE_MAX, A(pt_add) + 3, why, sizeof(why)), -EINVAL,
+		     "a hostile symbol size is refused, not allocated");
+	cr_assert(strstr(why, "bytes long"), "%s", why);
 	/* mov pt_global(%rip),%eax is 6 bytes */
 	cr_assert_eq(fdr_probe_check(A(pt_riprel), 7, A(pt_riprel) + 2, why, sizeof(why)), -EILSEQ);
 	/* int3 cannot be displaced */
