@@ -476,26 +476,26 @@ uint64_t fdr_probe_site_misses(const struct fdr_probe_site *site)
 
 static void pr_fill_regs(struct fdr_probe_regs *r, const greg_t *g, uintptr_t addr)
 {
-	r->r15 = (uint64_t)g[REG_R15];
-	r->r14 = (uint64_t)g[REG_R14];
-	r->r13 = (uint64_t)g[REG_R13];
-	r->r12 = (uint64_t)g[REG_R12];
-	r->rbp = (uint64_t)g[REG_RBP];
-	r->rbx = (uint64_t)g[REG_RBX];
-	r->r11 = (uint64_t)g[REG_R11];
-	r->r10 = (uint64_t)g[REG_R10];
-	r->r9 = (uint64_t)g[REG_R9];
-	r->r8 = (uint64_t)g[REG_R8];
-	r->rax = (uint64_t)g[REG_RAX];
-	r->rcx = (uint64_t)g[REG_RCX];
-	r->rdx = (uint64_t)g[REG_RDX];
-	r->rsi = (uint64_t)g[REG_RSI];
-	r->rdi = (uint64_t)g[REG_RDI];
-	r->orig_rax = UINT64_MAX;
-	r->rip = addr;
-	r->eflags = (uint64_t)g[REG_EFL];
-	r->rsp = (uint64_t)g[REG_RSP];
-	r->ret_addr = *(const uint64_t *)(uintptr_t)g[REG_RSP]; /* the stack is mapped */
+	static const unsigned char from[FDR_REG_NR] = {
+		[FDR_REG_AX] = REG_RAX,	 [FDR_REG_BX] = REG_RBX,    [FDR_REG_CX] = REG_RCX,
+		[FDR_REG_DX] = REG_RDX,	 [FDR_REG_SI] = REG_RSI,    [FDR_REG_DI] = REG_RDI,
+		[FDR_REG_BP] = REG_RBP,	 [FDR_REG_SP] = REG_RSP,    [FDR_REG_R8] = REG_R8,
+		[FDR_REG_R9] = REG_R9,	 [FDR_REG_R10] = REG_R10,   [FDR_REG_R11] = REG_R11,
+		[FDR_REG_R12] = REG_R12, [FDR_REG_R13] = REG_R13,   [FDR_REG_R14] = REG_R14,
+		[FDR_REG_R15] = REG_R15, [FDR_REG_FLAGS] = REG_EFL,
+	};
+	uint64_t csgsfs = (uint64_t)g[REG_CSGSFS]; /* cs, gs, fs, ss: 16 bits each */
+
+	_Static_assert(FDR_REG_R15 == 15 && FDR_REG_IP == 16, "gpr[0..15] are the 16 GPRs");
+	int i;
+
+	for (i = 0; i <= FDR_REG_R15; i++)
+		r->gpr[i] = (uint64_t)g[from[i]];
+	r->gpr[FDR_REG_IP] = addr;
+	r->gpr[FDR_REG_FLAGS] = (uint64_t)g[REG_EFL];
+	r->gpr[FDR_REG_CS] = csgsfs & 0xffff;
+	r->gpr[FDR_REG_SS] = (csgsfs >> 48) & 0xffff;
+	r->probe_addr = addr;
 }
 
 static void pr_sigtrap(int sig, siginfo_t *si, void *ucv)

@@ -17,21 +17,48 @@
 #include <stdint.h>
 
 /*
- * The registers at a probe hit. The fields follow x86-64 struct pt_regs
- * (arch/x86/include/asm/ptrace.h) without its segment registers, so that
- * fetch offsets read like the kernel's; ret_addr comes last. If lib/probe/regs.h
- * (the fetch side) defines the struct, it takes precedence.
+ * The registers at a probe hit: struct fdr_probe_regs, defined by the fetch side
+ * in lib/probe/regs.h (the array layout its fetch programs index). Until that
+ * file is in the tree, the same definition (same include guard) is made here.
+ * The handler fills gpr[] from the ucontext: FDR_REG_IP is the probed address
+ * (not the RIP after the int3), FDR_REG_SP the stack pointer the probed
+ * instruction sees, CS and SS from REG_CSGSFS; probe_addr is the probed address.
  */
-#ifndef FDR_PROBE_REGS_DEFINED
-#define FDR_PROBE_REGS_DEFINED
+#if defined(__has_include)
+#if __has_include("regs.h")
+#include "regs.h"
+#endif
+#endif
+#ifndef FDR_PROBE_REGS_H
+#define FDR_PROBE_REGS_H
+/* Register numbers, in the kernel's x86-64 names for %REG (trace_probe). */
+enum fdr_reg {
+	FDR_REG_AX,
+	FDR_REG_BX,
+	FDR_REG_CX,
+	FDR_REG_DX,
+	FDR_REG_SI,
+	FDR_REG_DI,
+	FDR_REG_BP,
+	FDR_REG_SP,
+	FDR_REG_R8,
+	FDR_REG_R9,
+	FDR_REG_R10,
+	FDR_REG_R11,
+	FDR_REG_R12,
+	FDR_REG_R13,
+	FDR_REG_R14,
+	FDR_REG_R15,
+	FDR_REG_IP,
+	FDR_REG_FLAGS,
+	FDR_REG_CS,
+	FDR_REG_SS,
+	FDR_REG_NR
+};
+
 struct fdr_probe_regs {
-	uint64_t r15, r14, r13, r12, rbp, rbx, r11, r10, r9, r8;
-	uint64_t rax, rcx, rdx, rsi, rdi;
-	uint64_t orig_rax; /* always -1: no system call is in progress at a probe */
-	uint64_t rip; /* the probed address */
-	uint64_t eflags;
-	uint64_t rsp;
-	uint64_t ret_addr; /* the 8 bytes at rsp: the return address at a function's entry */
+	uint64_t gpr[FDR_REG_NR]; /* indexed by enum fdr_reg */
+	uint64_t probe_addr; /* the probed instruction (entry) or function (return) */
 };
 #endif
 

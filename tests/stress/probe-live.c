@@ -42,7 +42,8 @@ static uint64_t *cold;
 static void on_slow(const struct fdr_probe_regs *r, void *arg)
 {
 	(void)arg;
-	if (r->rdi < (uintptr_t)cold || r->rdi >= (uintptr_t)(cold + COLD_WORDS) || r->rdi % 8)
+	if (r->gpr[FDR_REG_DI] < (uintptr_t)cold ||
+	    r->gpr[FDR_REG_DI] >= (uintptr_t)(cold + COLD_WORDS) || r->gpr[FDR_REG_DI] % 8)
 		atomic_fetch_add(&bad_args, 1);
 	atomic_fetch_add_explicit(&hits_slow, 1, memory_order_relaxed);
 }
@@ -50,7 +51,7 @@ static void on_slow(const struct fdr_probe_regs *r, void *arg)
 static void on_add(const struct fdr_probe_regs *r, void *arg)
 {
 	(void)arg;
-	if (r->rsi > (1ull << 40))
+	if (r->gpr[FDR_REG_SI] > (1ull << 40))
 		atomic_fetch_add(&bad_args, 1);
 	atomic_fetch_add_explicit(&hits_add, 1, memory_order_relaxed);
 }

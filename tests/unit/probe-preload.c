@@ -37,7 +37,7 @@ static atomic_int hits, own;
 static void on_hit(const struct fdr_probe_regs *r, void *arg)
 {
 	(void)arg;
-	if (r->rdi == 20 && r->rsi == 22)
+	if (r->gpr[FDR_REG_DI] == 20 && r->gpr[FDR_REG_SI] == 22)
 		atomic_fetch_add(&hits, 1);
 }
 

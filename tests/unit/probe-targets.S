@@ -209,6 +209,48 @@ pt_own_int3:
 	ret
 	.size pt_own_int3, .-pt_own_int3
 
+/* pt_allregs(): every general register set to a known value (rax 0x1001, rbx 0x1002,
+ * rcx 0x1003, rdx 0x1004, rsi 0x1005, rdi 0x1006, rbp 0x1007, r8..r15 0x1008..0x100f),
+ * %rsp saved in pt_saved_sp and CF set, at pt_allregs_probe (a nop) */
+	.globl pt_allregs
+	.globl pt_allregs_probe
+	.type pt_allregs, @function
+	.p2align 4
+pt_allregs:
+	push	%rbx
+	push	%rbp
+	push	%r12
+	push	%r13
+	push	%r14
+	push	%r15
+	mov	$0x1001, %rax
+	mov	$0x1002, %rbx
+	mov	$0x1003, %rcx
+	mov	$0x1004, %rdx
+	mov	$0x1005, %rsi
+	mov	$0x1006, %rdi
+	mov	$0x1007, %rbp
+	mov	$0x1008, %r8
+	mov	$0x1009, %r9
+	mov	$0x100a, %r10
+	mov	$0x100b, %r11
+	mov	$0x100c, %r12
+	mov	$0x100d, %r13
+	mov	$0x100e, %r14
+	mov	$0x100f, %r15
+	mov	%rsp, pt_saved_sp(%rip)
+	stc
+pt_allregs_probe:
+	nop
+	pop	%r15
+	pop	%r14
+	pop	%r13
+	pop	%r12
+	pop	%rbp
+	pop	%rbx
+	ret
+	.size pt_allregs, .-pt_allregs
+
 /* pt_nop() = 0; for the benchmark: a trivial function */
 	.globl pt_nop
 	.type pt_nop, @function
@@ -229,5 +271,8 @@ pt_global2:
 	.p2align 3
 pt_fnptr:
 	.quad	pt_ret_addr
+	.globl pt_saved_sp
+pt_saved_sp:
+	.quad	0
 
 	.section .note.GNU-stack,"",@progbits

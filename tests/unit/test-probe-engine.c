@@ -52,6 +52,9 @@ uint64_t pt_redzone(uint64_t a);
 uint64_t pt_push(uint64_t x);
 uint64_t pt_slow(const uint64_t *p, uint64_t x);
 uint64_t pt_own_int3(void);
+void pt_allregs(void);
+extern char pt_allregs_probe[];
+extern uint64_t pt_saved_sp;
 extern char pt_riprel_lea[], pt_jcc_br[], pt_jcc32_br[], pt_redzone_mid[], pt_push_pop[];
 extern uint32_t pt_global, pt_global2;
 
@@ -60,7 +63,7 @@ extern uint32_t pt_global, pt_global2;
 struct hits {
 	atomic_ulong n;
 	atomic_ulong sum_rdi, sum_rsi;
-	uint64_t last_rdi, last_rsi, last_rip, last_ret;
+	uint64_t last_rdi, last_rsi, last_rip, last_sp, last_probe_addr;
 };
 
 static void count_hit(const struct fdr_probe_regs *r, void *arg)
@@ -68,12 +71,13 @@ static void count_hit(const struct fdr_probe_regs *r, void *arg)
 	struct hits *h = arg;
 
 	atomic_fetch_add(&h->n, 1);
-	atomic_fetch_add(&h->sum_rdi, r->rdi);
-	atomic_fetch_add(&h->sum_rsi, r->rsi);
-	h->last_rdi = r->rdi;
-	h->last_rsi = r->rsi;
-	h->last_rip = r->rip;
-	h->last_ret = r->ret_addr;
+	atomic_fetch_add(&h->sum_rdi, r->gpr[FDR_REG_DI]);
+	atomic_fetch_add(&h->sum_rsi, r->gpr[FDR_REG_SI]);
+	h->last_rdi = r->gpr[FDR_REG_DI];
+	h->last_rsi = r->gpr[FDR_REG_SI];
+	h->last_rip = r->gpr[FDR_REG_IP];
+	h->last_sp = r->gpr[FDR_REG_SP];
+	h->last_probe_addr = r->probe_addr;
 }
 
 /* The patch path the environment asks for must be the one used. */
@@ -585,6 +589,44 @@ Test(probe, libc_functions)
 	cr_assert_eq(fdr_probe_disarm(s1), 0);
 	cr_assert_eq(fdr_probe_disarm(s2), 0);
 	cr_assert_eq(memcmp(before, (const void *)A(sl), sizeof(before)), 0);
+}
+
+static struct fdr_probe_regs seen_regs;
+
+static void copy_regs(const struct fdr_probe_regs *r, void *arg)
+{
+	(void)arg;
+	seen_regs = *r;
+}
+
+/* Every register the fetch programs can name reaches the handler, in its slot. */
+Test(probe, registers)
+{
+	static const struct {
+		int reg;
+		uint64_t want;
+	} t[] = {
+		{ FDR_REG_AX, 0x1001 },	 { FDR_REG_BX, 0x1002 },  { FDR_REG_CX, 0x1003 },
+		{ FDR_REG_DX, 0x1004 },	 { FDR_REG_SI, 0x1005 },  { FDR_REG_DI, 0x1006 },
+		{ FDR_REG_BP, 0x1007 },	 { FDR_REG_R8, 0x1008 },  { FDR_REG_R9, 0x1009 },
+		{ FDR_REG_R10, 0x100a }, { FDR_REG_R11, 0x100b }, { FDR_REG_R12, 0x100c },
+		{ FDR_REG_R13, 0x100d }, { FDR_REG_R14, 0x100e }, { FDR_REG_R15, 0x100f },
+	};
+	struct fdr_probe_site *s;
+	size_t i;
+
+	cr_assert_eq(fdr_probe_arm(A(pt_allregs_probe), copy_regs, NULL, &s), 0);
+	pt_allregs();
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		cr_assert_eq(seen_regs.gpr[t[i].reg], t[i].want, "register %d: 0x%lx", t[i].reg,
+			     (unsigned long)seen_regs.gpr[t[i].reg]);
+	cr_assert_eq(seen_regs.gpr[FDR_REG_SP], pt_saved_sp, "%%sp as the instruction sees it");
+	cr_assert_eq(seen_regs.gpr[FDR_REG_IP], A(pt_allregs_probe), "%%ip: the probed address");
+	cr_assert_eq(seen_regs.probe_addr, A(pt_allregs_probe));
+	cr_assert_eq(seen_regs.gpr[FDR_REG_FLAGS] & 1, 1, "CF set by stc");
+	cr_assert_eq(seen_regs.gpr[FDR_REG_CS], 0x33, "the 64-bit user code segment");
+	cr_assert_eq(seen_regs.gpr[FDR_REG_SS], 0x2b, "the user data segment");
+	cr_assert_eq(fdr_probe_disarm(s), 0);
 }
 
 Test(probe, arguments_and_rearm)
