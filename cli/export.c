@@ -4,7 +4,7 @@
  *
  * Without FILE the source is the session's instance (or its snapshot), read
  * without consuming it; with FILE, a trace.dat file. The conversion itself is
- * in lib/ctl/export*.c; here are the arguments and the messages.
+ * in lib/read/export*.c; here are the arguments and the messages.
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -54,7 +54,6 @@
 #include "fdr/fdr-ctl.h"
 #include "fdr/fdr-read.h"
 #include "fdr/fdr-tracedat.h"
-#include "ctl/tracedat.h"
 #include "cli.h"
 
 #define RECORD_BATCH_BYTES (1u << 20) /* pages per write */

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/filter.h"
+#include "fdr/fdr-ctl.h"
 #include "fdr/fdr-trace.h"
 #include "cli.h"
 
@@ -24,7 +24,7 @@
 struct rp_event {
 	const struct fdr_abi_event *e;
 	int selected;
-	struct fdr_filter_prog *prog; /* NULL: no filter */
+	struct fdr_event_filter *filter; /* NULL: no filter */
 };
 
 struct rp_opts {
@@ -155,7 +155,8 @@ static int rp_prepare(struct fdr_trace *t, const struct rp_opts *o, struct rp_ev
 		      size_t *nr_out)
 {
 	size_t n = fdr_trace_nr_events(t), i, compiled = 0, selected = 0;
-	struct fdr_filter_error first = { -1, 0, 0 };
+	char first[160] = "", msg[160];
+	int first_pos = -1, pos;
 	struct rp_event *ev = calloc(n ? n : 1, sizeof(*ev));
 
 	if (!ev)
@@ -163,7 +164,6 @@ static int rp_prepare(struct fdr_trace *t, const struct rp_opts *o, struct rp_ev
 	*out = ev;
 	*nr_out = n;
 	for (i = 0; i < n; i++) {
-		struct fdr_filter_error fe = { 0, 0, 0 };
 		int ret;
 
 		ev[i].e = fdr_trace_event_at(t, i);
@@ -173,33 +173,29 @@ static int rp_prepare(struct fdr_trace *t, const struct rp_opts *o, struct rp_ev
 		selected++;
 		if (!o->filter)
 			continue;
-		ev[i].prog = malloc(sizeof(*ev[i].prog));
-		if (!ev[i].prog)
-			return -ENOMEM;
-		ret = fdr_filter_compile(ev[i].e, o->filter, ev[i].prog, &fe);
-		if (ret == FDR_FILTER_CLEAR) {
-			free(ev[i].prog); /* "0": no filter, as in a filter file */
-			ev[i].prog = NULL;
-		} else if (ret < 0) {
-			free(ev[i].prog);
-			ev[i].prog = NULL;
+		/* NULL for "0": no filter, as in a filter file */
+		ret = fdr_event_filter_new(ev[i].e, o->filter, &ev[i].filter, msg, sizeof(msg),
+					   &pos);
+		if (ret == -ENOMEM)
+			return ret;
+		if (ret < 0) {
 			ev[i].selected = 0;
-			if (first.code < 0)
-				first = fe;
+			if (first_pos < 0) {
+				snprintf(first, sizeof(first), "%s", msg);
+				first_pos = pos > 0 ? pos : 0;
+			}
 			continue;
 		}
 		compiled++;
 	}
 	if (o->filter && selected && !compiled) {
-		size_t len = fdr_filter_text_len(o->filter), pos;
+		size_t len = fdr_event_filter_text_len(o->filter), at;
 
-		if (first.code < 0)
-			first.code = 0;
-		pos = first.pos > 0 ? (size_t)first.pos : 0;
-		if (pos > len)
-			pos = len;
-		fprintf(stderr, "fdr report: bad filter: %s\n  %.*s\n  %*s^\n",
-			fdr_filter_error_message(&first), (int)len, o->filter, (int)pos, "");
+		at = first_pos > 0 ? (size_t)first_pos : 0;
+		if (at > len)
+			at = len;
+		fprintf(stderr, "fdr report: bad filter: %s\n  %.*s\n  %*s^\n", first, (int)len,
+			o->filter, (int)at, "");
 		return -EINVAL;
 	}
 	return 0;
@@ -276,15 +272,16 @@ int cmd_report(int argc, char **argv)
 		/* records of events the file does not describe only show without -e/-F */
 		if (re ? !re->selected : (o.nr_rules || o.filter))
 			continue;
-		if (re && re->prog) {
-			struct fdr_filter_ctx ctx = { .cpu = rec.cpu };
+		if (re && re->filter) {
+			char comm[FDR_COMM_LEN];
 			struct fdr_common c;
 
 			memcpy(&c, rec.payload, sizeof(c));
-			fdr_trace_comm(t, c.pid, ctx.comm, sizeof(ctx.comm));
-			if (c.pid == 0 || !strcmp(ctx.comm, "<...>"))
-				memset(ctx.comm, 0, sizeof(ctx.comm));
-			if (!fdr_filter_eval(re->prog, rec.payload, rec.len, &ctx))
+			fdr_trace_comm(t, c.pid, comm, sizeof(comm));
+			if (c.pid == 0 || !strcmp(comm, "<...>"))
+				comm[0] = 0; /* unknown: an empty COMM */
+			if (!fdr_event_filter_match(re->filter, rec.payload, rec.len, rec.cpu,
+						    comm))
 				continue;
 		}
 		line.len = 0;
@@ -309,7 +306,7 @@ int cmd_report(int argc, char **argv)
 	}
 out:
 	for (i = 0; i < nr_ev; i++)
-		free(ev[i].prog);
+		fdr_event_filter_free(ev[i].filter);
 	free(ev);
 	free(cache);
 	for (i = 0; i < o.nr_rules; i++)

@@ -70,6 +70,14 @@ enum fdr_abi_kind {
 	FDR_KIND_ULONG_IP = 6, /* ftrace:print ip */
 	FDR_KIND_TAIL_CHARS = 7, /* ftrace:print char buf[], runs to the record's end */
 	FDR_KIND_ULONG_ARRAY = 8, /* ftrace:user_stack unsigned long caller[N] */
+	FDR_KIND_ARRAY = 9, /* probe argument TYPE NAME[]: count integers of size / count bytes */
+};
+
+/* struct fdr_abi_field.print: how a probe event's field prints (0 for other events) */
+enum fdr_abi_print {
+	FDR_PRINT_DEC = 0, /* %d / %u (%Ld / %Lu for 8 bytes) */
+	FDR_PRINT_HEX = 1, /* 0x%x / 0x%Lx */
+	FDR_PRINT_CHAR = 2, /* '%c' */
 };
 
 struct fdr_abi_field {
@@ -79,9 +87,17 @@ struct fdr_abi_field {
 	uint16_t size;
 	uint8_t is_signed;
 	uint8_t kind; /* enum fdr_abi_kind */
-	uint8_t reserved[2];
+	uint8_t print; /* enum fdr_abi_print */
+	uint8_t count; /* FDR_KIND_ARRAY: elements (1..64); else 0 */
 };
 _Static_assert(sizeof(struct fdr_abi_field) == 72, "fdr_abi_field layout");
+
+/* struct fdr_abi_event.probe: a dynamic probe's event prints the kernel's way */
+enum fdr_abi_probe {
+	FDR_PROBE_NONE = 0,
+	FDR_PROBE_ENTRY = 1, /* "(0x%lx) NAME=VALUE ..." */
+	FDR_PROBE_RETURN = 2, /* "(0x%lx <- 0x%lx) NAME=VALUE ..." */
+};
 
 /* struct fdr_abi_event.state */
 enum fdr_abi_event_state {
@@ -106,7 +122,8 @@ struct fdr_abi_event {
 	char print_fmt[FDR_PRINT_FMT_LEN]; /* "" = default name=value print */
 	uint8_t nr_print_args;
 	uint8_t print_args[FDR_PRINT_ARGS_MAX]; /* field indexes for print_fmt's % */
-	uint8_t reserved[7];
+	uint8_t probe; /* enum fdr_abi_probe */
+	uint8_t reserved[6];
 	struct fdr_abi_field fields[FDR_MAX_FIELDS];
 };
 

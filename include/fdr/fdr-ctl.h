@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * fdr-ctl.h - sessions and the control tree, for the fdr CLI, the FUSE server and
- * third-party tools. Applications need only <fdr/fdr.h>.
+ * fdr-ctl.h - libfdr-ctl: session administration (create, destroy, instances,
+ * buffer sizes, snapshot buffers) and the control tree, for the fdr CLI, the FUSE
+ * server and third-party tools. Link with -lfdr-ctl (which brings libfdr-read and
+ * libfdr). Applications need only <fdr/fdr.h>. Attaching to a session, its lock
+ * and its rings are libfdr's (<fdr/fdr-session.h>, included here).
  *
  * All functions return 0 or a negative errno unless said otherwise.
  */
@@ -14,12 +17,11 @@
 
 #include "fdr/fdr.h"
 #include "fdr/fdr-abi.h"
+#include "fdr/fdr-session.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-struct fdr_session;
 
 /* Options for fdr_session_create(); zero means "the default". */
 struct fdr_session_opts {
@@ -28,94 +30,30 @@ struct fdr_session_opts {
 	int overwrite; /* 0 (default) or 1: overwrite the oldest; -1: discard the newest */
 };
 
-/* Sessions live in FDR_ROOT (default /dev/shm/fdr-<uid>) under their name. */
-FDR_API int fdr_session_root(char *buf, size_t len);
-FDR_API int fdr_session_dir(const char *name, char *buf, size_t len);
-FDR_API const char *fdr_session_default_name(void);
-FDR_API int fdr_session_default_dir(char *buf, size_t len);
 FDR_API int fdr_session_create(const char *dir, const struct fdr_session_opts *o,
 			       struct fdr_session **out);
-FDR_API int fdr_session_open(const char *dir, struct fdr_session **out);
-FDR_API void fdr_session_close(struct fdr_session *s);
 FDR_API int fdr_session_destroy(struct fdr_session *s);
-FDR_API struct fdr_abi_control *fdr_session_control(struct fdr_session *s);
-FDR_API const char *fdr_session_path(struct fdr_session *s);
-FDR_API int fdr_session_lock(struct fdr_session *s);
-FDR_API void fdr_session_unlock(struct fdr_session *s);
-FDR_API void fdr_session_changed(struct fdr_session *s);
-FDR_API int fdr_session_ring(struct fdr_session *s, uint32_t inst, void **base, size_t *size);
-
-/*
- * Checks of shared memory (lib/core/shm-check.c, docs/design/abi.md): one per
- * structure, on a private copy; -EUCLEAN with the text in fdr_shm_error().
- */
-#define FDR_SHM_ERROR_LEN 256
-#define FDR_SHM_SUBBUF_SHIFT_MIN 12 /* sub-buffers of 4 KiB .. */
-#define FDR_SHM_SUBBUF_SHIFT_MAX 20 /* .. 1 MiB */
-struct fdr_shm_geom {
-	uint32_t nr_subbufs;
-	uint32_t subbuf_size;
-	uint32_t shift; /* log2(subbuf_size) */
-	uint32_t reserved;
-	uint64_t data_off; /* from the start of the ring file */
-};
-FDR_API const char *fdr_shm_error(void);
-FDR_API int fdr_shm_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-FDR_API int fdr_shm_log2(uint32_t v);
-FDR_API int fdr_shm_check_control(const struct fdr_abi_control *c, uint64_t size);
-FDR_API int fdr_shm_check_instance(const struct fdr_abi_instance *in, uint32_t inst);
-FDR_API int fdr_shm_check_instance_ext(const struct fdr_abi_instance_ext *x, uint32_t inst);
-FDR_API int fdr_shm_check_event(const struct fdr_abi_event *e, uint32_t slot);
-FDR_API int fdr_shm_check_ring(const void *base, uint64_t size, const char *name,
-			       struct fdr_abi_ring *h);
-FDR_API int fdr_shm_check_cpu(const struct fdr_abi_ring *h, const void *base, const char *name,
-			      uint32_t cpu, uint32_t bi, struct fdr_shm_geom *g);
-/* now on the clock of the ring header's snap_lock_ns, saver_beat_ns and swap_ns */
-FDR_API uint64_t fdr_session_lease_ns(struct fdr_session *s);
-
-/*
- * How long ago @then was, on the lease clock: 0 if @then is up to a millisecond
- * ahead (another CPU's TSC), UINT64_MAX (long ago) if further ahead: a value that
- * is not from this clock (another boot, hostile memory) must not hold a lease.
- */
-static inline uint64_t fdr_lease_age(uint64_t now, uint64_t then)
-{
-	if ((int64_t)(now - then) >= 0)
-		return now - then;
-	return then - now < 1000000 ? 0 : UINT64_MAX;
-}
 FDR_API int fdr_session_resize(struct fdr_session *s, uint32_t inst, int cpu, uint32_t size_kb,
 			       uint32_t subbuf_size);
-FDR_API int fdr_session_snapshot(struct fdr_session *s, uint32_t inst, int cpu);
 FDR_API int fdr_session_snapshot_alloc(struct fdr_session *s, uint32_t inst, int on);
 FDR_API int fdr_session_instance_new(struct fdr_session *s, const char *name, uint32_t *out);
 FDR_API int fdr_session_instance_free(struct fdr_session *s, uint32_t inst);
-FDR_API int fdr_session_write(struct fdr_session *s, uint32_t inst, const void *payload,
-			      size_t len);
-FDR_API int fdr_session_error(struct fdr_session *s, uint32_t inst, const char *location,
-			      const char *msg, const char *cmd, int pos);
 FDR_API uint32_t fdr_session_subbufs_for_kb(uint32_t size_kb, uint32_t subbuf_size);
 FDR_API uint32_t fdr_session_max_kb(uint32_t subbuf_size);
-FDR_API int fdr_session_register_event(struct fdr_session *s, const struct fdr_abi_event *tmpl,
-				       uint32_t *slot_out);
-FDR_API void fdr_session_apply_pending(struct fdr_session *s, uint32_t slot);
-FDR_API int fdr_event_rule_match(const char *rule, const char *system, const char *event);
-FDR_API int fdr_event_def_to_abi(const struct fdr_event_def *def, struct fdr_abi_event *out);
 
-/* Timestamp conversion: raw record timestamps to the instance's trace clock. */
-struct fdr_clock_conv {
-	uint32_t clock; /* enum fdr_abi_clock */
-	uint32_t ts_source; /* enum fdr_abi_ts_source */
-	long double ns_per_tick; /* TSC: nanoseconds per tick */
-	uint64_t ref_tsc, ref_mono_ns, ref_boot_ns;
-	uint64_t mult; /* ns_per_tick in 32.32 fixed point */
-};
-FDR_API void fdr_clock_conv_init(struct fdr_clock_conv *c, const struct fdr_abi_control *ctl,
-				 uint32_t clock);
-FDR_API uint64_t fdr_clock_conv(const struct fdr_clock_conv *c, uint64_t raw,
-				const struct fdr_abi_subbuf *cal);
-FDR_API uint64_t fdr_clock_now(const struct fdr_clock_conv *c);
-FDR_API int fdr_clock_is_ns(uint32_t clock);
+/*
+ * Event filters for tools (lib/ctl/event-filter.c): the kernel's filter grammar,
+ * as an event's filter file takes it, compiled for one event's fields and run on
+ * its records (fdr report -F). Return 0 or a negative errno; _match 1 or 0.
+ */
+struct fdr_event_filter;
+FDR_API int fdr_event_filter_new(const struct fdr_abi_event *e, const char *text,
+				 struct fdr_event_filter **out, char *msg, size_t msg_len,
+				 int *pos);
+FDR_API int fdr_event_filter_match(const struct fdr_event_filter *f, const unsigned char *payload,
+				   uint32_t len, uint32_t cpu, const char *comm);
+FDR_API void fdr_event_filter_free(struct fdr_event_filter *f);
+FDR_API size_t fdr_event_filter_text_len(const char *text);
 
 /*
  * The control tree: tracefs-like virtual files over a session. Paths are relative

@@ -15,7 +15,7 @@
 #include <stdio.h>
 
 #include "fdr/fdr-abi.h"
-#include "fdr/fdr-ctl.h"
+#include "fdr/fdr-session.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "fdr/fdr-abi.h"
-#include "fdr/fdr-ctl.h"
+#include "fdr/fdr-session.h"
 #include "fdr/fdr-read.h"
 
 #ifdef __cplusplus
@@ -83,6 +83,11 @@ FDR_API int32_t fdr_trace_tgid(const struct fdr_trace *t, int32_t pid);
  */
 FDR_API int fdr_trace_format(const struct fdr_trace *t, const struct fdr_trace_rec *rec,
 			     struct fdr_buf *b);
+
+/* The name trace_clock shows for an enum fdr_abi_clock ("local", "mono", ...). */
+FDR_API const char *fdr_trace_clock_name(uint32_t clock);
+/* The enum fdr_abi_clock of a trace_clock name, or -1. */
+FDR_API int fdr_trace_clock_by_name(const char *name);
 
 #ifdef __cplusplus
 }

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "fdr/fdr-ctl.h"
+#include "fdr/fdr-session.h"
 #include "fdr/fdr-read.h"
 
 #ifdef __cplusplus
@@ -38,6 +38,24 @@ FDR_API int fdr_tracedat_extract(struct fdr_session *s, uint32_t inst, unsigned 
 				 const char *path, struct fdr_tracedat_cpu *cpus, uint32_t max_cpus,
 				 uint32_t *nr_cpus);
 FDR_API int fdr_tracedat_page_size(struct fdr_session *s, uint32_t inst);
+
+/*
+ * A recording written as it goes (docs/design/record.md): a
+ * valid trace.dat from creation on, whatever happens to the process, holding
+ * every page fdr_tracedat_live_append() wrote; made compact at the end by
+ * fdr_tracedat_live_finish().
+ */
+struct fdr_tracedat_live;
+FDR_API int fdr_tracedat_live_create(const char *path, struct fdr_session *s, uint32_t inst,
+				     uint32_t page_size, uint32_t nr_cpus,
+				     struct fdr_tracedat_live **out);
+FDR_API int fdr_tracedat_live_append(struct fdr_tracedat_live *l, uint32_t cpu, const void *pages,
+				     size_t len);
+FDR_API int fdr_tracedat_live_update(struct fdr_tracedat_live *l, int force);
+FDR_API uint64_t fdr_tracedat_live_bytes(const struct fdr_tracedat_live *l, uint32_t cpu);
+FDR_API int fdr_tracedat_live_finish(struct fdr_tracedat_live *l,
+				     const struct fdr_tracedat_cpu *cpus);
+FDR_API void fdr_tracedat_live_close(struct fdr_tracedat_live *l, int remove);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* core-local.h - libfdr internals shared by the files of lib/core. */
+/*
+ * core-local.h - libfdr internals shared by the files of lib/core; not installed.
+ *
+ * FDR_HIDDEN: inside libfdr only. FDR_INTERNAL: also exported from libfdr.so,
+ * in the version node FDR_INTERNAL_0 (lib/libfdr.map, which must list each), for
+ * libfdr-ctl's session administration (lib/ctl/session-admin.c) and the tests,
+ * which include this header by path. No promise of a stable ABI: libfdr-ctl is
+ * built with the same libfdr. Inside libfdr (FDR_CORE_BUILD, set by
+ * lib/CMakeLists.txt) they are protected, so calls from inside libfdr stay
+ * direct, as for a hidden function; elsewhere they are plain references (an
+ * undefined protected reference would have to be resolved in its own object).
+ */
 #ifndef FDR_CORE_LOCAL_H
 #define FDR_CORE_LOCAL_H
 
@@ -10,9 +21,14 @@
 
 #include "fdr/fdr.h"
 #include "fdr/fdr-abi.h"
-#include "fdr/fdr-ctl.h"
+#include "fdr/fdr-session.h"
 
 #define FDR_HIDDEN __attribute__((visibility("hidden")))
+#ifdef FDR_CORE_BUILD
+#define FDR_INTERNAL __attribute__((visibility("protected")))
+#else
+#define FDR_INTERNAL __attribute__((visibility("default")))
+#endif
 
 /* One of a CPU's two buffers as mapped by this process (validated at map time). */
 struct fdr_pbuf {
@@ -29,7 +45,7 @@ struct fdr_pcpu {
 	uint32_t nr_subbufs;
 	uint32_t subbuf_size;
 	uint32_t ss_shift;
-	uint32_t pad;
+	uint32_t head_bad; /* switched off by a writer: a head past the buffer (ring.c) */
 	struct fdr_abi_cpu *cpu[FDR_RING_BUFS];
 	char pad_to_128[24]; /* &m->pcpu[cpu] is a shift, not three leas */
 };
@@ -54,6 +70,17 @@ struct fdr_ring_map {
 	uint32_t nr_bad; /* CPUs disabled at map time: their geometry did not check out */
 	int bad_reported; /* the writer's agent told the error_log (once per mapping) */
 	char bad_why[FDR_SHM_ERROR_LEN]; /* what was wrong with the first of them */
+	/*
+	 * CPUs a writer switched off since: a head that pointed past its buffer
+	 * (rb_head_corrupt() in ring.c). The first one's CPU, buffer and head, for
+	 * the agent's error_log entry, are valid once head_bad_ready is set.
+	 */
+	uint32_t nr_head_bad;
+	uint32_t head_bad_cpu;
+	uint32_t head_bad_bi;
+	int head_bad_ready;
+	uint64_t head_bad_value;
+	int head_bad_reported; /* the agent told the error_log (once per mapping) */
 	/* nr_cpus entries, in the same allocation: no pointer to load on the way */
 	struct fdr_pcpu pcpu[];
 };
@@ -82,19 +109,19 @@ FDR_HIDDEN int fdr_ring_map_open(struct fdr_session *s, uint32_t inst, uint32_t 
 FDR_HIDDEN void fdr_ring_map_retire(struct fdr_ring_map *m);
 FDR_HIDDEN int fdr_ring_write(struct fdr_session *s, uint32_t inst, struct fdr_ring_map *m,
 			      unsigned char *rec, size_t len);
-FDR_HIDDEN int fdr_ring_file_create(int dir_fd, uint32_t inst, uint32_t gen, uint32_t nr_cpus,
-				    uint32_t subbuf_size, const uint32_t *nr_subbufs, int spare);
+FDR_INTERNAL int fdr_ring_file_create(int dir_fd, uint32_t inst, uint32_t gen, uint32_t nr_cpus,
+				      uint32_t subbuf_size, const uint32_t *nr_subbufs, int spare);
 FDR_HIDDEN int fdr_ring_swap(struct fdr_ring_map *m, int cpu);
-FDR_HIDDEN void fdr_ring_buffer_reset(struct fdr_abi_cpu *c, unsigned char *data);
+FDR_INTERNAL void fdr_ring_buffer_reset(struct fdr_abi_cpu *c, unsigned char *data);
 
 /* clock.c */
-FDR_HIDDEN uint64_t fdr_clock_mono_ns(void);
+FDR_INTERNAL uint64_t fdr_clock_mono_ns(void);
 FDR_HIDDEN uint64_t fdr_clock_boot_ns(void);
-FDR_HIDDEN uint64_t fdr_clock_real_ns(void);
-FDR_HIDDEN int fdr_clock_tsc_usable(void);
-FDR_HIDDEN uint64_t fdr_clock_calibrate_khz(void);
-FDR_HIDDEN void fdr_clock_boot_id(char *buf, size_t len);
-FDR_HIDDEN void fdr_clock_point(uint64_t *tsc, uint64_t *mono, uint64_t *boot);
+FDR_INTERNAL uint64_t fdr_clock_real_ns(void);
+FDR_INTERNAL int fdr_clock_tsc_usable(void);
+FDR_INTERNAL uint64_t fdr_clock_calibrate_khz(void);
+FDR_INTERNAL void fdr_clock_boot_id(char *buf, size_t len);
+FDR_INTERNAL void fdr_clock_point(uint64_t *tsc, uint64_t *mono, uint64_t *boot);
 
 static inline uint64_t fdr_rdtsc(void)
 {
@@ -145,6 +172,8 @@ FDR_HIDDEN void fdr_testpoint(const char *name);
 	} while (0)
 #endif
 
+/* event.c: a definition as the registry stores it (also for the tests) */
+FDR_INTERNAL int fdr_event_def_to_abi(const struct fdr_event_def *def, struct fdr_abi_event *out);
 /* event.c: the process's current session (NULL when detached) */
 FDR_HIDDEN extern _Atomic(struct fdr_session *) fdr_proc_session;
 FDR_HIDDEN void fdr_agent_kick(void);
@@ -168,8 +197,14 @@ FDR_HIDDEN void fdr_hooks_forget_self(void);
 FDR_HIDDEN void fdr_hooks_prepare(void);
 
 /* session.c */
-FDR_HIDDEN void fdr_session_lock_init(struct fdr_abi_control *ctl);
-FDR_HIDDEN struct fdr_ring_map *fdr_session_ring_map(struct fdr_session *s, uint32_t inst,
-						     int *err);
+FDR_INTERNAL int fdr_session_name_ok(const char *name);
+FDR_INTERNAL int fdr_session_private_dir(const char *path);
+/* registry: find or add an event (locked); used by event.c and the tests */
+FDR_INTERNAL int fdr_session_register_event(struct fdr_session *s, const struct fdr_abi_event *tmpl,
+					    uint32_t *slot_out);
+FDR_HIDDEN void fdr_session_apply_pending(struct fdr_session *s, uint32_t slot);
+FDR_INTERNAL void fdr_session_lock_init(struct fdr_abi_control *ctl);
+FDR_INTERNAL struct fdr_ring_map *fdr_session_ring_map(struct fdr_session *s, uint32_t inst,
+						       int *err);
 
 #endif /* FDR_CORE_LOCAL_H */

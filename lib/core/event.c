@@ -53,70 +53,6 @@ static EV_TLS struct {
 } ev_self;
 /* a definition of this process for each registry slot (the last one synced) */
 static struct fdr_event_def *_Atomic ev_slot_def[FDR_MAX_EVENTS];
-int fdr_ring_tsc;
-long fdr_rseq_off;
-
-/*
- * libfdr's own rseq area, for a process where glibc registers none
- * (GLIBC_TUNABLES=glibc.pthread.rseq=0). Both CPU ids start
- * "uninitialized" (-1): the event path's fast test fails (cpu_id_start is past
- * every ring's CPUs) and the ring's slow path registers the thread
- * (fdr_rseq_ready()). The kernel writes into it until the thread exits, so
- * libfdr is never unloaded (-z nodelete) and the area is static TLS
- * (initial-exec: the same offset from the thread pointer in every thread).
- */
-static EV_TLS struct rseq ev_rseq __attribute__((aligned(32))) = {
-	.cpu_id_start = (uint32_t)RSEQ_CPU_ID_UNINITIALIZED,
-	.cpu_id = (uint32_t)RSEQ_CPU_ID_UNINITIALIZED,
-};
-static int ev_rseq_own; /* the process uses ev_rseq, not glibc's area */
-
-/*
- * glibc sets __rseq_offset and __rseq_size before any constructor runs; copy the
- * offset at load, so that the ring's fast path never addresses %fs with a stale 0.
- */
-__attribute__((constructor)) static void ev_rseq_off_init(void)
-{
-	if (__rseq_size != 0) {
-		fdr_rseq_off = (long)__rseq_offset;
-		return;
-	}
-	ev_rseq_own = 1; /* each thread, this one too, registers on its first event */
-	fdr_rseq_off = (long)((char *)&ev_rseq - (char *)__builtin_thread_pointer());
-}
-
-/**
- * fdr_rseq_ready - make sure this thread has a registered rseq area
- *
- * Returns 0 if it has (glibc's, or libfdr's own, registered now if it was not),
- * -ENOSYS if it cannot have one: the kernel refused (no rseq, or the thread
- * already registered another area with it); the thread then never tries again.
- * Async-signal-safe; keeps errno.
- */
-int fdr_rseq_ready(void)
-{
-	int saved = errno;
-	uint32_t id;
-
-	if (!ev_rseq_own)
-		return 0;
-	id = __atomic_load_n(&ev_rseq.cpu_id, __ATOMIC_RELAXED);
-	if ((int32_t)id >= 0)
-		return 0;
-	if (id == (uint32_t)RSEQ_CPU_ID_REGISTRATION_FAILED)
-		return -ENOSYS;
-	/* a signal handler's event may get here first: both registrations are the same */
-	if (syscall(SYS_rseq, &ev_rseq, (uint32_t)sizeof(ev_rseq), 0, RSEQ_SIG) != 0 &&
-	    errno != EBUSY) {
-		__atomic_store_n(&ev_rseq.cpu_id, (uint32_t)RSEQ_CPU_ID_REGISTRATION_FAILED,
-				 __ATOMIC_RELAXED);
-		errno = saved;
-		return -ENOSYS;
-	}
-	errno = saved;
-	return (int32_t)__atomic_load_n(&ev_rseq.cpu_id, __ATOMIC_RELAXED) >= 0 ? 0 : -ENOSYS;
-}
-
 /* ---- definitions to registry format ---------------------------------------------- */
 
 static void ev_type_name(const struct fdr_field_desc *f, char *buf, size_t len)
@@ -315,6 +251,37 @@ static void ev_report_ring(struct fdr_session *s, uint32_t inst, struct fdr_ring
 		reported[inst] = gen + 1;
 }
 
+/*
+ * Tell each instance's error_log, once per mapping, that a writer of this
+ * process switched a CPU off for a head past its buffer (rb_head_corrupt() in
+ * ring.c; the kernel's RB_WARN_ON). Each agent round (ev_lock held).
+ */
+static void ev_report_heads(struct fdr_session *s)
+{
+	char msg[FDR_SHM_ERROR_LEN + 128];
+	uint32_t i;
+
+	for (i = 0; i < FDR_MAX_INSTANCES; i++) {
+		struct fdr_ring_map *m = atomic_load(&s->rings[i]);
+
+		if (!m || m->head_bad_reported ||
+		    !__atomic_load_n(&m->head_bad_ready, __ATOMIC_ACQUIRE))
+			continue;
+		if (ev_lock_session(s, 10))
+			return; /* busy: the next round retries */
+		snprintf(
+			msg, sizeof(msg),
+			"ring.%u.%u: cpu %u buffer %u: head 0x%llx points past its %u sub-buffers: "
+			"recording disabled on %u CPU(s) of this ring",
+			m->instance, m->gen, m->head_bad_cpu, m->head_bad_bi,
+			(unsigned long long)m->head_bad_value, m->pcpu[m->head_bad_cpu].nr_subbufs,
+			__atomic_load_n(&m->nr_head_bad, __ATOMIC_RELAXED));
+		fdr_session_error(s, i, "ring", msg, "", -1);
+		fdr_session_unlock(s);
+		m->head_bad_reported = 1;
+	}
+}
+
 static void ev_sync_rings(struct fdr_session *s)
 {
 	uint32_t i;
@@ -431,6 +398,9 @@ static void ev_agent_round(void)
 		ev_attach();
 	else if (__atomic_load_n(&s->ctl->gen, __ATOMIC_ACQUIRE) != ev_seen_gen)
 		ev_sync(s);
+	s = atomic_load(&fdr_proc_session);
+	if (s)
+		ev_report_heads(s);
 	pthread_mutex_unlock(&ev_lock);
 }
 

@@ -6,15 +6,12 @@
 #ifndef FDR_RING_FAST_H
 #define FDR_RING_FAST_H
 
-#include <sys/rseq.h>
-
 #include "core-local.h"
+#include "rseq.h"
 
 #if !defined(__x86_64__)
 #error "fdr's ring writer is implemented for x86_64 only (rseq critical sections in asm)"
 #endif
-
-#define RSEQ_SIG_STR "0x53053053"
 
 /*
  * A record never ends exactly at the end of its sub-buffer: at least one 8-byte
@@ -30,14 +27,6 @@
 
 /* Return codes of the critical sections. */
 enum { RB_OK = 0, RB_ABORT = 1, RB_SLOW = 2, RB_CMPFAIL = 3 };
-
-/* This thread's rseq area: glibc's, or libfdr's own (see fdr_rseq_ready()). */
-FDR_HIDDEN extern long fdr_rseq_off;
-
-static inline struct rseq *rb_rseq_area(void)
-{
-	return (struct rseq *)((char *)__builtin_thread_pointer() + fdr_rseq_off);
-}
 
 /*
  * Fast path, one rseq critical section. @pc is this CPU's struct fdr_pcpu. The
@@ -272,27 +261,6 @@ slow:
 
 /* Set at attach: record timestamps are rdtsc (1) or CLOCK_MONOTONIC (0). */
 FDR_HIDDEN extern int fdr_ring_tsc;
-/*
- * fdr_rseq_off, set when libfdr loads: where the rseq area is, from the thread
- * pointer. glibc's __rseq_offset where glibc registers an area for every thread;
- * our own copy is one load, glibc's variable is reached through the GOT, two
- * loads in a row at the head of the event path's chain of loads. Where glibc
- * does not (glibc.pthread.rseq=0), the offset of libfdr's own area, which each
- * thread registers on its first event: fdr_rseq_ready().
- */
-FDR_HIDDEN int fdr_rseq_ready(void);
-
-/* This thread's rseq cpu_id_start, read %fs-relative at @off (fdr_rseq_off). */
-static inline uint32_t rb_cpu_start(long off)
-{
-	uint32_t cpu;
-
-	__asm__ volatile("movl %%fs:%c[f](%[off]), %[cpu]"
-			 : [cpu] "=r"(cpu)
-			 : [f] "i"(offsetof(struct rseq, cpu_id_start)), [off] "r"(off));
-	return cpu;
-}
-
 /*
  * fdr_ring_write_fast - the common case inline: rdtsc mode, the record fits in the
  * current sub-buffer and no preemption hits the critical section. Everything else

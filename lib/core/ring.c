@@ -39,7 +39,7 @@
  * head require 65536 sub-buffer switches during one preemption.
  *
  * The writer never writes outside the sub-buffer that head points into. Readers
- * (lib/ctl/reader.c) rely on that: they copy a sub-buffer, then re-read head; the
+ * (lib/read/reader.c) rely on that: they copy a sub-buffer, then re-read head; the
  * copy is good if the writer has not since entered the same slot one lap later.
  *
   * Snapshots: each CPU has two such buffers, the live one and the spare, and a
@@ -69,6 +69,9 @@
 #include "core-local.h"
 
 #include "ring-fast.h"
+
+/* ring-fast.h: record timestamps are rdtsc (1) or CLOCK_MONOTONIC (0); set at attach (event.c) */
+int fdr_ring_tsc;
 
 /* A second copy for rb_cmp_copy_store(): @lenq (> 0) quadwords from @src to @dst. */
 struct rb_copy {
@@ -270,6 +273,36 @@ static int rb_switch(struct rseq *rs, uint32_t cpu, struct fdr_pcpu *pc, uint32_
 	}
 }
 
+/*
+ * A head that points past its buffer (rb_switch() refused it): shared memory was
+ * overwritten, and the kernel's answer (RB_WARN_ON) is to stop recording there
+ * and say so once, not to count a loss on every event. So CPU @cpu is switched
+ * off in this mapping as a bad CPU is at map time: ss_mask 0 sends every append
+ * to the slow path (the fast path's bounds check fails for any length), which
+ * refuses it and counts it in dropped_no_slot (head_bad); the agent writes the
+ * error_log entry once (ev_report_heads() in event.c). The data pointers and
+ * sizes stay, so a writer that loaded them before still writes inside the
+ * buffer. Async-signal-safe: atomics only; the first CPU's details are stored
+ * for the agent, which makes the text.
+ */
+static void rb_head_corrupt(struct fdr_ring_map *m, uint32_t cpu, struct fdr_pcpu *pc, uint32_t bi)
+{
+	uint64_t head = __atomic_load_n(pc->buf[bi].head, __ATOMIC_RELAXED);
+	uint32_t b;
+
+	if (__atomic_exchange_n(&pc->head_bad, 1, __ATOMIC_RELAXED))
+		return; /* another writer switched it off */
+	for (b = 0; b < FDR_RING_BUFS; b++)
+		__atomic_store_n(&pc->buf[b].ss_mask, 0, __ATOMIC_RELAXED);
+	if (__atomic_fetch_add(&m->nr_head_bad, 1, __ATOMIC_RELAXED) == 0) {
+		m->head_bad_cpu = cpu;
+		m->head_bad_bi = bi;
+		m->head_bad_value = head;
+		/* release: the agent reads the three above after an acquire of this */
+		__atomic_store_n(&m->head_bad_ready, 1, __ATOMIC_RELEASE);
+	}
+}
+
 /**
  * fdr_ring_write - append one record to this CPU's ring of an instance
  * @s: the session
@@ -280,8 +313,10 @@ static int rb_switch(struct rseq *rs, uint32_t cpu, struct fdr_pcpu *pc, uint32_
  *
  * Async-signal-safe, lock-free, never blocks. Returns 0, -ENOSPC (full, discard
  * mode), -E2BIG (larger than a sub-buffer), -ENODEV (CPU beyond the ring's CPUs),
- * -EAGAIN (gave up after repeated aborts), -EUCLEAN (this CPU's buffer was
- * disabled at map time, see fdr_ring_map_open()). Every refusal is counted.
+ * -EAGAIN (gave up after repeated aborts), -EIO (this CPU's head pointed past its
+ * buffer: the CPU is switched off, see rb_head_corrupt()), -EUCLEAN (this CPU's
+ * buffer was disabled at map time, see fdr_ring_map_open(), or since by -EIO).
+ * Every refusal is counted.
  */
 int fdr_ring_write(struct fdr_session *s, uint32_t inst, struct fdr_ring_map *m, unsigned char *rec,
 		   size_t len)
@@ -326,8 +361,11 @@ int fdr_ring_write(struct fdr_session *s, uint32_t inst, struct fdr_ring_map *m,
 			int overwrite;
 			uint32_t bi;
 
-			if (__builtin_expect(!pc->nr_subbufs, 0)) {
-				/* a CPU disabled at map time (rb_cpu_disable()) */
+			int off = !pc->nr_subbufs ||
+				  __atomic_load_n(&pc->head_bad, __ATOMIC_RELAXED);
+
+			if (__builtin_expect(off, 0)) {
+				/* disabled at map time (rb_cpu_disable()) or since (rb_head_corrupt()) */
 				__atomic_fetch_add(&s->ctl->dropped_no_slot, 1, __ATOMIC_RELAXED);
 				ret = -EUCLEAN;
 				goto out;
@@ -342,8 +380,10 @@ int fdr_ring_write(struct fdr_session *s, uint32_t inst, struct fdr_ring_map *m,
 			 */
 			ret = rb_switch(rs, cpu, pc, bi, overwrite);
 			if (ret < 0) {
-				/* -ENOSPC: full in discard mode; others: a corrupted head */
+				/* -ENOSPC: full in discard mode; -EIO: a corrupted head */
 				__atomic_fetch_add(&pc->cpu[bi]->dropped, 1, __ATOMIC_RELAXED);
+				if (ret == -EIO)
+					rb_head_corrupt(m, cpu, pc, bi);
 				goto out;
 			}
 		}

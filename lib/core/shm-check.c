@@ -218,6 +218,12 @@ static int shm_field_ok(const struct fdr_abi_field *f, uint32_t payload_size)
 	case FDR_KIND_CHARS:
 	case FDR_KIND_ULONG_ARRAY:
 		break;
+	case FDR_KIND_ARRAY: /* count elements of 1, 2, 4 or 8 bytes */
+		if (!f->count || f->count > 64 || f->size % f->count ||
+		    (f->size / f->count != 1 && f->size / f->count != 2 &&
+		     f->size / f->count != 4 && f->size / f->count != 8))
+			return 0;
+		break;
 	case FDR_KIND_TAIL_CHARS:
 		/* runs to the record's end: only its start must be in the fixed part */
 		return f->offset <= payload_size;
@@ -255,6 +261,9 @@ int fdr_shm_check_event(const struct fdr_abi_event *e, uint32_t slot)
 		return fdr_shm_errorf(
 			"control: event %u (slot %u): print_fmt is not NUL-terminated", e->id,
 			slot);
+	if (e->probe > FDR_PROBE_RETURN)
+		return fdr_shm_errorf("control: event %u (slot %u): probe kind %u is unknown",
+				      e->id, slot, e->probe);
 	if (e->nr_fields > FDR_MAX_FIELDS)
 		return fdr_shm_errorf("control: event %u (slot %u): nr_fields %u is above %u",
 				      e->id, slot, e->nr_fields, FDR_MAX_FIELDS);

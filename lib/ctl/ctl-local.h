@@ -3,6 +3,7 @@
 #ifndef FDR_CTL_LOCAL_H
 #define FDR_CTL_LOCAL_H
 
+#include "fdr/fdr-ctl.h"
 #include "fdr/fdr-read.h"
 
 #define FDR_CTL_HIDDEN __attribute__((visibility("hidden")))
@@ -22,15 +23,5 @@ FDR_CTL_HIDDEN int fdr_hooks_trigger_text(const struct fdr_abi_control *c, uint3
 FDR_CTL_HIDDEN int fdr_hooks_soft(const struct fdr_abi_control *c, uint32_t inst,
 				  const struct fdr_abi_event *e);
 FDR_CTL_HIDDEN void fdr_hooks_instance_clear(struct fdr_abi_control *c, uint32_t inst);
-
-/* format.c: a field of a record, checked against the record's length */
-FDR_CTL_HIDDEN int fdr_field_get_int(const struct fdr_abi_field *f, const unsigned char *p,
-				     uint32_t len, int64_t *v);
-FDR_CTL_HIDDEN int fdr_field_get_bytes(const struct fdr_abi_field *f, const unsigned char *p,
-				       uint32_t len, const unsigned char **s, uint32_t *n);
-
-/* reader.c: what the reader checked at open, and its complaints (fdr_reader_error()) */
-FDR_CTL_HIDDEN uint32_t fdr_reader_subbuf_size(const struct fdr_reader *r);
-FDR_CTL_HIDDEN void fdr_reader_complain(struct fdr_reader *r, const char *text);
 
 #endif /* FDR_CTL_LOCAL_H */

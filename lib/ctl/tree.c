@@ -35,8 +35,8 @@
 #include <sys/syscall.h>
 
 #include "fdr/fdr-read.h"
+#include "fdr/fdr-trace.h"
 #include "ctl-local.h"
-#include "ctl/trace-src.h"
 #include "common/pid-list.h"
 
 enum node {
@@ -1685,7 +1685,8 @@ static int write_enable(struct fdr_file *f, const char *cmd)
 {
 	struct fdr_abi_instance *in = &fdr_session_control(f->s)->instances[f->p.inst];
 	uint64_t v;
-	int ret = write_number(f, f->p.node == F_EVENT_ENABLE ? "enable" : "enable", cmd, 0, 1, &v);
+	/* the error_log location is the file's name, for the three enable files alike */
+	int ret = write_number(f, "enable", cmd, 0, 1, &v);
 	char rule[FDR_RULE_LEN];
 
 	if (ret)

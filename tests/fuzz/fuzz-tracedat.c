@@ -10,7 +10,7 @@
  */
 #include "fuzz.h"
 
-#include "ctl/tracedat.h"
+#include "read/tracedat.h"
 #include "fdr/fdr-trace.h"
 #include "tracedat-build.h"
 

@@ -26,6 +26,8 @@
 
 #include "fdr/fdr-ctl.h"
 #include "fdr/fdr-read.h"
+/* fdr_session_register_event(): a libfdr internal */
+#include "core/core-local.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);

@@ -23,6 +23,8 @@
 #include "fdr/fdr.h"
 #include "fdr/fdr-ctl.h"
 #include "fdr/fdr-read.h"
+/* fdr_session_register_event(): a libfdr internal */
+#include "core/core-local.h"
 
 /*
  * gen:worker, a static event written by threads other than the main one, so

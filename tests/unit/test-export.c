@@ -16,6 +16,8 @@
 
 #include "fdr-criterion.h"
 #include "fdr-test.h"
+/* fdr_event_def_to_abi(), fdr_session_register_event(): libfdr internals */
+#include "core/core-local.h"
 #include "fdr/fdr-export.h"
 #include "fdr/fdr-trace.h"
 

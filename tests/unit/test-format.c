@@ -21,6 +21,8 @@
 
 #include "fdr-criterion.h"
 #include "fdr-test.h"
+/* fdr_event_def_to_abi(), fdr_session_register_event(): libfdr internals */
+#include "core/core-local.h"
 
 /* clang-format off */
 FDR_EVENT(tfmt, allkinds,

@@ -18,6 +18,8 @@
 
 #include "fdr-criterion.h"
 #include "fdr-test.h"
+/* fdr_event_def_to_abi(), fdr_session_register_event(): libfdr internals */
+#include "core/core-local.h"
 #include "test-registry.h"
 
 /* clang-format off */

@@ -5,7 +5,7 @@
  *
  * A bad CPU of a ring is disabled in the writer's mapping (its events refused
  * and counted in dropped_no_slot, said once in error_log) while the other CPUs
- * record; readers skip it and say what and where; a bad control header is
+ * record, at map time for a bad geometry and at run time for a bad head; readers skip it and say what and where; a bad control header is
  * refused with the reason in fdr_shm_error().
  */
 #define _GNU_SOURCE
@@ -157,6 +157,69 @@ Test(shm, bad_cpu_is_disabled_the_others_record)
 	cr_assert_str_eq(fdr_shm_error(), want);
 	cr_assert_eq(fdr_ring_stats(env.s, 0, (uint32_t)c0, &st), 0);
 	cr_assert_eq(st.entries, 10);
+}
+
+/*
+ * A head that points past its buffer, found by a writer at run time (the kernel's
+ * RB_WARN_ON): the CPU is switched off in the writer's mapping, as a bad CPU is
+ * at map time, not refused event by event while the head stays bad; said once
+ * in the error_log. (Before: every event counted in dropped, nothing logged, and
+ * recording went on as soon as the head looked good again.)
+ */
+Test(shm, corrupt_head_switches_the_cpu_off)
+{
+	struct fdr_abi_control *ctl;
+	const struct fdr_abi_ring *h;
+	struct fdr_abi_cpu *c;
+	uint64_t good, bad, dropped, no_slot;
+	char want[160], *log;
+	size_t size;
+	void *base;
+	int cpu, i;
+
+	setup();
+	ctl = fdr_session_control(env.s);
+	cpu = fdr_test_pin(0);
+	cr_assert(cpu >= 0 && (uint32_t)cpu < ctl->nr_cpus);
+	fdr_tshm_ev(1); /* the writer maps the ring and records */
+	cr_assert_eq(fdr_session_ring(env.s, 0, &base, &size), 0);
+	h = base;
+	c = (struct fdr_abi_cpu *)((char *)base + h->cpu_off) + cpu; /* buffer 0, the live one */
+	cr_assert_eq(__atomic_load_n(&c->active, __ATOMIC_ACQUIRE) & 1, 0);
+	good = __atomic_load_n(&c->head, __ATOMIC_ACQUIRE);
+	/* sub-buffer index nr_subbufs: one past the last */
+	bad = (good & ~0xffffffffull) | ((uint64_t)c->nr_subbufs * c->subbuf_size + 64);
+	__atomic_store_n(&c->head, bad, __ATOMIC_RELEASE);
+
+	dropped = __atomic_load_n(&c->dropped, __ATOMIC_RELAXED);
+	no_slot = __atomic_load_n(&ctl->dropped_no_slot, __ATOMIC_RELAXED);
+	for (i = 0; i < 5; i++)
+		fdr_tshm_ev(100 + (uint32_t)i);
+	/* the first finds the head and switches the CPU off; the others are refused before it */
+	cr_assert_eq(__atomic_load_n(&c->dropped, __ATOMIC_RELAXED), dropped + 1);
+	cr_assert_eq(__atomic_load_n(&ctl->dropped_no_slot, __ATOMIC_RELAXED), no_slot + 4);
+	cr_assert_eq(__atomic_load_n(&c->head, __ATOMIC_RELAXED), bad, "nothing written");
+
+	/* off it stays in this mapping, whatever the head reads now */
+	__atomic_store_n(&c->head, good, __ATOMIC_RELEASE);
+	for (i = 0; i < 3; i++)
+		fdr_tshm_ev(200 + (uint32_t)i);
+	cr_assert_eq(__atomic_load_n(&ctl->dropped_no_slot, __ATOMIC_RELAXED), no_slot + 7);
+	cr_assert_eq(__atomic_load_n(&c->head, __ATOMIC_RELAXED), good, "nothing written");
+
+	/* said once in the error_log, whatever the number of agent rounds */
+	cr_assert_eq(fdr_sync(), 0);
+	fdr_session_changed(env.s);
+	cr_assert_eq(fdr_sync(), 0);
+	cr_assert_eq(fdr_sync(), 0);
+	snprintf(want, sizeof(want),
+		 "ring.0.0: cpu %d buffer 0: head 0x%llx points past its %u sub-buffers: "
+		 "recording disabled on 1 CPU(s) of this ring",
+		 cpu, (unsigned long long)bad, c->nr_subbufs);
+	log = error_log();
+	cr_assert_eq(fdr_test_count(log, want), 1, "error_log:\n%s\nwanted once: %s", log, want);
+	cr_assert_eq(fdr_test_count(log, ": error: "), 1, "error_log:\n%s", log);
+	free(log);
 }
 
 /* a ring whose header does not check out is not mapped: every event counted, said once */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * test-tracedat.c - the trace.dat reader (lib/ctl/tracedat-read.c) through
+ * test-tracedat.c - the trace.dat reader (lib/read/tracedat-read.c) through
  * fdr_trace_open_file(): images built by tracedat-build.h, written to a temp
  * file. Format files -> event descriptions, the page decoder (time extends,
  * absolute stamps, padding, lost events, 4- and 8-byte commits, length words),
@@ -17,6 +17,8 @@
 #include <criterion/criterion.h>
 
 #include "fdr/fdr-trace.h"
+/* fdr_event_def_to_abi(): a libfdr internal */
+#include "core/core-local.h"
 #include "tracedat-build.h"
 
 #define PAGE 4096

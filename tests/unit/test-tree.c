@@ -667,6 +667,9 @@ static const struct ecase ecases[] = {
 	{ "trace_options", "bogus", "trace_options", 0 },
 	{ "trace_options", "nobogus", "trace_options", 2 },
 	{ "current_tracer", " function", "current_tracer", 1 },
+	{ "events/enable", "2", "enable", 0 },
+	{ "events/ttree/enable", "1x", "enable", 1 },
+	{ "events/ttree/alpha/enable", "on", "enable", 0 },
 };
 
 static const struct ecase set_event_ecases[] = {

@@ -1,0 +1,636 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * export-ctf.c - a trace as a CTF 1.8 trace directory (babeltrace2, Trace Compass).
+ *
+ *   OUT/metadata     TSDL text: trace, env, clock, one stream, one event class
+ *                    per fdr event (docs/design/export.md has the type mapping)
+ *   OUT/stream_N     the records of CPU N, as a sequence of packets:
+ *
+ *   +----------------------- packet ------------------------------------------+
+ *   | header:  magic 0xc1fc1fc1 | uuid[16] | stream_id = 0                      |
+ *   | context: timestamp_begin | timestamp_end | content_size | packet_size     |
+ *   |          events_discarded (cumulative, per CPU) | cpu_id                  |
+ *   | event:   id (u32) | timestamp (u64 ns) | vtid | procname | flags | pc    |
+ *   |          fields, in the event's order                                     |
+ *   | event ...                                                                 |
+ *   +---------------------------------------------------------------------------+
+ *
+ * Every type is byte-aligned, so an event is its fields back to back with no
+ * padding, and packet_size = content_size (no padding at a packet's end either).
+ * A packet ends after about 1 MiB of events, and before a record that follows
+ * a loss: events_discarded grows by the loss there, which readers report as
+ * discarded events between the two packets.
+ *
+ * Integers keep the host's byte order (byte_order in the trace block says which).
+ * Timestamps are the source's, mapped to a clock that ticks at the source's
+ * rate (ns, or the TSC's for x86-tsc) and whose offset is the source's
+ * offset_ns, so a reader's wall-clock times are CLOCK_REALTIME at record time.
+ *
+ * Names: CTF identifiers cannot be TSDL keywords ("event", "struct", "align"...)
+ * and allow only [A-Za-z0-9_]. Each field name is written as "_" + the name with
+ * any other byte replaced by '_'; readers strip one leading underscore (CTF 1.8
+ * §4.1.2), so a field "align" shows as "align" and "x-y" shows as "x_y". A name
+ * that collides after mangling gets "_2", "_3"... Event names are strings and
+ * keep their bytes, except '"', '\' and bytes outside 0x20-0x7e, written as '_'.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/random.h>
+
+#include "read-local.h"
+#include "export-local.h"
+#include "trace-src.h"
+
+#define CTF_MAGIC 0xc1fc1fc1u
+#define CTF_PACKET_HDR 68 /* header + context, bytes */
+#define CTF_NAME_MAX 80
+
+/* ---- names ----------------------------------------------------------------------------- */
+
+/**
+ * fdr_export_ctf_ident - @len bytes of @name as a CTF identifier: "_" + the name,
+ * every byte other than [A-Za-z0-9_] replaced by '_'
+ *
+ * Returns: 0 or -ENOMEM.
+ */
+int fdr_export_ctf_ident(const char *name, size_t len, struct fdr_buf *b)
+{
+	size_t i;
+	int ret = fdr_buf_add(b, "_", 1);
+
+	for (i = 0; i < len && name[i] && !ret; i++) {
+		char c = name[i];
+		int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			 (c >= '0' && c <= '9') || c == '_';
+
+		ret = fdr_buf_add(b, ok ? &c : "_", 1);
+	}
+	return ret;
+}
+
+/* A TSDL string literal: '"', '\' and bytes outside 0x20-0x7e become '_'. */
+static int ctf_string(const char *s, size_t len, struct fdr_buf *b)
+{
+	size_t i;
+	int ret = fdr_buf_add(b, "\"", 1);
+
+	for (i = 0; i < len && s[i] && !ret; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		ret = fdr_buf_add(b, c >= 0x20 && c < 0x7f && c != '"' && c != '\\' ? &s[i] : "_",
+				  1);
+	}
+	return ret | fdr_buf_add(b, "\"", 1);
+}
+
+/* The metadata names of an event's fields, and of the length fields of byte arrays. */
+struct ctf_names {
+	char field[FDR_MAX_FIELDS][CTF_NAME_MAX];
+	char length[FDR_MAX_FIELDS][CTF_NAME_MAX];
+};
+
+static int ctf_name_taken(const struct ctf_names *n, uint32_t upto, const char *name)
+{
+	uint32_t i;
+
+	for (i = 0; i < FDR_MAX_FIELDS; i++)
+		if ((i < upto && !strcmp(n->field[i], name)) ||
+		    (n->length[i][0] && n->length[i] != name && !strcmp(n->length[i], name)))
+			return 1;
+	return 0;
+}
+
+/* Make @name unique among the names set so far ("_2", "_3"... appended). */
+static void ctf_name_unique(const struct ctf_names *n, uint32_t upto, char *name)
+{
+	char base[64];
+	unsigned k = 2;
+
+	if (!ctf_name_taken(n, upto, name))
+		return;
+	snprintf(base, sizeof(base), "%.60s", name);
+	do
+		snprintf(name, CTF_NAME_MAX, "%.60s_%u", base, k++ % 100000u);
+	while (ctf_name_taken(n, upto, name));
+}
+
+/*
+ * Field names first, each made unique among the earlier ones; then the length
+ * fields of byte arrays ("_" + the array's name + "_length"), unique among all
+ * of them, so a user field keeps its name whatever follows it.
+ */
+static int ctf_event_names(const struct fdr_abi_event *e, struct ctf_names *n)
+{
+	uint32_t i, nf = e->nr_fields < FDR_MAX_FIELDS ? e->nr_fields : FDR_MAX_FIELDS;
+	struct fdr_buf b = { 0 };
+
+	memset(n, 0, sizeof(*n));
+	for (i = 0; i < nf; i++) {
+		const struct fdr_abi_field *f = &e->fields[i];
+		size_t len = strnlen(f->name, FDR_FIELD_NAME_LEN);
+
+		b.len = 0;
+		if (len ? fdr_export_ctf_ident(f->name, len, &b) :
+			  fdr_buf_printf(&b, "_field%u", i)) {
+			fdr_buf_free(&b);
+			return -ENOMEM;
+		}
+		snprintf(n->field[i], CTF_NAME_MAX, "%s", b.data);
+		ctf_name_unique(n, i, n->field[i]);
+	}
+	fdr_buf_free(&b);
+	for (i = 0; i < nf; i++) {
+		if (e->fields[i].kind != FDR_KIND_BYTES)
+			continue;
+		snprintf(n->length[i], CTF_NAME_MAX, "_%.60s_length", n->field[i]);
+		ctf_name_unique(n, nf, n->length[i]);
+	}
+	return 0;
+}
+
+/* ---- metadata -------------------------------------------------------------------------- */
+
+static uint32_t ctf_nr_fields(const struct fdr_abi_event *e)
+{
+	return e->nr_fields < FDR_MAX_FIELDS ? e->nr_fields : FDR_MAX_FIELDS;
+}
+
+static int ctf_int_type(struct fdr_buf *b, unsigned bits, int is_signed, int base)
+{
+	return fdr_buf_printf(b,
+			      "integer { size = %u; align = 8; signed = %s; encoding = none; "
+			      "base = %d; }",
+			      bits, is_signed ? "true" : "false", base);
+}
+
+static int ctf_event_meta(const struct fdr_abi_event *e, struct fdr_buf *b)
+{
+	struct ctf_names *n = malloc(sizeof(*n));
+	uint32_t i, nf = ctf_nr_fields(e);
+	int ret;
+
+	if (!n || ctf_event_names(e, n)) {
+		free(n);
+		return -ENOMEM;
+	}
+	ret = fdr_buf_printf(b, "event {\n\tname = ");
+	{
+		char full[2 * FDR_NAME_LEN + 2];
+
+		snprintf(full, sizeof(full), "%.*s:%.*s", FDR_NAME_LEN, e->system, FDR_NAME_LEN,
+			 e->name);
+		ret |= ctf_string(full, strlen(full), b);
+	}
+	ret |= fdr_buf_printf(b, ";\n\tid = %u;\n\tstream_id = 0;\n\tfields := struct {\n", e->id);
+	for (i = 0; i < nf; i++) {
+		const struct fdr_abi_field *f = &e->fields[i];
+
+		ret |= fdr_buf_add(b, "\t\t", 2);
+		switch (f->kind) {
+		case FDR_KIND_INT:
+		case FDR_KIND_BOOL:
+		case FDR_KIND_ULONG_IP:
+			if (f->size == 1 || f->size == 2 || f->size == 4 || f->size == 8) {
+				ret |= ctf_int_type(b, f->size * 8u,
+						    f->kind == FDR_KIND_INT && f->is_signed,
+						    f->kind == FDR_KIND_ULONG_IP ? 16 : 10);
+				ret |= fdr_buf_printf(b, " %s;\n", n->field[i]);
+			} else {
+				/* not an integer width: its bytes */
+				ret |= ctf_int_type(b, 8, 0, 16);
+				ret |= fdr_buf_printf(b, " %s[%u];\n", n->field[i], f->size);
+			}
+			break;
+		case FDR_KIND_CHARS:
+			ret |= fdr_buf_printf(b,
+					      "integer { size = 8; align = 8; signed = false; "
+					      "encoding = UTF8; base = 10; } %s[%u];\n",
+					      n->field[i], f->size);
+			break;
+		case FDR_KIND_STRING:
+		case FDR_KIND_TAIL_CHARS:
+			ret |= fdr_buf_printf(b, "string %s;\n", n->field[i]);
+			break;
+		case FDR_KIND_BYTES:
+			ret |= ctf_int_type(b, 32, 0, 10);
+			ret |= fdr_buf_printf(b, " %s;\n\t\t", n->length[i]);
+			ret |= ctf_int_type(b, 8, 0, 16);
+			ret |= fdr_buf_printf(b, " %s[%s];\n", n->field[i], n->length[i]);
+			break;
+		case FDR_KIND_ULONG_ARRAY:
+			ret |= ctf_int_type(b, 64, 0, 16);
+			ret |= fdr_buf_printf(b, " %s[%u];\n", n->field[i], f->size / 8u);
+			break;
+		default:
+			/* unknown kind: its bytes, so the record still decodes */
+			ret |= ctf_int_type(b, 8, 0, 16);
+			ret |= fdr_buf_printf(b, " %s[%u];\n", n->field[i], f->size);
+			break;
+		}
+	}
+	ret |= fdr_buf_printf(b, "\t};\n};\n\n");
+	free(n);
+	return ret ? -ENOMEM : 0;
+}
+
+static void ctf_uuid_str(const unsigned char u[16], char *s)
+{
+	snprintf(s, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12],
+		 u[13], u[14], u[15]);
+}
+
+/**
+ * fdr_export_ctf_metadata - the TSDL metadata of a CTF export of @t: trace, env,
+ * clock and stream blocks, and one event class per event @t describes (events
+ * first seen while reading are included when called after the read)
+ * @uuid: the trace's UUID (every packet header repeats it)
+ *
+ * Returns: 0 or -ENOMEM.
+ */
+int fdr_export_ctf_metadata(struct fdr_trace *t, const unsigned char uuid[16], struct fdr_buf *b)
+{
+	const struct fdr_trace_info *in = fdr_trace_get_info(t);
+	unsigned major = 0, minor = 0, patch = 0;
+	char us[37];
+	size_t i, nr = fdr_trace_nr_events(t);
+	int ret;
+
+	ctf_uuid_str(uuid, us);
+	sscanf(fdr_version(), "%u.%u.%u", &major, &minor, &patch);
+	ret = fdr_buf_printf(
+		b,
+		"/* CTF 1.8 */\n\n"
+		"/* written by fdr export, the flight data recorder (docs/design/export.md) */\n\n"
+		"typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n"
+		"typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n"
+		"typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n\n"
+		"trace {\n"
+		"\tmajor = 1;\n"
+		"\tminor = 8;\n"
+		"\tuuid = \"%s\";\n"
+		"\tbyte_order = %s;\n"
+		"\tpacket.header := struct {\n"
+		"\t\tuint32_t magic;\n"
+		"\t\tuint8_t uuid[16];\n"
+		"\t\tuint32_t stream_id;\n"
+		"\t};\n"
+		"};\n\n"
+		"env {\n"
+		"\tdomain = \"ust\";\n"
+		"\ttracer_name = \"fdr\";\n"
+		"\ttracer_major = %u;\n"
+		"\ttracer_minor = %u;\n"
+		"\ttracer_patchlevel = %u;\n",
+		us, __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ? "be" : "le", major, minor, patch);
+	ret |= fdr_buf_printf(b, "\thostname = ");
+	ret |= ctf_string(in->hostname, sizeof(in->hostname), b);
+	ret |= fdr_buf_printf(b, ";\n\tsysname = ");
+	ret |= ctf_string(in->sysname, sizeof(in->sysname), b);
+	ret |= fdr_buf_printf(b, ";\n\tkernel_release = ");
+	ret |= ctf_string(in->release, sizeof(in->release), b);
+	ret |= fdr_buf_printf(b, ";\n\ttrace_clock = ");
+	ret |= ctf_string(in->clock_name, sizeof(in->clock_name), b);
+	ret |= fdr_buf_printf(b, ";\n\tfdr_origin = ");
+	ret |= ctf_string(in->origin, sizeof(in->origin), b);
+	ret |= fdr_buf_printf(b, ";\n};\n\n");
+	ret |= fdr_buf_printf(b, "clock {\n"
+				 "\tname = \"trace_clock\";\n"
+				 "\tdescription = ");
+	{
+		char desc[128];
+
+		snprintf(desc, sizeof(desc), "fdr trace clock %.32s%s", in->clock_name,
+			 fdr_clock_is_ns(in->clock) ? "" : " (counts, not ns)");
+		ret |= ctf_string(desc, strlen(desc), b);
+	}
+	{
+		/*
+		 * The clock ticks at ts_hz (the TSC's rate for x86-tsc); its offset
+		 * is the wall-clock time of tick 0: whole seconds, then the rest in
+		 * ticks. Without a known rate, ns.
+		 */
+		uint64_t hz = in->ts_hz ? in->ts_hz : 1000000000u;
+		uint64_t rest = (uint64_t)((unsigned __int128)(in->offset_ns % 1000000000u) * hz /
+					   1000000000u);
+
+		ret |= fdr_buf_printf(b,
+				      ";\n\tfreq = %" PRIu64 ";\n"
+				      "\tprecision = 1;\n"
+				      "\toffset_s = %" PRIu64 ";\n"
+				      "\toffset = %" PRIu64 ";\n"
+				      "\tabsolute = %s;\n"
+				      "};\n\n",
+				      hz, in->offset_ns / 1000000000u, rest,
+				      in->offset_ns ? "true" : "false");
+	}
+	ret |= fdr_buf_printf(b, "typealias integer { size = 64; align = 8; signed = false; "
+				 "map = clock.trace_clock.value; } := trace_clock_t;\n\n"
+				 "stream {\n"
+				 "\tid = 0;\n"
+				 "\tevent.header := struct {\n"
+				 "\t\tuint32_t id;\n"
+				 "\t\ttrace_clock_t timestamp;\n"
+				 "\t};\n"
+				 "\tpacket.context := struct {\n"
+				 "\t\ttrace_clock_t timestamp_begin;\n"
+				 "\t\ttrace_clock_t timestamp_end;\n"
+				 "\t\tuint64_t content_size;\n"
+				 "\t\tuint64_t packet_size;\n"
+				 "\t\tuint64_t events_discarded;\n"
+				 "\t\tuint32_t cpu_id;\n"
+				 "\t};\n"
+				 "\tevent.context := struct {\n"
+				 "\t\tinteger { size = 32; align = 8; signed = true; } _vtid;\n"
+				 "\t\tstring _procname;\n"
+				 "\t\tuint8_t _common_flags;\n"
+				 "\t\tuint8_t _common_preempt_count;\n"
+				 "\t};\n"
+				 "};\n\n");
+	for (i = 0; i < nr && !ret; i++) {
+		const struct fdr_abi_event *e = fdr_trace_event_at(t, i);
+
+		if (e)
+			ret = ctf_event_meta(e, b);
+	}
+	return ret ? -ENOMEM : 0;
+}
+
+/* ---- streams --------------------------------------------------------------------------- */
+
+struct ctf_stream {
+	int fd; /* -1: not created yet */
+	char name[32]; /* stream_N */
+	struct fdr_buf pkt; /* events of the current packet */
+	uint64_t ts_begin, ts_end; /* of the current packet */
+	uint64_t last_ts; /* of the last event written, for monotonicity */
+	uint64_t discarded; /* lost records so far on this CPU (cumulative) */
+	uint32_t nr; /* events in the current packet */
+};
+
+struct ctf_writer {
+	struct fdr_export_out out;
+	struct fdr_trace *t;
+	unsigned char uuid[16];
+	struct ctf_stream *streams;
+	uint32_t nr_streams;
+	struct fdr_export_stats st;
+};
+
+static struct ctf_stream *ctf_stream_get(struct ctf_writer *w, uint32_t cpu)
+{
+	struct ctf_stream *s;
+	uint32_t n;
+
+	if (cpu >= FDR_MAX_CPUS * 64u)
+		return NULL;
+	if (cpu >= w->nr_streams) {
+		n = cpu + 1;
+		s = realloc(w->streams, n * sizeof(*s));
+		if (!s)
+			return NULL;
+		memset(s + w->nr_streams, 0, (n - w->nr_streams) * sizeof(*s));
+		for (; w->nr_streams < n; w->nr_streams++)
+			s[w->nr_streams].fd = -1;
+		w->streams = s;
+	}
+	return &w->streams[cpu];
+}
+
+static void ctf_put(unsigned char **p, const void *v, size_t n)
+{
+	memcpy(*p, v, n);
+	*p += n;
+}
+
+/* Write the current packet of stream @cpu: header, context, events. */
+static int ctf_flush(struct ctf_writer *w, uint32_t cpu)
+{
+	struct ctf_stream *s = &w->streams[cpu];
+	unsigned char hdr[CTF_PACKET_HDR], *p = hdr;
+	uint32_t magic = CTF_MAGIC, sid = 0;
+	uint64_t bits = (CTF_PACKET_HDR + (uint64_t)s->pkt.len) * 8;
+	int ret;
+
+	if (s->fd < 0) {
+		snprintf(s->name, sizeof(s->name), "stream_%u", cpu);
+		s->fd = fdr_export_dir_file(&w->out, s->name);
+		if (s->fd < 0)
+			return s->fd;
+	}
+	ctf_put(&p, &magic, 4);
+	ctf_put(&p, w->uuid, 16);
+	ctf_put(&p, &sid, 4);
+	ctf_put(&p, &s->ts_begin, 8);
+	ctf_put(&p, &s->ts_end, 8);
+	ctf_put(&p, &bits, 8); /* content_size */
+	ctf_put(&p, &bits, 8); /* packet_size: no padding */
+	ctf_put(&p, &s->discarded, 8);
+	ctf_put(&p, &cpu, 4);
+	ret = fdr_export_write(&w->out, s->fd, s->name, hdr, sizeof(hdr));
+	if (!ret && s->pkt.len)
+		ret = fdr_export_write(&w->out, s->fd, s->name, s->pkt.data, s->pkt.len);
+	s->pkt.len = 0;
+	s->nr = 0;
+	return ret;
+}
+
+/* Fixed-size bytes of field @f, zeros where the record is too short. */
+static int ctf_fixed(struct fdr_buf *b, const struct fdr_abi_field *f, size_t size,
+		     const unsigned char *p, uint32_t len)
+{
+	static const unsigned char zeros[64];
+	size_t done = 0;
+	int ret = 0;
+
+	if ((uint32_t)f->offset + size <= len)
+		return fdr_buf_add(b, p + f->offset, size);
+	while (done < size && !ret) {
+		size_t k = size - done < sizeof(zeros) ? size - done : sizeof(zeros);
+
+		ret = fdr_buf_add(b, zeros, k);
+		done += k;
+	}
+	return ret;
+}
+
+/* @n records lost before the next one on @cpu: end the packet, count them. */
+static int ctf_lost(struct ctf_writer *w, uint32_t cpu, uint64_t n)
+{
+	struct ctf_stream *s = ctf_stream_get(w, cpu);
+	int ret;
+
+	if (!s)
+		return fdr_export_fail(w->out.err, ENOMEM, "ctf", NULL);
+	if (s->nr && (ret = ctf_flush(w, cpu)))
+		return ret;
+	s->discarded += n;
+	return 0;
+}
+
+static int ctf_event(struct ctf_writer *w, const struct fdr_trace_rec *rec)
+{
+	const struct fdr_abi_event *e = rec->ev;
+	struct ctf_stream *s = ctf_stream_get(w, rec->cpu);
+	struct fdr_common c;
+	char comm[FDR_COMM_LEN + 8];
+	const char *name;
+	uint32_t i, nf = ctf_nr_fields(e), id = e->id;
+	uint64_t ts = rec->ts;
+	struct fdr_buf *b;
+	int ret;
+
+	if (!s)
+		return -ENOMEM;
+	if (rec->lost_before && (ret = ctf_lost(w, rec->cpu, rec->lost_before)))
+		return ret;
+	if (ts < s->last_ts) {
+		ts = s->last_ts; /* readers require each stream's time to go forward */
+		w->st.clamped++;
+	}
+	s->last_ts = ts;
+	if (!s->nr)
+		s->ts_begin = ts;
+	s->ts_end = ts;
+	s->nr++;
+	b = &s->pkt;
+	memset(&c, 0, sizeof(c));
+	memcpy(&c, rec->payload, rec->len < sizeof(c) ? rec->len : sizeof(c));
+	name = fdr_trace_comm(w->t, c.pid, comm, sizeof(comm));
+	ret = fdr_buf_add(b, &id, 4);
+	ret |= fdr_buf_add(b, &ts, 8);
+	ret |= fdr_buf_add(b, &c.pid, 4);
+	ret |= fdr_buf_add(b, name, strlen(name) + 1);
+	ret |= fdr_buf_add(b, &c.flags, 1);
+	ret |= fdr_buf_add(b, &c.preempt_count, 1);
+	for (i = 0; i < nf && !ret; i++) {
+		const struct fdr_abi_field *f = &e->fields[i];
+		const unsigned char *bytes;
+		uint32_t n;
+
+		switch (f->kind) {
+		case FDR_KIND_STRING:
+		case FDR_KIND_TAIL_CHARS:
+			if (fdr_field_get_bytes(f, rec->payload, rec->len, &bytes, &n))
+				n = 0;
+			ret = fdr_buf_add(b, bytes, n);
+			ret |= fdr_buf_add(b, "", 1);
+			break;
+		case FDR_KIND_BYTES:
+			if (fdr_field_get_bytes(f, rec->payload, rec->len, &bytes, &n))
+				n = 0;
+			ret = fdr_buf_add(b, &n, 4);
+			ret |= fdr_buf_add(b, bytes, n);
+			break;
+		case FDR_KIND_ULONG_ARRAY:
+			ret = ctf_fixed(b, f, f->size / 8u * 8u, rec->payload, rec->len);
+			break;
+		default:
+			/* integers, bool, char arrays and unknown kinds: the bytes as they are */
+			ret = ctf_fixed(b, f, f->size, rec->payload, rec->len);
+			break;
+		}
+	}
+	if (ret)
+		return fdr_export_fail(w->out.err, ENOMEM, "ctf", NULL);
+	w->st.events++;
+	if (b->len >= FDR_EXPORT_FLUSH)
+		return ctf_flush(w, rec->cpu);
+	return 0;
+}
+
+static int ctf_finish(struct ctf_writer *w)
+{
+	struct fdr_buf meta = { 0 };
+	uint32_t cpu;
+	int fd, ret = 0;
+
+	for (cpu = 0; cpu < w->nr_streams && !ret; cpu++)
+		if (w->streams[cpu].nr || w->streams[cpu].discarded)
+			ret = ctf_flush(w, cpu);
+	if (!ret && !w->st.events) {
+		/* no record at all: one empty packet, so readers see a valid empty trace */
+		ret = ctf_stream_get(w, 0) ? ctf_flush(w, 0) : -ENOMEM;
+	}
+	if (ret)
+		return ret;
+	if (fdr_export_ctf_metadata(w->t, w->uuid, &meta)) {
+		fdr_buf_free(&meta);
+		return fdr_export_fail(w->out.err, ENOMEM, "ctf metadata", NULL);
+	}
+	fd = fdr_export_dir_file(&w->out, "metadata");
+	ret = fd < 0 ? fd : fdr_export_write(&w->out, fd, "metadata", meta.data, meta.len);
+	if (fd >= 0 && close(fd) < 0 && !ret)
+		ret = fdr_export_fail(w->out.err, errno, w->out.path, "metadata");
+	fdr_buf_free(&meta);
+	for (cpu = 0; cpu < w->nr_streams && !ret; cpu++) {
+		struct ctf_stream *s = &w->streams[cpu];
+
+		if (s->fd >= 0 && close(s->fd) < 0)
+			ret = fdr_export_fail(w->out.err, errno, w->out.path, s->name);
+		s->fd = -1;
+	}
+	return ret;
+}
+
+/**
+ * fdr_export_ctf - write @t as a CTF 1.8 trace directory @dir (created; it must
+ * not exist or be empty): "metadata" and one "stream_N" file per CPU with records
+ * @st: counts (may be NULL)
+ *
+ * Returns: 0 or a negative errno (-ENOTEMPTY, -EEXIST, -ENOSPC, -ENOMEM, a read
+ * error of the source...; message in @err).
+ */
+int fdr_export_ctf(struct fdr_trace *t, const char *dir, struct fdr_export_stats *st,
+		   struct fdr_buf *err)
+{
+	struct ctf_writer w;
+	struct fdr_trace_rec rec;
+	uint32_t cpu;
+	int ret;
+
+	memset(&w, 0, sizeof(w));
+	w.t = t;
+	if (getrandom(w.uuid, sizeof(w.uuid), 0) != sizeof(w.uuid))
+		return fdr_export_fail(err, errno, "getrandom", NULL);
+	w.uuid[6] = (w.uuid[6] & 0x0f) | 0x40; /* version 4 */
+	w.uuid[8] = (w.uuid[8] & 0x3f) | 0x80; /* RFC 4122 variant */
+	ret = fdr_export_dir_open(&w.out, dir, err);
+	if (ret)
+		return ret;
+	while ((ret = fdr_trace_next(t, &rec)) > 0) {
+		if (!rec.ev || rec.len < sizeof(struct fdr_common)) {
+			w.st.unknown++;
+			w.st.lost += rec.lost_before;
+			if (rec.lost_before && (ret = ctf_lost(&w, rec.cpu, rec.lost_before)))
+				break;
+			continue;
+		}
+		w.st.lost += rec.lost_before;
+		ret = ctf_event(&w, &rec);
+		if (ret)
+			break;
+	}
+	if (ret < 0 && !(err && err->len))
+		fdr_export_fail(err, -ret, fdr_trace_get_info(t)->origin, "read");
+	if (!ret)
+		ret = ctf_finish(&w);
+	for (cpu = 0; cpu < w.nr_streams; cpu++) {
+		if (w.streams[cpu].fd >= 0)
+			close(w.streams[cpu].fd);
+		fdr_buf_free(&w.streams[cpu].pkt);
+	}
+	free(w.streams);
+	if (!ret)
+		ret = fdr_export_commit(&w.out);
+	else
+		fdr_export_abort(&w.out);
+	if (st)
+		*st = w.st;
+	return ret;
+}

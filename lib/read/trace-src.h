@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * trace-src.h - inside struct fdr_trace: each kind of source (a session's
+ * instance, a trace.dat file) fills the operations; trace-src.c has the rest.
+ */
+#ifndef FDR_TRACE_SRC_H
+#define FDR_TRACE_SRC_H
+
+#include "fdr/fdr-trace.h"
+
+struct fdr_trace_ops {
+	int (*next)(struct fdr_trace *t, struct fdr_trace_rec *rec);
+	size_t (*nr_events)(const struct fdr_trace *t);
+	const struct fdr_abi_event *(*event_at)(const struct fdr_trace *t, size_t i);
+	const struct fdr_abi_event *(*event)(const struct fdr_trace *t, uint32_t id);
+	const char *(*comm)(const struct fdr_trace *t, int32_t pid, char *buf, size_t len);
+	int32_t (*tgid)(const struct fdr_trace *t, int32_t pid); /* 0 if unknown; may be NULL */
+	void (*close)(struct fdr_trace *t);
+};
+
+struct fdr_trace {
+	const struct fdr_trace_ops *ops;
+	struct fdr_trace_info info;
+	void *priv;
+};
+
+/*
+ * The wall-clock time of ts 0 (@offset_ns, 0 if unknown) and the rate of ts
+ * (@ts_hz, 0 if unknown) of a session's records on trace clock @clock, from
+ * the session's calibration point.
+ */
+void fdr_trace_clock_point(const struct fdr_abi_control *ctl, uint32_t clock, uint64_t *offset_ns,
+			   uint64_t *ts_hz);
+/* fdr's own trace.dat option (trace-cmd skips it): "realtime_ns_at_0=N\nts_hz=N\n" */
+#define FDR_TD_OPT_CLOCK 0x4644
+
+/* Fill the uname and hostname parts of @info from this machine. */
+void fdr_trace_info_local(struct fdr_trace_info *info);
+
+#endif /* FDR_TRACE_SRC_H */
