@@ -17,50 +17,12 @@
 #include <stdint.h>
 
 /*
- * The registers at a probe hit: struct fdr_probe_regs, defined by the fetch side
- * in lib/probe/regs.h (the array layout its fetch programs index). Until that
- * file is in the tree, the same definition (same include guard) is made here.
- * The handler fills gpr[] from the ucontext: FDR_REG_IP is the probed address
- * (not the RIP after the int3), FDR_REG_SP the stack pointer the probed
+ * The registers at a probe hit: struct fdr_probe_regs of the fetch side
+ * (regs.h). The handler fills gpr[] from the ucontext: FDR_REG_IP is the probed
+ * address (not the RIP after the int3), FDR_REG_SP the stack pointer the probed
  * instruction sees, CS and SS from REG_CSGSFS; probe_addr is the probed address.
  */
-#if defined(__has_include)
-#if __has_include("regs.h")
 #include "regs.h"
-#endif
-#endif
-#ifndef FDR_PROBE_REGS_H
-#define FDR_PROBE_REGS_H
-/* Register numbers, in the kernel's x86-64 names for %REG (trace_probe). */
-enum fdr_reg {
-	FDR_REG_AX,
-	FDR_REG_BX,
-	FDR_REG_CX,
-	FDR_REG_DX,
-	FDR_REG_SI,
-	FDR_REG_DI,
-	FDR_REG_BP,
-	FDR_REG_SP,
-	FDR_REG_R8,
-	FDR_REG_R9,
-	FDR_REG_R10,
-	FDR_REG_R11,
-	FDR_REG_R12,
-	FDR_REG_R13,
-	FDR_REG_R14,
-	FDR_REG_R15,
-	FDR_REG_IP,
-	FDR_REG_FLAGS,
-	FDR_REG_CS,
-	FDR_REG_SS,
-	FDR_REG_NR
-};
-
-struct fdr_probe_regs {
-	uint64_t gpr[FDR_REG_NR]; /* indexed by enum fdr_reg */
-	uint64_t probe_addr; /* the probed instruction (entry) or function (return) */
-};
-#endif
 
 struct fdr_probe_site;
 
