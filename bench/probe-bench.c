@@ -11,7 +11,10 @@
  *	METRIC probe_int3_handler_ns fdr=X
  *
  * (no ref: bench/compare-uprobes, issue 15, measures kernel uprobes on the same
- * functions). Each run's figures go to stderr, with how long arming and
+ * functions). Before the first probe, the floor is measured: the same loop over
+ * pt_own_int3 (an int3 of its own) with an empty SA_SIGINFO handler and no fdr,
+ * what the kernel's trap and signal delivery cost alone. Each run's figures go
+ * to stderr, with how long arming and
  * disarming took (single-threaded process; the first run includes making the
  * XOL page and installing the signal handler). Usage: bench-probe [N] (default
  * 200000). Exit status 1 if a run fails its own check (every hit counted).
@@ -19,6 +22,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +32,7 @@
 #include "engine.h"
 
 uint64_t pt_nop(void);
+uint64_t pt_own_int3(void);
 
 #define RUNS 5
 
@@ -59,6 +64,13 @@ static double loop_ns(uint64_t (*volatile fn)(void), long n)
 	return (now_ns() - t0) / (double)n;
 }
 
+static void empty_handler(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)si;
+	(void)uc;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -80,6 +92,24 @@ int main(int argc, char **argv)
 	CPU_ZERO(&set);
 	CPU_SET(0, &set);
 	sched_setaffinity(0, sizeof(set), &set);
+	{
+		/* the floor, before the engine owns SIGTRAP: a trap and an empty handler */
+		struct sigaction sa, dfl;
+		double floor_ns[RUNS];
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = empty_handler;
+		sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK | SA_RESTART;
+		sigaction(SIGTRAP, &sa, &dfl);
+		for (r = 0; r < RUNS; r++)
+			floor_ns[r] = loop_ns(pt_own_int3, n) - loop_ns(pt_nop, n);
+		sigaction(SIGTRAP, &dfl, NULL);
+		qsort(floor_ns, RUNS, sizeof(floor_ns[0]), cmp_double);
+		fprintf(stderr,
+			"bench-probe: floor, an int3 and an empty SA_SIGINFO handler without "
+			"fdr: %.0f ns (median)\n",
+			floor_ns[RUNS / 2]);
+	}
 	for (r = 0; r < RUNS; r++) {
 		struct fdr_probe_site *site;
 		double base, armed, t_arm, t_disarm;
