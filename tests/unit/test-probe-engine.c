@@ -27,6 +27,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
@@ -819,10 +820,16 @@ Test(probe, live_arm_disarm_4_threads, .timeout = 300)
 static atomic_int own_traps;
 static atomic_int own_plain;
 
+static atomic_int own_bad_context;
+
 static void own_trap(int sig, siginfo_t *si, void *uc)
 {
-	(void)si;
-	(void)uc;
+	const ucontext_t *u = uc;
+
+	/* the program's handler gets the kernel's siginfo and context, unchanged */
+	if (si->si_code == SI_KERNEL &&
+	    (uintptr_t)u->uc_mcontext.gregs[REG_RIP] != A(pt_own_int3) + 1)
+		atomic_fetch_add(&own_bad_context, 1);
 	if (sig == SIGTRAP)
 		atomic_fetch_add(&own_traps, 1);
 }
@@ -848,6 +855,7 @@ Test(probe, own_sigtrap_handler_installed_after)
 		  "the program sees its own previous action, not the engine's");
 	cr_assert_eq(pt_own_int3(), 42);
 	cr_assert_eq(atomic_load(&own_traps), 1, "the program's handler got its int3");
+	cr_assert_eq(atomic_load(&own_bad_context), 0, "with RIP just after its int3");
 	cr_assert_eq(pt_add(2, 3), 5);
 	cr_assert_eq(atomic_load(&h.n), 1, "the probe still works");
 	cr_assert_eq(atomic_load(&own_traps), 1, "and its trap is not passed on");
@@ -896,6 +904,64 @@ Test(probe, own_int3_without_handler_kills, .signal = SIGTRAP)
 	cr_assert_eq(pt_add(1, 1), 2);
 	pt_own_int3();
 	cr_assert_fail("not reached");
+}
+
+/* SIGTRAP ignored: an int3 still kills, as the kernel forces it. */
+Test(probe, own_int3_with_sigtrap_ignored_kills, .signal = SIGTRAP)
+{
+	struct fdr_probe_site *s;
+	struct hits h = { 0 };
+
+	cr_assert_eq(fdr_probe_arm(A(pt_add), count_hit, &h, &s), 0);
+	cr_assert_neq((void *)signal(SIGTRAP, SIG_IGN), (void *)SIG_ERR);
+	cr_assert_eq(pt_add(1, 1), 2, "the probe works with SIGTRAP 'ignored'");
+	cr_assert_eq(atomic_load(&h.n), 1);
+	pt_own_int3();
+	cr_assert_fail("not reached");
+}
+
+static uint8_t *alt_base;
+static atomic_int on_alt;
+
+static void alt_hit(const struct fdr_probe_regs *r, void *arg)
+{
+	uint8_t here;
+
+	(void)r;
+	(void)arg;
+	if (&here >= alt_base && &here < alt_base + 65536)
+		atomic_fetch_add(&on_alt, 1);
+}
+
+static void *alt_calls(void *arg)
+{
+	stack_t ss = { .ss_sp = alt_base, .ss_size = 65536, .ss_flags = 0 };
+	uint64_t *bad = arg;
+	int i;
+
+	if (sigaltstack(&ss, NULL) != 0)
+		*bad = 1000;
+	for (i = 0; i < 10; i++)
+		*bad += pt_add((uint64_t)i, 1) != (uint64_t)i + 1;
+	return NULL;
+}
+
+/* A thread with a sigaltstack: the handler runs there (SA_ONSTACK). */
+Test(probe, sigaltstack_used)
+{
+	struct fdr_probe_site *s;
+	uint64_t bad = 0;
+	pthread_t th;
+
+	alt_base = malloc(65536);
+	cr_assert_not_null(alt_base);
+	cr_assert_eq(fdr_probe_arm(A(pt_add), alt_hit, NULL, &s), 0);
+	cr_assert_eq(pthread_create(&th, NULL, alt_calls, &bad), 0);
+	cr_assert_eq(pthread_join(th, NULL), 0);
+	cr_assert_eq(bad, 0);
+	cr_assert_eq(atomic_load(&on_alt), 10, "every hit handled on the alternate stack");
+	cr_assert_eq(fdr_probe_disarm(s), 0);
+	free(alt_base);
 }
 
 struct blocker {
