@@ -85,8 +85,7 @@ int cmd_list(int argc, char **argv)
 			match = fdr_event_rule_match(argv[k], sys, ev);
 		}
 		if (match)
-			printf("%s%s\n", name,
-			       (e->enabled[idx / 64] >> (idx % 64)) & 1 ? " [enabled]" : "");
+			printf("%s%s\n", name, fdr_event_is_enabled(e, idx) ? " [enabled]" : "");
 	}
 	{
 		const struct fdr_abi_instance *in = &c->instances[idx];

@@ -81,7 +81,7 @@ int cmd_stat(int argc, char **argv)
 	for (i = 0; i < FDR_MAX_EVENTS; i++) {
 		const struct fdr_abi_event *e = &c->events[i];
 
-		if (e->state == FDR_EVENT_READY && ((e->enabled[idx / 64] >> (idx % 64)) & 1))
+		if (e->state == FDR_EVENT_READY && fdr_event_is_enabled(e, idx))
 			printf(" %.*s:%.*s", FDR_NAME_LEN, e->system, FDR_NAME_LEN, e->name);
 	}
 	printf("\n");

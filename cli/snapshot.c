@@ -117,8 +117,7 @@ static int snapshot_save(struct fdr_session *s, uint32_t inst, const char *pre, 
 			 enum save_format fmt)
 {
 	char path[256], file[4096], tmp[4200];
-	uint64_t last_beat = 0, refused = 0, refused_seen = 0;
-	const struct fdr_abi_ring *seen_h = NULL;
+	struct fdr_saver sv;
 	unsigned saved = 0;
 	int ret = 0;
 
@@ -126,48 +125,18 @@ static int snapshot_save(struct fdr_session *s, uint32_t inst, const char *pre, 
 		return die(1, "%s: %s", dir, strerror(errno));
 	snprintf(path, sizeof(path), "%ssnapshot", pre);
 	fprintf(stderr, "fdr snapshot: saving every snapshot into %s (Ctrl-C stops)\n", dir);
+	fdr_saver_init(&sv, s, inst);
 	for (;;) {
 		/* after a stop request, one more round saves a snapshot already taken */
 		int last_round = stop_requested;
-		struct fdr_abi_ring *h;
-		void *base;
-		size_t size;
-		/* the heartbeat is on the lease clock, which fdr_ring_swap() compares with */
-		uint64_t seq, now = fdr_session_lease_ns(s);
+		uint64_t seq = 0;
+		int waiting = fdr_saver_poll(&sv, &seq);
 
-		ret = fdr_session_ring(s, inst, &base, &size);
-		if (ret) {
-			ret = die_err(1, ret, "instance gone");
+		if (waiting < 0) {
+			ret = die_err(1, waiting, "instance gone");
 			break;
 		}
-		h = base;
-		/*
-		 * The snapshots refused while we run (mostly: taken before we had
-		 * written the previous one), for the summary; a new ring file (a
-		 * resize) counts from its own start.
-		 */
-		{
-			uint64_t r = __atomic_load_n(&h->snap_refused, __ATOMIC_RELAXED);
-
-			if (h == seen_h && r >= refused_seen)
-				refused += r - refused_seen;
-			seen_h = h;
-			refused_seen = r;
-		}
-		if (__atomic_load_n(&h->saver_pid, __ATOMIC_ACQUIRE) != (uint32_t)getpid()) {
-			/* attach (again, after a resize made a new ring file) */
-			__atomic_store_n(&h->saved_seq,
-					 __atomic_load_n(&h->snap_seq, __ATOMIC_ACQUIRE) & ~1ull,
-					 __ATOMIC_RELEASE);
-			__atomic_store_n(&h->saver_beat_ns, now, __ATOMIC_RELEASE);
-			__atomic_store_n(&h->saver_pid, (uint32_t)getpid(), __ATOMIC_RELEASE);
-		}
-		if (fdr_lease_age(now, last_beat) > 100000000ull) {
-			__atomic_store_n(&h->saver_beat_ns, now, __ATOMIC_RELEASE);
-			last_beat = now;
-		}
-		seq = __atomic_load_n(&h->snap_seq, __ATOMIC_ACQUIRE);
-		if (!(seq & 1) && seq != __atomic_load_n(&h->saved_seq, __ATOMIC_ACQUIRE)) {
+		if (waiting) {
 			struct timespec rt;
 			const char *what;
 			int err;
@@ -186,8 +155,7 @@ static int snapshot_save(struct fdr_session *s, uint32_t inst, const char *pre, 
 				ret = die(1, "cannot write %s: %s", file, strerror(err));
 				break;
 			}
-			/* release: the next snapshot may be taken now */
-			__atomic_store_n(&h->saved_seq, seq, __ATOMIC_RELEASE);
+			fdr_saver_saved(&sv, seq);
 			printf("%s\n", file);
 			fflush(stdout);
 		} else if (!last_round) {
@@ -198,22 +166,29 @@ static int snapshot_save(struct fdr_session *s, uint32_t inst, const char *pre, 
 		if (last_round)
 			break;
 	}
-	{
-		void *base;
-		size_t size;
-
-		if (fdr_session_ring(s, inst, &base, &size) == 0) {
-			uint32_t me = (uint32_t)getpid();
-
-			__atomic_compare_exchange_n(&((struct fdr_abi_ring *)base)->saver_pid, &me,
-						    0, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
-		}
-	}
+	fdr_saver_detach(&sv);
 	fprintf(stderr,
 		"fdr snapshot: %u snapshot%s saved, %" PRIu64 " refused (taken before the previous "
 		"one was saved, or during another swap)\n",
-		saved, saved == 1 ? "" : "s", refused);
+		saved, saved == 1 ? "" : "s", sv.refused);
 	return ret;
+}
+
+/* "1 > snapshot_allocated": the file the tree and the mount give, without its messages */
+static int snapshot_alloc(struct fdr_session *s, const char *pre)
+{
+	char path[256];
+	struct fdr_file *f;
+	ssize_t n;
+	int ret;
+
+	snprintf(path, sizeof(path), "%ssnapshot_allocated", pre);
+	ret = fdr_file_open(s, path, O_WRONLY, &f);
+	if (ret)
+		return ret;
+	n = fdr_file_write(f, "1\n", 2);
+	fdr_file_close(f);
+	return n < 0 ? (int)n : 0;
 }
 
 /* fdr snapshot [take|show|clear|alloc|free|save DIR] [-i INSTANCE] [-c CPU] */
@@ -302,11 +277,7 @@ int cmd_snapshot(int argc, char **argv)
 		uint32_t idx = 0;
 
 		idx = inst_index(fdr_session_control(s), inst);
-		ret = idx == FDR_MAX_INSTANCES ? -ENOENT : fdr_session_lock(s);
-		if (!ret) {
-			ret = fdr_session_snapshot_alloc(s, idx, 1);
-			fdr_session_unlock(s);
-		}
+		ret = idx == FDR_MAX_INSTANCES ? -ENOENT : snapshot_alloc(s, pre);
 		if (ret)
 			ret = die_err(1, ret, "cannot allocate the snapshot buffers");
 		else if (save_dir)

@@ -46,6 +46,37 @@ FDR_API int fdr_session_error(struct fdr_session *s, uint32_t inst, const char *
 FDR_API int fdr_event_rule_match(const char *rule, const char *system, const char *event);
 
 /*
+ * The control block's small protocols, one home each (lib/core/control.c): a
+ * cmdline slot, an event's enable bit, the record of a trace_marker write.
+ */
+#define FDR_MARKER_MAX (FDR_MAX_RECORD - 16 - 2) /* bytes of text a marker keeps */
+FDR_API void fdr_cmdline_save(struct fdr_abi_control *ctl, int32_t pid, int32_t tgid,
+			      const char *comm);
+FDR_API int fdr_event_is_enabled(const struct fdr_abi_event *e, uint32_t inst);
+FDR_API void fdr_event_set_enabled(struct fdr_abi_event *e, uint32_t inst, int on);
+FDR_API size_t fdr_marker_record(void *payload, const void *text, size_t len, int32_t pid,
+				 uint8_t depth, size_t *taken);
+
+/*
+ * A snapshot saver (lib/core/ring.c): a process that keeps every snapshot of an
+ * instance; while it is attached, a snapshot is refused until it has saved the
+ * previous one. Caller-allocated; fdr_saver_init() fills it.
+ */
+struct fdr_saver {
+	struct fdr_session *s;
+	uint32_t inst;
+	uint32_t reserved;
+	struct fdr_abi_ring *hdr; /* the ring header of the last poll; borrowed */
+	uint64_t beat_ns; /* the last heartbeat written (lease clock) */
+	uint64_t refused_seen; /* hdr->snap_refused at the last poll */
+	uint64_t refused; /* snapshots refused while attached */
+};
+FDR_API void fdr_saver_init(struct fdr_saver *sv, struct fdr_session *s, uint32_t inst);
+FDR_API int fdr_saver_poll(struct fdr_saver *sv, uint64_t *seq);
+FDR_API void fdr_saver_saved(struct fdr_saver *sv, uint64_t seq);
+FDR_API void fdr_saver_detach(struct fdr_saver *sv);
+
+/*
  * Checks of shared memory (lib/core/shm-check.c, docs/design/abi.md): one per
  * structure, on a private copy; -EUCLEAN with the text in fdr_shm_error().
  */

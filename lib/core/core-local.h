@@ -204,6 +204,8 @@ FDR_INTERNAL int fdr_session_register_event(struct fdr_session *s, const struct 
 					    uint32_t *slot_out);
 FDR_HIDDEN void fdr_session_apply_pending(struct fdr_session *s, uint32_t slot);
 FDR_INTERNAL void fdr_session_lock_init(struct fdr_abi_control *ctl);
+/* the control lock, waiting at most @timeout_ms (no orphan recovery: fdr_session_lock()) */
+FDR_HIDDEN int fdr_session_lock_ms(struct fdr_session *s, int timeout_ms);
 FDR_INTERNAL struct fdr_ring_map *fdr_session_ring_map(struct fdr_session *s, uint32_t inst,
 						       int *err);
 

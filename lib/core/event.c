@@ -161,24 +161,6 @@ int fdr_event_def_to_abi(const struct fdr_event_def *def, struct fdr_abi_event *
 
 /* ---- attaching and resynchronising ------------------------------------------------ */
 
-static int ev_lock_session(struct fdr_session *s, int timeout_ms)
-{
-	pthread_mutex_t *m = (pthread_mutex_t *)(void *)s->ctl->lock;
-	struct timespec ts;
-	int ret;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_nsec += (long)timeout_ms * 1000000L;
-	ts.tv_sec += ts.tv_nsec / 1000000000L;
-	ts.tv_nsec %= 1000000000L;
-	ret = pthread_mutex_timedlock(m, &ts);
-	if (ret == EOWNERDEAD) {
-		pthread_mutex_consistent(m);
-		ret = 0;
-	}
-	return -ret;
-}
-
 static int ev_mask_any(const uint64_t *mask)
 {
 	uint32_t w;
@@ -200,7 +182,7 @@ static void ev_sync_def(struct fdr_session *s, struct fdr_event_def *def, int *l
 		if (fdr_event_def_to_abi(def, &tmpl))
 			return;
 		if (!*locked) {
-			if (ev_lock_session(s, 100))
+			if (fdr_session_lock_ms(s, 100))
 				return; /* retried on the agent's next round */
 			*locked = 1;
 		}
@@ -235,7 +217,7 @@ static void ev_report_ring(struct fdr_session *s, uint32_t inst, struct fdr_ring
 
 	if (m ? m->bad_reported : (err != -EUCLEAN || reported[inst] == gen + 1))
 		return;
-	if (ev_lock_session(s, 10))
+	if (fdr_session_lock_ms(s, 10))
 		return;
 	if (m)
 		snprintf(msg, sizeof(msg), "%s: recording disabled on %u CPU(s) of this ring",
@@ -267,7 +249,7 @@ static void ev_report_heads(struct fdr_session *s)
 		if (!m || m->head_bad_reported ||
 		    !__atomic_load_n(&m->head_bad_ready, __ATOMIC_ACQUIRE))
 			continue;
-		if (ev_lock_session(s, 10))
+		if (fdr_session_lock_ms(s, 10))
 			return; /* busy: the next round retries */
 		snprintf(
 			msg, sizeof(msg),
@@ -498,7 +480,7 @@ static void ev_fork_follow(struct fdr_session *s, int32_t ptid, int32_t ptgid, i
 	struct fdr_abi_control *c = s->ctl;
 	uint32_t i;
 
-	if (!ev_follow_listed(c, ptid, ptgid) || ev_lock_session(s, 1000))
+	if (!ev_follow_listed(c, ptid, ptgid) || fdr_session_lock_ms(s, 1000))
 		return;
 	for (i = 0; i < FDR_MAX_INSTANCES; i++) {
 		struct fdr_abi_instance *in = &c->instances[i];
@@ -525,7 +507,7 @@ static void ev_exit_follow(struct fdr_session *s, int32_t pid)
 	struct fdr_abi_control *c = s->ctl;
 	uint32_t i;
 
-	if (!ev_follow_listed(c, pid, pid) || ev_lock_session(s, 200))
+	if (!ev_follow_listed(c, pid, pid) || fdr_session_lock_ms(s, 200))
 		return;
 	for (i = 0; i < FDR_MAX_INSTANCES; i++) {
 		struct fdr_abi_instance *in = &c->instances[i];
@@ -676,19 +658,13 @@ static int32_t ev_gettid(void)
 /* Record this thread's comm once per session, lock-free (last writer wins a slot). */
 static void ev_save_cmdline(struct fdr_session *s, int32_t tid)
 {
-	struct fdr_abi_cmdline *c;
 	char comm[FDR_COMM_LEN] = { 0 };
 
 	if (ev_self.cmd_sid == s->session_id)
 		return;
 	ev_self.cmd_sid = s->session_id;
 	prctl(PR_GET_NAME, comm);
-	c = &s->ctl->cmdlines[(uint32_t)tid % FDR_CMDLINE_SLOTS];
-	__atomic_store_n(&c->pid, 0, __ATOMIC_RELAXED);
-	memcpy(c->comm, comm, sizeof(c->comm));
-	c->tgid = (uint32_t)getpid();
-	/* release: readers check pid after reading comm (seqlock-like re-check) */
-	__atomic_store_n(&c->pid, (uint32_t)tid, __ATOMIC_RELEASE);
+	fdr_cmdline_save(s->ctl, tid, (int32_t)getpid(), comm);
 }
 
 /* Does anything besides recording apply to the event in registry @slot? */
@@ -1036,9 +1012,9 @@ int fdr_marker_write(const char *text, size_t len)
 	struct fdr_session *s = atomic_load_explicit(&fdr_proc_session, memory_order_acquire);
 	unsigned char raw[16 + FDR_MAX_RECORD + 8] __attribute__((aligned(8)));
 	unsigned char *p = raw + 16;
-	struct fdr_common *c = (void *)p;
-	uint64_t ip = 0, mask[FDR_MAX_INSTANCES / 64] = { 1 };
-	size_t room = FDR_MAX_RECORD - 16 - 2;
+	uint64_t mask[FDR_MAX_INSTANCES / 64] = { 1 };
+	size_t plen, taken;
+	int32_t tid;
 	int saved = errno, ret;
 
 	if (!s) {
@@ -1053,23 +1029,15 @@ int fdr_marker_write(const char *text, size_t len)
 		return -EINVAL;
 	if (ev_self.nest >= FDR_MAX_NESTING)
 		return -EBUSY;
-	if (len > room)
-		len = room;
 	ev_self.nest++;
-	c->type = FDR_EVENT_ID_PRINT;
-	c->flags = 0;
-	c->preempt_count = (uint8_t)(ev_self.nest - 1);
-	c->pid = ev_gettid();
-	memcpy(p + 8, &ip, sizeof(ip));
-	memcpy(p + 16, text, len);
-	if (len == 0 || text[len - 1] != '\n')
-		p[16 + len++] = '\n';
-	p[16 + len] = 0;
-	ev_save_cmdline(s, c->pid);
-	ret = ev_write_all(s, mask, 0, p, 16 + len + 1); /* ftrace:print is slot 0 */
+	tid = ev_gettid();
+	plen = fdr_marker_record(p, text, len, tid, (uint8_t)(ev_self.nest - 1), &taken);
+	ev_save_cmdline(s, tid);
+	ret = ev_write_all(s, mask, 0, p, plen); /* ftrace:print is slot 0 */
 	ev_self.nest--;
 	errno = saved;
-	return ret > 0 ? (int)len : -EBADF; /* refused: full in discard mode, as the kernel */
+	/* the text and its newline; refused: full in discard mode, as the kernel */
+	return ret > 0 ? (int)(plen - 16 - 1) : -EBADF;
 }
 
 /** fdr_vmarker - printf-style fdr_marker_write(); not async-signal-safe (vsnprintf) */

@@ -219,22 +219,17 @@ static void hk_run_triggers(struct fdr_session *s, struct fdr_abi_hooks *h, uint
 		case FDR_TRIG_ENABLE_EVENT:
 		case FDR_TRIG_DISABLE_EVENT: {
 			struct fdr_abi_event *te;
-			uint64_t bit = 1ull << (inst % 64), cur;
 			int on = tr->cmd == FDR_TRIG_ENABLE_EVENT;
 
 			if (tr->target >= FDR_MAX_EVENTS)
 				break;
 			te = &ctl->events[tr->target];
-			cur = __atomic_load_n(&te->enabled[inst / 64], __ATOMIC_ACQUIRE) & bit;
-			if (!!cur == on || !hk_take(tr))
+			if (fdr_event_is_enabled(te, inst) == on || !hk_take(tr))
 				break;
-			if (on) {
-				__atomic_fetch_or(&te->enabled[inst / 64], bit, __ATOMIC_RELEASE);
-				/* this process records the target at once, before its agent runs */
+			fdr_event_set_enabled(te, inst, on);
+			/* this process records the target at once, before its agent runs */
+			if (on)
 				fdr_event_enabled_hint(tr->target);
-			} else {
-				__atomic_fetch_and(&te->enabled[inst / 64], ~bit, __ATOMIC_RELEASE);
-			}
 			hk_changed(ctl);
 			break;
 		}

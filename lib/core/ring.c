@@ -854,6 +854,100 @@ int fdr_ring_swap(struct fdr_ring_map *m, int cpu)
 	return 0;
 }
 
+/*
+ * The snapshot saver: the other half of the swap's "saver" check above. A saver
+ * ("fdr snapshot save DIR", or any tool) keeps every snapshot of an instance;
+ * while it is attached, a swap is refused (-EBUSY, counted) until it has saved
+ * the previous snapshot, so that each snapshot kept is whole. The two halves
+ * agree through four fields of the ring header (docs/design/flight-recorder.md):
+ *
+ *   attach: saved_seq = snap_seq rounded down to even (what exists now is not
+ *           its business), saver_beat_ns = now, then saver_pid (each release);
+ *           again after a resize, which makes a new ring file.
+ *   beat:   saver_beat_ns = now every 100 ms; a beat 1 s old (RB_SAVER_STALE_NS)
+ *           is a saver gone, and snapshots are no longer held back for it.
+ *   save:   when snap_seq is even and differs from saved_seq, the snapshot of
+ *           that seq waits: the saver reads it, writes it out, then stores
+ *           saved_seq = snap_seq (release): the next swap may happen.
+ *   detach: saver_pid back to 0 (compare-and-swap: only if still its own).
+ *
+ * The clock is the lease clock (fdr_session_lease_ns()), which the swap
+ * compares the beat with. Not async-signal-safe (it may map a ring file).
+ */
+
+/** fdr_saver_init - a saver for instance @inst of @s; not attached until fdr_saver_poll() */
+void fdr_saver_init(struct fdr_saver *sv, struct fdr_session *s, uint32_t inst)
+{
+	memset(sv, 0, sizeof(*sv));
+	sv->s = s;
+	sv->inst = inst;
+}
+
+/**
+ * fdr_saver_poll - attach (again, after a resize), beat, count the refusals, and
+ * say whether a snapshot waits to be saved: call it every few milliseconds
+ * @seq: set to the snapshot's snap_seq when one waits (pass it to fdr_saver_saved())
+ *
+ * Returns 1 (a snapshot waits), 0 (none), or -ENOENT (the instance is gone) and
+ * the errors of fdr_session_ring().
+ */
+int fdr_saver_poll(struct fdr_saver *sv, uint64_t *seq)
+{
+	uint64_t now = fdr_session_lease_ns(sv->s), r, cur;
+	struct fdr_abi_ring *h;
+	void *base;
+	size_t size;
+	int ret = fdr_session_ring(sv->s, sv->inst, &base, &size);
+
+	if (ret)
+		return ret;
+	h = base;
+	/* the refusals since the last poll; a new ring file counts from its own start */
+	r = __atomic_load_n(&h->snap_refused, __ATOMIC_RELAXED);
+	if (h == sv->hdr && r >= sv->refused_seen)
+		sv->refused += r - sv->refused_seen;
+	sv->hdr = h;
+	sv->refused_seen = r;
+	if (__atomic_load_n(&h->saver_pid, __ATOMIC_ACQUIRE) != (uint32_t)getpid()) {
+		__atomic_store_n(&h->saved_seq,
+				 __atomic_load_n(&h->snap_seq, __ATOMIC_ACQUIRE) & ~1ull,
+				 __ATOMIC_RELEASE);
+		__atomic_store_n(&h->saver_beat_ns, now, __ATOMIC_RELEASE);
+		__atomic_store_n(&h->saver_pid, (uint32_t)getpid(), __ATOMIC_RELEASE);
+	}
+	if (fdr_lease_age(now, sv->beat_ns) > 100000000ull) {
+		__atomic_store_n(&h->saver_beat_ns, now, __ATOMIC_RELEASE);
+		sv->beat_ns = now;
+	}
+	cur = __atomic_load_n(&h->snap_seq, __ATOMIC_ACQUIRE);
+	if ((cur & 1) || cur == __atomic_load_n(&h->saved_seq, __ATOMIC_ACQUIRE))
+		return 0;
+	*seq = cur;
+	return 1;
+}
+
+/** fdr_saver_saved - the snapshot of @seq (from fdr_saver_poll()) is saved: the next may be taken */
+void fdr_saver_saved(struct fdr_saver *sv, uint64_t seq)
+{
+	/* release: the next snapshot may be taken now */
+	if (sv->hdr)
+		__atomic_store_n(&sv->hdr->saved_seq, seq, __ATOMIC_RELEASE);
+}
+
+/** fdr_saver_detach - stop holding snapshots back (if this process is still the saver) */
+void fdr_saver_detach(struct fdr_saver *sv)
+{
+	void *base;
+	size_t size;
+
+	if (fdr_session_ring(sv->s, sv->inst, &base, &size) == 0) {
+		uint32_t me = (uint32_t)getpid();
+
+		__atomic_compare_exchange_n(&((struct fdr_abi_ring *)base)->saver_pid, &me, 0, 0,
+					    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+	}
+}
+
 #ifdef FDR_TESTPOINTS
 #include <signal.h>
 

@@ -353,6 +353,31 @@ static int ses_lock_orphaned(pthread_mutex_t *m)
 	return owner > 0 && kill(owner, 0) < 0 && errno == ESRCH;
 }
 
+/*
+ * The control lock: a robust, process-shared mutex in the control block, the only
+ * lock on it. Every front end takes it here: fdr_session_lock_ms() with the time
+ * it can wait (the application's agent: 10 or 100 ms, then it tries later), or
+ * fdr_session_lock() (tools: 2 s). A holder that died leaves it EOWNERDEAD: the
+ * next taker marks it consistent and goes on.
+ */
+int fdr_session_lock_ms(struct fdr_session *s, int timeout_ms)
+{
+	pthread_mutex_t *m = (pthread_mutex_t *)(void *)s->ctl->lock;
+	struct timespec ts;
+	int ret;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	ts.tv_sec += timeout_ms / 1000 + ts.tv_nsec / 1000000000L;
+	ts.tv_nsec %= 1000000000L;
+	ret = pthread_mutex_timedlock(m, &ts);
+	if (ret == EOWNERDEAD) {
+		pthread_mutex_consistent(m);
+		ret = 0;
+	}
+	return -ret;
+}
+
 /**
  * fdr_session_lock - take the control lock (robust: a dead holder's lock is
  * recovered). Waits at most 2 s, then returns -ETIMEDOUT.
@@ -360,16 +385,8 @@ static int ses_lock_orphaned(pthread_mutex_t *m)
 int fdr_session_lock(struct fdr_session *s)
 {
 	pthread_mutex_t *m = (pthread_mutex_t *)(void *)s->ctl->lock;
-	struct timespec ts;
-	int ret;
+	int ret = -fdr_session_lock_ms(s, 2000);
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += 2;
-	ret = pthread_mutex_timedlock(m, &ts);
-	if (ret == EOWNERDEAD) {
-		pthread_mutex_consistent(m);
-		ret = 0;
-	}
 	if (ret == ETIMEDOUT && ses_lock_orphaned(m)) {
 		/*
 		 * The owner does not exist on this system: a session copied from
@@ -642,8 +659,7 @@ void fdr_session_apply_pending(struct fdr_session *s, uint32_t slot)
 			memcpy(rule, in->pending[r], sizeof(rule));
 			rule[sizeof(rule) - 1] = 0;
 			if (fdr_event_rule_match(rule, e->system, e->name))
-				__atomic_fetch_or(&e->enabled[i / 64], 1ull << (i % 64),
-						  __ATOMIC_RELEASE);
+				fdr_event_set_enabled(e, i, 1);
 		}
 	}
 }

@@ -583,8 +583,7 @@ int fdr_session_instance_free(struct fdr_session *s, uint32_t inst)
 	if (in->state != FDR_INST_LIVE)
 		return -ENOENT;
 	for (i = 0; i < FDR_MAX_EVENTS; i++)
-		__atomic_fetch_and(&s->ctl->events[i].enabled[inst / 64], ~(1ull << (inst % 64)),
-				   __ATOMIC_RELEASE);
+		fdr_event_set_enabled(&s->ctl->events[i], inst, 0);
 	__atomic_store_n(&in->state, FDR_INST_FREE, __ATOMIC_RELEASE);
 	snprintf(name, sizeof(name), "ring.%u.%u", inst, in->ring_gen);
 	unlinkat(s->dir_fd, name, 0);

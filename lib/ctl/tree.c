@@ -1,11 +1,49 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * tree.c - the control tree: tracefs files over a session (docs/tracefs.md).
+ * tree.c - the control tree: tracefs files over a session (docs/tracefs.md;
+ * docs/design/differences.md says where fdr differs from the kernel's tracefs).
  *
- * A path resolves to a node: an instance (the top one, or instances/NAME), a file
- * kind, and for some kinds a CPU, an event system and name, or an option. The
+ * A path resolves to a node: an instance (the top one, or instances/NAME), a
+ * directory or a file, and for some files a CPU, an event system and name. The
  * CLI and the FUSE server both go through fdr_file_open/read/write/close, so a
  * path behaves the same way whichever front end reaches it.
+ *
+ * The table. Every file and every fixed directory of the tree is one row of
+ * tree_files[] (struct tree_file): its name, the kind of directory it appears in
+ * (@in: the root of an instance, events/, events/SYS/, events/SYS/EVENT/,
+ * options/, per_cpu/cpuN/), its mode, flags saying where it is hidden (TF_TOP_ONLY:
+ * only in the top instance; TF_NOT_FTRACE: not under events/ftrace, fdr's own
+ * record types) and what an open handle does (TF_NO_HOLD: does not keep an
+ * instance busy), and its handlers. A row with @sub set is a directory and names
+ * the kind of directory it opens. The directories whose entries come from the
+ * session (instances/NAME, events/SYS, events/SYS/EVENT, per_cpu/cpuN) are the
+ * "dynamic children" of tree_dirs[], one lookup and one list function per kind;
+ * so are the files of options/, one per line of tree_options[] (the list
+ * trace_options reads and takes too), all with option_file's handlers.
+ * resolve() walks a path through both: at each component it tries the rows of
+ * the current directory kind first (a file row only as the last component), then
+ * the directory's dynamic children. fdr_tree_readdir() lists the visible rows in
+ * table order, then the dynamic children; fdr_tree_stat() is resolve(). Nothing
+ * else in this file names a file: open, read, write and poll call the row's
+ * handlers.
+ *
+ * The handlers of a row (all optional):
+ *   open(f)            at open, after the access checks (the pipes take their reader)
+ *   trunc(f)           at an open with O_TRUNC for writing (shell '>')
+ *   render(f, buf)     an ordinary file: its whole text, made at the first read
+ *   read(f, buf, n)    a stream (trace, trace_pipe...): instead of render
+ *   write(f, cmd, n)   one command: the bytes as a string, NUL bytes refused, one
+ *                      trailing newline removed (@n: the length written)
+ *   write_raw(f, buf, n)  the bytes as written (trace_marker), instead of write
+ *   poll(f, ms)        a file whose read can block; without it, always readable
+ * A file with neither render nor read is write-only (reads give -EINVAL); one
+ * with neither write nor write_raw refuses writes (-EACCES). @arg is the row's
+ * own datum: the reader flags (FDR_READ_*) of a stream.
+ *
+ * How to add a file: write its handlers (render_NAME, write_NAME, ...) above the
+ * table, then add one row to tree_files[] in the place readdir should list it;
+ * that is all (a new kind of directory adds a tree_dir and, if its entries come
+ * from the session, a line in tree_dirs[]). An option is a line of tree_options[].
  *
  * Reads: ordinary files are generated whole at the first read and then served by
  * offset, like a seq_file. trace streams: a non-consuming reader is kept in the
@@ -39,119 +77,48 @@
 #include "ctl-local.h"
 #include "common/pid-list.h"
 
-enum node {
-	N_NONE,
-	/* directories */
-	D_ROOT,
+/* The kinds of directory: where a row appears, and what a directory row opens. */
+enum tree_dir {
+	D_NONE, /* a file row's @sub */
+	D_ROOT, /* the top instance, or instances/NAME */
 	D_INSTANCES,
 	D_EVENTS,
-	D_EVENTS_SYS,
-	D_EVENT,
+	D_SYS, /* events/SYS */
+	D_EVENT, /* events/SYS/EVENT */
 	D_OPTIONS,
 	D_PER_CPU,
-	D_CPU,
-	/* files of an instance */
-	F_TRACING_ON,
-	F_TRACE,
-	F_TRACE_PIPE,
-	F_TRACE_MARKER,
-	F_TRACE_CLOCK,
-	F_TRACE_OPTIONS,
-	F_BUFFER_SIZE_KB,
-	F_BUFFER_TOTAL_SIZE_KB,
-	F_BUFFER_SUBBUF_SIZE_KB,
-	F_SET_EVENT,
-	F_SET_EVENT_PENDING,
-	F_ERROR_LOG,
-	F_CURRENT_TRACER,
-	F_AVAILABLE_TRACERS,
-	F_TIMESTAMP_MODE,
-	/* top only */
-	F_README,
-	F_AVAILABLE_EVENTS,
-	F_SAVED_CMDLINES,
-	F_SAVED_CMDLINES_SIZE,
-	F_SAVED_TGIDS,
-	F_PRINTK_FORMATS,
-	/* events/ */
-	F_EVENTS_ENABLE,
-	F_HEADER_PAGE,
-	F_HEADER_EVENT,
-	F_SYS_ENABLE,
-	F_EVENT_ENABLE,
-	F_EVENT_FORMAT,
-	F_EVENT_ID,
-	/* options/ */
-	F_OPTION,
-	/* per_cpu/cpuN/ */
-	F_CPU_TRACE,
-	F_CPU_TRACE_PIPE,
-	F_CPU_TRACE_PIPE_RAW,
-	F_CPU_STATS,
-	F_CPU_BUFFER_SIZE_KB,
-	/* filters, triggers, pid lists */
-	F_EVENT_FILTER,
-	F_SYS_FILTER,
-	F_EVENT_TRIGGER,
-	F_SET_EVENT_PID,
-	F_SET_EVENT_NOTRACE_PID,
-	F_TRACING_CPUMASK,
-	/* snapshots */
-	F_SNAPSHOT,
-	F_CPU_SNAPSHOT,
-	F_CPU_SNAPSHOT_RAW,
+	D_CPU, /* per_cpu/cpuN */
+	NR_DIRS
 };
 
-struct node_desc {
+#define TF_TOP_ONLY 1u /* only in the top instance */
+#define TF_NOT_FTRACE 2u /* not under events/ftrace: fdr's record types have no enable, filter */
+#define TF_NO_HOLD 4u /* an open handle does not keep its instance busy (rmdir works) */
+
+struct fdr_file;
+
+/* One file or fixed directory of the tree: see the essay above. */
+struct tree_file {
 	const char *name;
-	enum node node;
+	enum tree_dir in; /* the kind of directory it is in */
 	unsigned mode;
-	int top_only;
+	unsigned flags; /* TF_* */
+	enum tree_dir sub; /* a directory: its kind; D_NONE for a file */
+	uint32_t arg; /* a stream's FDR_READ_* flags */
+	int (*open)(struct fdr_file *f);
+	int (*trunc)(struct fdr_file *f);
+	int (*render)(struct fdr_file *f, struct fdr_buf *b);
+	ssize_t (*read)(struct fdr_file *f, void *buf, size_t n);
+	int (*write)(struct fdr_file *f, char *cmd, size_t n);
+	ssize_t (*write_raw)(struct fdr_file *f, const void *buf, size_t n);
+	int (*poll)(struct fdr_file *f, int timeout_ms);
 };
 
-static const struct node_desc inst_files[] = {
-	{ "README", F_README, 0440, 1 },
-	{ "available_events", F_AVAILABLE_EVENTS, 0440, 1 },
-	{ "available_tracers", F_AVAILABLE_TRACERS, 0440, 0 },
-	{ "buffer_size_kb", F_BUFFER_SIZE_KB, 0640, 0 },
-	{ "buffer_subbuf_size_kb", F_BUFFER_SUBBUF_SIZE_KB, 0640, 0 },
-	{ "buffer_total_size_kb", F_BUFFER_TOTAL_SIZE_KB, 0440, 0 },
-	{ "current_tracer", F_CURRENT_TRACER, 0640, 0 },
-	{ "error_log", F_ERROR_LOG, 0640, 0 },
-	{ "events", D_EVENTS, 0750, 0 },
-	{ "instances", D_INSTANCES, 0750, 1 },
-	{ "options", D_OPTIONS, 0750, 0 },
-	{ "per_cpu", D_PER_CPU, 0750, 0 },
-	{ "printk_formats", F_PRINTK_FORMATS, 0440, 1 },
-	{ "saved_cmdlines", F_SAVED_CMDLINES, 0440, 1 },
-	{ "saved_cmdlines_size", F_SAVED_CMDLINES_SIZE, 0440, 1 },
-	{ "saved_tgids", F_SAVED_TGIDS, 0440, 1 },
-	{ "set_event", F_SET_EVENT, 0640, 0 },
-	{ "set_event_pending", F_SET_EVENT_PENDING, 0440, 0 },
-	{ "set_event_notrace_pid", F_SET_EVENT_NOTRACE_PID, 0640, 0 },
-	{ "set_event_pid", F_SET_EVENT_PID, 0640, 0 },
-	{ "snapshot", F_SNAPSHOT, 0640, 0 },
-	{ "timestamp_mode", F_TIMESTAMP_MODE, 0440, 0 },
-	{ "tracing_cpumask", F_TRACING_CPUMASK, 0640, 0 },
-	{ "trace", F_TRACE, 0640, 0 },
-	{ "trace_clock", F_TRACE_CLOCK, 0640, 0 },
-	{ "trace_marker", F_TRACE_MARKER, 0220, 0 },
-	{ "trace_options", F_TRACE_OPTIONS, 0640, 0 },
-	{ "trace_pipe", F_TRACE_PIPE, 0440, 0 },
-	{ "tracing_on", F_TRACING_ON, 0640, 0 },
-};
-
-static const struct node_desc cpu_files[] = {
-	{ "buffer_size_kb", F_CPU_BUFFER_SIZE_KB, 0640, 0 },
-	{ "snapshot", F_CPU_SNAPSHOT, 0640, 0 },
-	{ "snapshot_raw", F_CPU_SNAPSHOT_RAW, 0440, 0 },
-	{ "stats", F_CPU_STATS, 0440, 0 },
-	{ "trace", F_CPU_TRACE, 0640, 0 },
-	{ "trace_pipe", F_CPU_TRACE_PIPE, 0440, 0 },
-	{ "trace_pipe_raw", F_CPU_TRACE_PIPE_RAW, 0440, 0 },
-};
-
-/* Options with an effect in fdr, in the kernel's trace_options order. */
+/*
+ * Options with an effect in fdr, in the kernel's trace_options order: the files
+ * of options/ (one per line, the dynamic children of D_OPTIONS) and the names
+ * trace_options reads and takes. Adding an option is adding a line.
+ */
 static const struct {
 	const char *name;
 	uint32_t bit;
@@ -170,15 +137,15 @@ static const uint32_t clock_order[] = { FDR_CLOCK_LOCAL,    FDR_CLOCK_GLOBAL, FD
 					FDR_CLOCK_MONO_RAW, FDR_CLOCK_BOOT,   FDR_CLOCK_TAI,
 					FDR_CLOCK_X86_TSC };
 
+/* A resolved path: a directory (@file NULL, of kind @dir) or a file (@file). */
 struct tree_path {
-	enum node node;
+	const struct tree_file *file;
+	enum tree_dir dir;
 	uint32_t inst;
-	int cpu;
+	int cpu; /* per_cpu/cpuN; -1 elsewhere */
 	char sys[FDR_NAME_LEN];
 	char ev[FDR_NAME_LEN];
-	int opt; /* index in tree_options */
-	unsigned mode;
-	int is_dir;
+	int opt; /* options/NAME: its index in tree_options */
 };
 
 struct fdr_file {
@@ -290,24 +257,6 @@ static int split_path(const char *path, char comp[8][FDR_NAME_LEN + 16])
 	return n;
 }
 
-static int lookup_desc(const struct node_desc *t, size_t n, const char *name, int top,
-		       struct tree_path *p)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		if (strcmp(t[i].name, name))
-			continue;
-		if (t[i].top_only && !top)
-			return -ENOENT;
-		p->node = t[i].node;
-		p->mode = t[i].mode;
-		p->is_dir = t[i].node < F_TRACING_ON;
-		return 0;
-	}
-	return -ENOENT;
-}
-
 static int parse_cpu_name(const char *name, int nr_cpus)
 {
 	char *end;
@@ -319,143 +268,6 @@ static int parse_cpu_name(const char *name, int nr_cpus)
 	if (*end || v < 0 || v >= nr_cpus)
 		return -1;
 	return (int)v;
-}
-
-/* Resolve a tree path. Returns 0 or -ENOENT/-ENAMETOOLONG. */
-static int resolve(struct fdr_session *s, const char *path, struct tree_path *p)
-{
-	char comp[8][FDR_NAME_LEN + 16];
-	int n = split_path(path, comp), i = 0;
-	const struct fdr_abi_control *c = ctl_of(s);
-
-	memset(p, 0, sizeof(*p));
-	p->cpu = -1;
-	if (n < 0)
-		return n;
-	p->node = D_ROOT;
-	p->is_dir = 1;
-	p->mode = 0750;
-	if (n == 0)
-		return 0;
-	if (strcmp(comp[0], "instances") == 0) {
-		if (n == 1) {
-			p->node = D_INSTANCES;
-			return 0;
-		}
-		if (find_instance(s, comp[1], &p->inst))
-			return -ENOENT;
-		i = 2;
-		if (n == 2)
-			return 0;
-	}
-	if (c->instances[p->inst].state != FDR_INST_LIVE)
-		return -ENOENT;
-	if (lookup_desc(inst_files, sizeof(inst_files) / sizeof(inst_files[0]), comp[i],
-			p->inst == 0, p))
-		return -ENOENT;
-	i++;
-	switch (p->node) {
-	case D_EVENTS:
-		if (i == n)
-			return 0;
-		if (strcmp(comp[i], "enable") == 0 && i + 1 == n) {
-			p->node = F_EVENTS_ENABLE;
-			p->mode = 0640;
-		} else if (strcmp(comp[i], "header_page") == 0 && i + 1 == n) {
-			p->node = F_HEADER_PAGE;
-			p->mode = 0440;
-		} else if (strcmp(comp[i], "header_event") == 0 && i + 1 == n) {
-			p->node = F_HEADER_EVENT;
-			p->mode = 0440;
-		} else {
-			if (strlen(comp[i]) >= FDR_NAME_LEN || !event_exists(s, comp[i], NULL))
-				return -ENOENT;
-			memcpy(p->sys, comp[i],
-			       strlen(comp[i]) + 1); /* checked: shorter than FDR_NAME_LEN */
-			p->node = D_EVENTS_SYS;
-			if (++i == n)
-				return 0;
-			if (strcmp(comp[i], "enable") == 0 && i + 1 == n &&
-			    strcmp(p->sys, "ftrace")) {
-				p->node = F_SYS_ENABLE;
-				p->mode = 0640;
-				p->is_dir = 0;
-				return 0;
-			}
-			if (strcmp(comp[i], "filter") == 0 && i + 1 == n &&
-			    strcmp(p->sys, "ftrace")) {
-				p->node = F_SYS_FILTER;
-				p->mode = 0640;
-				p->is_dir = 0;
-				return 0;
-			}
-			if (strlen(comp[i]) >= FDR_NAME_LEN || !event_exists(s, p->sys, comp[i]))
-				return -ENOENT;
-			memcpy(p->ev, comp[i], strlen(comp[i]) + 1);
-			p->node = D_EVENT;
-			if (++i == n)
-				return 0;
-			if (i + 1 != n)
-				return -ENOENT;
-			if (strcmp(comp[i], "enable") == 0 && !is_print_event(p->sys, p->ev)) {
-				p->node = F_EVENT_ENABLE;
-				p->mode = 0640;
-			} else if (strcmp(comp[i], "format") == 0) {
-				p->node = F_EVENT_FORMAT;
-				p->mode = 0440;
-			} else if (strcmp(comp[i], "id") == 0) {
-				p->node = F_EVENT_ID;
-				p->mode = 0440;
-			} else if (strcmp(comp[i], "filter") == 0 &&
-				   !is_print_event(p->sys, p->ev)) {
-				p->node = F_EVENT_FILTER;
-				p->mode = 0640;
-			} else if (strcmp(comp[i], "trigger") == 0) {
-				p->node = F_EVENT_TRIGGER;
-				p->mode = 0640;
-			} else {
-				return -ENOENT;
-			}
-		}
-		p->is_dir = 0;
-		return i + 1 == n ? 0 : -ENOENT;
-	case D_OPTIONS: {
-		size_t k;
-
-		if (i == n)
-			return 0;
-		if (i + 1 != n)
-			return -ENOENT;
-		for (k = 0; k < NR_OPTIONS; k++)
-			if (strcmp(tree_options[k].name, comp[i]) == 0 &&
-			    (!tree_options[k].top_only || p->inst == 0))
-				break;
-		if (k == NR_OPTIONS)
-			return -ENOENT;
-		p->node = F_OPTION;
-		p->opt = (int)k;
-		p->mode = 0640;
-		p->is_dir = 0;
-		return 0;
-	}
-	case D_PER_CPU:
-		if (i == n)
-			return 0;
-		p->cpu = parse_cpu_name(comp[i], fdr_ring_nr_cpus(s, p->inst));
-		if (p->cpu < 0)
-			return -ENOENT;
-		p->node = D_CPU;
-		if (++i == n)
-			return 0;
-		if (i + 1 != n)
-			return -ENOENT;
-		return lookup_desc(cpu_files, sizeof(cpu_files) / sizeof(cpu_files[0]), comp[i], 1,
-				   p);
-	case D_INSTANCES:
-		return i == n ? 0 : -ENOENT;
-	default:
-		return i == n ? 0 : -ENOENT;
-	}
 }
 
 /* ---- errors --------------------------------------------------------------------------- */
@@ -572,21 +384,6 @@ static void strip_space(char **s)
 
 /* ---- event enabling ----------------------------------------------------------------------- */
 
-static void set_bit_inst(struct fdr_abi_event *e, uint32_t inst, int on)
-{
-	uint64_t bit = 1ull << (inst % 64);
-
-	if (on)
-		__atomic_fetch_or(&e->enabled[inst / 64], bit, __ATOMIC_RELEASE);
-	else
-		__atomic_fetch_and(&e->enabled[inst / 64], ~bit, __ATOMIC_RELEASE);
-}
-
-static int bit_inst(const struct fdr_abi_event *e, uint32_t inst)
-{
-	return (__atomic_load_n(&e->enabled[inst / 64], __ATOMIC_ACQUIRE) >> (inst % 64)) & 1;
-}
-
 /* Apply one rule to registered events (lock held). Returns how many matched. */
 static int apply_rule(struct fdr_session *s, uint32_t inst, const char *rule, int on)
 {
@@ -608,7 +405,7 @@ static int apply_rule(struct fdr_session *s, uint32_t inst, const char *rule, in
 			continue;
 		if (!fdr_event_rule_match(rule, sys, ev))
 			continue;
-		set_bit_inst(e, inst, on);
+		fdr_event_set_enabled(e, inst, on);
 		n++;
 	}
 	return n;
@@ -653,7 +450,7 @@ static void disable_all(struct fdr_session *s, uint32_t inst)
 	uint32_t i;
 
 	for (i = 0; i < FDR_MAX_EVENTS; i++)
-		set_bit_inst(&c->events[i], inst, 0);
+		fdr_event_set_enabled(&c->events[i], inst, 0);
 	c->instances[inst].nr_pending = 0;
 }
 
@@ -782,7 +579,7 @@ static char enable_state(struct fdr_session *s, uint32_t inst, const char *sys)
 			continue;
 		if (sys && strncmp(e->system, sys, FDR_NAME_LEN))
 			continue;
-		if (bit_inst(e, inst))
+		if (fdr_event_is_enabled(e, inst))
 			on++;
 		else
 			off++;
@@ -862,10 +659,12 @@ static const char readme_text[] =
 	"\t\t\t  enable_event:<system>:<event> disable_event:<system>:<event>\n"
 	"  snapshot\t\t- 1: take a snapshot (swap in the spare buffers), 0: free\n"
 	"\t\t\t  them, 2: clear; reading shows the snapshot\n"
+	"  snapshot_allocated\t- 1: allocate the spare buffers without taking a\n"
+	"\t\t\t  snapshot, 0: free them (fdr only)\n"
 	"  options/\t\t- context-info record-cmd record-tgid overwrite irq-info markers\n"
 	"\t\t\t  event-fork stacktrace\n";
 
-static int gen_available_events(struct fdr_file *f, int only_enabled)
+static int gen_available_events(struct fdr_file *f, struct fdr_buf *b, int only_enabled)
 {
 	const struct fdr_abi_control *c = ctl_of(f->s);
 	uint32_t i;
@@ -876,15 +675,16 @@ static int gen_available_events(struct fdr_file *f, int only_enabled)
 
 		if (e->state != FDR_EVENT_READY || is_print_event(e->system, e->name))
 			continue;
-		if (only_enabled && !bit_inst(e, f->p.inst) && !fdr_hooks_soft(c, f->p.inst, e))
+		if (only_enabled && !fdr_event_is_enabled(e, f->p.inst) &&
+		    !fdr_hooks_soft(c, f->p.inst, e))
 			continue;
-		ret = fdr_buf_printf(&f->content, "%.*s:%.*s\n", FDR_NAME_LEN, e->system,
-				     FDR_NAME_LEN, e->name);
+		ret = fdr_buf_printf(b, "%.*s:%.*s\n", FDR_NAME_LEN, e->system, FDR_NAME_LEN,
+				     e->name);
 	}
 	return ret;
 }
 
-static int gen_error_log(struct fdr_file *f)
+static int render_error_log(struct fdr_file *f, struct fdr_buf *b)
 {
 	const struct fdr_abi_instance *in = &ctl_of(f->s)->instances[f->p.inst];
 	uint32_t seq = in->error_seq,
@@ -899,9 +699,9 @@ static int gen_error_log(struct fdr_file *f)
 
 		if (e->seq != k + 1)
 			continue;
-		ret = fdr_buf_printf(&f->content, "[%5" PRIu64 ".%06" PRIu64 "] ", us / 1000000,
+		ret = fdr_buf_printf(b, "[%5" PRIu64 ".%06" PRIu64 "] ", us / 1000000,
 				     us % 1000000);
-		ret |= fdr_buf_add(&f->content, e->text, strnlen(e->text, len));
+		ret |= fdr_buf_add(b, e->text, strnlen(e->text, len));
 	}
 	return ret;
 }
@@ -944,7 +744,7 @@ static int cpu_kb_all(struct fdr_session *s, uint32_t inst, int *same, uint64_t 
 	return first;
 }
 
-static int gen_stats(struct fdr_file *f)
+static int render_stats(struct fdr_file *f, struct fdr_buf *b)
 {
 	struct fdr_cpu_stats st;
 	const struct fdr_abi_instance *in = &ctl_of(f->s)->instances[f->p.inst];
@@ -960,7 +760,7 @@ static int gen_stats(struct fdr_file *f)
 		ret |= fdr_buf_printf(&ts1, " %" PRIu64, st.oldest_ts);
 		ret |= fdr_buf_printf(&ts2, " %" PRIu64, st.now_ts);
 	}
-	ret |= fdr_buf_printf(&f->content,
+	ret |= fdr_buf_printf(b,
 			      "entries: %" PRIu64 "\noverrun: %" PRIu64 "\ncommit overrun: %" PRIu64
 			      "\nbytes: %" PRIu64
 			      "\noldest event ts:%s\nnow ts:%s\ndropped events: %" PRIu64
@@ -999,7 +799,7 @@ static int gen_cpumask(const struct fdr_abi_instance *in, uint32_t nr_cpus, stru
 }
 
 /* "PID TGID" of every thread that wrote events (fdr keeps both for all of them) */
-static int gen_saved_tgids(struct fdr_file *f)
+static int render_saved_tgids(struct fdr_file *f, struct fdr_buf *b)
 {
 	const struct fdr_abi_control *c = ctl_of(f->s);
 	uint32_t i;
@@ -1007,14 +807,226 @@ static int gen_saved_tgids(struct fdr_file *f)
 
 	for (i = 0; i < FDR_CMDLINE_SLOTS && !ret; i++) {
 		uint32_t pid = __atomic_load_n(&c->cmdlines[i].pid, __ATOMIC_ACQUIRE);
-		uint32_t tgid = __atomic_load_n(&c->cmdlines[i].tgid, __ATOMIC_RELAXED);
+		/* the slot's reader (lib/common/comm.c): 0 when empty or being rewritten */
+		int32_t tgid = pid ? fdr_tgid_lookup(c, (int32_t)pid) : 0;
 
-		/* a slot being rewritten shows another pid on the second read: skip it */
-		if (!pid || !tgid || __atomic_load_n(&c->cmdlines[i].pid, __ATOMIC_ACQUIRE) != pid)
+		if (!tgid)
 			continue;
-		ret = fdr_buf_printf(&f->content, "%u %u\n", pid, tgid);
+		ret = fdr_buf_printf(b, "%u %d\n", pid, (int)tgid);
 	}
 	return ret;
+}
+
+static int render_saved_cmdlines(struct fdr_file *f, struct fdr_buf *b)
+{
+	const struct fdr_abi_control *c = ctl_of(f->s);
+	uint32_t i;
+	int ret = 0;
+
+	for (i = 0; i < FDR_CMDLINE_SLOTS && !ret; i++) {
+		char comm[FDR_COMM_LEN];
+		uint32_t pid = __atomic_load_n(&c->cmdlines[i].pid, __ATOMIC_ACQUIRE);
+		const char *name;
+
+		if (!pid)
+			continue;
+		name = fdr_comm_lookup(c, (int32_t)pid, comm, sizeof(comm));
+		if (name[0] == '<')
+			continue;
+		ret = fdr_buf_printf(b, "%u %s\n", pid, name);
+	}
+	return ret;
+}
+
+/* ---- the handlers of the rows: what a read shows (render) ------------------------------ */
+
+static struct fdr_abi_instance *inst_of(struct fdr_file *f)
+{
+	return &fdr_session_control(f->s)->instances[f->p.inst];
+}
+
+/* the event of an events/SYS/EVENT/ file, or NULL (it was removed since the open) */
+static const struct fdr_abi_event *file_event(struct fdr_file *f)
+{
+	return event_find(f->s, f->p.sys, f->p.ev);
+}
+
+static int render_tracing_on(struct fdr_file *f, struct fdr_buf *b)
+{
+	return fdr_buf_printf(b, "%u\n", inst_of(f)->tracing_on ? 1 : 0);
+}
+
+static int render_trace_clock(struct fdr_file *f, struct fdr_buf *b)
+{
+	const struct fdr_abi_instance *in = inst_of(f);
+	int ret = 0;
+	size_t k;
+
+	for (k = 0; k < sizeof(clock_order) / sizeof(clock_order[0]); k++) {
+		const char *name = fdr_trace_clock_name(clock_order[k]);
+
+		ret |= fdr_buf_printf(b, k ? " %s%s%s" : "%s%s%s",
+				      in->clock == clock_order[k] ? "[" : "", name,
+				      in->clock == clock_order[k] ? "]" : "");
+	}
+	return ret | fdr_buf_add(b, "\n", 1);
+}
+
+static int render_trace_options(struct fdr_file *f, struct fdr_buf *b)
+{
+	const struct fdr_abi_instance *in = inst_of(f);
+	int ret = 0;
+	size_t k;
+
+	for (k = 0; k < NR_OPTIONS; k++) {
+		if (tree_options[k].top_only && f->p.inst)
+			continue;
+		ret |= fdr_buf_printf(b, "%s%s\n", in->options & tree_options[k].bit ? "" : "no",
+				      tree_options[k].name);
+	}
+	return ret;
+}
+
+static int render_option(struct fdr_file *f, struct fdr_buf *b)
+{
+	return fdr_buf_printf(b, "%u\n", inst_of(f)->options & tree_options[f->p.opt].bit ? 1 : 0);
+}
+
+static int render_buffer_size_kb(struct fdr_file *f, struct fdr_buf *b)
+{
+	uint64_t total;
+	int same, kb;
+
+	if (f->p.cpu >= 0) {
+		kb = cpu_kb(f->s, f->p.inst, (uint32_t)f->p.cpu);
+		return kb < 0 ? kb : fdr_buf_printf(b, "%d\n", kb);
+	}
+	kb = cpu_kb_all(f->s, f->p.inst, &same, &total);
+	if (kb < 0)
+		return kb;
+	return same ? fdr_buf_printf(b, "%d\n", kb) : fdr_buf_printf(b, "X\n");
+}
+
+static int render_buffer_total_size_kb(struct fdr_file *f, struct fdr_buf *b)
+{
+	uint64_t total;
+	int same, kb = cpu_kb_all(f->s, f->p.inst, &same, &total);
+
+	if (kb < 0)
+		return kb;
+	return fdr_buf_printf(b, "%" PRIu64 "\n", total);
+}
+
+static int render_subbuf_size_kb(struct fdr_file *f, struct fdr_buf *b)
+{
+	return fdr_buf_printf(b, "%u\n", inst_of(f)->subbuf_size / 1024);
+}
+
+static int render_set_event(struct fdr_file *f, struct fdr_buf *b)
+{
+	return gen_available_events(f, b, 1);
+}
+
+static int render_available_events(struct fdr_file *f, struct fdr_buf *b)
+{
+	return gen_available_events(f, b, 0);
+}
+
+static int render_set_event_pending(struct fdr_file *f, struct fdr_buf *b)
+{
+	const struct fdr_abi_instance *in = inst_of(f);
+	uint32_t i, n = in->nr_pending < FDR_PENDING_RULES ? in->nr_pending : FDR_PENDING_RULES;
+	int ret = 0;
+
+	for (i = 0; i < n; i++)
+		ret |= fdr_buf_printf(b, "%.*s\n", FDR_RULE_LEN, in->pending[i]);
+	return ret;
+}
+
+static int render_nop(struct fdr_file *f, struct fdr_buf *b)
+{
+	(void)f;
+	return fdr_buf_printf(b, "nop\n");
+}
+
+static int render_timestamp_mode(struct fdr_file *f, struct fdr_buf *b)
+{
+	(void)f;
+	return fdr_buf_printf(b, "[delta] absolute\n");
+}
+
+static int render_readme(struct fdr_file *f, struct fdr_buf *b)
+{
+	(void)f;
+	return fdr_buf_add(b, readme_text, sizeof(readme_text) - 1);
+}
+
+static int render_empty(struct fdr_file *f, struct fdr_buf *b)
+{
+	(void)f;
+	(void)b;
+	return 0; /* printk_formats: no trace_printk() in user space, no formats to list */
+}
+
+static int render_saved_cmdlines_size(struct fdr_file *f, struct fdr_buf *b)
+{
+	(void)f;
+	return fdr_buf_printf(b, "%u\n", (unsigned)FDR_CMDLINE_SLOTS);
+}
+
+/* events/enable and events/SYS/enable: 0, 1, X (mixed) or ? (no events) */
+static int render_group_enable(struct fdr_file *f, struct fdr_buf *b)
+{
+	return fdr_buf_printf(
+		b, "%c\n", enable_state(f->s, f->p.inst, f->p.file->in == D_SYS ? f->p.sys : NULL));
+}
+
+static int render_event_enable(struct fdr_file *f, struct fdr_buf *b)
+{
+	const struct fdr_abi_event *e = file_event(f);
+
+	if (!e)
+		return -ENOENT;
+	return fdr_buf_printf(b, "%d%s\n", fdr_event_is_enabled(e, f->p.inst),
+			      fdr_hooks_soft(fdr_session_control(f->s), f->p.inst, e) ? "*" : "");
+}
+
+static int render_event_format(struct fdr_file *f, struct fdr_buf *b)
+{
+	const struct fdr_abi_event *e = file_event(f);
+
+	return e ? fdr_format_event_file(e, b) : -ENOENT;
+}
+
+static int render_event_id(struct fdr_file *f, struct fdr_buf *b)
+{
+	const struct fdr_abi_event *e = file_event(f);
+
+	return e ? fdr_buf_printf(b, "%u\n", e->id) : -ENOENT;
+}
+
+static int render_event_filter(struct fdr_file *f, struct fdr_buf *b)
+{
+	const struct fdr_abi_event *e = file_event(f);
+
+	return e ? fdr_hooks_filter_text(fdr_session_control(f->s), f->p.inst, e, b) : -ENOENT;
+}
+
+static int render_event_trigger(struct fdr_file *f, struct fdr_buf *b)
+{
+	const struct fdr_abi_event *e = file_event(f);
+
+	return e ? fdr_hooks_trigger_text(fdr_session_control(f->s), f->p.inst, e, b) : -ENOENT;
+}
+
+static int render_sys_filter(struct fdr_file *f, struct fdr_buf *b)
+{
+	(void)f;
+	return fdr_buf_printf(
+		b, "### global filter ###\n"
+		   "# Use this to set filters for multiple events.\n"
+		   "# Only events with the given fields will be affected.\n"
+		   "# If no events are modified, an error message will be displayed here\n");
 }
 
 /* The pid list @notrace (set_event_notrace_pid) or not (set_event_pid) of @inst. */
@@ -1044,7 +1056,7 @@ static int cmp_pid(const void *a, const void *b)
  * on, pids of tasks that are gone are dropped first (the kernel drops them as
  * the tasks exit).
  */
-static int gen_pids(struct fdr_file *f, int notrace)
+static int gen_pids(struct fdr_file *f, struct fdr_buf *b, int notrace)
 {
 	struct fdr_abi_control *c = fdr_session_control(f->s);
 	struct fdr_abi_instance_ext x;
@@ -1070,185 +1082,34 @@ static int gen_pids(struct fdr_file *f, int notrace)
 		copy[i] = __atomic_load_n(&pids[i], __ATOMIC_RELAXED);
 	qsort(copy, n, sizeof(copy[0]), cmp_pid);
 	for (i = 0; i < n; i++)
-		ret |= fdr_buf_printf(&f->content, "%d\n", copy[i]);
+		ret |= fdr_buf_printf(b, "%d\n", copy[i]);
 	return ret;
 }
 
-static int gen_saved_cmdlines(struct fdr_file *f)
+static int render_set_event_pid(struct fdr_file *f, struct fdr_buf *b)
 {
-	const struct fdr_abi_control *c = ctl_of(f->s);
-	uint32_t i;
-	int ret = 0;
-
-	for (i = 0; i < FDR_CMDLINE_SLOTS && !ret; i++) {
-		char comm[FDR_COMM_LEN];
-		uint32_t pid = __atomic_load_n(&c->cmdlines[i].pid, __ATOMIC_ACQUIRE);
-		const char *name;
-
-		if (!pid)
-			continue;
-		name = fdr_comm_lookup(c, (int32_t)pid, comm, sizeof(comm));
-		if (name[0] == '<')
-			continue;
-		ret = fdr_buf_printf(&f->content, "%u %s\n", pid, name);
-	}
-	return ret;
+	return gen_pids(f, b, 0);
 }
 
-/* Generate the whole content of an ordinary file into f->content. */
-static int generate(struct fdr_file *f)
+static int render_set_event_notrace_pid(struct fdr_file *f, struct fdr_buf *b)
 {
-	struct fdr_abi_control *c = fdr_session_control(f->s);
-	struct fdr_abi_instance *in = &c->instances[f->p.inst];
-	struct fdr_buf *b = &f->content;
-	uint64_t total;
-	int same, kb, ret = 0;
-	size_t k;
-
-	switch (f->p.node) {
-	case F_TRACING_ON:
-		return fdr_buf_printf(b, "%u\n", in->tracing_on ? 1 : 0);
-	case F_TRACE_CLOCK:
-		for (k = 0; k < sizeof(clock_order) / sizeof(clock_order[0]); k++) {
-			const char *name = fdr_trace_clock_name(clock_order[k]);
-
-			ret |= fdr_buf_printf(b, k ? " %s%s%s" : "%s%s%s",
-					      in->clock == clock_order[k] ? "[" : "", name,
-					      in->clock == clock_order[k] ? "]" : "");
-		}
-		return ret | fdr_buf_add(b, "\n", 1);
-	case F_TRACE_OPTIONS:
-		for (k = 0; k < NR_OPTIONS; k++) {
-			if (tree_options[k].top_only && f->p.inst)
-				continue;
-			ret |= fdr_buf_printf(b, "%s%s\n",
-					      in->options & tree_options[k].bit ? "" : "no",
-					      tree_options[k].name);
-		}
-		return ret;
-	case F_OPTION:
-		return fdr_buf_printf(b, "%u\n", in->options & tree_options[f->p.opt].bit ? 1 : 0);
-	case F_BUFFER_SIZE_KB:
-		kb = cpu_kb_all(f->s, f->p.inst, &same, &total);
-		if (kb < 0)
-			return kb;
-		return same ? fdr_buf_printf(b, "%d\n", kb) : fdr_buf_printf(b, "X\n");
-	case F_BUFFER_TOTAL_SIZE_KB:
-		kb = cpu_kb_all(f->s, f->p.inst, &same, &total);
-		if (kb < 0)
-			return kb;
-		return fdr_buf_printf(b, "%" PRIu64 "\n", total);
-	case F_CPU_BUFFER_SIZE_KB:
-		kb = cpu_kb(f->s, f->p.inst, (uint32_t)f->p.cpu);
-		return kb < 0 ? kb : fdr_buf_printf(b, "%d\n", kb);
-	case F_BUFFER_SUBBUF_SIZE_KB:
-		return fdr_buf_printf(b, "%u\n", in->subbuf_size / 1024);
-	case F_SET_EVENT:
-		return gen_available_events(f, 1);
-	case F_AVAILABLE_EVENTS:
-		return gen_available_events(f, 0);
-	case F_SET_EVENT_PENDING: {
-		uint32_t i,
-			n = in->nr_pending < FDR_PENDING_RULES ? in->nr_pending : FDR_PENDING_RULES;
-
-		for (i = 0; i < n; i++)
-			ret |= fdr_buf_printf(b, "%.*s\n", FDR_RULE_LEN, in->pending[i]);
-		return ret;
-	}
-	case F_ERROR_LOG:
-		return gen_error_log(f);
-	case F_CURRENT_TRACER:
-	case F_AVAILABLE_TRACERS:
-		return fdr_buf_printf(b, "nop\n");
-	case F_TIMESTAMP_MODE:
-		return fdr_buf_printf(b, "[delta] absolute\n");
-	case F_README:
-		return fdr_buf_add(b, readme_text, sizeof(readme_text) - 1);
-	case F_SAVED_CMDLINES:
-		return gen_saved_cmdlines(f);
-	case F_SAVED_TGIDS:
-		return gen_saved_tgids(f);
-	case F_PRINTK_FORMATS:
-		return 0; /* no trace_printk() in user space: no formats to list */
-	case F_SAVED_CMDLINES_SIZE:
-		return fdr_buf_printf(b, "%u\n", (unsigned)FDR_CMDLINE_SLOTS);
-	case F_EVENTS_ENABLE:
-		return fdr_buf_printf(b, "%c\n", enable_state(f->s, f->p.inst, NULL));
-	case F_SYS_ENABLE:
-		return fdr_buf_printf(b, "%c\n", enable_state(f->s, f->p.inst, f->p.sys));
-	case F_EVENT_ENABLE: {
-		const struct fdr_abi_event *e = event_find(f->s, f->p.sys, f->p.ev);
-
-		if (!e)
-			return -ENOENT;
-		return fdr_buf_printf(b, "%d%s\n", bit_inst(e, f->p.inst),
-				      fdr_hooks_soft(c, f->p.inst, e) ? "*" : "");
-	}
-	case F_EVENT_FORMAT: {
-		const struct fdr_abi_event *e = event_find(f->s, f->p.sys, f->p.ev);
-
-		return e ? fdr_format_event_file(e, b) : -ENOENT;
-	}
-	case F_EVENT_ID: {
-		const struct fdr_abi_event *e = event_find(f->s, f->p.sys, f->p.ev);
-
-		return e ? fdr_buf_printf(b, "%u\n", e->id) : -ENOENT;
-	}
-	case F_EVENT_FILTER: {
-		const struct fdr_abi_event *e = event_find(f->s, f->p.sys, f->p.ev);
-
-		return e ? fdr_hooks_filter_text(c, f->p.inst, e, b) : -ENOENT;
-	}
-	case F_EVENT_TRIGGER: {
-		const struct fdr_abi_event *e = event_find(f->s, f->p.sys, f->p.ev);
-
-		return e ? fdr_hooks_trigger_text(c, f->p.inst, e, b) : -ENOENT;
-	}
-	case F_SYS_FILTER:
-		return fdr_buf_printf(
-			b,
-			"### global filter ###\n"
-			"# Use this to set filters for multiple events.\n"
-			"# Only events with the given fields will be affected.\n"
-			"# If no events are modified, an error message will be displayed here\n");
-	case F_SET_EVENT_PID:
-	case F_SET_EVENT_NOTRACE_PID:
-		return gen_pids(f, f->p.node == F_SET_EVENT_NOTRACE_PID);
-	case F_TRACING_CPUMASK:
-		return gen_cpumask(in, ctl_of(f->s)->nr_cpus, b);
-	case F_HEADER_PAGE:
-		return fdr_format_header_page(in->subbuf_size, b);
-	case F_HEADER_EVENT:
-		return fdr_format_header_event(b);
-	case F_CPU_STATS:
-		return gen_stats(f);
-	default:
-		return -EINVAL;
-	}
+	return gen_pids(f, b, 1);
 }
 
-/* ---- open / read / write / close ------------------------------------------------------------- */
-
-static int node_is_pipe(enum node n)
+static int render_cpumask(struct fdr_file *f, struct fdr_buf *b)
 {
-	return n == F_TRACE_PIPE || n == F_CPU_TRACE_PIPE || n == F_CPU_TRACE_PIPE_RAW ||
-	       n == F_CPU_SNAPSHOT_RAW;
+	return gen_cpumask(inst_of(f), ctl_of(f->s)->nr_cpus, b);
 }
 
-static int node_is_trace(enum node n)
+static int render_header_page(struct fdr_file *f, struct fdr_buf *b)
 {
-	return n == F_TRACE || n == F_CPU_TRACE || n == F_SNAPSHOT || n == F_CPU_SNAPSHOT;
+	return fdr_format_header_page(inst_of(f)->subbuf_size, b);
 }
 
-static int node_is_snapshot(enum node n)
+static int render_header_event(struct fdr_file *f, struct fdr_buf *b)
 {
-	return n == F_SNAPSHOT || n == F_CPU_SNAPSHOT || n == F_CPU_SNAPSHOT_RAW;
-}
-
-/* -1 for the all-CPU files, else the file's CPU */
-static int node_cpu(const struct tree_path *p)
-{
-	return p->node == F_TRACE || p->node == F_SNAPSHOT || p->node == F_TRACE_PIPE ? -1 : p->cpu;
+	(void)f;
+	return fdr_format_header_event(b);
 }
 
 static int snapshot_allocated(struct fdr_session *s, uint32_t inst)
@@ -1283,7 +1144,7 @@ static int snapshot_help(struct fdr_file *f)
 				 "# Snapshot commands:\n",
 				 snapshot_allocated(f->s, f->p.inst) ? "allocated" : "freed");
 
-	if (f->p.node == F_SNAPSHOT)
+	if (f->p.cpu < 0)
 		return ret |
 		       fdr_buf_printf(
 			       &f->content,
@@ -1304,16 +1165,10 @@ static int snapshot_help(struct fdr_file *f)
 		       "#                       is not a '0' or '1')\n");
 }
 
-static int node_is_write_only(enum node n)
-{
-	return n == F_TRACE_MARKER;
-}
-
 /* Files that keep an instance busy while open (rmdir gives EBUSY), as on tracefs. */
-static int node_holds_instance(const struct tree_path *p)
+static int holds_instance(const struct tree_path *p)
 {
-	return p->inst != 0 && p->node != F_EVENT_FORMAT && p->node != F_EVENT_ID &&
-	       p->node != F_HEADER_PAGE && p->node != F_HEADER_EVENT;
+	return p->inst != 0 && !(p->file->flags & TF_NO_HOLD);
 }
 
 /* Count an open handle on its instance (lock taken here). */
@@ -1369,141 +1224,6 @@ static int instance_busy(const struct fdr_abi_instance *in)
 	return 0;
 }
 
-/**
- * fdr_file_open - open a file of the control tree
- * Returns 0, -ENOENT, -EISDIR, -EACCES (writing a read-only file), -EBUSY
- * (trace_pipe already being consumed), -EINVAL.
- */
-int fdr_file_open(struct fdr_session *s, const char *path, int flags, struct fdr_file **out)
-{
-	struct fdr_file *f;
-	int acc = flags & O_ACCMODE, ret;
-
-	f = calloc(1, sizeof(*f));
-	if (!f)
-		return -ENOMEM;
-	f->s = s;
-	f->flags = flags;
-	ret = resolve(s, path, &f->p);
-	if (ret)
-		goto err;
-	if (f->p.is_dir) {
-		ret = -EISDIR;
-		goto err;
-	}
-	if (acc != O_RDONLY && !(f->p.mode & 0200)) {
-		ret = -EACCES;
-		goto err;
-	}
-	if (acc != O_WRONLY && !(f->p.mode & 0400)) {
-		ret = -EACCES;
-		goto err;
-	}
-	if (node_is_pipe(f->p.node)) {
-		unsigned rf = FDR_READ_CONSUME |
-			      (f->p.node == F_CPU_SNAPSHOT_RAW ? FDR_READ_SNAPSHOT : 0);
-
-		ret = fdr_reader_open(s, f->p.inst, node_cpu(&f->p), rf, &f->reader);
-		if (ret)
-			goto err;
-	}
-	if ((flags & O_TRUNC) && acc != O_RDONLY) {
-		/* shell ">" semantics, applied at open as tracefs does */
-		switch (f->p.node) {
-		case F_TRACE:
-		case F_CPU_TRACE:
-			ret = fdr_ring_clear(s, f->p.inst, f->p.node == F_TRACE ? -1 : f->p.cpu);
-			if (ret)
-				goto err;
-			break;
-		case F_SET_EVENT:
-			ret = fdr_session_lock(s);
-			if (ret)
-				goto err;
-			disable_all(s, f->p.inst);
-			fdr_session_unlock(s);
-			fdr_session_changed(s);
-			break;
-		case F_SET_EVENT_PID:
-		case F_SET_EVENT_NOTRACE_PID: {
-			int32_t *pids;
-			uint32_t *nr;
-
-			ret = fdr_session_lock(s);
-			if (ret)
-				goto err;
-			pid_list(s, f->p.inst, f->p.node == F_SET_EVENT_NOTRACE_PID, &pids, &nr);
-			__atomic_store_n(nr, 0, __ATOMIC_RELEASE);
-			(void)pids;
-			fdr_hooks_recount(fdr_session_control(s));
-			fdr_session_unlock(s);
-			fdr_session_changed(s);
-			break;
-		}
-		case F_ERROR_LOG:
-			ret = fdr_session_lock(s);
-			if (ret)
-				goto err;
-			memset(fdr_session_control(s)->instances[f->p.inst].errors, 0,
-			       sizeof(fdr_session_control(s)->instances[f->p.inst].errors));
-			fdr_session_unlock(s);
-			break;
-		default:
-			break;
-		}
-	}
-	if (node_holds_instance(&f->p))
-		hold_instance(f, 1);
-	*out = f;
-	return 0;
-err:
-	fdr_file_close(f);
-	return ret;
-}
-
-/**
- * fdr_file_end - a reader of trace_pipe stops: reads return what the file has
- * formatted (records it took from the ring), then the losses its reader found
- * that no record has reported yet, as "CPU:N [LOST M EVENTS]" lines, then 0.
- * Without this, a pipe stopped after a loss that its CPU's next record was to
- * report never says it. No effect on other files.
- * Returns 0 or -ENOMEM.
- */
-int fdr_file_end(struct fdr_file *f)
-{
-	uint32_t i, cpu;
-	uint64_t lost;
-	int ret = 0;
-
-	if (f->ended || !f->reader || (f->p.node != F_TRACE_PIPE && f->p.node != F_CPU_TRACE_PIPE))
-		return 0;
-	f->ended = 1;
-	for (i = 0; !ret && fdr_reader_take_lost(f->reader, i, &cpu, &lost) == 0; i++)
-		if (lost)
-			ret = fdr_buf_printf(&f->content, "CPU:%u [LOST %" PRIu64 " EVENTS]\n", cpu,
-					     lost);
-	return ret;
-}
-
-/** fdr_file_error - the message of the last refused write ("" if none); borrowed */
-const char *fdr_file_error(const struct fdr_file *f)
-{
-	return f->err;
-}
-
-/** fdr_file_close - close a handle; NULL is a no-op */
-void fdr_file_close(struct fdr_file *f)
-{
-	if (!f)
-		return;
-	if (f->held)
-		hold_instance(f, -1);
-	fdr_reader_close(f->reader);
-	fdr_buf_free(&f->content);
-	free(f->page);
-	free(f);
-}
-
 /* Format records from f->reader into f->content until it holds at least @want bytes. */
 static int fill_records(struct fdr_file *f, size_t want, int consuming)
 {
@@ -1555,11 +1275,11 @@ static ssize_t read_trace(struct fdr_file *f, void *buf, size_t n)
 	int ret;
 
 	if (!f->header_done) {
-		unsigned rf = node_is_snapshot(f->p.node) ? FDR_READ_SNAPSHOT : 0;
+		unsigned rf = f->p.file->arg & FDR_READ_SNAPSHOT;
 
 		f->header_done = 1;
 		if (rf && (!snapshot_allocated(f->s, f->p.inst) ||
-			   snapshot_empty(f->s, f->p.inst, node_cpu(&f->p)))) {
+			   snapshot_empty(f->s, f->p.inst, f->p.cpu))) {
 			ret = snapshot_help(f);
 			if (ret)
 				return ret;
@@ -1568,7 +1288,7 @@ static ssize_t read_trace(struct fdr_file *f, void *buf, size_t n)
 		ret = fdr_format_trace_header_ex(f->s, f->p.inst, rf, &f->content);
 		if (ret)
 			return ret;
-		ret = fdr_reader_open(f->s, f->p.inst, node_cpu(&f->p), rf, &f->reader);
+		ret = fdr_reader_open(f->s, f->p.inst, f->p.cpu, rf, &f->reader);
 		if (ret)
 			return ret;
 	}
@@ -1640,60 +1360,22 @@ static ssize_t read_pipe_raw(struct fdr_file *f, void *buf, size_t n)
 	return (ssize_t)n;
 }
 
-/**
- * fdr_file_read - read from a file: ordinary files by offset, trace as a stream,
- * trace_pipe/trace_pipe_raw consuming (blocking unless O_NONBLOCK: -EAGAIN;
- * a signal during the wait gives -EINTR)
- * Returns bytes read, 0 at end of file, or a negative errno (-EINVAL for a
- * write-only file, as tracefs).
- */
-ssize_t fdr_file_read(struct fdr_file *f, void *buf, size_t n)
-{
-	int ret;
-
-	if ((f->flags & O_ACCMODE) == O_WRONLY || node_is_write_only(f->p.node))
-		return -EINVAL;
-	if (node_is_trace(f->p.node))
-		return read_trace(f, buf, n);
-	if (f->p.node == F_TRACE_PIPE || f->p.node == F_CPU_TRACE_PIPE)
-		return read_pipe(f, buf, n);
-	if (f->p.node == F_CPU_TRACE_PIPE_RAW || f->p.node == F_CPU_SNAPSHOT_RAW)
-		return read_pipe_raw(f, buf, n);
-	if (!f->generated) {
-		ret = generate(f);
-		if (ret)
-			return ret < 0 ? ret : -ENOMEM;
-		f->generated = 1;
-	}
-	return serve(f, buf, n);
-}
-
-/**
- * fdr_file_poll - wait until a read would not block
- * Returns 1 (readable), 0 (timeout). Ordinary files are always readable.
- */
-int fdr_file_poll(struct fdr_file *f, int timeout_ms)
-{
-	if (!node_is_pipe(f->p.node))
-		return 1;
-	if (f->content.len > f->off || (f->page && f->page_off < f->page_len))
-		return 1;
-	return fdr_reader_wait(f->reader, timeout_ms);
-}
-
-static int write_enable(struct fdr_file *f, const char *cmd)
+/* events/enable, events/SYS/enable and events/SYS/EVENT/enable (the row's @in says which) */
+static int write_enable(struct fdr_file *f, char *cmd, size_t n)
 {
 	struct fdr_abi_instance *in = &fdr_session_control(f->s)->instances[f->p.inst];
+	enum tree_dir where = f->p.file->in;
 	uint64_t v;
 	/* the error_log location is the file's name, for the three enable files alike */
 	int ret = write_number(f, "enable", cmd, 0, 1, &v);
 	char rule[FDR_RULE_LEN];
 
+	(void)n;
 	if (ret)
 		return ret;
-	if (f->p.node == F_EVENTS_ENABLE)
+	if (where == D_EVENTS)
 		snprintf(rule, sizeof(rule), "*:*");
-	else if (f->p.node == F_SYS_ENABLE)
+	else if (where == D_SYS)
 		snprintf(rule, sizeof(rule), "%s:*", f->p.sys);
 	else
 		snprintf(rule, sizeof(rule), "%s:%s", f->p.sys, f->p.ev);
@@ -1701,10 +1383,10 @@ static int write_enable(struct fdr_file *f, const char *cmd)
 	if (ret)
 		return ret;
 	apply_rule(f->s, f->p.inst, rule, (int)v);
-	if (f->p.node != F_EVENT_ENABLE) {
+	if (where != D_EVENT) {
 		if (v)
 			pending_add(in, rule);
-		else if (f->p.node == F_EVENTS_ENABLE)
+		else if (where == D_EVENTS)
 			in->nr_pending = 0;
 		else
 			pending_del(in, rule);
@@ -1714,11 +1396,12 @@ static int write_enable(struct fdr_file *f, const char *cmd)
 	return 0;
 }
 
-static int write_clock(struct fdr_file *f, char *cmd)
+static int write_clock(struct fdr_file *f, char *cmd, size_t len)
 {
 	char *name = cmd;
 	int clock;
 
+	(void)len;
 	strip_space(&name);
 	clock = fdr_trace_clock_by_name(name);
 	if (clock < 0)
@@ -1748,12 +1431,13 @@ static int set_option(struct fdr_file *f, size_t k, int on)
 	return 0;
 }
 
-static int write_trace_options(struct fdr_file *f, char *cmd)
+static int write_trace_options(struct fdr_file *f, char *cmd, size_t len)
 {
 	char *name = cmd;
 	int on = 1;
 	size_t k;
 
+	(void)len;
 	strip_space(&name);
 	if (strncmp(name, "no", 2) == 0) {
 		for (k = 0; k < NR_OPTIONS; k++)
@@ -1781,28 +1465,30 @@ static int write_trace_options(struct fdr_file *f, char *cmd)
  * size (fdr_session_max_kb(): about 4 GiB per CPU, its head being a 32-bit
  * offset); the kernel's only bound is memory (docs/design/differences.md).
  */
-static int write_buffer_size(struct fdr_file *f, const char *cmd, int cpu)
+static int write_buffer_size(struct fdr_file *f, char *cmd, size_t len)
 {
 	uint64_t kb;
 	uint32_t max = fdr_session_max_kb(ctl_of(f->s)->instances[f->p.inst].subbuf_size);
 	int ret = write_number(f, "buffer_size_kb", cmd, 1, max, &kb);
 
+	(void)len;
 	if (ret)
 		return ret;
 	ret = fdr_session_lock(f->s);
 	if (ret)
 		return ret;
-	ret = fdr_session_resize(f->s, f->p.inst, cpu, (uint32_t)kb, 0);
+	ret = fdr_session_resize(f->s, f->p.inst, f->p.cpu, (uint32_t)kb, 0);
 	fdr_session_unlock(f->s);
 	return ret;
 }
 
-static int write_subbuf_size(struct fdr_file *f, const char *cmd)
+static int write_subbuf_size(struct fdr_file *f, char *cmd, size_t len)
 {
 	uint64_t kb;
 	uint32_t ss = 4096;
 	int ret = write_number(f, "buffer_subbuf_size_kb", cmd, 1, 512, &kb), cpu, nr;
 
+	(void)len;
 	if (ret)
 		return ret;
 	while (ss < kb * 1024)
@@ -1827,13 +1513,14 @@ static int write_subbuf_size(struct fdr_file *f, const char *cmd)
 }
 
 /* events/SYS/EVENT/filter: compile, keep the old filter on error (see hooks-ctl.c) */
-static int write_event_filter(struct fdr_file *f, const char *cmd)
+static int write_event_filter(struct fdr_file *f, char *cmd, size_t len)
 {
 	struct fdr_abi_control *c = fdr_session_control(f->s);
 	const struct fdr_abi_event *e = event_find(f->s, f->p.sys, f->p.ev);
 	const char *msg = NULL;
 	int pos = 0, ret;
 
+	(void)len;
 	if (!e)
 		return -ENOENT;
 	ret = fdr_session_lock(f->s);
@@ -1856,13 +1543,14 @@ static int write_event_filter(struct fdr_file *f, const char *cmd)
  * events/SYS/filter: set the filter of every event of SYS that has the fields it
  * names; the others keep theirs and show the error (docs/tracefs.md, Filters). "0" clears all.
  */
-static int write_sys_filter(struct fdr_file *f, const char *cmd)
+static int write_sys_filter(struct fdr_file *f, char *cmd, size_t len)
 {
 	struct fdr_abi_control *c = fdr_session_control(f->s);
 	const char *msg = NULL, *first_msg = NULL;
 	int pos = 0, first_pos = 0, set = 0, failed = 0, ret;
 	uint32_t i;
 
+	(void)len;
 	ret = fdr_session_lock(f->s);
 	if (ret)
 		return ret;
@@ -1895,7 +1583,7 @@ static int write_sys_filter(struct fdr_file *f, const char *cmd)
  * not clear. As the kernel: a write of nothing does nothing, one of blanks
  * ("echo > trigger") is an error.
  */
-static int write_trigger(struct fdr_file *f, const char *cmd, size_t n)
+static int write_trigger(struct fdr_file *f, char *cmd, size_t n)
 {
 	const struct fdr_abi_event *e = event_find(f->s, f->p.sys, f->p.ev);
 	char msg[512] = "";
@@ -1930,7 +1618,7 @@ static int write_trigger(struct fdr_file *f, const char *cmd, size_t n)
  * commas, the highest first; an empty group is 0); a CPU beyond the session's
  * is an error, as in the kernel. An empty write: no CPU.
  */
-static int write_cpumask(struct fdr_file *f, const char *cmd)
+static int write_cpumask(struct fdr_file *f, char *cmd, size_t len)
 {
 	struct fdr_abi_control *c = fdr_session_control(f->s);
 	struct fdr_abi_instance *in = &c->instances[f->p.inst];
@@ -1939,6 +1627,7 @@ static int write_cpumask(struct fdr_file *f, const char *cmd)
 	uint32_t nr_cpus = c->nr_cpus, groups = 1, g, bit;
 	int ret;
 
+	(void)len;
 	if (end[strspn(end, " \t\n")])
 		return bad_input(f, "tracing_cpumask", cmd, (int)(end - cmd),
 				 "expected one hex CPU mask, found more after it");
@@ -2069,15 +1758,28 @@ static int write_pids(struct fdr_file *f, const char *cmd, int notrace)
 	return 0;
 }
 
+static int write_set_event_pid(struct fdr_file *f, char *cmd, size_t len)
+{
+	(void)len;
+	return write_pids(f, cmd, 0);
+}
+
+static int write_set_event_notrace_pid(struct fdr_file *f, char *cmd, size_t len)
+{
+	(void)len;
+	return write_pids(f, cmd, 1);
+}
+
 /*
  * snapshot: 0 frees the spare buffers (EINVAL on a per-CPU file), 1 allocates
  * them if needed and swaps, any other number clears the snapshot (docs/tracefs.md, Snapshots).
  */
-static int write_snapshot(struct fdr_file *f, const char *cmd)
+static int write_snapshot(struct fdr_file *f, char *cmd, size_t len)
 {
-	int cpu = node_cpu(&f->p), ret;
+	int cpu = f->p.cpu, ret;
 	uint64_t v;
 
+	(void)len;
 	ret = write_number(f, "snapshot", cmd, 0, UINT64_MAX, &v);
 	if (ret)
 		return ret;
@@ -2108,6 +1810,32 @@ static int write_snapshot(struct fdr_file *f, const char *cmd)
 	if (!snapshot_allocated(f->s, f->p.inst))
 		return 0;
 	return fdr_ring_clear_ex(f->s, f->p.inst, cpu, FDR_READ_SNAPSHOT);
+}
+
+/*
+ * snapshot_allocated (fdr only: docs/design/differences.md): whether the instance
+ * has snapshot buffers; 1 allocates them without taking a snapshot ("fdr
+ * snapshot alloc"), 0 frees them as "0 > snapshot" does.
+ */
+static int render_snapshot_allocated(struct fdr_file *f, struct fdr_buf *b)
+{
+	return fdr_buf_printf(b, "%d\n", snapshot_allocated(f->s, f->p.inst));
+}
+
+static int write_snapshot_allocated(struct fdr_file *f, char *cmd, size_t len)
+{
+	uint64_t v;
+	int ret = write_number(f, "snapshot_allocated", cmd, 0, 1, &v);
+
+	(void)len;
+	if (ret)
+		return ret;
+	ret = fdr_session_lock(f->s);
+	if (ret)
+		return ret;
+	ret = fdr_session_snapshot_alloc(f->s, f->p.inst, (int)v);
+	fdr_session_unlock(f->s);
+	return ret;
 }
 
 /* Who a marker is from: the thread, its process, its comm and its last CPU (-1). */
@@ -2180,46 +1908,23 @@ static void marker_who(int32_t tid, struct marker_who *w)
  * trace_marker: one ftrace:print record of the text (cut to what fits, newline
  * added), from the writer (fdr_file_set_writer()): its pid and comm, on its CPU.
  */
-static ssize_t write_marker(struct fdr_file *f, const char *buf, size_t n)
+static ssize_t write_marker(struct fdr_file *f, const void *buf, size_t n)
 {
 	unsigned char payload[FDR_MAX_RECORD];
-	struct fdr_common *c = (void *)payload;
 	const struct fdr_abi_instance *in = &ctl_of(f->s)->instances[f->p.inst];
-	size_t room = FDR_MAX_RECORD - 16 - 2, len = n;
 	struct marker_who who;
 	cpu_set_t old, one;
-	uint64_t ip = 0;
+	size_t len, taken;
 	int ret, pinned = 0;
 
 	if (!(in->options & FDR_OPT_MARKERS))
 		return -EINVAL;
 	if (!in->tracing_on)
 		return -EBADF;
-	if (len > room)
-		len = room;
 	marker_who(f->writer, &who);
-	memset(payload, 0, 16);
-	c->type = FDR_EVENT_ID_PRINT;
-	c->pid = who.tid;
-	memcpy(payload + 8, &ip, 8);
-	memcpy(payload + 16, buf, len);
-	if (len == 0 || buf[len - 1] != '\n')
-		payload[16 + len++] = '\n';
-	payload[16 + len] = 0;
-	{
-		/* saved_cmdlines and saved_tgids: name the writer */
-		struct fdr_abi_control *ctl = fdr_session_control(f->s);
-		struct fdr_abi_cmdline *cl = &ctl->cmdlines[(uint32_t)c->pid % FDR_CMDLINE_SLOTS];
-
-		if (__atomic_load_n(&cl->pid, __ATOMIC_ACQUIRE) != (uint32_t)c->pid ||
-		    memcmp(cl->comm, who.comm, sizeof(cl->comm)) ||
-		    cl->tgid != (uint32_t)who.tgid) {
-			__atomic_store_n(&cl->pid, 0, __ATOMIC_RELAXED);
-			memcpy(cl->comm, who.comm, sizeof(cl->comm));
-			cl->tgid = (uint32_t)who.tgid;
-			__atomic_store_n(&cl->pid, (uint32_t)c->pid, __ATOMIC_RELEASE);
-		}
-	}
+	len = fdr_marker_record(payload, buf, n, who.tid, 0, &taken);
+	/* saved_cmdlines and saved_tgids: name the writer */
+	fdr_cmdline_save(fdr_session_control(f->s), who.tid, who.tgid, who.comm);
 	/* on the writer's CPU, as the kernel records it: here for the write only */
 	if (who.cpu >= 0 && who.cpu < CPU_SETSIZE && who.cpu != sched_getcpu() &&
 	    sched_getaffinity(0, sizeof(old), &old) == 0) {
@@ -2227,15 +1932,245 @@ static ssize_t write_marker(struct fdr_file *f, const char *buf, size_t n)
 		CPU_SET(who.cpu, &one);
 		pinned = sched_setaffinity(0, sizeof(one), &one) == 0;
 	}
-	ret = fdr_session_write(f->s, f->p.inst, payload, 16 + len + 1);
+	ret = fdr_session_write(f->s, f->p.inst, payload, len);
 	if (pinned)
 		sched_setaffinity(0, sizeof(old), &old);
 	if (ret == -ENOSPC)
 		return -EBADF; /* full in discard mode, as the kernel answers */
 	if (ret)
 		return ret;
-	return (ssize_t)(n > room ? room : n);
+	return (ssize_t)taken;
 }
+
+/* ---- the handlers of the rows: commands (write), '>' (trunc), streams (open, poll) ------- */
+
+static int write_tracing_on(struct fdr_file *f, char *cmd, size_t len)
+{
+	uint64_t v;
+	int ret = write_number(f, "tracing_on", cmd, 0, UINT32_MAX, &v);
+
+	(void)len;
+	if (ret)
+		return ret;
+	__atomic_store_n(&inst_of(f)->tracing_on, v ? 1u : 0u, __ATOMIC_RELEASE);
+	fdr_session_changed(f->s);
+	return 0;
+}
+
+static int write_set_event_locked(struct fdr_file *f, char *cmd, size_t len)
+{
+	int ret = fdr_session_lock(f->s);
+
+	(void)len;
+	if (ret)
+		return ret;
+	ret = write_set_event(f, cmd);
+	fdr_session_unlock(f->s);
+	fdr_session_changed(f->s);
+	return ret;
+}
+
+static int write_option(struct fdr_file *f, char *cmd, size_t len)
+{
+	uint64_t v;
+	int ret = write_number(f, tree_options[f->p.opt].name, cmd, 0, 1, &v);
+
+	(void)len;
+	return ret ? ret : set_option(f, (size_t)f->p.opt, (int)v);
+}
+
+static int write_current_tracer(struct fdr_file *f, char *cmd, size_t len)
+{
+	char *name = cmd;
+
+	(void)len;
+	strip_space(&name);
+	if (strcmp(name, "nop"))
+		return bad_input(f, "current_tracer", cmd, (int)(name - cmd),
+				 "expected 'nop' (fdr has only the event tracer), found '%s'",
+				 name);
+	return 0;
+}
+
+/* error_log: O_TRUNC at open cleared it; other writes are taken and ignored */
+static int write_ignored(struct fdr_file *f, char *cmd, size_t len)
+{
+	(void)f;
+	(void)cmd;
+	(void)len;
+	return 0;
+}
+
+/* trace, per_cpu/cpuN/trace: any bytes taken and ignored; O_TRUNC at open cleared */
+static ssize_t write_raw_ignored(struct fdr_file *f, const void *buf, size_t n)
+{
+	(void)f;
+	(void)buf;
+	return (ssize_t)n;
+}
+
+static int trunc_trace(struct fdr_file *f)
+{
+	return fdr_ring_clear(f->s, f->p.inst, f->p.cpu);
+}
+
+static int trunc_set_event(struct fdr_file *f)
+{
+	int ret = fdr_session_lock(f->s);
+
+	if (ret)
+		return ret;
+	disable_all(f->s, f->p.inst);
+	fdr_session_unlock(f->s);
+	fdr_session_changed(f->s);
+	return 0;
+}
+
+/* set_event_pid, set_event_notrace_pid ('>'): the list emptied */
+static int trunc_pids(struct fdr_file *f, int notrace)
+{
+	int32_t *pids;
+	uint32_t *nr;
+	int ret = fdr_session_lock(f->s);
+
+	if (ret)
+		return ret;
+	pid_list(f->s, f->p.inst, notrace, &pids, &nr);
+	__atomic_store_n(nr, 0, __ATOMIC_RELEASE);
+	fdr_hooks_recount(fdr_session_control(f->s));
+	fdr_session_unlock(f->s);
+	fdr_session_changed(f->s);
+	return 0;
+}
+
+static int trunc_set_event_pid(struct fdr_file *f)
+{
+	return trunc_pids(f, 0);
+}
+
+static int trunc_set_event_notrace_pid(struct fdr_file *f)
+{
+	return trunc_pids(f, 1);
+}
+
+static int trunc_error_log(struct fdr_file *f)
+{
+	int ret = fdr_session_lock(f->s);
+
+	if (ret)
+		return ret;
+	memset(inst_of(f)->errors, 0, sizeof(inst_of(f)->errors));
+	fdr_session_unlock(f->s);
+	return 0;
+}
+
+/* trace_pipe, trace_pipe_raw, snapshot_raw: the consuming reader, taken at open (EBUSY) */
+static int open_pipe(struct fdr_file *f)
+{
+	return fdr_reader_open(f->s, f->p.inst, f->p.cpu, FDR_READ_CONSUME | f->p.file->arg,
+			       &f->reader);
+}
+
+static int poll_pipe(struct fdr_file *f, int timeout_ms)
+{
+	if (f->content.len > f->off || (f->page && f->page_off < f->page_len))
+		return 1;
+	return fdr_reader_wait(f->reader, timeout_ms);
+}
+
+/* ---- the table ------------------------------------------------------------------------------ */
+
+#define DIR_ROW(n, where, kind, fl)                                            \
+	{                                                                      \
+		.name = n, .in = where, .mode = 0750, .flags = fl, .sub = kind \
+	}
+
+/* In each directory, the rows are listed in this order (then the dynamic children). */
+static const struct tree_file tree_files[] = {
+	/* the root of an instance */
+	{ "README", D_ROOT, 0440, TF_TOP_ONLY, .render = render_readme },
+	{ "available_events", D_ROOT, 0440, TF_TOP_ONLY, .render = render_available_events },
+	{ "available_tracers", D_ROOT, 0440, 0, .render = render_nop },
+	{ "buffer_size_kb", D_ROOT, 0640, 0, .render = render_buffer_size_kb,
+	  .write = write_buffer_size },
+	{ "buffer_subbuf_size_kb", D_ROOT, 0640, 0, .render = render_subbuf_size_kb,
+	  .write = write_subbuf_size },
+	{ "buffer_total_size_kb", D_ROOT, 0440, 0, .render = render_buffer_total_size_kb },
+	{ "current_tracer", D_ROOT, 0640, 0, .render = render_nop, .write = write_current_tracer },
+	{ "error_log", D_ROOT, 0640, 0, .trunc = trunc_error_log, .render = render_error_log,
+	  .write = write_ignored },
+	DIR_ROW("events", D_ROOT, D_EVENTS, 0),
+	DIR_ROW("instances", D_ROOT, D_INSTANCES, TF_TOP_ONLY),
+	DIR_ROW("options", D_ROOT, D_OPTIONS, 0),
+	DIR_ROW("per_cpu", D_ROOT, D_PER_CPU, 0),
+	{ "printk_formats", D_ROOT, 0440, TF_TOP_ONLY, .render = render_empty },
+	{ "saved_cmdlines", D_ROOT, 0440, TF_TOP_ONLY, .render = render_saved_cmdlines },
+	{ "saved_cmdlines_size", D_ROOT, 0440, TF_TOP_ONLY, .render = render_saved_cmdlines_size },
+	{ "saved_tgids", D_ROOT, 0440, TF_TOP_ONLY, .render = render_saved_tgids },
+	{ "set_event", D_ROOT, 0640, 0, .trunc = trunc_set_event, .render = render_set_event,
+	  .write = write_set_event_locked },
+	{ "set_event_pending", D_ROOT, 0440, 0, .render = render_set_event_pending },
+	{ "set_event_notrace_pid", D_ROOT, 0640, 0, .trunc = trunc_set_event_notrace_pid,
+	  .render = render_set_event_notrace_pid, .write = write_set_event_notrace_pid },
+	{ "set_event_pid", D_ROOT, 0640, 0, .trunc = trunc_set_event_pid,
+	  .render = render_set_event_pid, .write = write_set_event_pid },
+	{ "snapshot", D_ROOT, 0640, 0, .arg = FDR_READ_SNAPSHOT, .read = read_trace,
+	  .write = write_snapshot },
+	{ "snapshot_allocated", D_ROOT, 0640, 0, .render = render_snapshot_allocated,
+	  .write = write_snapshot_allocated },
+	{ "timestamp_mode", D_ROOT, 0440, 0, .render = render_timestamp_mode },
+	{ "tracing_cpumask", D_ROOT, 0640, 0, .render = render_cpumask, .write = write_cpumask },
+	{ "trace", D_ROOT, 0640, 0, .trunc = trunc_trace, .read = read_trace,
+	  .write_raw = write_raw_ignored },
+	{ "trace_clock", D_ROOT, 0640, 0, .render = render_trace_clock, .write = write_clock },
+	{ "trace_marker", D_ROOT, 0220, 0, .write_raw = write_marker },
+	{ "trace_options", D_ROOT, 0640, 0, .render = render_trace_options,
+	  .write = write_trace_options },
+	{ "trace_pipe", D_ROOT, 0440, 0, .arg = 0, .open = open_pipe, .read = read_pipe,
+	  .poll = poll_pipe },
+	{ "tracing_on", D_ROOT, 0640, 0, .render = render_tracing_on, .write = write_tracing_on },
+
+	/* events/ */
+	{ "enable", D_EVENTS, 0640, 0, .render = render_group_enable, .write = write_enable },
+	{ "header_event", D_EVENTS, 0440, TF_NO_HOLD, .render = render_header_event },
+	{ "header_page", D_EVENTS, 0440, TF_NO_HOLD, .render = render_header_page },
+
+	/* events/SYS/ */
+	{ "enable", D_SYS, 0640, TF_NOT_FTRACE, .render = render_group_enable,
+	  .write = write_enable },
+	{ "filter", D_SYS, 0640, TF_NOT_FTRACE, .render = render_sys_filter,
+	  .write = write_sys_filter },
+
+	/* events/SYS/EVENT/ */
+	{ "enable", D_EVENT, 0640, TF_NOT_FTRACE, .render = render_event_enable,
+	  .write = write_enable },
+	{ "filter", D_EVENT, 0640, TF_NOT_FTRACE, .render = render_event_filter,
+	  .write = write_event_filter },
+	{ "format", D_EVENT, 0440, TF_NO_HOLD, .render = render_event_format },
+	{ "id", D_EVENT, 0440, TF_NO_HOLD, .render = render_event_id },
+	{ "trigger", D_EVENT, 0640, 0, .render = render_event_trigger, .write = write_trigger },
+
+	/* per_cpu/cpuN/ */
+	{ "buffer_size_kb", D_CPU, 0640, 0, .render = render_buffer_size_kb,
+	  .write = write_buffer_size },
+	{ "snapshot", D_CPU, 0640, 0, .arg = FDR_READ_SNAPSHOT, .read = read_trace,
+	  .write = write_snapshot },
+	{ "snapshot_raw", D_CPU, 0440, 0, .arg = FDR_READ_SNAPSHOT, .open = open_pipe,
+	  .read = read_pipe_raw, .poll = poll_pipe },
+	{ "stats", D_CPU, 0440, 0, .render = render_stats },
+	{ "trace", D_CPU, 0640, 0, .trunc = trunc_trace, .read = read_trace,
+	  .write_raw = write_raw_ignored },
+	{ "trace_pipe", D_CPU, 0440, 0, .open = open_pipe, .read = read_pipe, .poll = poll_pipe },
+	{ "trace_pipe_raw", D_CPU, 0440, 0, .open = open_pipe, .read = read_pipe_raw,
+	  .poll = poll_pipe },
+};
+
+#define NR_TREE_FILES (sizeof(tree_files) / sizeof(tree_files[0]))
+
+/* options/NAME: one file per line of tree_options, all with these handlers */
+static const struct tree_file option_file = {
+	"", D_OPTIONS, 0640, 0, .render = render_option, .write = write_option
+};
 
 const char *fdr_file_notice(const struct fdr_file *f)
 {
@@ -2247,6 +2182,326 @@ void fdr_file_set_writer(struct fdr_file *f, int32_t tid)
 	f->writer = tid > 0 ? tid : 0;
 }
 
+/* ---- path resolution: the rows, then the dynamic children ---------------------------------- */
+
+/* Is row @t there for the path @p is at (its instance, its event system)? */
+static int row_visible(const struct tree_file *t, const struct tree_path *p)
+{
+	if ((t->flags & TF_TOP_ONLY) && p->inst != 0)
+		return 0;
+	if ((t->flags & TF_NOT_FTRACE) && is_print_event(p->sys, p->ev))
+		return 0;
+	return 1;
+}
+
+/* The row named @name in the directory @p is at; a file row only as the last component. */
+static const struct tree_file *row_find(const struct tree_path *p, const char *name, int last)
+{
+	size_t k;
+
+	for (k = 0; k < NR_TREE_FILES; k++) {
+		const struct tree_file *t = &tree_files[k];
+
+		if (t->in == p->dir && strcmp(t->name, name) == 0 && row_visible(t, p) &&
+		    (t->sub != D_NONE || last))
+			return t;
+	}
+	return NULL;
+}
+
+static int child_instance(struct fdr_session *s, struct tree_path *p, const char *name)
+{
+	if (find_instance(s, name, &p->inst))
+		return -ENOENT;
+	p->dir = D_ROOT;
+	return 0;
+}
+
+static int child_system(struct fdr_session *s, struct tree_path *p, const char *name)
+{
+	if (strlen(name) >= FDR_NAME_LEN || !event_exists(s, name, NULL))
+		return -ENOENT;
+	memcpy(p->sys, name, strlen(name) + 1); /* checked: shorter than FDR_NAME_LEN */
+	p->dir = D_SYS;
+	return 0;
+}
+
+static int child_event(struct fdr_session *s, struct tree_path *p, const char *name)
+{
+	if (strlen(name) >= FDR_NAME_LEN || !event_exists(s, p->sys, name))
+		return -ENOENT;
+	memcpy(p->ev, name, strlen(name) + 1);
+	p->dir = D_EVENT;
+	return 0;
+}
+
+static int child_option(struct fdr_session *s, struct tree_path *p, const char *name)
+{
+	size_t k;
+
+	(void)s;
+	for (k = 0; k < NR_OPTIONS; k++)
+		if (strcmp(tree_options[k].name, name) == 0 &&
+		    (!tree_options[k].top_only || p->inst == 0)) {
+			p->opt = (int)k;
+			p->file = &option_file;
+			return 0;
+		}
+	return -ENOENT;
+}
+
+static int child_cpu(struct fdr_session *s, struct tree_path *p, const char *name)
+{
+	p->cpu = parse_cpu_name(name, fdr_ring_nr_cpus(s, p->inst));
+	if (p->cpu < 0)
+		return -ENOENT;
+	p->dir = D_CPU;
+	return 0;
+}
+
+struct dirents {
+	struct fdr_dirent *ents;
+	size_t nr, cap;
+};
+
+static int ents_add(struct dirents *d, const char *name, int is_dir, unsigned mode);
+
+static int list_instances(struct fdr_session *s, const struct tree_path *p, struct dirents *d)
+{
+	const struct fdr_abi_control *c = ctl_of(s);
+	char name[FDR_NAME_LEN + 1];
+	uint32_t i;
+	int ret = 0;
+
+	(void)p;
+	for (i = 1; i < FDR_MAX_INSTANCES && !ret; i++)
+		if (c->instances[i].state == FDR_INST_LIVE) {
+			snprintf(name, sizeof(name), "%.*s", FDR_NAME_LEN, c->instances[i].name);
+			ret = ents_add(d, name, 1, 0750);
+		}
+	return ret;
+}
+
+/* events/: the systems; events/SYS/: its events */
+static int list_events(struct fdr_session *s, const struct tree_path *p, struct dirents *d)
+{
+	const struct fdr_abi_control *c = ctl_of(s);
+	char name[FDR_NAME_LEN + 1];
+	uint32_t i;
+	int ret = 0;
+
+	for (i = 0; i < FDR_MAX_EVENTS && !ret; i++) {
+		const struct fdr_abi_event *e = &c->events[i];
+
+		if (e->state != FDR_EVENT_READY)
+			continue;
+		if (p->dir == D_SYS && strncmp(e->system, p->sys, FDR_NAME_LEN))
+			continue;
+		snprintf(name, sizeof(name), "%.*s", FDR_NAME_LEN,
+			 p->dir == D_SYS ? e->name : e->system);
+		ret = ents_add(d, name, 1, 0750);
+	}
+	return ret;
+}
+
+static int list_options(struct fdr_session *s, const struct tree_path *p, struct dirents *d)
+{
+	size_t k;
+	int ret = 0;
+
+	(void)s;
+	for (k = 0; k < NR_OPTIONS && !ret; k++)
+		if (!tree_options[k].top_only || p->inst == 0)
+			ret = ents_add(d, tree_options[k].name, 0, option_file.mode);
+	return ret;
+}
+
+static int list_cpus(struct fdr_session *s, const struct tree_path *p, struct dirents *d)
+{
+	int ncpu = fdr_ring_nr_cpus(s, p->inst), cpu, ret = 0;
+	char name[32];
+
+	for (cpu = 0; cpu < ncpu && !ret; cpu++) {
+		snprintf(name, sizeof(name), "cpu%d", cpu);
+		ret = ents_add(d, name, 1, 0750);
+	}
+	return ret;
+}
+
+/* The entries of a directory kind that come from the session, not from tree_files[]. */
+static const struct {
+	int (*lookup)(struct fdr_session *s, struct tree_path *p, const char *name);
+	int (*list)(struct fdr_session *s, const struct tree_path *p, struct dirents *d);
+} tree_dirs[NR_DIRS] = {
+	[D_INSTANCES] = { child_instance, list_instances },
+	[D_EVENTS] = { child_system, list_events },
+	[D_SYS] = { child_event, list_events },
+	[D_OPTIONS] = { child_option, list_options },
+	[D_PER_CPU] = { child_cpu, list_cpus },
+};
+
+/* Resolve a tree path. Returns 0 or -ENOENT/-ENAMETOOLONG. */
+static int resolve(struct fdr_session *s, const char *path, struct tree_path *p)
+{
+	char comp[8][FDR_NAME_LEN + 16];
+	int n = split_path(path, comp), i;
+	const struct fdr_abi_control *c = ctl_of(s);
+
+	memset(p, 0, sizeof(*p));
+	p->cpu = -1;
+	p->dir = D_ROOT;
+	if (n < 0)
+		return n;
+	for (i = 0; i < n; i++) {
+		const struct tree_file *t;
+
+		if (p->file)
+			return -ENOENT; /* below a file */
+		/* the files of an instance are there while it lives ("instances" always) */
+		if (p->dir == D_ROOT && !(i == 0 && strcmp(comp[0], "instances") == 0) &&
+		    c->instances[p->inst].state != FDR_INST_LIVE)
+			return -ENOENT;
+		t = row_find(p, comp[i], i + 1 == n);
+		if (t && t->sub != D_NONE)
+			p->dir = t->sub;
+		else if (t)
+			p->file = t;
+		else if (!tree_dirs[p->dir].lookup || tree_dirs[p->dir].lookup(s, p, comp[i]))
+			return -ENOENT;
+	}
+	return 0;
+}
+
+/* ---- open / read / write / close ------------------------------------------------------------- */
+
+/**
+ * fdr_file_open - open a file of the control tree
+ * Returns 0, -ENOENT, -EISDIR, -EACCES (writing a read-only file), -EBUSY
+ * (trace_pipe already being consumed), -EINVAL.
+ */
+int fdr_file_open(struct fdr_session *s, const char *path, int flags, struct fdr_file **out)
+{
+	struct fdr_file *f;
+	int acc = flags & O_ACCMODE, ret;
+
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->s = s;
+	f->flags = flags;
+	ret = resolve(s, path, &f->p);
+	if (ret)
+		goto err;
+	if (!f->p.file) {
+		ret = -EISDIR;
+		goto err;
+	}
+	if (acc != O_RDONLY && !(f->p.file->mode & 0200)) {
+		ret = -EACCES;
+		goto err;
+	}
+	if (acc != O_WRONLY && !(f->p.file->mode & 0400)) {
+		ret = -EACCES;
+		goto err;
+	}
+	if (f->p.file->open) {
+		ret = f->p.file->open(f);
+		if (ret)
+			goto err;
+	}
+	/* shell ">" semantics, applied at open as tracefs does */
+	if ((flags & O_TRUNC) && acc != O_RDONLY && f->p.file->trunc) {
+		ret = f->p.file->trunc(f);
+		if (ret)
+			goto err;
+	}
+	if (holds_instance(&f->p))
+		hold_instance(f, 1);
+	*out = f;
+	return 0;
+err:
+	fdr_file_close(f);
+	return ret;
+}
+
+/**
+ * fdr_file_end - a reader of trace_pipe stops: reads return what the file has
+ * formatted (records it took from the ring), then the losses its reader found
+ * that no record has reported yet, as "CPU:N [LOST M EVENTS]" lines, then 0.
+ * Without this, a pipe stopped after a loss that its CPU's next record was to
+ * report never says it. No effect on other files.
+ * Returns 0 or -ENOMEM.
+ */
+int fdr_file_end(struct fdr_file *f)
+{
+	uint32_t i, cpu;
+	uint64_t lost;
+	int ret = 0;
+
+	/* the text pipes: trace_pipe and per_cpu/cpuN/trace_pipe */
+	if (f->ended || !f->reader || f->p.file->read != read_pipe)
+		return 0;
+	f->ended = 1;
+	for (i = 0; !ret && fdr_reader_take_lost(f->reader, i, &cpu, &lost) == 0; i++)
+		if (lost)
+			ret = fdr_buf_printf(&f->content, "CPU:%u [LOST %" PRIu64 " EVENTS]\n", cpu,
+					     lost);
+	return ret;
+}
+
+/** fdr_file_error - the message of the last refused write ("" if none); borrowed */
+const char *fdr_file_error(const struct fdr_file *f)
+{
+	return f->err;
+}
+
+/** fdr_file_close - close a handle; NULL is a no-op */
+void fdr_file_close(struct fdr_file *f)
+{
+	if (!f)
+		return;
+	if (f->held)
+		hold_instance(f, -1);
+	fdr_reader_close(f->reader);
+	fdr_buf_free(&f->content);
+	free(f->page);
+	free(f);
+}
+
+/**
+ * fdr_file_read - read from a file: ordinary files by offset, trace as a stream,
+ * trace_pipe/trace_pipe_raw consuming (blocking unless O_NONBLOCK: -EAGAIN;
+ * a signal during the wait gives -EINTR)
+ * Returns bytes read, 0 at end of file, or a negative errno (-EINVAL for a
+ * write-only file, as tracefs).
+ */
+ssize_t fdr_file_read(struct fdr_file *f, void *buf, size_t n)
+{
+	const struct tree_file *t = f->p.file;
+	int ret;
+
+	if ((f->flags & O_ACCMODE) == O_WRONLY || (!t->read && !t->render))
+		return -EINVAL;
+	if (t->read)
+		return t->read(f, buf, n);
+	if (!f->generated) {
+		ret = t->render(f, &f->content);
+		if (ret)
+			return ret < 0 ? ret : -ENOMEM;
+		f->generated = 1;
+	}
+	return serve(f, buf, n);
+}
+
+/**
+ * fdr_file_poll - wait until a read would not block
+ * Returns 1 (readable), 0 (timeout). Ordinary files are always readable.
+ */
+int fdr_file_poll(struct fdr_file *f, int timeout_ms)
+{
+	return f->p.file->poll ? f->p.file->poll(f, timeout_ms) : 1;
+}
+
 /**
  * fdr_file_write - one write(2) to a control file, i.e. one command
  * Returns the bytes taken, or a negative errno: -EINVAL (bad input: see
@@ -2255,18 +2510,16 @@ void fdr_file_set_writer(struct fdr_file *f, int32_t tid)
  */
 ssize_t fdr_file_write(struct fdr_file *f, const void *buf, size_t n)
 {
+	const struct tree_file *t = f->p.file;
 	char *cmd;
 	ssize_t ret = 0;
-	uint64_t v;
 
 	f->err[0] = 0;
 	f->notice[0] = 0;
 	if ((f->flags & O_ACCMODE) == O_RDONLY)
 		return -EBADF;
-	if (f->p.node == F_TRACE_MARKER)
-		return write_marker(f, buf, n);
-	if (node_is_trace(f->p.node) && !node_is_snapshot(f->p.node))
-		return (ssize_t)n; /* accepted and ignored; O_TRUNC at open cleared */
+	if (t->write_raw)
+		return t->write_raw(f, buf, n);
 	cmd = malloc(n + 1);
 	if (!cmd)
 		return -ENOMEM;
@@ -2278,86 +2531,7 @@ ssize_t fdr_file_write(struct fdr_file *f, const void *buf, size_t n)
 		goto out;
 	}
 	chomp(cmd, n);
-	switch (f->p.node) {
-	case F_TRACING_ON: {
-		struct fdr_abi_instance *in = &fdr_session_control(f->s)->instances[f->p.inst];
-
-		ret = write_number(f, "tracing_on", cmd, 0, UINT32_MAX, &v);
-		if (!ret) {
-			__atomic_store_n(&in->tracing_on, v ? 1u : 0u, __ATOMIC_RELEASE);
-			fdr_session_changed(f->s);
-		}
-		break;
-	}
-	case F_SET_EVENT:
-		ret = fdr_session_lock(f->s);
-		if (ret)
-			break;
-		ret = write_set_event(f, cmd);
-		fdr_session_unlock(f->s);
-		fdr_session_changed(f->s);
-		break;
-	case F_EVENTS_ENABLE:
-	case F_SYS_ENABLE:
-	case F_EVENT_ENABLE:
-		ret = write_enable(f, cmd);
-		break;
-	case F_TRACE_CLOCK:
-		ret = write_clock(f, cmd);
-		break;
-	case F_TRACE_OPTIONS:
-		ret = write_trace_options(f, cmd);
-		break;
-	case F_OPTION:
-		ret = write_number(f, tree_options[f->p.opt].name, cmd, 0, 1, &v);
-		if (!ret)
-			ret = set_option(f, (size_t)f->p.opt, (int)v);
-		break;
-	case F_BUFFER_SIZE_KB:
-		ret = write_buffer_size(f, cmd, -1);
-		break;
-	case F_CPU_BUFFER_SIZE_KB:
-		ret = write_buffer_size(f, cmd, f->p.cpu);
-		break;
-	case F_BUFFER_SUBBUF_SIZE_KB:
-		ret = write_subbuf_size(f, cmd);
-		break;
-	case F_CURRENT_TRACER: {
-		char *name = cmd;
-
-		strip_space(&name);
-		if (strcmp(name, "nop"))
-			ret = bad_input(
-				f, "current_tracer", cmd, (int)(name - cmd),
-				"expected 'nop' (fdr has only the event tracer), found '%s'", name);
-		break;
-	}
-	case F_ERROR_LOG:
-		break; /* O_TRUNC at open cleared it; other writes are ignored */
-	case F_SNAPSHOT:
-	case F_CPU_SNAPSHOT:
-		ret = write_snapshot(f, cmd);
-		break;
-	case F_EVENT_FILTER:
-		ret = write_event_filter(f, cmd);
-		break;
-	case F_SYS_FILTER:
-		ret = write_sys_filter(f, cmd);
-		break;
-	case F_EVENT_TRIGGER:
-		ret = write_trigger(f, cmd, n);
-		break;
-	case F_SET_EVENT_PID:
-	case F_SET_EVENT_NOTRACE_PID:
-		ret = write_pids(f, cmd, f->p.node == F_SET_EVENT_NOTRACE_PID);
-		break;
-	case F_TRACING_CPUMASK:
-		ret = write_cpumask(f, cmd);
-		break;
-	default:
-		ret = -EACCES;
-		break;
-	}
+	ret = t->write ? t->write(f, cmd, n) : -EACCES;
 out:
 	flush_error_log(f, cmd);
 	free(cmd);
@@ -2374,32 +2548,31 @@ int fdr_tree_stat(struct fdr_session *s, const char *path, int *is_dir, unsigned
 
 	if (ret)
 		return ret;
-	*is_dir = p.is_dir;
-	*mode = p.mode;
+	*is_dir = !p.file;
+	*mode = p.file ? p.file->mode : 0750;
 	return 0;
 }
 
-static int ents_add(struct fdr_dirent **ents, size_t *nr, size_t *cap, const char *name, int is_dir,
-		    unsigned mode)
+static int ents_add(struct dirents *d, const char *name, int is_dir, unsigned mode)
 {
 	size_t i;
 
-	for (i = 0; i < *nr; i++)
-		if (strcmp((*ents)[i].name, name) == 0)
+	for (i = 0; i < d->nr; i++)
+		if (strcmp(d->ents[i].name, name) == 0)
 			return 0;
-	if (*nr == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 32;
-		struct fdr_dirent *n = realloc(*ents, ncap * sizeof(*n));
+	if (d->nr == d->cap) {
+		size_t ncap = d->cap ? d->cap * 2 : 32;
+		struct fdr_dirent *n = realloc(d->ents, ncap * sizeof(*n));
 
 		if (!n)
 			return -ENOMEM;
-		*ents = n;
-		*cap = ncap;
+		d->ents = n;
+		d->cap = ncap;
 	}
-	snprintf((*ents)[*nr].name, sizeof((*ents)[*nr].name), "%s", name);
-	(*ents)[*nr].is_dir = is_dir;
-	(*ents)[*nr].mode = mode;
-	(*nr)++;
+	snprintf(d->ents[d->nr].name, sizeof(d->ents[d->nr].name), "%s", name);
+	d->ents[d->nr].is_dir = is_dir;
+	d->ents[d->nr].mode = mode;
+	d->nr++;
 	return 0;
 }
 
@@ -2410,95 +2583,32 @@ static int ents_add(struct fdr_dirent **ents, size_t *nr, size_t *cap, const cha
  */
 int fdr_tree_readdir(struct fdr_session *s, const char *path, struct fdr_dirent **ents, size_t *nr)
 {
-	const struct fdr_abi_control *c = ctl_of(s);
+	struct dirents d = { 0 };
 	struct tree_path p;
-	size_t cap = 0, k;
-	uint32_t i;
+	size_t k;
 	int ret = resolve(s, path, &p);
-	char name[FDR_NAME_LEN + 1];
 
 	*ents = NULL;
 	*nr = 0;
 	if (ret)
 		return ret;
-	if (!p.is_dir)
+	if (p.file)
 		return -ENOTDIR;
-	switch (p.node) {
-	case D_ROOT:
-		for (k = 0; k < sizeof(inst_files) / sizeof(inst_files[0]) && !ret; k++)
-			if (!inst_files[k].top_only || p.inst == 0)
-				ret = ents_add(ents, nr, &cap, inst_files[k].name,
-					       inst_files[k].node < F_TRACING_ON,
-					       inst_files[k].mode);
-		break;
-	case D_INSTANCES:
-		for (i = 1; i < FDR_MAX_INSTANCES && !ret; i++)
-			if (c->instances[i].state == FDR_INST_LIVE) {
-				snprintf(name, sizeof(name), "%.*s", FDR_NAME_LEN,
-					 c->instances[i].name);
-				ret = ents_add(ents, nr, &cap, name, 1, 0750);
-			}
-		break;
-	case D_EVENTS:
-		ret = ents_add(ents, nr, &cap, "enable", 0, 0640);
-		ret |= ents_add(ents, nr, &cap, "header_event", 0, 0440);
-		ret |= ents_add(ents, nr, &cap, "header_page", 0, 0440);
-		for (i = 0; i < FDR_MAX_EVENTS && !ret; i++)
-			if (c->events[i].state == FDR_EVENT_READY) {
-				snprintf(name, sizeof(name), "%.*s", FDR_NAME_LEN,
-					 c->events[i].system);
-				ret = ents_add(ents, nr, &cap, name, 1, 0750);
-			}
-		break;
-	case D_EVENTS_SYS:
-		if (strcmp(p.sys, "ftrace")) {
-			ret = ents_add(ents, nr, &cap, "enable", 0, 0640);
-			ret |= ents_add(ents, nr, &cap, "filter", 0, 0640);
-		}
-		for (i = 0; i < FDR_MAX_EVENTS && !ret; i++)
-			if (c->events[i].state == FDR_EVENT_READY &&
-			    strncmp(c->events[i].system, p.sys, FDR_NAME_LEN) == 0) {
-				snprintf(name, sizeof(name), "%.*s", FDR_NAME_LEN,
-					 c->events[i].name);
-				ret = ents_add(ents, nr, &cap, name, 1, 0750);
-			}
-		break;
-	case D_EVENT:
-		if (!is_print_event(p.sys, p.ev)) {
-			ret = ents_add(ents, nr, &cap, "enable", 0, 0640);
-			ret |= ents_add(ents, nr, &cap, "filter", 0, 0640);
-		}
-		ret |= ents_add(ents, nr, &cap, "format", 0, 0440);
-		ret |= ents_add(ents, nr, &cap, "id", 0, 0440);
-		ret |= ents_add(ents, nr, &cap, "trigger", 0, 0640);
-		break;
-	case D_OPTIONS:
-		for (k = 0; k < NR_OPTIONS && !ret; k++)
-			if (!tree_options[k].top_only || p.inst == 0)
-				ret = ents_add(ents, nr, &cap, tree_options[k].name, 0, 0640);
-		break;
-	case D_PER_CPU: {
-		int ncpu = fdr_ring_nr_cpus(s, p.inst), cpu;
+	for (k = 0; k < NR_TREE_FILES && !ret; k++) {
+		const struct tree_file *t = &tree_files[k];
 
-		for (cpu = 0; cpu < ncpu && !ret; cpu++) {
-			snprintf(name, sizeof(name), "cpu%d", cpu);
-			ret = ents_add(ents, nr, &cap, name, 1, 0750);
-		}
-		break;
+		if (t->in == p.dir && row_visible(t, &p))
+			ret = ents_add(&d, t->name, t->sub != D_NONE, t->mode);
 	}
-	case D_CPU:
-		for (k = 0; k < sizeof(cpu_files) / sizeof(cpu_files[0]) && !ret; k++)
-			ret = ents_add(ents, nr, &cap, cpu_files[k].name, 0, cpu_files[k].mode);
-		break;
-	default:
-		return -ENOTDIR;
-	}
+	if (!ret && tree_dirs[p.dir].list)
+		ret = tree_dirs[p.dir].list(s, &p, &d);
 	if (ret) {
-		free(*ents);
-		*ents = NULL;
-		*nr = 0;
+		free(d.ents);
+		return ret;
 	}
-	return ret;
+	*ents = d.ents;
+	*nr = d.nr;
+	return 0;
 }
 
 /* instances/NAME from a path, or an errno as tracefs gives it. */

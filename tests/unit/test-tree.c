@@ -1265,3 +1265,192 @@ Test(tree, saved_tgids_and_printk_formats)
 	free(txt);
 	expect_content("printk_formats", "", "printk_formats");
 }
+
+/*
+ * Every entry a listing shows, in the top instance and in another, is what stat
+ * says it is (directory or file, same mode), a directory lists without error, and a
+ * file opens as its mode allows and no further (the table in tree.c is the one
+ * source of the three).
+ */
+static void walk_check(const char *dir, int depth, size_t *nr_files)
+{
+	struct fdr_dirent *e;
+	size_t n, i;
+
+	cr_assert_eq(fdr_tree_readdir(env.s, dir, &e, &n), 0, "readdir '%s'", dir);
+	cr_assert_gt(n, 0, "'%s' lists nothing", dir);
+	for (i = 0; i < n; i++) {
+		char path[512];
+		unsigned mode = 0;
+		int is_dir = -1;
+
+		snprintf(path, sizeof(path), "%s%s%s", dir, *dir ? "/" : "", e[i].name);
+		cr_assert_eq(fdr_tree_stat(env.s, path, &is_dir, &mode), 0, "stat %s", path);
+		cr_assert_eq(is_dir, e[i].is_dir, "%s: readdir and stat disagree on its type",
+			     path);
+		cr_assert_eq(mode, e[i].mode, "%s: readdir says %o, stat %o", path, e[i].mode,
+			     mode);
+		if (is_dir) {
+			struct fdr_file *f = NULL;
+
+			cr_assert_eq(fdr_file_open(env.s, path, O_RDONLY, &f), -EISDIR, "open %s",
+				     path);
+			/* instances/NAME/instances does not exist: the walk ends */
+			if (depth < 6 && strcmp(e[i].name, "instances") != 0)
+				walk_check(path, depth + 1, nr_files);
+			else if (strcmp(e[i].name, "instances") == 0 && depth == 0)
+				walk_check(path, depth + 1, nr_files);
+			continue;
+		}
+		(*nr_files)++;
+		{
+			struct fdr_file *f = NULL;
+			int r = fdr_file_open(env.s, path, O_RDONLY | O_NONBLOCK, &f);
+
+			cr_assert_eq(r, mode & 0400 ? 0 : -EACCES, "open %s for reading: %d", path,
+				     r);
+			fdr_file_close(f);
+			f = NULL;
+			r = fdr_file_open(env.s, path, O_WRONLY, &f);
+			cr_assert_eq(r, mode & 0200 ? 0 : -EACCES, "open %s for writing: %d", path,
+				     r);
+			fdr_file_close(f);
+		}
+		{
+			char below[600];
+			int d = -1;
+			unsigned m = 0;
+
+			snprintf(below, sizeof(below), "%s/x", path);
+			cr_assert_eq(fdr_tree_stat(env.s, below, &d, &m), -ENOENT, "stat %s",
+				     below);
+		}
+	}
+	free(e);
+}
+
+Test(tree, walk_listings_stat_open_agree)
+{
+	size_t nr_files = 0;
+	int d = 0;
+	unsigned m = 0;
+
+	cr_assert_eq(fdr_tree_mkdir(env.s, "instances/w"), 0);
+	walk_check("", 0, &nr_files);
+	/* 28 root files and dirs, 3 in events/, the options, per-CPU and per-event files */
+	cr_assert_gt(nr_files, 60, "only %zu files found", nr_files);
+	/* files of the top only, and enable/filter of fdr's own record types, are absent */
+	cr_assert_eq(fdr_tree_stat(env.s, "instances/w/README", &d, &m), -ENOENT);
+	cr_assert_eq(fdr_tree_stat(env.s, "instances/w/options/record-cmd", &d, &m), -ENOENT);
+	cr_assert_eq(fdr_tree_stat(env.s, "instances/w/instances", &d, &m), -ENOENT);
+	cr_assert_eq(fdr_tree_rmdir(env.s, "instances/w"), 0);
+}
+
+/* lib/core/control.c: the one writer of each small protocol, read back by its readers */
+Test(tree, control_protocols)
+{
+	struct fdr_abi_control *c = fdr_session_control(env.s);
+	static unsigned char big[FDR_MARKER_MAX + 100], payload[FDR_MAX_RECORD];
+	struct fdr_common hdr;
+	char comm[FDR_COMM_LEN] = "ctl-proto", buf[FDR_COMM_LEN];
+	struct fdr_abi_event *e = &c->events[fdr_ev_ttree_beta.slot - 1];
+	size_t len, taken;
+
+	/* a marker: header, ip 0, text, one newline added (never two), NUL */
+	len = fdr_marker_record(payload, "hi", 2, 4242, 3, &taken);
+	memcpy(&hdr, payload, sizeof(hdr));
+	cr_assert_eq(taken, 2);
+	cr_assert_eq(len, 16 + 3 + 1);
+	cr_assert(hdr.type == FDR_EVENT_ID_PRINT && hdr.pid == 4242 && hdr.preempt_count == 3 &&
+		  hdr.flags == 0);
+	cr_assert_str_eq((char *)payload + 16, "hi\n");
+	len = fdr_marker_record(payload, "hi\n", 3, 1, 0, &taken);
+	cr_assert_eq(len, 16 + 3 + 1);
+	cr_assert_str_eq((char *)payload + 16, "hi\n");
+	memset(big, 'x', sizeof(big));
+	len = fdr_marker_record(payload, big, sizeof(big), 1, 0, &taken);
+	cr_assert_eq(taken, FDR_MARKER_MAX);
+	cr_assert_eq(len, FDR_MAX_RECORD, "a cut marker fills the record exactly");
+	cr_assert_eq(payload[FDR_MAX_RECORD - 2], '\n');
+	cr_assert_eq(payload[FDR_MAX_RECORD - 1], 0);
+
+	/* a cmdline slot, read back by the formatters' readers */
+	fdr_cmdline_save(c, 777001, 777000, comm);
+	cr_assert_str_eq(fdr_comm_lookup(c, 777001, buf, sizeof(buf)), "ctl-proto");
+	cr_assert_eq(fdr_tgid_lookup(c, 777001), 777000);
+	/* the same slot, another thread: the last writer wins */
+	fdr_cmdline_save(c, 777001 + FDR_CMDLINE_SLOTS, 5, comm);
+	cr_assert_str_eq(fdr_comm_lookup(c, 777001, buf, sizeof(buf)), "<...>");
+	cr_assert_eq(fdr_tgid_lookup(c, 777001), 0);
+
+	/* enable bits: one instance's bit, the others untouched */
+	fdr_event_set_enabled(e, 0, 0);
+	fdr_event_set_enabled(e, 70, 1);
+	cr_assert_eq(fdr_event_is_enabled(e, 70), 1);
+	cr_assert_eq(fdr_event_is_enabled(e, 6), 0);
+	cr_assert_eq(fdr_event_is_enabled(e, 0), 0);
+	fdr_event_set_enabled(e, 70, 0);
+	cr_assert_eq(fdr_event_is_enabled(e, 70), 0);
+}
+
+/* snapshot_allocated (fdr only): allocate without taking, free, refuse other values */
+Test(tree, snapshot_allocated_file)
+{
+	char *t;
+
+	cr_assert_eq(fdr_test_puts(env.s, "snapshot_allocated", O_TRUNC, "0\n"), 2);
+	t = cat("snapshot_allocated");
+	cr_assert_str_eq(t, "0\n");
+	free(t);
+	cr_assert_eq(fdr_test_puts(env.s, "snapshot_allocated", O_TRUNC, "1\n"), 2);
+	t = cat("snapshot_allocated");
+	cr_assert_str_eq(t, "1\n");
+	free(t);
+	/* allocated, not taken: the snapshot file says so, and holds nothing */
+	t = cat("snapshot");
+	cr_assert_not_null(strstr(t, "Snapshot is allocated"), "%s", t);
+	free(t);
+	cr_assert_eq(fdr_test_puts(env.s, "snapshot_allocated", O_TRUNC, "2\n"), -EINVAL);
+	t = cat("snapshot_allocated");
+	cr_assert_str_eq(t, "1\n", "a refused write keeps the buffers");
+	free(t);
+	/* "0 > snapshot" frees the same buffers */
+	cr_assert_eq(fdr_test_puts(env.s, "snapshot", O_TRUNC, "0\n"), 2);
+	t = cat("snapshot_allocated");
+	cr_assert_str_eq(t, "0\n");
+	free(t);
+}
+
+/* The saver handshake (lib/core/ring.c): a snapshot waits for the saver before the next */
+Test(tree, saver_handshake)
+{
+	struct fdr_saver sv;
+	const struct fdr_abi_ring *h;
+	uint64_t seq = 0, seq2 = 0;
+	void *base;
+	size_t size;
+
+	cr_assert_eq(fdr_test_puts(env.s, "snapshot_allocated", O_TRUNC, "1\n"), 2);
+	fdr_saver_init(&sv, env.s, 0);
+	cr_assert_eq(fdr_saver_poll(&sv, &seq), 0, "nothing to save at attach");
+	cr_assert_eq(fdr_session_ring(env.s, 0, &base, &size), 0);
+	h = base;
+	cr_assert_eq(h->saver_pid, (uint32_t)getpid());
+	cr_assert_eq(fdr_test_puts(env.s, "snapshot", O_TRUNC, "1\n"), 2);
+	cr_assert_eq(fdr_saver_poll(&sv, &seq), 1, "the snapshot waits for the saver");
+	cr_assert_eq(fdr_test_puts(env.s, "snapshot", O_TRUNC, "1\n"), -EBUSY,
+		     "no second snapshot before the first is saved");
+	cr_assert_eq(fdr_saver_poll(&sv, &seq2), 1);
+	cr_assert_eq(seq2, seq, "the refused swap changed nothing");
+	cr_assert_geq(sv.refused, 1);
+	fdr_saver_saved(&sv, seq);
+	cr_assert_eq(fdr_saver_poll(&sv, &seq2), 0);
+	cr_assert_eq(fdr_test_puts(env.s, "snapshot", O_TRUNC, "1\n"), 2,
+		     "saved: the next is taken");
+	cr_assert_eq(fdr_saver_poll(&sv, &seq2), 1);
+	cr_assert_gt(seq2, seq);
+	fdr_saver_detach(&sv);
+	cr_assert_eq(h->saver_pid, 0);
+	cr_assert_eq(fdr_test_puts(env.s, "snapshot", O_TRUNC, "1\n"), 2,
+		     "detached: not held back");
+}
