@@ -2,7 +2,7 @@
 # fdr_fetch_objs: the fetch programs of dynamic probes (fetch.h), libc only.
 # The executor runs inside traced processes (the probe agent), the checker on
 # both sides; libfdr-ctl links these objects to compile and check programs.
-# Included from lib/CMakeLists.txt, paths relative to lib/.
+# Included from lib/probe/CMakeLists.txt (before anything there can return).
 add_library(fdr_fetch_objs OBJECT ${CMAKE_CURRENT_LIST_DIR}/fetch.c)
 target_include_directories(fdr_fetch_objs PUBLIC ${CMAKE_CURRENT_LIST_DIR}/..
   ${CMAKE_CURRENT_LIST_DIR}/../../include)

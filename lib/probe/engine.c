@@ -1,0 +1,567 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * engine.c - breakpoint probes handled inside the process (x86-64).
+ *
+ * Arming a probe at an instruction boundary A:
+ *
+ *	1. decode the instruction at A from its original bytes (reloc.c) and
+ *	   refuse what cannot be moved;
+ *	2. write its out-of-line copy into a slot of an XOL page near A
+ *	   (patch.c: pages mapped r-x, written through /proc/self/mem or a page
+ *	   swapped in with mremap, never W+X), once per address: the slot is
+ *	   immutable afterwards, shared by every thread and every nesting level;
+ *	3. publish the site (armed = 1), then write int3 over A's first byte and
+ *	   serialise the other CPUs (membarrier).
+ *
+ *	  program text                 XOL page near it (r-x)
+ *	  A:   cc 8b 05 ...           slot: 8b 05 <disp'> ; jmp A+len
+ *	       |  int3                        mov foo(%rip),%eax, disp rewritten
+ *	       v
+ *	  SIGTRAP handler: regs from the ucontext -> handler(regs, arg)
+ *	       then RIP = slot (COPY, CALL_IND), or the branch emulated:
+ *	       RIP = target / next (JMP, JCC), push A+len; RIP = target (CALL)
+ *
+ * The handler runs on the thread that hit the probe, in the signal frame the
+ * kernel built below the interrupted stack pointer's red zone (128 bytes), or
+ * on the thread's sigaltstack: a leaf function's red zone is never touched.
+ * It is async-signal-safe: no locks, no allocation, errno preserved. A probe hit
+ * while the same thread is already in a probe handler (the handler calls a
+ * probed function, or a signal handler does) runs no handler and counts a miss,
+ * as the kernel's kprobes do, but still executes the displaced instruction.
+ *
+ * Disarming: write the original byte back, serialise, then armed = 0, then
+ * wait until no handler of the site is running (site->active). A thread that
+ * fetched the int3 before it was removed may trap after armed = 0 ("uprobe
+ * already gone" in the kernel): the handler finds a known site that is not
+ * armed, sets RIP back to A, and the original instruction runs. The order
+ * (armed before the byte on the way in, after it on the way out) means a trap
+ * on an armed site is always ours. The handler increments site->active before
+ * it reads 'armed' and the disarmer reads 'active' after it clears 'armed'
+ * (both sequentially consistent): either the handler sees armed = 0, or the
+ * disarmer waits for it, so a handler never runs with a stale 'arg'.
+ *
+ * Sites live in a fixed open-addressing table keyed by address; a site is
+ * never freed, only disarmed, and re-arming the same address reuses it and its
+ * slot (a thread may still be inside the slot from the last time: the bytes
+ * are the same). If the code at an address changed (a library unloaded and
+ * another loaded there), a new slot is written: an old slot is never reused.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "probe-local.h"
+#include "reloc.h"
+
+#define PR_SITES_SHIFT 12
+#define PR_SITES (1u << PR_SITES_SHIFT) /* distinct probed addresses per process */
+#define PR_SLOT_SIZE 32
+#define PR_XOL_PAGE 4096
+#define PR_MAX_FUNC_LEN (16u << 20) /* fdr_probe_check() decodes at most this much */
+
+_Static_assert(PR_SLOT_SIZE >= FDR_RELOC_SLOT_MAX, "an XOL slot holds any emitted instruction");
+
+struct fdr_probe_site {
+	_Atomic uintptr_t addr; /* 0: free entry; published with release (pr_insert) */
+	atomic_int armed; /* 1 while the int3 is (being) in place; seq_cst */
+	atomic_int active; /* handlers running on this site; seq_cst */
+	_Atomic(fdr_probe_handler) fn;
+	_Atomic(void *) arg;
+	struct fdr_reloc_insn insn; /* written under the lock before armed = 1 */
+	uintptr_t slot; /* the out-of-line copy */
+	int xol_all; /* test hook: branches run out of line too */
+	atomic_uint_fast64_t hits, misses;
+};
+
+static struct fdr_probe_site pr_sites[PR_SITES];
+static pthread_mutex_t pr_lock = PTHREAD_MUTEX_INITIALIZER;
+static int pr_sig_installed; /* under pr_lock */
+
+/* An XOL page: slots handed out from the front, never reclaimed. Under pr_lock. */
+struct pr_xol {
+	uintptr_t base;
+	unsigned int used;
+	struct pr_xol *next;
+};
+static struct pr_xol *pr_xols;
+
+/* Per-thread nesting depth of probe handlers (initial-exec: no allocation in a handler). */
+static __thread __attribute__((tls_model("initial-exec"))) int pr_depth;
+
+void fdr_probe_lock(void)
+{
+	pthread_mutex_lock(&pr_lock);
+}
+
+void fdr_probe_unlock(void)
+{
+	pthread_mutex_unlock(&pr_lock);
+}
+
+/* The child of a fork has one thread: locks another thread held are free again. */
+static void pr_atfork_child(void)
+{
+	pthread_mutex_init(&pr_lock, NULL);
+	fdr_probe_sig_atfork_child();
+}
+
+static unsigned int pr_hash(uintptr_t addr)
+{
+	return (unsigned int)((addr * 0x9e3779b97f4a7c15ull) >> (64 - PR_SITES_SHIFT));
+}
+
+/* Async-signal-safe: the site for @addr, or NULL. */
+static struct fdr_probe_site *pr_lookup(uintptr_t addr)
+{
+	unsigned int i, h = pr_hash(addr);
+
+	for (i = 0; i < PR_SITES; i++) {
+		struct fdr_probe_site *s = &pr_sites[(h + i) & (PR_SITES - 1)];
+		/* acquire: pairs with the release in pr_insert() */
+		uintptr_t a = atomic_load_explicit(&s->addr, memory_order_acquire);
+
+		if (a == addr)
+			return s;
+		if (a == 0)
+			return NULL;
+	}
+	return NULL;
+}
+
+/* Under pr_lock: the site for @addr, made if needed; NULL if the table is full. */
+static struct fdr_probe_site *pr_insert(uintptr_t addr)
+{
+	unsigned int i, h = pr_hash(addr);
+
+	for (i = 0; i < PR_SITES; i++) {
+		struct fdr_probe_site *s = &pr_sites[(h + i) & (PR_SITES - 1)];
+		uintptr_t a = atomic_load_explicit(&s->addr, memory_order_relaxed);
+
+		if (a == addr)
+			return s;
+		if (a == 0) {
+			/* release: the zeroed site is complete before a reader finds it */
+			atomic_store_explicit(&s->addr, addr, memory_order_release);
+			return s;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Copy @len bytes of code at @addr into @buf, never faulting, with the original
+ * bytes of armed probes put back. Returns how many bytes were readable.
+ */
+static size_t pr_read_orig(uintptr_t addr, uint8_t *buf, size_t len)
+{
+	struct iovec local = { buf, len }, remote = { (void *)addr, len };
+	ssize_t got = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+	unsigned int i;
+
+	if (got < 0) {
+		/* no process_vm_readv (seccomp): the caller checked the page is mapped */
+		size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+		size_t in_page = pg - (addr & (pg - 1));
+
+		got = (ssize_t)(len < in_page ? len : in_page);
+		memcpy(buf, (const void *)addr, (size_t)got);
+	}
+	for (i = 0; i < PR_SITES; i++) {
+		struct fdr_probe_site *s = &pr_sites[i];
+		uintptr_t a = atomic_load_explicit(&s->addr, memory_order_acquire);
+
+		if (a >= addr && a < addr + (size_t)got && s->insn.len && atomic_load(&s->armed))
+			buf[a - addr] = s->insn.bytes[0];
+	}
+	return (size_t)got;
+}
+
+/**
+ * fdr_probe_check - may a probe go at @addr of the function at @func_start?
+ * @func_start: the function's first byte (from the ELF symbol table)
+ * @func_len: its size in bytes
+ * @addr: the address to probe, in [@func_start, @func_start + @func_len)
+ * @why: on failure, a message for the error_log (may be NULL)
+ * @n: size of @why
+ *
+ * Decodes the function from its start (original bytes, even where probes are
+ * armed) to confirm @addr starts an instruction, then checks that instruction can
+ * be run out of line or emulated. Not async-signal-safe.
+ *
+ * Returns: 0; -EINVAL if @addr is outside the function or the function is
+ * longer than 16 MiB; -EILSEQ if @addr is
+ * inside an instruction (@why names it: address, length, mnemonic) or the code
+ * before it does not decode; -ENOTSUP if the instruction cannot be relocated;
+ * -ENOMEM; -EFAULT if the function is not readable.
+ */
+int fdr_probe_check(uintptr_t func_start, size_t func_len, uintptr_t addr, char *why, size_t n)
+{
+	struct fdr_reloc_insn insn;
+	uint8_t *code;
+	size_t got, off = 0;
+	int ret;
+
+	if (why && n)
+		why[0] = '\0';
+	if (addr < func_start || addr - func_start >= func_len) {
+		if (why && n)
+			snprintf(why, n, "0x%lx is outside the function at 0x%lx (%zu bytes)",
+				 (unsigned long)addr, (unsigned long)func_start, func_len);
+		return -EINVAL;
+	}
+	/* a symbol size from a hostile ELF file must not size an allocation */
+	if (func_len > PR_MAX_FUNC_LEN) {
+		if (why && n)
+			snprintf(
+				why, n,
+				"function at 0x%lx is %zu bytes long, more than the %u fdr decodes",
+				(unsigned long)func_start, func_len, PR_MAX_FUNC_LEN);
+		return -EINVAL;
+	}
+	code = malloc(func_len + FDR_RELOC_MAX_LEN);
+	if (!code)
+		return -ENOMEM;
+	memset(code, 0, func_len + FDR_RELOC_MAX_LEN);
+	fdr_probe_lock();
+	got = pr_read_orig(func_start, code, func_len + FDR_RELOC_MAX_LEN);
+	fdr_probe_unlock();
+	if (got <= addr - func_start) {
+		if (why && n)
+			snprintf(why, n, "cannot read the code at 0x%lx", (unsigned long)addr);
+		ret = -EFAULT;
+		goto out;
+	}
+	while (func_start + off < addr) {
+		char mn[24];
+		int len = fdr_reloc_length(code + off, got - off, mn, sizeof(mn));
+
+		if (len < 0) {
+			if (why && n)
+				snprintf(why, n,
+					 "bytes at 0x%lx do not decode as an instruction "
+					 "(decoding from 0x%lx towards 0x%lx)",
+					 (unsigned long)(func_start + off),
+					 (unsigned long)func_start, (unsigned long)addr);
+			ret = -EILSEQ;
+			goto out;
+		}
+		if (func_start + off + (size_t)len > addr) {
+			if (why && n)
+				snprintf(why, n,
+					 "0x%lx is not an instruction boundary: it is byte %lu of "
+					 "'%s' at 0x%lx (length %d)",
+					 (unsigned long)addr,
+					 (unsigned long)(addr - (func_start + off)), mn,
+					 (unsigned long)(func_start + off), len);
+			ret = -EILSEQ;
+			goto out;
+		}
+		off += (size_t)len;
+	}
+	ret = fdr_reloc_decode(addr, code + off, got - off, &insn, why, n);
+out:
+	free(code);
+	return ret;
+}
+
+/* Under pr_lock: a slot near @s's address holding its out-of-line copy. */
+static int pr_slot_make(struct fdr_probe_site *s, const struct fdr_reloc_insn *insn)
+{
+	uint8_t code[PR_SLOT_SIZE];
+	struct pr_xol *x;
+	int len = -ERANGE, ret;
+
+	for (x = pr_xols; x; x = x->next) {
+		if (x->used + PR_SLOT_SIZE > PR_XOL_PAGE)
+			continue;
+		len = fdr_reloc_emit(insn, x->base + x->used, insn->addr + insn->len, code,
+				     sizeof(code));
+		if (len >= 0)
+			break;
+	}
+	if (!x) {
+		uintptr_t base = fdr_patch_alloc_near(insn->addr, PR_XOL_PAGE);
+
+		if (!base)
+			return -ENOMEM;
+		x = calloc(1, sizeof(*x));
+		if (!x) {
+			munmap((void *)base, PR_XOL_PAGE);
+			return -ENOMEM;
+		}
+		x->base = base;
+		x->next = pr_xols;
+		pr_xols = x;
+		len = fdr_reloc_emit(insn, x->base, insn->addr + insn->len, code, sizeof(code));
+		if (len < 0)
+			return len; /* -ERANGE: nothing free near enough */
+	}
+	memset(code + len, 0xcc, sizeof(code) - (size_t)len); /* never run: traps if it is */
+	ret = fdr_patch_write(x->base + x->used, code, sizeof(code));
+	if (ret < 0)
+		return ret;
+	s->slot = x->base + x->used;
+	x->used += PR_SLOT_SIZE;
+	return 0;
+}
+
+static void pr_sigtrap(int sig, siginfo_t *si, void *ucv);
+
+/*
+ * Whether this thread runs with a user-space shadow stack (CET SHSTK): then a
+ * call emulated on the ordinary stack alone would fault at the callee's ret
+ * (docs/design/probes.md, "Control-flow protection"). Kernels without
+ * ARCH_SHSTK_STATUS answer EINVAL: no shadow stack.
+ */
+static int pr_shstk_active(void)
+{
+	unsigned long features = 0;
+
+	if (syscall(SYS_arch_prctl, 0x5005 /* ARCH_SHSTK_STATUS */, &features) != 0)
+		return 0;
+	return (features & 1 /* ARCH_SHSTK_SHSTK */) != 0;
+}
+
+/**
+ * fdr_probe_arm - put a breakpoint probe at @addr
+ * @addr: an instruction boundary (see fdr_probe_check()) in a mapped r-x page
+ * @fn: called on every hit with the registers, in a signal handler
+ * @arg: passed to @fn; must stay valid until fdr_probe_disarm() returns
+ * @out: the site, for fdr_probe_disarm() and the counters
+ *
+ * Installs the SIGTRAP handler the first time (signal.c keeps the program's own
+ * handlers running). Never makes a page writable and executable. Not
+ * async-signal-safe; serialised with every other arm/disarm.
+ *
+ * Returns: 0; -EINVAL (NULL @fn or @out); -EBUSY if @addr is armed already;
+ * -EFAULT if @addr is not in an executable mapping; -EPERM if its page is
+ * writable and executable (JIT code: not ours to patch); -EILSEQ/-ENOTSUP from
+ * the decoder, or -ENOTSUP for a call under a CET shadow stack; -ENOSPC if the
+ * site table is full; -ENOMEM/-ERANGE if no XOL slot can be had near @addr; a
+ * negative errno from the text write.
+ */
+int fdr_probe_arm(uintptr_t addr, fdr_probe_handler fn, void *arg, struct fdr_probe_site **out)
+{
+	struct fdr_reloc_insn insn;
+	struct fdr_probe_site *s;
+	uint8_t code[FDR_RELOC_MAX_LEN], int3 = 0xcc;
+	size_t got;
+	int prot, ret;
+	const char *e;
+
+	if (!fn || !out)
+		return -EINVAL;
+	fdr_probe_lock();
+	ret = fdr_patch_page_prot(addr, &prot);
+	if (ret < 0 || !(prot & PROT_EXEC)) {
+		ret = -EFAULT;
+		goto out;
+	}
+	if (prot & PROT_WRITE) {
+		ret = -EPERM;
+		goto out;
+	}
+	s = pr_lookup(addr);
+	if (s && atomic_load(&s->armed)) {
+		ret = -EBUSY;
+		goto out;
+	}
+	got = pr_read_orig(addr, code, sizeof(code));
+	ret = fdr_reloc_decode(addr, code, got, &insn, NULL, 0);
+	if (ret < 0)
+		goto out;
+	if ((insn.kind == FDR_RELOC_CALL || insn.kind == FDR_RELOC_CALL_IND) && pr_shstk_active()) {
+		ret = -ENOTSUP;
+		goto out;
+	}
+	s = pr_insert(addr);
+	if (!s) {
+		ret = -ENOSPC;
+		goto out;
+	}
+	/* a handler that trapped before the last disarm may still read s->insn */
+	while (atomic_load(&s->active) != 0)
+		sched_yield();
+	if (!s->slot || s->insn.len != insn.len || memcmp(s->insn.bytes, insn.bytes, insn.len)) {
+		ret = pr_slot_make(s, &insn);
+		if (ret < 0)
+			goto out;
+	}
+	s->insn = insn;
+	/* test hook: every kind runs out of line, through fdr_reloc_emit()'s code */
+	e = getenv("FDR_PROBE_XOL_ALL");
+	s->xol_all = e && e[0] == '1';
+	atomic_store(&s->fn, fn);
+	atomic_store(&s->arg, arg);
+	if (!pr_sig_installed) {
+		pthread_atfork(NULL, NULL, pr_atfork_child);
+		ret = fdr_probe_sig_take(SIGTRAP, pr_sigtrap);
+		if (ret < 0)
+			goto out;
+		pr_sig_installed = 1;
+	}
+	/* seq_cst: the site is complete and armed before any thread can trap on it */
+	atomic_store(&s->armed, 1);
+	ret = fdr_patch_write(addr, &int3, 1);
+	if (ret < 0) {
+		atomic_store(&s->armed, 0);
+		goto out;
+	}
+	fdr_patch_sync();
+	*out = s;
+out:
+	fdr_probe_unlock();
+	return ret;
+}
+
+/**
+ * fdr_probe_disarm - remove a probe: the original byte goes back exactly
+ * @site: from fdr_probe_arm()
+ *
+ * Returns once no thread runs @site's handler any more (its @arg may be freed
+ * then); a thread that trapped on the int3 just before it went runs the original
+ * instruction. Must not be called from a probe handler.
+ *
+ * Returns: 0; -EINVAL if @site is NULL or not armed; -EDEADLK from a probe
+ * handler; a negative errno from the text write (the probe stays armed).
+ */
+int fdr_probe_disarm(struct fdr_probe_site *site)
+{
+	int ret;
+
+	if (!site)
+		return -EINVAL;
+	if (pr_depth > 0)
+		return -EDEADLK;
+	fdr_probe_lock();
+	if (!atomic_load(&site->armed)) {
+		fdr_probe_unlock();
+		return -EINVAL;
+	}
+	ret = fdr_patch_write(atomic_load(&site->addr), &site->insn.bytes[0], 1);
+	if (ret < 0) {
+		fdr_probe_unlock();
+		return ret;
+	}
+	fdr_patch_sync();
+	/* seq_cst: pairs with the handler's active++ then armed load (essay above) */
+	atomic_store(&site->armed, 0);
+	fdr_probe_unlock();
+	while (atomic_load(&site->active) != 0)
+		sched_yield();
+	return 0;
+}
+
+/** fdr_probe_site_hits - how many times @site's handler ran. */
+uint64_t fdr_probe_site_hits(const struct fdr_probe_site *site)
+{
+	return site ? atomic_load_explicit(&site->hits, memory_order_relaxed) : 0;
+}
+
+/** fdr_probe_site_misses - hits on which the handler did not run (nested in a handler). */
+uint64_t fdr_probe_site_misses(const struct fdr_probe_site *site)
+{
+	return site ? atomic_load_explicit(&site->misses, memory_order_relaxed) : 0;
+}
+
+static void pr_fill_regs(struct fdr_probe_regs *r, const greg_t *g, uintptr_t addr)
+{
+	static const unsigned char from[FDR_REG_NR] = {
+		[FDR_REG_AX] = REG_RAX,	 [FDR_REG_BX] = REG_RBX,    [FDR_REG_CX] = REG_RCX,
+		[FDR_REG_DX] = REG_RDX,	 [FDR_REG_SI] = REG_RSI,    [FDR_REG_DI] = REG_RDI,
+		[FDR_REG_BP] = REG_RBP,	 [FDR_REG_SP] = REG_RSP,    [FDR_REG_R8] = REG_R8,
+		[FDR_REG_R9] = REG_R9,	 [FDR_REG_R10] = REG_R10,   [FDR_REG_R11] = REG_R11,
+		[FDR_REG_R12] = REG_R12, [FDR_REG_R13] = REG_R13,   [FDR_REG_R14] = REG_R14,
+		[FDR_REG_R15] = REG_R15, [FDR_REG_FLAGS] = REG_EFL,
+	};
+	uint64_t csgsfs = (uint64_t)g[REG_CSGSFS]; /* cs, gs, fs, ss: 16 bits each */
+
+	_Static_assert(FDR_REG_R15 == 15 && FDR_REG_IP == 16, "gpr[0..15] are the 16 GPRs");
+	int i;
+
+	for (i = 0; i <= FDR_REG_R15; i++)
+		r->gpr[i] = (uint64_t)g[from[i]];
+	r->gpr[FDR_REG_IP] = addr;
+	r->gpr[FDR_REG_FLAGS] = (uint64_t)g[REG_EFL];
+	r->gpr[FDR_REG_CS] = csgsfs & 0xffff;
+	r->gpr[FDR_REG_SS] = (csgsfs >> 48) & 0xffff;
+	r->probe_addr = addr;
+}
+
+static void pr_sigtrap(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	greg_t *g = uc->uc_mcontext.gregs;
+	struct fdr_probe_site *s;
+	struct fdr_probe_regs regs;
+	const struct fdr_reloc_insn *in;
+	uintptr_t addr, next;
+	int saved_errno = errno;
+
+	/* int3 raises #BP (vector 3), reported as SI_KERNEL; anything else is not ours */
+	if (si->si_code != SI_KERNEL || g[REG_TRAPNO] != 3)
+		goto chain;
+	addr = (uintptr_t)g[REG_RIP] - 1;
+	s = pr_lookup(addr);
+	if (!s)
+		goto chain;
+	atomic_fetch_add(&s->active, 1); /* seq_cst: before the armed load (essay) */
+	if (!atomic_load(&s->armed)) {
+		/* already gone: run the original instruction, now back in place */
+		atomic_fetch_sub(&s->active, 1);
+		g[REG_RIP] = (greg_t)addr;
+		errno = saved_errno;
+		return;
+	}
+	in = &s->insn;
+	if (pr_depth == 0) {
+		fdr_probe_handler fn = atomic_load_explicit(&s->fn, memory_order_relaxed);
+
+		pr_depth++;
+		pr_fill_regs(&regs, g, addr);
+		fn(&regs, atomic_load_explicit(&s->arg, memory_order_relaxed));
+		pr_depth--;
+		atomic_fetch_add_explicit(&s->hits, 1, memory_order_relaxed);
+	} else {
+		atomic_fetch_add_explicit(&s->misses, 1, memory_order_relaxed);
+	}
+	next = addr + in->len;
+	if (s->xol_all) {
+		g[REG_RIP] = (greg_t)s->slot;
+	} else {
+		switch (in->kind) {
+		case FDR_RELOC_JMP:
+			g[REG_RIP] = (greg_t)in->target;
+			break;
+		case FDR_RELOC_JCC:
+			g[REG_RIP] = (greg_t)(fdr_reloc_cond_true(in->cond, (uint64_t)g[REG_EFL]) ?
+						      in->target :
+						      next);
+			break;
+		case FDR_RELOC_CALL:
+			g[REG_RSP] -= 8;
+			*(uint64_t *)(uintptr_t)g[REG_RSP] = next;
+			g[REG_RIP] = (greg_t)in->target;
+			break;
+		default: /* COPY, CALL_IND: the slot */
+			g[REG_RIP] = (greg_t)s->slot;
+			break;
+		}
+	}
+	atomic_fetch_sub(&s->active, 1);
+	errno = saved_errno;
+	return;
+chain:
+	errno = saved_errno;
+	fdr_probe_sig_chain(sig, si, ucv);
+}

@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * patch.c - writing into running code without a W+X page, and pages near it.
+ *
+ * Two ways to change bytes of a mapped r-x page, neither of which ever makes
+ * a page writable and executable at once:
+ *
+ * 1. /proc/self/mem (preferred). pwrite() at the address: the kernel writes
+ *    with FOLL_FORCE, breaking copy-on-write into a private copy of the page
+ *    (the file on disk is untouched) while the mapping stays r-x. The store
+ *    of one byte is a single store from other threads' point of view: they
+ *    see the old byte or the new one, never a mix. Kernels booted with
+ *    proc_mem.force_override=never refuse (EIO/EPERM), hence:
+ *
+ * 2. mremap. Copy the page into a fresh anonymous RW mapping, change the
+ *    bytes there, mprotect() it to the original page's protection (r-x), and
+ *    mremap(MREMAP_FIXED|MREMAP_MAYMOVE) it over the original page. The
+ *    kernel swaps the page table entry under the mmap lock: a thread running
+ *    in that page faults and waits or sees the whole new page, never a hole.
+ *    The page loses its file backing (as a COW copy would anyway).
+ *
+ * FDR_PROBE_PATCH=mem|mremap in the environment, or fdr_probe_set_patch_method(),
+ * forces one (the tests run both).
+ *
+ * Why an int3 can be written while other threads execute the instruction:
+ * the kernel's text_poke_bp() rests on the rule that a CPU executing an
+ * instruction whose first byte is concurrently replaced by int3 runs either
+ * the old instruction whole or traps: never a mix of the two. One byte, the
+ * first, is the only change, so no thread can decode half-old, half-new bytes.
+ * A CPU may however keep running the old byte from its instruction cache or
+ * pipeline for a while: after each change we make every thread of the
+ * process execute a serialising instruction, with
+ * membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE) (registered once).
+ * Where that is missing (kernels before 4.16, or seccomp) we fall back to
+ * MEMBARRIER_CMD_PRIVATE_EXPEDITED: its IPI interrupts each CPU running a
+ * thread of ours, and the return from an interrupt to user space is an IRET,
+ * which is serialising on x86. Without either (no membarrier at all), the
+ * int3 form is still correct: a thread that runs the old byte a little
+ * longer misses a hit, and one that traps on a removed int3 is sent back to
+ * the original instruction (engine.c, "already gone"). Issue 16's multi-byte
+ * windows need the barrier; patch_sync() returns which one was used.
+ *
+ * Pages near code: a RIP-relative operand or a jmp rel32 reaches ±2 GiB, so
+ * out-of-line copies live in pages allocated as close as possible to the
+ * probed code: fdr_patch_alloc_near() reads /proc/self/maps and maps the free
+ * page nearest to the address (MAP_FIXED_NOREPLACE, never over a mapping).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/membarrier.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "probe-local.h"
+
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+
+static int pt_mem_fd = -1; /* /proc/self/mem, O_RDWR; under the engine lock */
+static int pt_mem_broken; /* a pwrite failed: the kernel refuses FOLL_FORCE writes */
+static enum fdr_probe_patch_method pt_forced;
+static enum fdr_probe_patch_method pt_last_used;
+static int pt_membarrier = -1; /* -1 unknown, else enum fdr_patch_sync */
+static pid_t pt_pid; /* whose /proc/self/mem pt_mem_fd is */
+static pid_t pt_membarrier_pid; /* who registered pt_membarrier */
+
+/**
+ * fdr_probe_set_patch_method - choose how text is written
+ * @m: FDR_PROBE_PATCH_AUTO, _MEM or _MREMAP
+ *
+ * Overrides FDR_PROBE_PATCH. For tests and for kernels where one way is known
+ * to be refused. Returns: 0, or -EINVAL for an unknown @m.
+ */
+int fdr_probe_set_patch_method(enum fdr_probe_patch_method m)
+{
+	if (m != FDR_PROBE_PATCH_AUTO && m != FDR_PROBE_PATCH_MEM && m != FDR_PROBE_PATCH_MREMAP)
+		return -EINVAL;
+	fdr_probe_lock();
+	pt_forced = m;
+	pt_mem_broken = 0;
+	fdr_probe_unlock();
+	return 0;
+}
+
+/** fdr_probe_patch_method_used - how the last text write was done (0 if none yet). */
+enum fdr_probe_patch_method fdr_probe_patch_method_used(void)
+{
+	return pt_last_used;
+}
+
+static enum fdr_probe_patch_method pt_method(void)
+{
+	const char *e;
+
+	if (pt_forced != FDR_PROBE_PATCH_AUTO)
+		return pt_forced;
+	e = getenv("FDR_PROBE_PATCH");
+	if (e && !strcmp(e, "mem"))
+		return FDR_PROBE_PATCH_MEM;
+	if (e && !strcmp(e, "mremap"))
+		return FDR_PROBE_PATCH_MREMAP;
+	return FDR_PROBE_PATCH_AUTO;
+}
+
+static int pt_write_mem(uintptr_t addr, const void *buf, size_t len)
+{
+	ssize_t w;
+
+	/* after fork, /proc/self/mem still names the parent's memory through our fd */
+	if (pt_mem_fd >= 0 && pt_pid != getpid()) {
+		close(pt_mem_fd);
+		pt_mem_fd = -1;
+	}
+	if (pt_mem_fd < 0) {
+		pt_mem_fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+		if (pt_mem_fd < 0)
+			return -errno;
+		pt_pid = getpid();
+	}
+	w = pwrite(pt_mem_fd, buf, len, (off_t)addr);
+	if (w < 0)
+		return -errno;
+	return (size_t)w == len ? 0 : -EIO;
+}
+
+/* fdr_patch_page_prot - the protection of the mapping holding @page, from /proc/self/maps; -EFAULT if unmapped. */
+int fdr_patch_page_prot(uintptr_t page, int *prot)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "re");
+	int ret = -EFAULT;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		char perms[8];
+
+		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3)
+			continue;
+		if (page < lo || page >= hi)
+			continue;
+		*prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
+			(perms[2] == 'x' ? PROT_EXEC : 0);
+		ret = 0;
+		break;
+	}
+	fclose(f);
+	return ret;
+}
+
+static int pt_write_mremap(uintptr_t addr, const void *buf, size_t len)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	uintptr_t page = addr & ~(uintptr_t)(pg - 1);
+	void *fresh, *moved;
+	int prot, ret;
+
+	if (((addr + len - 1) & ~(uintptr_t)(pg - 1)) != page)
+		return -EINVAL; /* callers split writes at page boundaries */
+	ret = fdr_patch_page_prot(page, &prot);
+	if (ret < 0)
+		return ret;
+	if ((prot & PROT_WRITE) && (prot & PROT_EXEC))
+		return -EPERM; /* never make or keep a W+X page */
+	fresh = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (fresh == MAP_FAILED)
+		return -errno;
+	memcpy(fresh, (const void *)page, pg);
+	memcpy((char *)fresh + (addr - page), buf, len);
+	if (mprotect(fresh, pg, prot) < 0) {
+		ret = -errno;
+		munmap(fresh, pg);
+		return ret;
+	}
+	moved = mremap(fresh, pg, pg, MREMAP_FIXED | MREMAP_MAYMOVE, (void *)page);
+	if (moved == MAP_FAILED) {
+		ret = -errno;
+		munmap(fresh, pg);
+		return ret;
+	}
+	return 0;
+}
+
+/**
+ * fdr_patch_write - write @len bytes at @addr in a mapped page, keeping its protection
+ *
+ * Caller holds the engine lock. The bytes must not cross a page boundary for the
+ * mremap path (callers write one byte, or one slot). Does not serialise: call
+ * fdr_patch_sync() once the change must be visible to every thread.
+ * Returns: 0, or a negative errno from both ways (the last one tried).
+ */
+int fdr_patch_write(uintptr_t addr, const void *buf, size_t len)
+{
+	enum fdr_probe_patch_method m = pt_method();
+	int ret = -ENOSYS;
+
+	if (m == FDR_PROBE_PATCH_MEM || (m == FDR_PROBE_PATCH_AUTO && !pt_mem_broken)) {
+		ret = pt_write_mem(addr, buf, len);
+		if (ret == 0) {
+			pt_last_used = FDR_PROBE_PATCH_MEM;
+			return 0;
+		}
+		if (m == FDR_PROBE_PATCH_MEM)
+			return ret;
+		pt_mem_broken = 1;
+	}
+	ret = pt_write_mremap(addr, buf, len);
+	if (ret == 0)
+		pt_last_used = FDR_PROBE_PATCH_MREMAP;
+	return ret;
+}
+
+/**
+ * fdr_patch_sync - make every thread of the process serialise its instruction stream
+ *
+ * Returns: the barrier used (FDR_PATCH_SYNC_CORE, FDR_PATCH_SYNC_IPI or
+ * FDR_PATCH_SYNC_NONE); see the essay above for what each guarantees.
+ */
+int fdr_patch_sync(void)
+{
+	/* a child after fork has a new mm, not registered (its pid tells) */
+	if (pt_membarrier >= 0 && pt_membarrier_pid != getpid())
+		pt_membarrier = -1;
+	if (pt_membarrier < 0) {
+		pt_membarrier_pid = getpid();
+		if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE, 0,
+			    0) == 0)
+			pt_membarrier = FDR_PATCH_SYNC_CORE;
+		else if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) ==
+			 0)
+			pt_membarrier = FDR_PATCH_SYNC_IPI;
+		else
+			pt_membarrier = FDR_PATCH_SYNC_NONE;
+	}
+	switch (pt_membarrier) {
+	case FDR_PATCH_SYNC_CORE:
+		if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0) == 0)
+			return FDR_PATCH_SYNC_CORE;
+		break;
+	case FDR_PATCH_SYNC_IPI:
+		if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
+			return FDR_PATCH_SYNC_IPI;
+		break;
+	default:
+		break;
+	}
+	return FDR_PATCH_SYNC_NONE;
+}
+
+/**
+ * fdr_patch_alloc_near - map @size bytes PROT_READ|PROT_EXEC as close as possible to @addr
+ * @addr: the code the pages must reach with a rel32/disp32
+ * @size: a multiple of the page size
+ *
+ * The pages are anonymous, private and zero; write them with fdr_patch_write().
+ * Returns: the address, or 0 if nothing within ±2 GiB of @addr is free.
+ */
+uintptr_t fdr_patch_alloc_near(uintptr_t addr, size_t size)
+{
+	const uintptr_t reach = (uintptr_t)1 << 31;
+	uintptr_t lo_lim = addr > reach ? addr - reach + size : 0x10000;
+	uintptr_t hi_lim = addr + reach - size;
+	uintptr_t prev_end = 0x10000, best = 0, best_dist = UINTPTR_MAX;
+	char line[512];
+	FILE *f;
+	int tries;
+
+	for (tries = 0; tries < 8; tries++) {
+		f = fopen("/proc/self/maps", "re");
+		if (!f)
+			return 0;
+		best = 0;
+		best_dist = UINTPTR_MAX;
+		prev_end = 0x10000;
+		for (;;) {
+			unsigned long lo = 0, hi = 0;
+			int last = !fgets(line, sizeof(line), f);
+
+			if (!last && sscanf(line, "%lx-%lx", &lo, &hi) != 2)
+				continue;
+			if (last)
+				lo = 0x7ffffffff000ul; /* end of the user address space */
+			/* the free gap [prev_end, lo): the page in it nearest to addr */
+			if (lo > prev_end && lo - prev_end >= size) {
+				uintptr_t cand = addr < prev_end  ? prev_end :
+						 addr + size > lo ? lo - size :
+								    addr;
+				uintptr_t dist = cand > addr ? cand - addr : addr - cand;
+
+				cand &= ~(uintptr_t)(sysconf(_SC_PAGESIZE) - 1);
+				if (cand >= prev_end && cand >= lo_lim && cand <= hi_lim &&
+				    dist < best_dist) {
+					best = cand;
+					best_dist = dist;
+				}
+			}
+			if (last)
+				break;
+			if (hi > prev_end)
+				prev_end = hi;
+		}
+		fclose(f);
+		if (!best)
+			return 0;
+		void *p = mmap((void *)best, size, PROT_READ | PROT_EXEC,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		if (p == (void *)best)
+			return best;
+		if (p != MAP_FAILED)
+			munmap(p, size); /* an old kernel ignoring MAP_FIXED_NOREPLACE */
+		/* EEXIST: another thread mapped it meanwhile; read the map again */
+	}
+	return 0;
+}

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * probe-live.c - live patching stress for libfdr-probe (label "stress", so the
+ * TSan build runs it too): 4 threads on 2 CPUs call pt_slow (first instruction:
+ * a load that misses the caches) and pt_add and check every result, while the
+ * main thread arms and disarms probes on both CYCLES times (default 10000,
+ * argv[1]). Zero wrong results and zero crashes are required; each handler
+ * checks the arguments it sees against the thread's record of the call.
+ * FDR_PROBE_PATCH and FDR_PROBE_XOL_ALL select the paths as in the unit test.
+ * Prints the counts and "N passed, N failed"; exit status 1 on any failure.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "engine.h"
+
+uint64_t pt_add(uint64_t a, uint64_t b);
+uint64_t pt_slow(const uint64_t *p, uint64_t x);
+
+#define COLD_WORDS (8u << 20) /* 64 MiB */
+#define RUNNERS 4
+
+struct runner {
+	pthread_t th;
+	int id;
+	const uint64_t *cold;
+	uint64_t calls, wrong;
+};
+
+static atomic_int stop;
+static atomic_ulong hits_slow, hits_add, bad_args;
+static uint64_t *cold;
+
+/* pt_slow(p, x): p must point into the cold array; pt_add(a, b): b is a call count */
+static void on_slow(const struct fdr_probe_regs *r, void *arg)
+{
+	(void)arg;
+	if (r->gpr[FDR_REG_DI] < (uintptr_t)cold ||
+	    r->gpr[FDR_REG_DI] >= (uintptr_t)(cold + COLD_WORDS) || r->gpr[FDR_REG_DI] % 8)
+		atomic_fetch_add(&bad_args, 1);
+	atomic_fetch_add_explicit(&hits_slow, 1, memory_order_relaxed);
+}
+
+static void on_add(const struct fdr_probe_regs *r, void *arg)
+{
+	(void)arg;
+	if (r->gpr[FDR_REG_SI] > (1ull << 40))
+		atomic_fetch_add(&bad_args, 1);
+	atomic_fetch_add_explicit(&hits_add, 1, memory_order_relaxed);
+}
+
+static void *run(void *arg)
+{
+	struct runner *r = arg;
+	uint64_t x = 0x9e3779b97f4a7c15ull * (uint64_t)(r->id + 1);
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(r->id % 2, &set);
+	(void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		size_t idx;
+
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		idx = (size_t)(x >> 40) % COLD_WORDS;
+		if (pt_slow(&r->cold[idx], x) != r->cold[idx] + x)
+			r->wrong++;
+		if (pt_add(x, r->calls) != x + r->calls)
+			r->wrong++;
+		r->calls++;
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	long cycles = argc > 1 ? strtol(argv[1], NULL, 10) : 10000;
+	struct runner rs[RUNNERS];
+	uint8_t before_slow[16], before_add[16];
+	int passed = 0, failed = 0, i;
+	long c;
+
+	if (cycles <= 0) {
+		fprintf(stderr, "probe-live: CYCLES must be positive\n");
+		return 2;
+	}
+	cold = mmap(NULL, COLD_WORDS * 8, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		    0);
+	if (cold == MAP_FAILED)
+		return 1;
+	for (size_t k = 0; k < COLD_WORDS; k++)
+		cold[k] = k * 2654435761u;
+	memcpy(before_slow, (const void *)(uintptr_t)pt_slow, 16);
+	memcpy(before_add, (const void *)(uintptr_t)pt_add, 16);
+	for (i = 0; i < RUNNERS; i++) {
+		rs[i] = (struct runner){ .id = i, .cold = cold };
+		if (pthread_create(&rs[i].th, NULL, run, &rs[i]))
+			return 1;
+	}
+	for (c = 0; c < cycles; c++) {
+		struct fdr_probe_site *s1, *s2;
+		int r1 = fdr_probe_arm((uintptr_t)pt_slow, on_slow, NULL, &s1);
+		int r2 = fdr_probe_arm((uintptr_t)pt_add, on_add, NULL, &s2);
+
+		if (r1 || r2) {
+			fprintf(stderr, "probe-live: cycle %ld: arm %d %d\n", c, r1, r2);
+			failed++;
+			break;
+		}
+		if (c % 16 == 0)
+			sched_yield();
+		if (fdr_probe_disarm(s1) || fdr_probe_disarm(s2)) {
+			fprintf(stderr, "probe-live: cycle %ld: disarm failed\n", c);
+			failed++;
+			break;
+		}
+	}
+	atomic_store(&stop, 1);
+	for (i = 0; i < RUNNERS; i++) {
+		pthread_join(rs[i].th, NULL);
+		printf("thread %d: %lu calls, %lu wrong\n", i, (unsigned long)rs[i].calls,
+		       (unsigned long)rs[i].wrong);
+		if (rs[i].wrong)
+			failed++;
+		else
+			passed++;
+	}
+	printf("%ld cycles, hits %lu + %lu, bad arguments %lu\n", c,
+	       (unsigned long)atomic_load(&hits_slow), (unsigned long)atomic_load(&hits_add),
+	       (unsigned long)atomic_load(&bad_args));
+	if (atomic_load(&bad_args) || !(atomic_load(&hits_slow) + atomic_load(&hits_add)))
+		failed++;
+	else
+		passed++;
+	if (memcmp(before_slow, (const void *)(uintptr_t)pt_slow, 16) ||
+	    memcmp(before_add, (const void *)(uintptr_t)pt_add, 16))
+		failed++;
+	else
+		passed++;
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}

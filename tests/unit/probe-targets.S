@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * probe-targets.S - functions with known first instructions, for
+ * test-probe-engine.c and bench/probe-bench.c. Each pt_* symbol is a place to
+ * probe; the comment says what the instruction there is and what the
+ * function returns (System V ABI: arguments in %rdi, %rsi; result in %rax).
+ */
+	.text
+
+/* pt_add(a, b) = a + b; first: mov %rdi,%rax (3 bytes, copied out of line) */
+	.globl pt_add
+	.type pt_add, @function
+	.p2align 4
+pt_add:
+	mov	%rdi, %rax
+	add	%rsi, %rax
+	ret
+	.size pt_add, .-pt_add
+
+/* pt_riprel() = pt_global; first: mov pt_global(%rip),%eax (RIP-relative load) */
+	.globl pt_riprel
+	.type pt_riprel, @function
+	.p2align 4
+pt_riprel:
+	mov	pt_global(%rip), %eax
+	ret
+	.size pt_riprel, .-pt_riprel
+
+/* pt_riprel_store(v): pt_global2 = v, returns &pt_global2; first: RIP-relative store,
+ * then a RIP-relative lea (pt_riprel_lea) */
+	.globl pt_riprel_store
+	.globl pt_riprel_lea
+	.type pt_riprel_store, @function
+	.p2align 4
+pt_riprel_store:
+	mov	%edi, pt_global2(%rip)
+pt_riprel_lea:
+	lea	pt_global2(%rip), %rax
+	ret
+	.size pt_riprel_store, .-pt_riprel_store
+
+/* pt_call(x) = x + 101; first: call rel32 to pt_helper (x + 100) */
+	.globl pt_call
+	.type pt_call, @function
+	.p2align 4
+pt_call:
+	call	pt_helper
+	add	$1, %rax
+	ret
+	.size pt_call, .-pt_call
+
+	.globl pt_helper
+	.type pt_helper, @function
+	.p2align 4
+pt_helper:
+	lea	100(%rdi), %rax
+	ret
+	.size pt_helper, .-pt_helper
+
+/* pt_call_ra() = the return address its call pushed: pt_call_ra + 5 */
+	.globl pt_call_ra
+	.type pt_call_ra, @function
+	.p2align 4
+pt_call_ra:
+	call	pt_ret_addr
+	ret
+	.size pt_call_ra, .-pt_call_ra
+
+/* pt_ret_addr() = its own return address */
+	.globl pt_ret_addr
+	.type pt_ret_addr, @function
+	.p2align 4
+pt_ret_addr:
+	mov	(%rsp), %rax
+	ret
+	.size pt_ret_addr, .-pt_ret_addr
+
+/* pt_callind(fn, x) = fn(?, x) via call *%rdi (the callee reads %rsi), + 1 */
+	.globl pt_callind
+	.type pt_callind, @function
+	.p2align 4
+pt_callind:
+	call	*%rdi
+	add	$1, %rax
+	ret
+	.size pt_callind, .-pt_callind
+
+/* pt_helper_si(?, x) = x + 200 */
+	.globl pt_helper_si
+	.type pt_helper_si, @function
+	.p2align 4
+pt_helper_si:
+	lea	200(%rsi), %rax
+	ret
+	.size pt_helper_si, .-pt_helper_si
+
+/* pt_callind_mem() = return address pushed by call *pt_fnptr(%rip): pt_callind_mem + 6 */
+	.globl pt_callind_mem
+	.type pt_callind_mem, @function
+	.p2align 4
+pt_callind_mem:
+	call	*pt_fnptr(%rip)
+	ret
+	.size pt_callind_mem, .-pt_callind_mem
+
+/* pt_jmp(x) = x + 7; first: jmp rel8 over a ud2 */
+	.globl pt_jmp
+	.type pt_jmp, @function
+	.p2align 4
+pt_jmp:
+	jmp	1f
+	ud2
+	ud2
+1:	lea	7(%rdi), %rax
+	ret
+	.size pt_jmp, .-pt_jmp
+
+/* pt_jmp32(x) = x + 9; first: jmp rel32 */
+	.globl pt_jmp32
+	.type pt_jmp32, @function
+	.p2align 4
+pt_jmp32:
+	.byte	0xe9
+	.long	1f - (pt_jmp32 + 5)
+	ud2
+1:	lea	9(%rdi), %rax
+	ret
+	.size pt_jmp32, .-pt_jmp32
+
+/* pt_jcc(x) = x < 10 ? 2 : 1; probe pt_jcc_br: jl rel8 */
+	.globl pt_jcc
+	.globl pt_jcc_br
+	.type pt_jcc, @function
+	.p2align 4
+pt_jcc:
+	cmp	$10, %rdi
+pt_jcc_br:
+	jl	1f
+	mov	$1, %eax
+	ret
+1:	mov	$2, %eax
+	ret
+	.size pt_jcc, .-pt_jcc
+
+/* pt_jcc32(x) = x == 0 ? 3 : 4; probe pt_jcc32_br: je rel32 */
+	.globl pt_jcc32
+	.globl pt_jcc32_br
+	.type pt_jcc32, @function
+	.p2align 4
+pt_jcc32:
+	test	%rdi, %rdi
+pt_jcc32_br:
+	.byte	0x0f, 0x84
+	.long	1f - (pt_jcc32_br + 6)
+	mov	$4, %eax
+	ret
+1:	mov	$3, %eax
+	ret
+	.size pt_jcc32, .-pt_jcc32
+
+/* pt_redzone(a) = a + 5, a leaf keeping both values in its red zone; probe the
+ * entry or pt_redzone_mid (after -8(%rsp) holds a, before -16(%rsp) is read) */
+	.globl pt_redzone
+	.globl pt_redzone_mid
+	.type pt_redzone, @function
+	.p2align 4
+pt_redzone:
+	mov	%rdi, -8(%rsp)
+	movq	$5, -16(%rsp)
+	movq	$0, -128(%rsp)
+pt_redzone_mid:
+	mov	-8(%rsp), %rax
+	add	-16(%rsp), %rax
+	add	-128(%rsp), %rax
+	ret
+	.size pt_redzone, .-pt_redzone
+
+/* pt_push(x) = x + 3, keeping %rbx; probe the entry (push) or pt_push_pop (pop) */
+	.globl pt_push
+	.globl pt_push_pop
+	.type pt_push, @function
+	.p2align 4
+pt_push:
+	push	%rbx
+	mov	%rdi, %rbx
+	lea	3(%rbx), %rax
+pt_push_pop:
+	pop	%rbx
+	ret
+	.size pt_push, .-pt_push
+
+/* pt_slow(p, x) = *p + x; first: a load from p (a cache miss when p is cold) */
+	.globl pt_slow
+	.type pt_slow, @function
+	.p2align 4
+pt_slow:
+	mov	(%rdi), %rax
+	add	%rsi, %rax
+	ret
+	.size pt_slow, .-pt_slow
+
+/* pt_own_int3() = 42 after the program's own int3 */
+	.globl pt_own_int3
+	.type pt_own_int3, @function
+	.p2align 4
+pt_own_int3:
+	int3
+	mov	$42, %eax
+	ret
+	.size pt_own_int3, .-pt_own_int3
+
+/* pt_allregs(): every general register set to a known value (rax 0x1001, rbx 0x1002,
+ * rcx 0x1003, rdx 0x1004, rsi 0x1005, rdi 0x1006, rbp 0x1007, r8..r15 0x1008..0x100f),
+ * %rsp saved in pt_saved_sp and CF set, at pt_allregs_probe (a nop) */
+	.globl pt_allregs
+	.globl pt_allregs_probe
+	.type pt_allregs, @function
+	.p2align 4
+pt_allregs:
+	push	%rbx
+	push	%rbp
+	push	%r12
+	push	%r13
+	push	%r14
+	push	%r15
+	mov	$0x1001, %rax
+	mov	$0x1002, %rbx
+	mov	$0x1003, %rcx
+	mov	$0x1004, %rdx
+	mov	$0x1005, %rsi
+	mov	$0x1006, %rdi
+	mov	$0x1007, %rbp
+	mov	$0x1008, %r8
+	mov	$0x1009, %r9
+	mov	$0x100a, %r10
+	mov	$0x100b, %r11
+	mov	$0x100c, %r12
+	mov	$0x100d, %r13
+	mov	$0x100e, %r14
+	mov	$0x100f, %r15
+	mov	%rsp, pt_saved_sp(%rip)
+	stc
+pt_allregs_probe:
+	nop
+	pop	%r15
+	pop	%r14
+	pop	%r13
+	pop	%r12
+	pop	%rbp
+	pop	%rbx
+	ret
+	.size pt_allregs, .-pt_allregs
+
+/* pt_nop() = 0; for the benchmark: a trivial function */
+	.globl pt_nop
+	.type pt_nop, @function
+	.p2align 4
+pt_nop:
+	xor	%eax, %eax
+	ret
+	.size pt_nop, .-pt_nop
+
+	.data
+	.globl pt_global
+	.globl pt_global2
+	.p2align 3
+pt_global:
+	.long	0x1234567
+pt_global2:
+	.long	0
+	.p2align 3
+pt_fnptr:
+	.quad	pt_ret_addr
+	.globl pt_saved_sp
+pt_saved_sp:
+	.quad	0
+
+	.section .note.GNU-stack,"",@progbits
