@@ -8,6 +8,8 @@
  *                      registry, pid->comm names, error logs, the control lock
  *   ring.<inst>.<gen>  one per instance: struct fdr_abi_ring, then per CPU a
  *                      struct fdr_abi_cpu and its sub-buffers
+ *   probes             struct fdr_abi_probes: dynamic probe locations, made by
+ *                      the first uprobe_events definition
  *
  * Every process that uses the session maps these files MAP_SHARED. Rules (see
  * docs/design/abi.md): fixed-width types only, every struct starts with its size,
@@ -447,5 +449,67 @@ struct fdr_abi_ring {
 	uint8_t reserved[16];
 };
 _Static_assert(sizeof(struct fdr_abi_ring) == 128, "fdr_abi_ring layout");
+
+/*
+ * The probes file: dynamic probe locations (uprobe_events), one file per session,
+ * "probes", created whole (fallocated) by the first definition. The control side
+ * (lib/ctl: the uprobe_events and dynamic_events files) is its only writer, under
+ * the session's control lock; the probe agent in each traced process
+ * (libfdr-probe) reads it and arms, in its own process, each live location whose
+ * event is enabled in some instance and whose file (dev, ino) it maps executable.
+ *
+ * A change to a slot: state = FREE (release), the fields, gen + 1, state = LIVE
+ * (release); then probes.gen + 1 (release) and the control block's gen (the
+ * agents' wake-up, fdr_session_changed()). A reader copies a slot, then checks
+ * state and gen again (seqlock-like); every field is checked before use
+ * (fdr_shm_check_probe(); the program with fdr_fetch_check()).
+ *
+ * Several slots may name the same event_slot: one event with several locations
+ * (the kernel's multi-probe events). hits and misses are added by every process
+ * that hits the location (relaxed atomics): uprobe_profile's figures.
+ */
+#define FDR_ABI_MAGIC_PROBES 0x4644525042ULL /* "FDRPB" */
+#define FDR_MAX_PROBES 256 /* probe locations per session */
+#define FDR_PROBE_PATH_LEN 256 /* path of the probed file, NUL included */
+#define FDR_PROBE_LINE_LEN 2048 /* the definition as uprobe_events reads it back */
+#define FDR_PROBE_PROG_BYTES 4096 /* the compiled fetch program (lib/probe/fetch.h) */
+
+enum fdr_abi_probe_state {
+	FDR_PROBE_SLOT_FREE = 0,
+	FDR_PROBE_SLOT_LIVE = 1,
+};
+
+#define FDR_PROBE_F_RETURN 1u /* a return probe (r: / %return) */
+
+struct fdr_abi_probe_slot {
+	uint32_t state; /* enum fdr_abi_probe_state; written last (release) */
+	uint32_t gen; /* bumped at every change of this slot */
+	uint32_t event_slot; /* registry index (control.events) of the event it records */
+	uint32_t flags; /* FDR_PROBE_F_* */
+	uint64_t offset; /* file offset of the probed instruction in path */
+	uint64_t ref_ctr_offset; /* SDT semaphore's file offset; 0 = none */
+	uint64_t dev; /* st_dev of path when defined: mappings are matched by (dev, ino) */
+	uint64_t ino; /* st_ino */
+	uint64_t hits; /* uprobe_profile: hits, all processes */
+	uint64_t misses; /* hits not recorded (ring full, nested hit, bad slot) */
+	char path[FDR_PROBE_PATH_LEN];
+	char line[FDR_PROBE_LINE_LEN]; /* normalised definition, NUL-terminated */
+	uint32_t prog_len; /* bytes of prog used */
+	uint32_t reserved;
+	uint64_t reserved2[4];
+	unsigned char prog[FDR_PROBE_PROG_BYTES]; /* struct fdr_fetch_prog */
+};
+
+struct fdr_abi_probes {
+	uint32_t struct_size;
+	uint32_t version; /* FDR_ABI_VERSION */
+	uint64_t magic; /* FDR_ABI_MAGIC_PROBES, stored last at creation */
+	uint32_t gen; /* bumped (release) after every change of a slot */
+	uint32_t nr_live; /* live slots (a hint: 0 = no probe, nothing to arm) */
+	uint64_t reserved[5];
+	struct fdr_abi_probe_slot probes[FDR_MAX_PROBES];
+};
+_Static_assert(sizeof(struct fdr_abi_probe_slot) == 6504 && offsetof(struct fdr_abi_probes, probes) == 64,
+	       "fdr_abi_probes layout");
 
 #endif /* FDR_ABI_H */
