@@ -419,16 +419,22 @@ static __thread int ev_probe_loading; /* this thread is in ev_probe_load()'s dlo
 /* Has @s a probes file with live locations? One openat() and pread() of its header. */
 static int ev_probes_live(struct fdr_session *s)
 {
-	struct fdr_abi_probes h;
+	/* the header only (the whole struct is 1.6 MiB: not on the agent's 64 KiB stack) */
+	unsigned char h[offsetof(struct fdr_abi_probes, probes)];
+	uint64_t magic;
+	uint32_t nr_live;
 	ssize_t n;
 	int fd = openat(s->dir_fd, "probes", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 
 	if (fd < 0)
 		return 0;
-	n = pread(fd, &h, offsetof(struct fdr_abi_probes, probes), 0);
+	n = pread(fd, h, sizeof(h), 0);
 	close(fd);
-	return n == (ssize_t)offsetof(struct fdr_abi_probes, probes) &&
-	       h.magic == FDR_ABI_MAGIC_PROBES && h.nr_live > 0;
+	if (n != (ssize_t)sizeof(h))
+		return 0;
+	memcpy(&magic, h + offsetof(struct fdr_abi_probes, magic), sizeof(magic));
+	memcpy(&nr_live, h + offsetof(struct fdr_abi_probes, nr_live), sizeof(nr_live));
+	return magic == FDR_ABI_MAGIC_PROBES && nr_live > 0;
 }
 
 /* Load libfdr-probe (ev_probe_lock held). Failure goes to the error_log, once. */

@@ -7,6 +7,9 @@
  * never links this library) at every control change and at least once a
  * second, and with NULL when the process detached. A sync:
  *
+ *   0. returns at once if neither control.gen nor the dynamic linker's counts
+ *      of objects loaded and unloaded (dl_iterate_phdr) moved since the last
+ *      full sync, and disarms everything if no slot is live;
  *   1. maps the session's "probes" file (once per session);
  *   2. reads /proc/self/maps: the executable file mappings, (dev, ino), start,
  *      end and file offset;
@@ -41,6 +44,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,6 +95,18 @@ static struct fdr_abi_probes *pa_probes;
 static size_t pa_probes_size;
 static uint32_t pa_reported[FDR_MAX_PROBES]; /* gen + 1 of the slot last reported */
 
+/*
+ * The dynamic linker's counts of objects loaded and unloaded (dl_iterate_phdr's
+ * dlpi_adds, dlpi_subs): a periodic sync with no control change reads
+ * /proc/self/maps again only if they moved.
+ */
+struct pa_dl {
+	unsigned long long adds, subs;
+};
+static struct pa_dl pa_dl; /* at the last full sync (pa_lock) */
+static uint32_t pa_ctl_gen; /* control gen at the last full sync (pa_lock) */
+static int pa_seen_ctl; /* pa_dl and pa_ctl_gen are valid (pa_lock) */
+
 /* ---- the hit ------------------------------------------------------------------------------- */
 
 static void pa_hit(const struct fdr_probe_regs *regs, void *argp)
@@ -120,11 +136,12 @@ static void pa_report(struct fdr_session *s, uint32_t slot, uint32_t gen, const 
 	if (pa_reported[slot] == gen + 1)
 		return;
 	snprintf(msg, sizeof(msg), "pid %d: probe not armed: %s", (int)getpid(), what);
-	if (fdr_session_lock_ms(s, 100))
-		return; /* busy: the next sync tries again */
+	if (fdr_session_lock_ms(s, 100)) {
+		pa_seen_ctl = 0; /* busy: the next sync tries again */
+		return;
+	}
 	fdr_session_error(s, 0, "trace_uprobe", msg, line, -1);
 	fdr_session_unlock(s);
-	fdr_session_changed(s);
 	pa_reported[slot] = gen + 1;
 }
 
@@ -200,6 +217,17 @@ static int pa_read_maps(struct pa_map *maps, int max)
 	}
 	fclose(f);
 	return n;
+}
+
+static int pa_dl_count(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct pa_dl *d = arg;
+
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs)) {
+		d->adds = info->dlpi_adds;
+		d->subs = info->dlpi_subs;
+	}
+	return 1; /* the counts are the same in every entry: the first is enough */
 }
 
 /* ---- arming and disarming ----------------------------------------------------------------- */
@@ -384,9 +412,10 @@ void fdr_probe_agent_sync(struct fdr_session *s)
 	static struct pa_map maps[PA_MAX_MAPS]; /* under pa_lock */
 	struct fdr_abi_probe_slot *c;
 	char why[FDR_ERROR_TEXT_LEN / 2];
+	struct pa_dl dl = { 0, 0 };
+	uint32_t i, ctl_gen;
 	unsigned int k;
 	int nmaps, j;
-	uint32_t i;
 
 	pthread_mutex_lock(&pa_lock);
 	if (s != pa_sess) {
@@ -394,11 +423,21 @@ void fdr_probe_agent_sync(struct fdr_session *s)
 		pa_unmap();
 		memset(pa_reported, 0, sizeof(pa_reported));
 		pa_sess = s;
+		pa_seen_ctl = 0;
 	}
-	if (!s || pa_map_probes(s) < 0) {
+	if (!s || pa_map_probes(s) < 0 || !__atomic_load_n(&pa_probes->nr_live, __ATOMIC_ACQUIRE)) {
 		pa_disarm_all();
+		pa_seen_ctl = 0;
 		goto out;
 	}
+	/* nothing changed since the last sync: no control change, no object loaded or unloaded */
+	ctl_gen = __atomic_load_n(&s->ctl->gen, __ATOMIC_ACQUIRE);
+	dl_iterate_phdr(pa_dl_count, &dl);
+	if (pa_seen_ctl && ctl_gen == pa_ctl_gen && dl.adds == pa_dl.adds && dl.subs == pa_dl.subs)
+		goto out;
+	pa_seen_ctl = 1;
+	pa_ctl_gen = ctl_gen;
+	pa_dl = dl;
 	c = malloc(sizeof(*c));
 	if (!c)
 		goto out;
