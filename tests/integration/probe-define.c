@@ -85,6 +85,7 @@ int main(int argc, char **argv)
 		printf("%llu %llu\n",
 		       (unsigned long long)__atomic_load_n(&sl->hits, __ATOMIC_RELAXED),
 		       (unsigned long long)__atomic_load_n(&sl->misses, __ATOMIC_RELAXED));
+		fdr_session_close(s);
 		return 0;
 	}
 	if (strcmp(argv[1], "add") == 0) {
@@ -139,5 +140,6 @@ int main(int argc, char **argv)
 	__atomic_fetch_add(&p->gen, 1, __ATOMIC_RELEASE);
 	fdr_session_unlock(s);
 	fdr_session_changed(s);
+	fdr_session_close(s);
 	return 0;
 }
