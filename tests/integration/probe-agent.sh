@@ -156,12 +156,40 @@ test_dlopen_lib() {
 	expect_lines padl "$lpid" "$(lines padl dl 0 1)"
 }
 
+# wait_log TEXT: error_log has a line with TEXT within 1.5 s
+wait_log() {
+	local i
+	for ((i = 0; i < 15; i++)); do
+		"$FDR" cat error_log >"$T/log" 2>&1
+		grep -qF -- "$1" "$T/log" && return 0
+		sleep 0.1
+	done
+	diag "error_log has no '$1':"
+	sed 's/^/#   /' "$T/log"
+	return 1
+}
+
+# refusals go to error_log with the engine's message; the program is untouched
+test_refused() {
+	must "$DEFINE" add 5 "p:uprobes/pabad $TGT:pa_target_fn+1 a=%di:s32" || return 1
+	must "$FDR" enable uprobes:pabad || return 1
+	wait_log "trace_uprobe: error: pid $lpid: probe not armed: 0x" || return 1
+	grep -qE "pid $lpid: probe not armed: 0x[0-9a-f]+ is not an instruction boundary: it is byte 1 of 'movsx' at 0x[0-9a-f]+ \(length 4\)" "$T/log" ||
+		{ diag "the boundary message:"; sed 's/^/#   /' "$T/log"; return 1; }
+	must "$DEFINE" add 6 "r:uprobes/paret $TGT:pa_target_fn" || return 1
+	must "$FDR" enable uprobes:paret || return 1
+	wait_log "pid $lpid: probe not armed: return probes are not supported by the breakpoint agent yet" || return 1
+	tcmd "call 1" && [ "$reply" = "ok 101" ] || { diag "call: $reply"; return 1; }
+	must "$FDR" disable uprobes:pabad uprobes:paret || return 1
+	must "$DEFINE" del 5 && must "$DEFINE" del 6
+}
+
 # deleting the slot disarms: the original byte back
 test_delete_slot() {
 	must "$DEFINE" del 0 || return 1
 	wait_byte byte "$orig" || return 1
 	tcmd "call 1" || return 1
-	expect_lines pafn "$lpid" "$(lines pafn hello 0 4; lines pafn hello 0 1)" || return 1
+	expect_lines pafn "$lpid" "$(lines pafn hello 0 4; lines pafn hello 0 1; lines pafn hello 0 0)" || return 1
 	stop_target
 }
 
@@ -205,5 +233,5 @@ test_no_preload() {
 }
 
 run_cases "test_setup test_linked_start test_disable_enable test_fork_child test_shared_lib
-	test_dlopen_lib test_delete_slot test_running_before test_preload test_no_preload" test_setup
+	test_dlopen_lib test_refused test_delete_slot test_running_before test_preload test_no_preload" test_setup
 tap_summary
