@@ -43,6 +43,15 @@ __attribute__((noinline, used)) int pa_target_fn(int a, const char *s)
 
 static int (*volatile fn_ptr)(int, const char *) = pa_target_fn;
 
+/* a function whose first instruction is 10 bytes long whatever the build (refused probes) */
+__asm__(".text\n"
+	".globl pa_asm_fn\n"
+	".type pa_asm_fn, @function\n"
+	"pa_asm_fn:\n"
+	"	movabs $0x1122334455667788, %rax\n"
+	"	ret\n"
+	".size pa_asm_fn, .-pa_asm_fn\n");
+
 int main(void)
 {
 	int (*dl_fn)(int, const char *) = NULL;

@@ -171,10 +171,10 @@ wait_log() {
 
 # refusals go to error_log with the engine's message; the program is untouched
 test_refused() {
-	must "$DEFINE" add 5 "p:uprobes/pabad $TGT:pa_target_fn+1 a=%di:s32" || return 1
+	must "$DEFINE" add 5 "p:uprobes/pabad $TGT:pa_asm_fn+1 a=%di:s32" || return 1
 	must "$FDR" enable uprobes:pabad || return 1
 	wait_log "trace_uprobe: error: pid $lpid: probe not armed: 0x" || return 1
-	grep -qE "pid $lpid: probe not armed: 0x[0-9a-f]+ is not an instruction boundary: it is byte 1 of 'movsx' at 0x[0-9a-f]+ \(length 4\)" "$T/log" ||
+	grep -qE "pid $lpid: probe not armed: 0x[0-9a-f]+ is not an instruction boundary: it is byte 1 of 'mov' at 0x[0-9a-f]+ \(length 10\)" "$T/log" ||
 		{ diag "the boundary message:"; sed 's/^/#   /' "$T/log"; return 1; }
 	must "$DEFINE" add 6 "r:uprobes/paret $TGT:pa_target_fn" || return 1
 	must "$FDR" enable uprobes:paret || return 1
