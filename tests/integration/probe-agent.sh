@@ -36,10 +36,17 @@ start_target() {
 	exec 5>"$T/in" 6<"$T/outp"
 }
 
+# stop_target: close its stdin; it must exit with status 0 (a sanitizer's
+# report makes it exit otherwise)
 stop_target() {
+	local st=0
 	exec 5>&- 6<&-
-	[ -n "$tpid" ] && wait "$tpid" 2>/dev/null
+	[ -n "$tpid" ] && { wait "$tpid" 2>/dev/null; st=$?; }
 	tpid=
+	[ "$st" = 0 ] && return 0
+	diag "target exit status $st"
+	sed 's/^/#   target stderr: /' "$T/terr" | head -40
+	return 1
 }
 
 # tcmd CMD: send CMD, the answer in $reply
@@ -190,7 +197,7 @@ test_delete_slot() {
 	wait_byte byte "$orig" || return 1
 	tcmd "call 1" || return 1
 	expect_lines pafn "$lpid" "$(lines pafn hello 0 4; lines pafn hello 0 1; lines pafn hello 0 0)" || return 1
-	stop_target
+	stop_target || return 1
 }
 
 # a program already running when the probe is defined gets it within 1 s
@@ -204,7 +211,7 @@ test_running_before() {
 	wait_byte byte cc || return 1
 	tcmd "call 4" || return 1
 	expect_lines pafn "$rpid" "$(lines pafn hello 0 3)" || return 1
-	stop_target
+	stop_target || return 1
 }
 
 # never linked with libfdr, no static event: LD_PRELOAD=libfdr-probe.so
@@ -218,7 +225,7 @@ test_preload() {
 	expect_lines panofdr "$ppid_" "$(lines panofdr hello 0 5)" || return 1
 	tcmd "lib 2" || return 1
 	expect_lines palib "$ppid_" "$(lines palib lib 0 1)" || return 1
-	stop_target
+	stop_target || return 1
 }
 
 # the same program without the preload: nothing armed, nothing recorded
@@ -229,7 +236,7 @@ test_no_preload() {
 	local p=${reply#pid }
 	tcmd byte && [ "$reply" != "byte cc" ] || { diag "armed without the agent"; return 1; }
 	expect_lines panofdr "$p" "" || return 1
-	stop_target
+	stop_target || return 1
 }
 
 run_cases "test_setup test_linked_start test_disable_enable test_fork_child test_shared_lib
