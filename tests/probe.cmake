@@ -47,3 +47,41 @@ if(TARGET fdr-probe)
     TIMEOUT 60
     ENVIRONMENT "LD_PRELOAD=$<TARGET_FILE:fdr-probe>;ASAN_OPTIONS=verify_asan_link_order=0;${FDR_TEST_SAN_ENV}")
 endif()
+
+# The probe agent (lib/probe/agent.c, libfdr's event.c): probes defined in the
+# session's probes file (written by probe-define with the control side's
+# compiler) armed in a program linked with libfdr and in one started with
+# LD_PRELOAD=libfdr-probe.so; a shared library and a dlopen'ed one; fork.
+if(TARGET fdr-probe AND TARGET fdr-ctl_static)
+  add_executable(probe-define integration/probe-define.c)
+  target_include_directories(probe-define PRIVATE ${PROJECT_SOURCE_DIR}/lib)
+  target_link_libraries(probe-define PRIVATE fdr-ctl_static)
+  add_library(probe-agent-lib SHARED integration/probe-agent-lib.c)
+  target_compile_definitions(probe-agent-lib PRIVATE PA_LIB_FN=pa_lib_fn)
+  target_compile_options(probe-agent-lib PRIVATE -O1)
+  add_library(probe-agent-dl MODULE integration/probe-agent-lib.c)
+  target_compile_definitions(probe-agent-dl PRIVATE PA_LIB_FN=pa_dl_fn)
+  target_compile_options(probe-agent-dl PRIVATE -O1)
+  # PIE, -O1: the probed function's arguments are in %edi and %rsi at its entry
+  add_executable(probe-agent-target integration/probe-agent-target.c)
+  target_compile_definitions(probe-agent-target PRIVATE PA_WITH_FDR)
+  target_compile_options(probe-agent-target PRIVATE -fPIE -O1)
+  target_link_options(probe-agent-target PRIVATE -pie)
+  target_link_libraries(probe-agent-target PRIVATE fdr probe-agent-lib ${CMAKE_DL_LIBS})
+  add_executable(probe-agent-target-nofdr integration/probe-agent-target.c)
+  target_compile_options(probe-agent-target-nofdr PRIVATE -fPIE -O1)
+  target_link_options(probe-agent-target-nofdr PRIVATE -pie)
+  target_link_libraries(probe-agent-target-nofdr PRIVATE probe-agent-lib ${CMAKE_DL_LIBS})
+  add_test(NAME integration/probe-agent
+    COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/integration/probe-agent.sh $<TARGET_FILE:fdr-cli>
+      $<TARGET_FILE:probe-define> $<TARGET_FILE:probe-agent-target>
+      $<TARGET_FILE:probe-agent-target-nofdr> $<TARGET_FILE:fdr-probe>
+      $<TARGET_FILE:probe-agent-lib> $<TARGET_FILE:probe-agent-dl>)
+  # label stress too: the TSan build runs it. There the fork child's agent thread
+  # (libfdr starts it again in a child) needs die_after_fork=0; every target must
+  # exit 0, so a sanitizer's report fails the case.
+  set_tests_properties(integration/probe-agent PROPERTIES
+    LABELS "integration;stress"
+    TIMEOUT 120
+    ENVIRONMENT "TMPDIR=${CMAKE_CURRENT_BINARY_DIR};ASAN_OPTIONS=verify_asan_link_order=0;TSAN_OPTIONS=die_after_fork=0;${FDR_TEST_SAN_ENV}")
+endif()

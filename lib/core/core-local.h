@@ -178,6 +178,10 @@ FDR_INTERNAL int fdr_event_def_to_abi(const struct fdr_event_def *def, struct fd
 FDR_HIDDEN extern _Atomic(struct fdr_session *) fdr_proc_session;
 FDR_HIDDEN void fdr_agent_kick(void);
 FDR_HIDDEN void fdr_event_enabled_hint(uint32_t slot);
+/* event.c: for libfdr-probe's agent (lib/probe/agent.c) */
+FDR_INTERNAL void fdr_agent_probes_start(void (*sync)(struct fdr_session *s));
+FDR_INTERNAL int fdr_event_commit_slot(uint32_t slot, uint32_t id, unsigned char *payload,
+				       size_t len);
 
 /* hooks.c */
 /*
@@ -205,7 +209,7 @@ FDR_INTERNAL int fdr_session_register_event(struct fdr_session *s, const struct 
 FDR_HIDDEN void fdr_session_apply_pending(struct fdr_session *s, uint32_t slot);
 FDR_INTERNAL void fdr_session_lock_init(struct fdr_abi_control *ctl);
 /* the control lock, waiting at most @timeout_ms (no orphan recovery: fdr_session_lock()) */
-FDR_HIDDEN int fdr_session_lock_ms(struct fdr_session *s, int timeout_ms);
+FDR_INTERNAL int fdr_session_lock_ms(struct fdr_session *s, int timeout_ms);
 FDR_INTERNAL struct fdr_ring_map *fdr_session_ring_map(struct fdr_session *s, uint32_t inst,
 						       int *err);
 

@@ -15,9 +15,20 @@
  * so a writer in flight never faults. The host never waits for the agent: the
  * event path reads only flags and mappings, and the control lock is taken with a
  * short timeout.
+ *
+ * Dynamic probes (docs/design/probes.md, "The probe agent"): the agent also
+ * looks, at each control change, for the session's probes file. Only when it
+ * has live locations does it dlopen() libfdr-probe (by soname, then from
+ * libfdr's own directory) and from then on call its fdr_probe_agent_sync() at
+ * each control change and at least once a second; libfdr itself never links
+ * the probe library. libfdr-probe's constructor calls fdr_agent_probes_start(),
+ * so a program that has it (linked or LD_PRELOADed) gets the agent even without
+ * a static event.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <signal.h>
@@ -386,6 +397,139 @@ static void ev_agent_round(void)
 	pthread_mutex_unlock(&ev_lock);
 }
 
+/* ---- dynamic probes: libfdr-probe, loaded only where a probe is live ------------------ */
+
+typedef void (*ev_probe_sync_fn)(struct fdr_session *s);
+
+/*
+ * ev_probe_lock serialises the rounds (the agent, a registration that
+ * attached, libfdr-probe's constructor). ev_probe_sync is set once, by the
+ * library's constructor or by ev_probe_load(), and never cleared.
+ */
+static pthread_mutex_t ev_probe_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic(ev_probe_sync_fn) ev_probe_sync;
+static int ev_probe_load_failed; /* reported once; not retried (ev_probe_lock) */
+static uint32_t ev_probe_gen; /* control gen of the last look (ev_probe_lock) */
+static struct fdr_session *ev_probe_sess; /* session of the last look (ev_probe_lock) */
+static uint64_t ev_probe_last_ns; /* the last sync (ev_probe_lock) */
+static __thread int ev_probe_loading; /* this thread is in ev_probe_load()'s dlopen() */
+
+#define EV_PROBE_PERIOD_NS 800000000ull /* a sync at least this often: dlopen'ed libraries */
+
+/* Has @s a probes file with live locations? One openat() and pread() of its header. */
+static int ev_probes_live(struct fdr_session *s)
+{
+	/* the header only (the whole struct is 1.6 MiB: not on the agent's 64 KiB stack) */
+	unsigned char h[offsetof(struct fdr_abi_probes, probes)];
+	uint64_t magic;
+	uint32_t nr_live;
+	ssize_t n;
+	int fd = openat(s->dir_fd, "probes", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+	if (fd < 0)
+		return 0;
+	n = pread(fd, h, sizeof(h), 0);
+	close(fd);
+	if (n != (ssize_t)sizeof(h))
+		return 0;
+	memcpy(&magic, h + offsetof(struct fdr_abi_probes, magic), sizeof(magic));
+	memcpy(&nr_live, h + offsetof(struct fdr_abi_probes, nr_live), sizeof(nr_live));
+	return magic == FDR_ABI_MAGIC_PROBES && nr_live > 0;
+}
+
+/* Load libfdr-probe (ev_probe_lock held). Failure goes to the error_log, once. */
+static void ev_probe_load(struct fdr_session *s)
+{
+	const char *err = NULL;
+	void *h;
+
+	ev_probe_loading = 1;
+	h = dlopen("libfdr-probe.so.0", RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		/* not on the search path: next to libfdr itself (a build tree, a prefix) */
+		Dl_info info;
+		char path[PATH_MAX];
+		const char *slash;
+
+		err = dlerror();
+		if (dladdr((void *)ev_probe_load, &info) && info.dli_fname &&
+		    (slash = strrchr(info.dli_fname, '/')) != NULL &&
+		    snprintf(path, sizeof(path), "%.*s/libfdr-probe.so.0",
+			     (int)(slash - info.dli_fname), info.dli_fname) < (int)sizeof(path))
+			h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	}
+	ev_probe_loading = 0;
+	if (h && !atomic_load(&ev_probe_sync)) {
+		ev_probe_sync_fn fn;
+
+		*(void **)&fn = dlsym(h, "fdr_probe_agent_sync");
+		if (fn)
+			atomic_store(&ev_probe_sync, fn);
+		else
+			err = "libfdr-probe.so.0 has no fdr_probe_agent_sync";
+	}
+	if (!atomic_load(&ev_probe_sync)) {
+		char msg[FDR_ERROR_TEXT_LEN / 2];
+
+		ev_probe_load_failed = 1;
+		snprintf(msg, sizeof(msg), "pid %d: dynamic probes not armed: %s", (int)getpid(),
+			 err ? err : "cannot load libfdr-probe.so.0");
+		if (fdr_session_lock_ms(s, 100) == 0) {
+			fdr_session_error(s, 0, "probe_agent", msg, "", -1);
+			fdr_session_unlock(s);
+		}
+	}
+}
+
+/*
+ * One round of the probe side (never with ev_lock held: loading the library
+ * runs its constructor, which takes it). Without the library: a look at the
+ * probes file when control.gen moved (or @force). With it: its sync at every
+ * control change and at least every EV_PROBE_PERIOD_NS, and with NULL once
+ * the process has detached (every probe disarmed).
+ */
+static void ev_probe_round(int force)
+{
+	struct fdr_session *s = atomic_load(&fdr_proc_session);
+	ev_probe_sync_fn fn;
+	uint32_t gen;
+	uint64_t now;
+
+	if (ev_probe_loading)
+		return; /* libfdr-probe's constructor, inside ev_probe_load() */
+	pthread_mutex_lock(&ev_probe_lock);
+	fn = atomic_load(&ev_probe_sync);
+	if (!s) {
+		if (fn && ev_probe_sess)
+			fn(NULL);
+		ev_probe_sess = NULL;
+		goto out;
+	}
+	gen = __atomic_load_n(&s->ctl->gen, __ATOMIC_ACQUIRE);
+	now = fdr_clock_mono_ns();
+	if (!fn) {
+		if ((!force && gen == ev_probe_gen && s == ev_probe_sess) || ev_probe_load_failed)
+			goto out;
+		ev_probe_gen = gen;
+		ev_probe_sess = s;
+		if (!ev_probes_live(s))
+			goto out;
+		ev_probe_load(s);
+		fn = atomic_load(&ev_probe_sync);
+		if (!fn)
+			goto out;
+	} else if (!force && gen == ev_probe_gen && s == ev_probe_sess &&
+		   now - ev_probe_last_ns < EV_PROBE_PERIOD_NS) {
+		goto out;
+	}
+	ev_probe_gen = gen;
+	ev_probe_sess = s;
+	ev_probe_last_ns = now;
+	fn(s);
+out:
+	pthread_mutex_unlock(&ev_probe_lock);
+}
+
 static void *ev_agent(void *arg)
 {
 	(void)arg;
@@ -396,6 +540,7 @@ static void *ev_agent(void *arg)
 		struct timespec to = { 0, 200 * 1000 * 1000 };
 
 		ev_agent_round();
+		ev_probe_round(0);
 		s = atomic_load(&fdr_proc_session);
 		if (s) {
 			uint32_t gen = __atomic_load_n(&s->ctl->gen, __ATOMIC_ACQUIRE);
@@ -551,6 +696,7 @@ static void ev_atfork_child(void)
 	ev_self.cmd_sid = 0;
 	ev_self.nest = 0;
 	ev_agent_running = 0;
+	pthread_mutex_init(&ev_probe_lock, NULL); /* another thread may have held it */
 	if (s) /* options/event-fork */
 		ev_fork_follow(s, ev_fork_tid, ev_fork_tgid, (int32_t)getpid());
 	if (ev_defs || s)
@@ -576,7 +722,7 @@ int fdr_event_register(struct fdr_event_def *def)
 {
 	struct fdr_abi_event tmp;
 	struct fdr_session *s;
-	int saved = errno;
+	int saved = errno, attached = 0;
 
 	if (!def || fdr_event_def_to_abi(def, &tmp))
 		return -EINVAL;
@@ -593,9 +739,13 @@ int fdr_event_register(struct fdr_event_def *def)
 			fdr_session_unlock(s);
 	} else {
 		ev_attach();
+		attached = atomic_load(&fdr_proc_session) != NULL;
 	}
 	ev_agent_start();
 	pthread_mutex_unlock(&ev_lock);
+	/* just attached: probes already defined are armed before the program goes on */
+	if (attached)
+		ev_probe_round(1);
 	errno = saved;
 	return 0;
 }
@@ -638,11 +788,33 @@ void fdr_event_enabled_hint(uint32_t slot)
 		__atomic_store_n(&d->enabled, 1, __ATOMIC_RELAXED);
 }
 
+/**
+ * fdr_agent_probes_start - libfdr-probe is in the process (its constructor):
+ * attach to the default session, start the agent thread even if the program
+ * has no static event, and arm the probes already defined now, before the
+ * program goes on.
+ * @sync: the library's fdr_probe_agent_sync(), called by the agent from then on
+ */
+void fdr_agent_probes_start(void (*sync)(struct fdr_session *s))
+{
+	ev_probe_sync_fn none = NULL;
+
+	if (sync)
+		atomic_compare_exchange_strong(&ev_probe_sync, &none, sync);
+	pthread_once(&ev_once, ev_init_once);
+	pthread_mutex_lock(&ev_lock);
+	ev_attach();
+	ev_agent_start();
+	pthread_mutex_unlock(&ev_lock);
+	ev_probe_round(1);
+}
+
 /** fdr_sync - attach and resynchronise now instead of at the agent's next wake-up */
 int fdr_sync(void)
 {
 	pthread_once(&ev_once, ev_init_once);
 	ev_agent_round();
+	ev_probe_round(1);
 	return atomic_load(&fdr_proc_session) ? 0 : -ENOENT;
 }
 
@@ -988,6 +1160,54 @@ void fdr_event_commit(struct fdr_event_def *def, void *payload, size_t len)
 		}
 	}
 	ev_commit_full(def, payload, len, 0);
+}
+
+/**
+ * fdr_event_commit_slot - record a payload built outside a definition: a
+ * dynamic probe's hit (libfdr-probe's agent), for the event in registry @slot
+ * @slot: registry index
+ * @id: the event's id when the caller looked; the record is dropped if the
+ *      entry now holds another event
+ * @payload: common header (filled here) + fields, with 16 bytes of headroom
+ *           before it and 8 bytes of tailroom after @len
+ * @len: bytes, at most FDR_MAX_RECORD
+ *
+ * Goes the way a static event's full path goes: every instance the event is
+ * enabled in, with filters, triggers and pid lists. Async-signal-safe, keeps
+ * errno. Returns the number of rings that took it (> 0); 0 if no instance of
+ * the event was tracing; -ENOSPC if every ring refused it (full, discard
+ * mode); -EBUSY when nested too deep; -ENOENT (not attached), -ESTALE (the
+ * entry changed), -EINVAL.
+ */
+int fdr_event_commit_slot(uint32_t slot, uint32_t id, unsigned char *payload, size_t len)
+{
+	struct fdr_session *s = atomic_load_explicit(&fdr_proc_session, memory_order_acquire);
+	const struct fdr_abi_event *e;
+	int ret;
+
+	if (!s)
+		return -ENOENT;
+	if (slot >= FDR_MAX_EVENTS || len < sizeof(struct fdr_common) || len > FDR_MAX_RECORD)
+		return -EINVAL;
+	if (ev_self.nest >= FDR_MAX_NESTING) {
+		__atomic_fetch_add(&s->ctl->dropped_no_slot, 1, __ATOMIC_RELAXED);
+		return -EBUSY;
+	}
+	if (ev_self.cmd_sid != s->session_id) {
+		int saved = errno;
+
+		ev_save_cmdline(s, ev_gettid());
+		errno = saved;
+	}
+	e = &s->ctl->events[slot];
+	if (__atomic_load_n(&e->state, __ATOMIC_ACQUIRE) != FDR_EVENT_READY ||
+	    __atomic_load_n(&e->id, __ATOMIC_RELAXED) != id)
+		return -ESTALE;
+	ev_self.nest++;
+	ev_common((struct fdr_common *)payload, (uint16_t)id, 0, ev_gettid());
+	ret = ev_write_all(s, e->enabled, slot, payload, len);
+	ev_self.nest--;
+	return ret < 0 ? 0 : ret == 0 ? -ENOSPC : ret;
 }
 
 static pthread_once_t ev_marker_once = PTHREAD_ONCE_INIT;

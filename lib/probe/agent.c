@@ -1,0 +1,524 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * agent.c - the probe agent: arms, in this process, the probe locations of the
+ * session's probes file (struct fdr_abi_probes, written by uprobe_events).
+ *
+ * libfdr's agent thread calls fdr_probe_agent_sync() (found with dlsym: libfdr
+ * never links this library) at every control change and at least once a
+ * second, and with NULL when the process detached. A sync:
+ *
+ *   0. returns at once if neither control.gen nor the dynamic linker's counts
+ *      of objects loaded and unloaded (dl_iterate_phdr) moved since the last
+ *      full sync, and disarms everything if no slot is live;
+ *   1. maps the session's "probes" file (once per session);
+ *   2. reads /proc/self/maps: the executable file mappings, (dev, ino), start,
+ *      end and file offset;
+ *   3. for each LIVE slot, on a private copy checked field by field (state and
+ *      gen read again after the copy, the fetch program by fdr_fetch_check()),
+ *      whose event (control.events[event_slot], the id it had when defined)
+ *      is enabled or has triggers in some instance: each mapping of the slot's
+ *      (dev, ino) that holds its offset gives an address,
+ *      start + offset - file offset; that is a location wanted;
+ *   4. disarms the armed locations that are no longer wanted (slot freed or
+ *      changed, event disabled everywhere, file unmapped), then arms the new
+ *      ones: the function holding the offset from the file's symbols
+ *      (elf-func.c), fdr_probe_check(), fdr_probe_arm(). A refusal is told to
+ *      the top instance's error_log once per slot generation, with the engine's
+ *      message.
+ *
+ * A hit (pa_hit(), in the SIGTRAP handler: async-signal-safe) adds 1 to the
+ * slot's hits, runs the checked program into a record on the stack and hands
+ * it to libfdr's fdr_event_commit_slot(), the path static events take
+ * (filters, triggers, pid lists, every instance it is enabled in). A record no
+ * ring took (full in discard mode, nesting) adds 1 to the slot's misses, as
+ * do the hits the engine saw nested in another handler (added at each sync).
+ *
+ * Return probes (FDR_PROBE_F_RETURN) are refused: the engine has no return
+ * trampoline yet, and an entry probe standing in for one would record the
+ * wrong thing. The refusal goes to the error_log.
+ *
+ * After fork the child has the int3s (copy-on-write pages), the engine's
+ * tables and these ones: libfdr restarts its agent in the child, whose syncs
+ * carry on from the parent's state; the locks are made anew (pthread_atfork).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "core/core-local.h"
+#include "engine.h"
+#include "fetch.h"
+#include "probe-agent.h"
+
+#define PA_MAX_LOCS 1024 /* armed locations per process */
+#define PA_MAX_MAPS 4096 /* executable file mappings looked at */
+
+/* What a hit needs; freed only after fdr_probe_disarm() returned. */
+struct pa_arg {
+	uint32_t event_slot;
+	uint32_t event_id;
+	struct fdr_abi_probe_slot *shm; /* hits, misses (the probes file mapping) */
+	size_t prog_len;
+	_Alignas(8) unsigned char prog[]; /* checked copy of the slot's program */
+};
+
+struct pa_loc {
+	int used;
+	uint32_t slot;
+	uint32_t gen;
+	int wanted; /* during a sync */
+	uintptr_t addr;
+	struct fdr_probe_site *site;
+	struct pa_arg *arg;
+	uint64_t misses_seen; /* the engine's nested misses already added to the slot */
+};
+
+struct pa_map {
+	uintptr_t start, end;
+	uint64_t off, dev, ino;
+	char path[256];
+};
+
+static pthread_mutex_t pa_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pa_loc pa_locs[PA_MAX_LOCS];
+static struct fdr_session *pa_sess; /* the session the mapping below is of */
+static struct fdr_abi_probes *pa_probes;
+static size_t pa_probes_size;
+static uint32_t pa_reported[FDR_MAX_PROBES]; /* gen + 1 of the slot last reported */
+
+/*
+ * The dynamic linker's counts of objects loaded and unloaded (dl_iterate_phdr's
+ * dlpi_adds, dlpi_subs): a periodic sync with no control change reads
+ * /proc/self/maps again only if they moved.
+ */
+struct pa_dl {
+	unsigned long long adds, subs;
+};
+static struct pa_dl pa_dl; /* at the last full sync (pa_lock) */
+static uint32_t pa_ctl_gen; /* control gen at the last full sync (pa_lock) */
+static int pa_seen_ctl; /* pa_dl and pa_ctl_gen are valid (pa_lock) */
+
+/* ---- the hit ------------------------------------------------------------------------------- */
+
+static void pa_hit(const struct fdr_probe_regs *regs, void *argp)
+{
+	struct pa_arg *a = argp;
+	/* 16 bytes of headroom (the record header) and 8 of tailroom: fdr_event_commit_slot() */
+	unsigned char raw[16 + FDR_MAX_RECORD + 8] __attribute__((aligned(8)));
+	int len, ret;
+
+	__atomic_fetch_add(&a->shm->hits, 1, __ATOMIC_RELAXED);
+	len = fdr_fetch_run((const struct fdr_fetch_prog *)a->prog, regs, raw + 16, FDR_MAX_RECORD);
+	ret = len < 0 ? len :
+			fdr_event_commit_slot(a->event_slot, a->event_id, raw + 16, (size_t)len);
+	/* not written: no ring took it, nested too deep, detached, the event changed */
+	if (ret < 0)
+		__atomic_fetch_add(&a->shm->misses, 1, __ATOMIC_RELAXED);
+}
+
+/* ---- reporting -------------------------------------------------------------------------- */
+
+/* Tell the top instance's error_log, once per slot generation. */
+static void pa_report(struct fdr_session *s, uint32_t slot, uint32_t gen, const char *line,
+		      const char *what)
+{
+	char msg[FDR_ERROR_TEXT_LEN];
+
+	if (pa_reported[slot] == gen + 1)
+		return;
+	snprintf(msg, sizeof(msg), "pid %d: probe not armed: %s", (int)getpid(), what);
+	if (fdr_session_lock_ms(s, 100)) {
+		pa_seen_ctl = 0; /* busy: the next sync tries again */
+		return;
+	}
+	fdr_session_error(s, 0, "trace_uprobe", msg, line, -1);
+	fdr_session_unlock(s);
+	pa_reported[slot] = gen + 1;
+}
+
+/* ---- the probes file and the mappings ------------------------------------------------------- */
+
+static void pa_unmap(void)
+{
+	if (pa_probes)
+		munmap(pa_probes, pa_probes_size);
+	pa_probes = NULL;
+	pa_probes_size = 0;
+}
+
+/* Map @s's probes file if it has one that checks out; 0 or a negative errno. */
+static int pa_map_probes(struct fdr_session *s)
+{
+	struct stat st;
+	void *p;
+	int fd;
+
+	if (pa_probes)
+		return 0;
+	fd = openat(s->dir_fd, "probes", O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size < sizeof(struct fdr_abi_probes)) {
+		close(fd);
+		return -EUCLEAN;
+	}
+	p = mmap(NULL, sizeof(struct fdr_abi_probes), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return -errno;
+	pa_probes = p;
+	pa_probes_size = sizeof(struct fdr_abi_probes);
+	if (__atomic_load_n(&pa_probes->magic, __ATOMIC_ACQUIRE) != FDR_ABI_MAGIC_PROBES ||
+	    pa_probes->version != FDR_ABI_VERSION ||
+	    pa_probes->struct_size != sizeof(struct fdr_abi_probes)) {
+		pa_unmap(); /* not (yet) whole: the next sync looks again */
+		return -EUCLEAN;
+	}
+	return 0;
+}
+
+/* The executable file mappings of this process; how many (at most @max). */
+static int pa_read_maps(struct pa_map *maps, int max)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[4096 + 256];
+	int n = 0;
+
+	if (!f)
+		return 0;
+	while (n < max && fgets(line, sizeof(line), f)) {
+		unsigned long start, end, off, ino;
+		unsigned int maj, min;
+		char perms[8];
+		int pos = 0;
+
+		if (sscanf(line, "%lx-%lx %7s %lx %x:%x %lu %n", &start, &end, perms, &off, &maj,
+			   &min, &ino, &pos) < 7 ||
+		    perms[2] != 'x' || !ino)
+			continue;
+		maps[n].start = start;
+		maps[n].end = end;
+		maps[n].off = off;
+		maps[n].dev = makedev(maj, min);
+		maps[n].ino = ino;
+		snprintf(maps[n].path, sizeof(maps[n].path), "%.*s", (int)strcspn(line + pos, "\n"),
+			 line + pos);
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+static int pa_dl_count(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct pa_dl *d = arg;
+
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs)) {
+		d->adds = info->dlpi_adds;
+		d->subs = info->dlpi_subs;
+	}
+	return 1; /* the counts are the same in every entry: the first is enough */
+}
+
+/* ---- arming and disarming ----------------------------------------------------------------- */
+
+/* Disarm @l (pa_lock held); the engine's nested misses are added to the slot first. */
+static void pa_disarm(struct pa_loc *l)
+{
+	if (fdr_probe_disarm(l->site) < 0) {
+		/* the text is gone (a library unloaded): no thread can run it any more */
+	}
+	free(l->arg);
+	memset(l, 0, sizeof(*l));
+}
+
+/* Add the hits the engine saw nested in another handler to the slot (hits and misses). */
+static void pa_count_nested(struct pa_loc *l)
+{
+	uint64_t m = fdr_probe_site_misses(l->site);
+
+	if (m > l->misses_seen && pa_probes) {
+		__atomic_fetch_add(&l->arg->shm->hits, m - l->misses_seen, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&l->arg->shm->misses, m - l->misses_seen, __ATOMIC_RELAXED);
+	}
+	l->misses_seen = m;
+}
+
+static void pa_disarm_all(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < PA_MAX_LOCS; i++)
+		if (pa_locs[i].used) {
+			pa_count_nested(&pa_locs[i]);
+			pa_disarm(&pa_locs[i]);
+		}
+}
+
+static struct pa_loc *pa_find(uint32_t slot, uint32_t gen, uintptr_t addr)
+{
+	unsigned int i;
+
+	for (i = 0; i < PA_MAX_LOCS; i++)
+		if (pa_locs[i].used && pa_locs[i].slot == slot && pa_locs[i].gen == gen &&
+		    pa_locs[i].addr == addr)
+			return &pa_locs[i];
+	return NULL;
+}
+
+/* Arm slot @i (copied in @c) at @addr of mapping @m. 0, or a negative errno with @why. */
+static int pa_arm(struct fdr_session *s, uint32_t i, const struct fdr_abi_probe_slot *c,
+		  const struct pa_map *m, uintptr_t addr, char *why, size_t n)
+{
+	uint64_t vaddr = 0, func = 0, flen = 0;
+	struct pa_loc *l = NULL;
+	struct pa_arg *a;
+	struct stat st;
+	unsigned int k;
+	int fd, ret;
+
+	for (k = 0; k < PA_MAX_LOCS && !l; k++)
+		if (!pa_locs[k].used)
+			l = &pa_locs[k];
+	if (!l) {
+		snprintf(why, n, "more than %u locations armed in this process", PA_MAX_LOCS);
+		return -ENOSPC;
+	}
+	/* the mapped file itself, if it is still the one the slot names */
+	fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) || (uint64_t)st.st_dev != c->dev ||
+	    (uint64_t)st.st_ino != c->ino) {
+		snprintf(why, n, "cannot open %s (the mapped file) to read its symbols", m->path);
+		if (fd >= 0)
+			close(fd);
+		return -ENOENT;
+	}
+	ret = fdr_elf_func_at(fd, c->offset, &vaddr, &func, &flen);
+	close(fd);
+	if (ret < 0) {
+		snprintf(why, n, "no function symbol of %s holds offset 0x%llx", m->path,
+			 (unsigned long long)c->offset);
+		return ret;
+	}
+	ret = fdr_probe_check(addr - (uintptr_t)(vaddr - func), (size_t)flen, addr, why, n);
+	if (ret < 0)
+		return ret;
+	a = malloc(sizeof(*a) + c->prog_len);
+	if (!a) {
+		snprintf(why, n, "out of memory");
+		return -ENOMEM;
+	}
+	a->event_slot = c->event_slot;
+	a->event_id = __atomic_load_n(&s->ctl->events[c->event_slot].id, __ATOMIC_RELAXED);
+	a->shm = &pa_probes->probes[i];
+	a->prog_len = c->prog_len;
+	memcpy(a->prog, c->prog, c->prog_len);
+	ret = fdr_probe_arm(addr, pa_hit, a, &l->site);
+	if (ret < 0) {
+		free(a);
+		snprintf(why, n, "%s at 0x%lx (%s+0x%llx)",
+			 ret == -EBUSY	? "another probe is armed" :
+			 ret == -EPERM	? "the page is writable and executable" :
+			 ret == -EFAULT ? "not in an executable mapping" :
+					  strerror(-ret),
+			 (unsigned long)addr, m->path, (unsigned long long)c->offset);
+		return ret;
+	}
+	l->used = 1;
+	l->slot = i;
+	l->gen = c->gen;
+	l->addr = addr;
+	l->arg = a;
+	l->wanted = 1;
+	l->misses_seen = fdr_probe_site_misses(l->site);
+	return 0;
+}
+
+static int pa_mask_any(const uint64_t *mask)
+{
+	uint32_t w;
+
+	for (w = 0; w < FDR_MAX_INSTANCES / 64; w++)
+		if (__atomic_load_n(&mask[w], __ATOMIC_ACQUIRE))
+			return 1;
+	return 0;
+}
+
+/*
+ * Copy slot @i into @c and check it: 1 (live, whole, its event enabled
+ * somewhere), 0 (nothing to arm), or -EUCLEAN with @why (refused).
+ */
+static int pa_slot_copy(struct fdr_session *s, uint32_t i, struct fdr_abi_probe_slot *c, char *why,
+			size_t n)
+{
+	const struct fdr_abi_probe_slot *p = &pa_probes->probes[i];
+	const struct fdr_abi_event *e;
+	const char *fwhy = NULL;
+	uint32_t gen;
+
+	if (__atomic_load_n(&p->state, __ATOMIC_ACQUIRE) != FDR_PROBE_SLOT_LIVE)
+		return 0;
+	gen = __atomic_load_n(&p->gen, __ATOMIC_ACQUIRE);
+	memcpy(c, p, sizeof(*c));
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&p->state, __ATOMIC_RELAXED) != FDR_PROBE_SLOT_LIVE ||
+	    __atomic_load_n(&p->gen, __ATOMIC_RELAXED) != gen)
+		return 0; /* changing: the change's control gen brings another sync */
+	c->gen = gen;
+	c->line[sizeof(c->line) - 1] = 0;
+	if (c->event_slot >= FDR_MAX_EVENTS || (c->flags & ~FDR_PROBE_F_RETURN) ||
+	    !memchr(c->path, 0, sizeof(c->path)) || c->prog_len > sizeof(c->prog)) {
+		snprintf(why, n,
+			 "slot %u does not check out (event slot %u, flags 0x%x, program %u bytes)",
+			 i, c->event_slot, c->flags, c->prog_len);
+		return -EUCLEAN;
+	}
+	if (fdr_fetch_check((const struct fdr_fetch_prog *)c->prog, c->prog_len, &fwhy) < 0) {
+		snprintf(why, n, "slot %u's fetch program: %s", i, fwhy ? fwhy : "refused");
+		return -EUCLEAN;
+	}
+	e = &s->ctl->events[c->event_slot];
+	if (__atomic_load_n(&e->state, __ATOMIC_ACQUIRE) != FDR_EVENT_READY ||
+	    !(pa_mask_any(e->enabled) || pa_mask_any(s->ctl->hooks[c->event_slot].triggered)))
+		return 0;
+	if (c->flags & FDR_PROBE_F_RETURN) {
+		snprintf(why, n,
+			 "return probes are not supported by the breakpoint agent yet (issue 15: "
+			 "the engine has no return trampoline)");
+		return -EUCLEAN;
+	}
+	return 1;
+}
+
+/**
+ * fdr_probe_agent_sync - arm and disarm this process's probe locations
+ * @s: libfdr's session (attached), or NULL: disarm everything
+ *
+ * Called by libfdr's agent thread (event.c, ev_probe_round()), never from a
+ * signal handler. See the essay at the top.
+ */
+void fdr_probe_agent_sync(struct fdr_session *s)
+{
+	static struct pa_map maps[PA_MAX_MAPS]; /* under pa_lock */
+	struct fdr_abi_probe_slot *c;
+	char why[FDR_ERROR_TEXT_LEN / 2];
+	struct pa_dl dl = { 0, 0 };
+	uint32_t i, ctl_gen;
+	unsigned int k;
+	int nmaps, j;
+
+	pthread_mutex_lock(&pa_lock);
+	if (s != pa_sess) {
+		pa_disarm_all();
+		pa_unmap();
+		memset(pa_reported, 0, sizeof(pa_reported));
+		pa_sess = s;
+		pa_seen_ctl = 0;
+	}
+	if (!s || pa_map_probes(s) < 0 || !__atomic_load_n(&pa_probes->nr_live, __ATOMIC_ACQUIRE)) {
+		pa_disarm_all();
+		pa_seen_ctl = 0;
+		goto out;
+	}
+	/* nothing changed since the last sync: no control change, no object loaded or unloaded */
+	ctl_gen = __atomic_load_n(&s->ctl->gen, __ATOMIC_ACQUIRE);
+	dl_iterate_phdr(pa_dl_count, &dl);
+	if (pa_seen_ctl && ctl_gen == pa_ctl_gen && dl.adds == pa_dl.adds && dl.subs == pa_dl.subs)
+		goto out;
+	pa_seen_ctl = 1;
+	pa_ctl_gen = ctl_gen;
+	pa_dl = dl;
+	c = malloc(sizeof(*c));
+	if (!c)
+		goto out;
+	nmaps = pa_read_maps(maps, PA_MAX_MAPS);
+	for (k = 0; k < PA_MAX_LOCS; k++)
+		pa_locs[k].wanted = 0;
+	/* what is wanted: mark the armed ones, remember nothing else yet */
+	for (i = 0; i < FDR_MAX_PROBES; i++) {
+		int r = pa_slot_copy(s, i, c, why, sizeof(why));
+
+		if (r < 0)
+			pa_report(s, i, c->gen, c->line, why);
+		if (r <= 0)
+			continue;
+		for (j = 0; j < nmaps; j++) {
+			struct pa_loc *l;
+			uintptr_t addr;
+
+			if (maps[j].dev != c->dev || maps[j].ino != c->ino ||
+			    c->offset < maps[j].off ||
+			    c->offset - maps[j].off >= maps[j].end - maps[j].start)
+				continue;
+			addr = maps[j].start + (uintptr_t)(c->offset - maps[j].off);
+			l = pa_find(i, c->gen, addr);
+			if (l)
+				l->wanted = 1;
+		}
+	}
+	for (k = 0; k < PA_MAX_LOCS; k++) {
+		if (!pa_locs[k].used)
+			continue;
+		pa_count_nested(&pa_locs[k]);
+		if (!pa_locs[k].wanted)
+			pa_disarm(&pa_locs[k]);
+	}
+	/* arm what is wanted and not armed */
+	for (i = 0; i < FDR_MAX_PROBES; i++) {
+		if (pa_slot_copy(s, i, c, why, sizeof(why)) <= 0)
+			continue;
+		for (j = 0; j < nmaps; j++) {
+			uintptr_t addr;
+
+			if (maps[j].dev != c->dev || maps[j].ino != c->ino ||
+			    c->offset < maps[j].off ||
+			    c->offset - maps[j].off >= maps[j].end - maps[j].start)
+				continue;
+			addr = maps[j].start + (uintptr_t)(c->offset - maps[j].off);
+			if (pa_find(i, c->gen, addr))
+				continue;
+			if (pa_arm(s, i, c, &maps[j], addr, why, sizeof(why)) < 0)
+				pa_report(s, i, c->gen, c->line, why);
+		}
+	}
+	free(c);
+out:
+	pthread_mutex_unlock(&pa_lock);
+}
+
+/** fdr_probe_agent_armed - how many locations this process has armed (tests) */
+unsigned int fdr_probe_agent_armed(void)
+{
+	unsigned int k, n = 0;
+
+	pthread_mutex_lock(&pa_lock);
+	for (k = 0; k < PA_MAX_LOCS; k++)
+		n += pa_locs[k].used != 0;
+	pthread_mutex_unlock(&pa_lock);
+	return n;
+}
+
+static void pa_atfork_child(void)
+{
+	pthread_mutex_init(&pa_lock, NULL);
+}
+
+/*
+ * Loaded (linked, LD_PRELOADed, or dlopen'ed by libfdr's agent): make sure
+ * libfdr's agent runs in this process, and arm what is defined already.
+ */
+__attribute__((constructor)) static void pa_init(void)
+{
+	pthread_atfork(NULL, NULL, pa_atfork_child);
+	fdr_agent_probes_start(fdr_probe_agent_sync);
+}

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * probe-agent.h - the probe agent (lib/probe/agent.c): arms, in this process,
+ * the locations of the session's probes file. Called by libfdr's agent thread
+ * through dlsym(); nothing here is API. docs/design/probes.md, "The probe agent".
+ */
+#ifndef FDR_PROBE_AGENT_H
+#define FDR_PROBE_AGENT_H
+
+#include <stdint.h>
+
+struct fdr_session;
+
+void fdr_probe_agent_sync(struct fdr_session *s);
+/* locations armed in this process now (tests) */
+unsigned int fdr_probe_agent_armed(void);
+
+/* elf-func.c */
+int fdr_elf_func_at(int fd, uint64_t offset, uint64_t *vaddr, uint64_t *func, uint64_t *func_len);
+
+#endif

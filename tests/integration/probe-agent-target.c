@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * probe-agent-target.c - the probed program of probe-agent.sh. Built linked
+ * with libfdr (one static event, so its agent runs as in any fdr program) and
+ * without it (started with LD_PRELOAD=libfdr-probe.so). Reads commands from
+ * stdin, one a line, and answers each on stdout:
+ *
+ *   call N      calls pa_target_fn(i, "hello") for i in 0..N-1      -> "ok SUM"
+ *   lib N       the same with pa_lib_fn (a linked shared library)    -> "ok SUM"
+ *   dlopen PATH dlopen()s PATH (a library with pa_dl_fn)             -> "ok"
+ *   dl N        the same with pa_dl_fn                               -> "ok SUM"
+ *   byte        the first byte of pa_target_fn (cc when armed)       -> "byte XX"
+ *   dlbyte      the same for pa_dl_fn                                -> "byte XX"
+ *   fork N      a child calls pa_target_fn N times and exits; waited -> "ok STATUS"
+ *   pid         -> "pid PID"
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifdef PA_WITH_FDR
+#include <fdr/fdr.h>
+/* clang-format off */
+FDR_EVENT(patest, tick,
+	FDR_PROTO(int n),
+	FDR_ARGS(n),
+	FDR_FIELDS(fdr_field_int(int, n, n)))
+/* clang-format on */
+#endif
+
+int pa_lib_fn(int a, const char *s);
+int pa_target_fn(int a, const char *s);
+
+__attribute__((noinline, used)) int pa_target_fn(int a, const char *s)
+{
+	__asm__ volatile("" ::: "memory");
+	return a * 2 + s[1];
+}
+
+static int (*volatile fn_ptr)(int, const char *) = pa_target_fn;
+
+/* a function whose first instruction is 10 bytes long whatever the build (refused probes) */
+__asm__(".text\n"
+	".globl pa_asm_fn\n"
+	".type pa_asm_fn, @function\n"
+	"pa_asm_fn:\n"
+	"	movabs $0x1122334455667788, %rax\n"
+	"	ret\n"
+	".size pa_asm_fn, .-pa_asm_fn\n");
+
+int main(void)
+{
+	int (*dl_fn)(int, const char *) = NULL;
+	char line[4200];
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+#ifdef PA_WITH_FDR
+	fdr_patest_tick(0);
+#endif
+	while (fgets(line, sizeof(line), stdin)) {
+		char arg[4096] = "";
+		long n = 0, i, sum = 0;
+
+		line[strcspn(line, "\n")] = 0;
+		sscanf(line, "%*s %4095s", arg);
+		n = strtol(arg, NULL, 0);
+		if (!strncmp(line, "call ", 5)) {
+			for (i = 0; i < n; i++)
+				sum += fn_ptr((int)i, "hello");
+			printf("ok %ld\n", sum);
+		} else if (!strncmp(line, "lib ", 4)) {
+			for (i = 0; i < n; i++)
+				sum += pa_lib_fn((int)i, "lib");
+			printf("ok %ld\n", sum);
+		} else if (!strncmp(line, "dlopen ", 7)) {
+			void *h = dlopen(arg, RTLD_NOW);
+
+			*(void **)&dl_fn = h ? dlsym(h, "pa_dl_fn") : NULL;
+			printf(dl_fn ? "ok\n" : "error %s\n", dlerror());
+		} else if (!strncmp(line, "dl ", 3) && dl_fn) {
+			for (i = 0; i < n; i++)
+				sum += dl_fn((int)i, "dl");
+			printf("ok %ld\n", sum);
+		} else if (!strcmp(line, "byte")) {
+			printf("byte %02x\n", *(volatile unsigned char *)(void *)pa_target_fn);
+		} else if (!strcmp(line, "dlbyte") && dl_fn) {
+			printf("byte %02x\n", *(volatile unsigned char *)(void *)dl_fn);
+		} else if (!strncmp(line, "fork ", 5)) {
+			int st = -1;
+			pid_t c = fork();
+
+			if (c == 0) {
+				for (i = 0; i < n; i++)
+					sum += fn_ptr((int)i, "child");
+				_exit(sum == n * (n - 1) + n * 'h' ? 0 : 3);
+			}
+			waitpid(c, &st, 0);
+			printf("ok %d\n", st);
+		} else if (!strcmp(line, "pid")) {
+			printf("pid %d\n", (int)getpid());
+		} else {
+			printf("error %s\n", line);
+		}
+	}
+	return 0;
+}

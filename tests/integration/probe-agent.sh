@@ -1,0 +1,244 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# probe-agent.sh FDR DEFINE TARGET TARGET_NOFDR LIBPROBE LIB DL - the probe
+# agent (lib/probe/agent.c) arming dynamic probes in running programs.
+# DEFINE (probe-define) writes slots of the session's probes file the way the
+# control side does; TARGET is linked with libfdr, TARGET_NOFDR is not and runs
+# with LD_PRELOAD=LIBPROBE; LIB is linked into both, DL is dlopen()ed. The
+# targets take commands on stdin (probe-agent-target.c). Each case checks the
+# lines 'fdr show' prints for the probe, exactly, and their number.
+set -u
+# shellcheck source=../harness/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../harness/lib.sh"
+
+FDR=${1:?usage: probe-agent.sh FDR DEFINE TARGET TARGET_NOFDR LIBPROBE LIB DL}
+DEFINE=$2
+TGT=$3
+TGT_NOFDR=$4
+LIBPROBE=$5
+LIB=$6
+DL=$7
+abs_path FDR DEFINE TGT TGT_NOFDR LIBPROBE LIB DL
+suite_init probe-agent shm
+export FDR_SESSION=pa
+
+# ---- the target ---------------------------------------------------------------
+
+tpid=
+# start_target CMD...: run CMD with its stdin and stdout on fifos (fds 5 and 6)
+start_target() {
+	rm -f "$T/in" "$T/outp"
+	mkfifo "$T/in" "$T/outp" || return 1
+	"$@" <"$T/in" >"$T/outp" 2>"$T/terr" &
+	tpid=$!
+	bg_add "$tpid"
+	exec 5>"$T/in" 6<"$T/outp"
+}
+
+# stop_target: close its stdin; it must exit with status 0 (a sanitizer's
+# report makes it exit otherwise)
+stop_target() {
+	local st=0
+	exec 5>&- 6<&-
+	[ -n "$tpid" ] && { wait "$tpid" 2>/dev/null; st=$?; }
+	tpid=
+	[ "$st" = 0 ] && return 0
+	diag "target exit status $st"
+	sed 's/^/#   target stderr: /' "$T/terr" | head -40
+	return 1
+}
+
+# tcmd CMD: send CMD, the answer in $reply
+tcmd() {
+	reply=
+	echo "$1" >&5
+	if ! read -r -t 20 reply <&6; then
+		diag "target: no answer to '$1'"
+		sed 's/^/#   target stderr: /' "$T/terr"
+		return 1
+	fi
+}
+
+# wait_byte CMD WANT|!WANT: poll the target's 'byte'/'dlbyte' for up to 1.5 s
+wait_byte() {
+	local i
+	for ((i = 0; i < 15; i++)); do
+		tcmd "$1" || return 1
+		case $2 in
+		!*) [ "$reply" != "byte ${2#!}" ] && return 0 ;;
+		*) [ "$reply" = "byte $2" ] && return 0 ;;
+		esac
+		sleep 0.1
+	done
+	diag "$1: '$reply' after 1.5 s, expected byte $2"
+	return 1
+}
+
+# shown NAME PID: the probe lines of NAME recorded by PID, as 'fdr show' prints
+# them, with the address replaced by ADDR (it differs per run: ASLR)
+shown() {
+	"$FDR" show >"$T/show" 2>"$ERR" || { diag "fdr show failed"; cat "$ERR"; return 1; }
+	grep -E -- "-$2 +\[[0-9]+\] .* $1: " "$T/show" |
+		sed -E 's/^.* ('"$1"': )\(0x[0-9a-f]+\)/\1(ADDR)/'
+}
+
+# expect_lines NAME PID EXPECTED: exactly these lines
+expect_lines() {
+	local got
+	got=$(shown "$1" "$2")
+	[ "$got" = "$3" ] && return 0
+	diag "fdr show, $1 of pid $2:"
+	printf '%s\n' "$got" | sed 's/^/#   got:      /' | head -20
+	printf '%s\n' "$3" | sed 's/^/#   expected: /' | head -20
+	return 1
+}
+
+# lines NAME S FROM TO: "NAME: (ADDR) a=I s="S"" for I in FROM..TO
+lines() {
+	local i
+	for ((i = $3; i <= $4; i++)); do
+		echo "$1: (ADDR) a=$i s=\"$2\""
+	done
+}
+
+# ---- cases ------------------------------------------------------------------------------------
+
+test_setup() {
+	must "$FDR" start -b 256 || return 1
+	must "$DEFINE" add 0 "p:uprobes/pafn $TGT:pa_target_fn a=%di:s32 s=+0(%si):string" || return 1
+	must "$FDR" enable uprobes:pafn
+}
+
+# linked with libfdr: the probe is defined and enabled before the program starts
+test_linked_start() {
+	start_target "$TGT" || return 1
+	tcmd "call 5" && [ "$reply" = "ok $((2 * 10 + 5 * 101))" ] || { diag "call: $reply"; return 1; }
+	tcmd pid || return 1
+	lpid=${reply#pid }
+	tcmd byte && [ "$reply" = "byte cc" ] || { diag "armed: $reply"; return 1; }
+	expect_lines pafn "$lpid" "$(lines pafn hello 0 4)" || return 1
+	must "$DEFINE" count 0 && [ "$(cat "$OUT")" = "5 0" ] || { diag "count: $(cat "$OUT")"; return 1; }
+}
+
+# disabling disarms (the original byte back), enabling again arms, within 1 s
+test_disable_enable() {
+	must "$FDR" disable uprobes:pafn || return 1
+	wait_byte byte '!cc' || return 1
+	orig=${reply#byte }
+	tcmd "call 3" || return 1
+	expect_lines pafn "$lpid" "$(lines pafn hello 0 4)" || return 1
+	must "$FDR" enable uprobes:pafn || return 1
+	wait_byte byte cc || return 1
+	tcmd "call 2" || return 1
+	expect_lines pafn "$lpid" "$(lines pafn hello 0 4; lines pafn hello 0 1)"
+}
+
+# a child after fork records too (the int3 is in its copy of the text)
+test_fork_child() {
+	tcmd "fork 3" && [ "$reply" = "ok 0" ] || { diag "fork: $reply"; return 1; }
+	"$FDR" show >"$T/show"
+	local n
+	n=$(grep -Ec ' pafn: \(0x[0-9a-f]+\) a=[0-2] s="child"$' "$T/show")
+	[ "$n" = 3 ] || { diag "child lines: $n, expected 3"; grep child "$T/show" | head; return 1; }
+	grep -E ' pafn: .*s="child"$' "$T/show" | grep -qv -- "-$lpid " ||
+		{ diag "the child's lines carry the parent's pid"; return 1; }
+}
+
+# a shared library the program is linked with; then one it dlopen()s later
+test_shared_lib() {
+	must "$DEFINE" add 1 "p:uprobes/palib $LIB:pa_lib_fn a=%di:u32 s=+0(%si):string" || return 1
+	must "$FDR" enable uprobes:palib || return 1
+	sleep 1.2
+	tcmd "lib 3" || return 1
+	expect_lines palib "$lpid" "$(lines palib lib 0 2)"
+}
+
+test_dlopen_lib() {
+	must "$DEFINE" add 2 "p:uprobes/padl $DL:pa_dl_fn a=%di:u32 s=+0(%si):string" || return 1
+	must "$FDR" enable uprobes:padl || return 1
+	tcmd "dlopen $DL" && [ "$reply" = ok ] || { diag "dlopen: $reply"; return 1; }
+	wait_byte dlbyte cc || return 1
+	tcmd "dl 2" || return 1
+	expect_lines padl "$lpid" "$(lines padl dl 0 1)"
+}
+
+# wait_log TEXT: error_log has a line with TEXT within 1.5 s
+wait_log() {
+	local i
+	for ((i = 0; i < 15; i++)); do
+		"$FDR" cat error_log >"$T/log" 2>&1
+		grep -qF -- "$1" "$T/log" && return 0
+		sleep 0.1
+	done
+	diag "error_log has no '$1':"
+	sed 's/^/#   /' "$T/log"
+	return 1
+}
+
+# refusals go to error_log with the engine's message; the program is untouched
+test_refused() {
+	must "$DEFINE" add 5 "p:uprobes/pabad $TGT:pa_asm_fn+1 a=%di:s32" || return 1
+	must "$FDR" enable uprobes:pabad || return 1
+	wait_log "trace_uprobe: error: pid $lpid: probe not armed: 0x" || return 1
+	grep -qE "pid $lpid: probe not armed: 0x[0-9a-f]+ is not an instruction boundary: it is byte 1 of 'mov' at 0x[0-9a-f]+ \(length 10\)" "$T/log" ||
+		{ diag "the boundary message:"; sed 's/^/#   /' "$T/log"; return 1; }
+	must "$DEFINE" add 6 "r:uprobes/paret $TGT:pa_target_fn" || return 1
+	must "$FDR" enable uprobes:paret || return 1
+	wait_log "pid $lpid: probe not armed: return probes are not supported by the breakpoint agent yet" || return 1
+	tcmd "call 1" && [ "$reply" = "ok 101" ] || { diag "call: $reply"; return 1; }
+	must "$FDR" disable uprobes:pabad uprobes:paret || return 1
+	must "$DEFINE" del 5 && must "$DEFINE" del 6
+}
+
+# deleting the slot disarms: the original byte back
+test_delete_slot() {
+	must "$DEFINE" del 0 || return 1
+	wait_byte byte "$orig" || return 1
+	tcmd "call 1" || return 1
+	expect_lines pafn "$lpid" "$(lines pafn hello 0 4; lines pafn hello 0 1; lines pafn hello 0 0)" || return 1
+	stop_target || return 1
+}
+
+# a program already running when the probe is defined gets it within 1 s
+test_running_before() {
+	start_target "$TGT" || return 1
+	tcmd pid || return 1
+	rpid=${reply#pid }
+	tcmd byte || return 1
+	[ "$reply" != "byte cc" ] || { diag "armed before the definition"; return 1; }
+	must "$DEFINE" add 0 "p:uprobes/pafn $TGT:pa_target_fn a=%di:s32 s=+0(%si):string" || return 1
+	wait_byte byte cc || return 1
+	tcmd "call 4" || return 1
+	expect_lines pafn "$rpid" "$(lines pafn hello 0 3)" || return 1
+	stop_target || return 1
+}
+
+# never linked with libfdr, no static event: LD_PRELOAD=libfdr-probe.so
+test_preload() {
+	must "$DEFINE" add 3 "p:uprobes/panofdr $TGT_NOFDR:pa_target_fn a=%di:s32 s=+0(%si):string" || return 1
+	must "$FDR" enable uprobes:panofdr || return 1
+	start_target env LD_PRELOAD="$LIBPROBE" "$TGT_NOFDR" || return 1
+	tcmd "call 6" || return 1
+	tcmd pid || return 1
+	ppid_=${reply#pid }
+	expect_lines panofdr "$ppid_" "$(lines panofdr hello 0 5)" || return 1
+	tcmd "lib 2" || return 1
+	expect_lines palib "$ppid_" "$(lines palib lib 0 1)" || return 1
+	stop_target || return 1
+}
+
+# the same program without the preload: nothing armed, nothing recorded
+test_no_preload() {
+	start_target "$TGT_NOFDR" || return 1
+	tcmd "call 2" || return 1
+	tcmd pid || return 1
+	local p=${reply#pid }
+	tcmd byte && [ "$reply" != "byte cc" ] || { diag "armed without the agent"; return 1; }
+	expect_lines panofdr "$p" "" || return 1
+	stop_target || return 1
+}
+
+run_cases "test_setup test_linked_start test_disable_enable test_fork_child test_shared_lib
+	test_dlopen_lib test_refused test_delete_slot test_running_before test_preload test_no_preload" test_setup
+tap_summary
