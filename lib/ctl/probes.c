@@ -265,6 +265,10 @@ static int check_join(const struct fdr_abi_control *c, const struct fdr_abi_prob
 				      "Argument type or name is different from existing probe");
 		}
 	}
+	/* and the event itself (one left without locations by a control process that died) */
+	if (!ret && c->events[es].layout_hash != ev->layout_hash)
+		ret = pr_fail(err, -EEXIST, 0,
+			      "Argument type or name is different from existing probe");
 out:
 	free(old);
 	free(sl);
