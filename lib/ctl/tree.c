@@ -666,7 +666,21 @@ static const char readme_text[] =
 	"  snapshot_allocated\t- 1: allocate the spare buffers without taking a\n"
 	"\t\t\t  snapshot, 0: free them (fdr only)\n"
 	"  options/\t\t- context-info record-cmd record-tgid overwrite irq-info markers\n"
-	"\t\t\t  event-fork stacktrace\n";
+	"\t\t\t  event-fork stacktrace\n"
+	"\n"
+	"  uprobe_events\t\t- Create/append/remove/show the userspace dynamic events\n"
+	"\t\t\t  Write into this file to define/undefine new trace events.\n"
+	"\t  accepts: p[:[<group>/][<event>]] <path>:<offset>[%return] [<args>]\n"
+	"\t\t   r[:[<group>/][<event>]] <path>:<offset> [<args>]\n"
+	"\t\t   p|r[:...] <path>:<symbol>[+<offs>] [<args>]  (fdr)\n"
+	"\t\t   -:[<group>/]<event>\n"
+	"\t    args: <name>=fetcharg[:type]\n"
+	"\t fetcharg: %<register>, @<address>, @+<file offset>, $stack<index>, $stack,\n"
+	"\t\t   $retval, $comm, $arg<N> (fdr), \\<imm>, +|-[u]<offset>(<fetcharg>)\n"
+	"\t     type: s8/16/32/64, u8/16/32/64, x8/16/32/64, char, string, ustring,\n"
+	"\t\t   b<bit-width>@<bit-offset>/<container-size>, <type>[<N>]\n"
+	"  dynamic_events\t\t- the same lines; lists every dynamic event\n"
+	"  uprobe_profile\t\t- hits of each probe location\n";
 
 static int gen_available_events(struct fdr_file *f, struct fdr_buf *b, int only_enabled)
 {
