@@ -30,7 +30,8 @@
 #                    /bin/true, never enabled) appended with '>>' to the
 #                    kernel's uprobe_events and to fdr's: accepted or refused
 #                    alike, the same error_log entry for a refused one, the same
-#                    read-back, the same format files; then removed with '-:'
+#                    read-back (uprobe_events, dynamic_events), the same
+#                    uprobe_profile lines, the same format files; then removed with '-:'
 #                    (never '>' on the kernel's file; an exit removes what is
 #                    left of the group)
 #
@@ -431,6 +432,10 @@ test_uprobe_events() {
 	[ "$kl" = "$fl" ] || { diag "uprobe_events reads, in the kernel:"; diag "$kl"; diag "in fdr:"; diag "$fl"; bad=1; }
 	fl=$("$FDR" cat dynamic_events)
 	[ "$kl" = "$fl" ] || { diag "dynamic_events reads in fdr:"; diag "$fl"; bad=1; }
+	# uprobe_profile: the same lines (no hits: nothing is enabled)
+	kl=$(grep -E '^  /bin/true (a|b|p_true_0x1149|d|e) ' "$TRACEFS/uprobe_profile")
+	fl=$("$FDR" cat uprobe_profile)
+	[ "$kl" = "$fl" ] || { diag "uprobe_profile reads, in the kernel:"; diag "$kl"; diag "in fdr:"; diag "$fl"; bad=1; }
 	for ev in $(ls "$TRACEFS/events/fdrparity" 2>/dev/null); do
 		[ -d "$TRACEFS/events/fdrparity/$ev" ] || continue
 		k=$(grep -v '^ID:' "$TRACEFS/events/fdrparity/$ev/format")
