@@ -298,6 +298,43 @@ Test(uptree, path_too_long)
 	expect_cat(UE, "", "nothing defined");
 }
 
+/* PATH:SYMBOL reads back with the file offset it resolved to (fdr) */
+Test(uptree, symbol_place)
+{
+	char line[PATH_MAX + 64], want[PATH_MAX + 128], *t, *e;
+	unsigned long long off = 0;
+	struct stat st;
+
+	snprintf(line, sizeof(line), "p %s:uprobe_target_fn x=%%di", FDR_TEST_TARGET_PIE);
+	wr(UE, O_APPEND, line, OK);
+	t = cat(UE);
+	e = strstr(t, ":0x");
+	cr_assert_not_null(e, "%s", t);
+	off = strtoull(e + 1, NULL, 16);
+	cr_assert_eq(stat(FDR_TEST_TARGET_PIE, &st), 0);
+	cr_expect(off > 0 && off < (unsigned long long)st.st_size, "offset 0x%llx", off);
+	/* the default name is made from the resolved offset */
+	snprintf(want, sizeof(want), "p:uprobes/p_uprobe_0x%llx %s:0x%016llx x=%%di\n", off,
+		 FDR_TEST_TARGET_PIE, off);
+	cr_expect_str_eq(t, want);
+	free(t);
+	/* the same offset written as a number is the same location */
+	snprintf(line, sizeof(line), "p:uprobes/p_uprobe_0x%llx %s:0x%llx x=%%di", off,
+		 FDR_TEST_TARGET_PIE, off);
+	wr(UE, O_APPEND, line, EEXIST);
+	e = last_error();
+	cr_expect(strstr(e, "There is already the exact same probe event"), "%s", e);
+	free(e);
+	/* an IFUNC is refused, and a name the file does not have */
+	snprintf(line, sizeof(line), "p:fdrchk/f %s:uprobe_target_ifunc", FDR_TEST_TARGET_PIE);
+	wr(UE, O_APPEND, line, EOPNOTSUPP);
+	snprintf(line, sizeof(line), "p:fdrchk/f %s:no_such_function", FDR_TEST_TARGET_PIE);
+	wr(UE, O_APPEND, line, ENOENT);
+	e = last_error();
+	cr_expect(strstr(e, "Failed to find the given function symbol"), "%s", e);
+	free(e);
+}
+
 /* ---- busy ---------------------------------------------------------------------------------- */
 
 Test(uptree, busy_enabled_or_triggered)
