@@ -25,6 +25,11 @@ static int open_file(struct fdr_session *s, const char *path, int flags, struct 
 		return 0;
 	if (ret == -ENOENT)
 		return die(1, "%s: no such file in the control tree (try 'fdr ls')", path);
+	if (ret == -EBUSY && (flags & O_TRUNC) && strstr(path, "_events"))
+		return die(1,
+			   "%s: busy: a probe event is enabled or named by a trigger; nothing "
+			   "was removed",
+			   path);
 	if (ret == -EBUSY)
 		return die(1, "%s: busy: another process is consuming it", path);
 	return die_err(1, ret, "%s", path);
@@ -131,6 +136,8 @@ int write_path(struct fdr_session *s, const char *path, const char *text, int fl
 		else if (n == -EINVAL)
 			fprintf(stderr, "fdr %s: %s: invalid value '%.*s'\n", verb, path,
 				(int)strcspn(text, "\n"), text);
+		else if (*msg)
+			fprintf(stderr, "fdr %s: %s: %s\n%s", verb, path, strerror((int)-n), msg);
 		else
 			die_err(1, (int)n, "%s", path);
 		ret = n == -EINVAL ? EXIT_USAGE : 1;

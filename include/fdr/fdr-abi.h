@@ -462,7 +462,7 @@ _Static_assert(sizeof(struct fdr_abi_ring) == 128, "fdr_abi_ring layout");
  * (release); then probes.gen + 1 (release) and the control block's gen (the
  * agents' wake-up, fdr_session_changed()). A reader copies a slot, then checks
  * state and gen again (seqlock-like); every field is checked before use
- * (fdr_shm_check_probe(); the program with fdr_fetch_check()).
+ * (fdr_shm_check_probe_slot(); the program with fdr_fetch_check()).
  *
  * Several slots may name the same event_slot: one event with several locations
  * (the kernel's multi-probe events). hits and misses are added by every process

@@ -41,6 +41,7 @@ FDR_API int fdr_session_ring(struct fdr_session *s, uint32_t inst, void **base, 
 FDR_API int fdr_session_snapshot(struct fdr_session *s, uint32_t inst, int cpu);
 FDR_API int fdr_session_write(struct fdr_session *s, uint32_t inst, const void *payload,
 			      size_t len);
+FDR_API int fdr_session_probes(struct fdr_session *s, struct fdr_abi_probes **out);
 FDR_API int fdr_session_error(struct fdr_session *s, uint32_t inst, const char *location,
 			      const char *msg, const char *cmd, int pos);
 FDR_API int fdr_event_rule_match(const char *rule, const char *system, const char *event);
@@ -102,6 +103,8 @@ FDR_API int fdr_shm_check_ring(const void *base, uint64_t size, const char *name
 			       struct fdr_abi_ring *h);
 FDR_API int fdr_shm_check_cpu(const struct fdr_abi_ring *h, const void *base, const char *name,
 			      uint32_t cpu, uint32_t bi, struct fdr_shm_geom *g);
+FDR_API int fdr_shm_check_probes(const struct fdr_abi_probes *p, uint64_t size);
+FDR_API int fdr_shm_check_probe_slot(const struct fdr_abi_probe_slot *sl, uint32_t idx);
 /* now on the clock of the ring header's snap_lock_ns, saver_beat_ns and swap_ns */
 FDR_API uint64_t fdr_session_lease_ns(struct fdr_session *s);
 

@@ -101,6 +101,8 @@ struct fdr_session {
 	size_t ctl_size;
 	int dir_fd;
 	char dir[4096];
+	/* the probes file, mapped at the first fdr_session_probes() (NULL until then) */
+	_Atomic(struct fdr_abi_probes *) probes;
 };
 
 /* ring.c */

@@ -5,6 +5,8 @@
  *   $FDR_ROOT/NAME/          (FDR_ROOT defaults to /dev/shm/fdr-<uid>, mode 0700)
  *       control              struct fdr_abi_control
  *       ring.<inst>.<gen>    one per instance, replaced (gen + 1) on resize
+ *       probes               struct fdr_abi_probes, made by the first uprobe_events
+ *                            definition (lib/ctl/probes.c), mapped here lazily
  *
  * Any process may create, open, change or destroy a session; nothing needs a
  * daemon. Changes to the control block are made under a robust process-shared
@@ -154,6 +156,8 @@ static void ses_free(struct fdr_session *s)
 			free(m);
 		}
 	}
+	if (atomic_load(&s->probes))
+		munmap(atomic_load(&s->probes), sizeof(struct fdr_abi_probes));
 	if (s->ctl)
 		munmap(s->ctl, s->ctl_size);
 	if (s->dir_fd >= 0)
@@ -175,8 +179,9 @@ static int ses_fallocate_shared(int fd, off_t off, off_t len)
 }
 
 /*
- * The PID in the name of a creator's temporary file, ".tmp.control.PID" or
- * ".tmp.ring.INST.GEN.PID" (fdr_ring_file_create()); 0 for any other name.
+ * The PID in the name of a creator's temporary file, ".tmp.control.PID",
+ * ".tmp.probes.PID" (lib/ctl/probes.c) or ".tmp.ring.INST.GEN.PID"
+ * (fdr_ring_file_create()); 0 for any other name.
  */
 static pid_t ses_tmp_pid(const char *name)
 {
@@ -187,6 +192,8 @@ static pid_t ses_tmp_pid(const char *name)
 
 	if (strncmp(name, ".tmp.control.", 13) == 0) {
 		p = name + 13;
+	} else if (strncmp(name, ".tmp.probes.", 12) == 0) {
+		p = name + 12;
 	} else if (strncmp(name, ".tmp.ring.", 10) == 0) {
 		p = name + 10;
 		for (dots = 0; dots < 2; dots++) {
@@ -414,6 +421,61 @@ void fdr_session_changed(struct fdr_session *s)
 	/* release: pairs with the acquire load of gen in the agent */
 	__atomic_fetch_add(&s->ctl->gen, 1, __ATOMIC_RELEASE);
 	syscall(SYS_futex, &s->ctl->gen, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+/**
+ * fdr_session_probes - the session's probes file (dynamic probe locations),
+ * mapped shared at the first call and kept until fdr_session_close()
+ * @out: the mapping; its header has been checked (fdr_shm_check_probes()),
+ *       each slot must be copied and checked before use
+ *       (fdr_shm_check_probe_slot())
+ *
+ * Thread-safe: two threads mapping it at once keep one mapping. The file is
+ * made whole by the control side (lib/ctl/probes.c) at the first definition and
+ * never removed while the session lives. Returns 0, -ENOENT (no probe was ever
+ * defined in the session), -EUCLEAN (not a valid probes file: fdr_shm_error()
+ * says why), or the errno of open/mmap.
+ */
+int fdr_session_probes(struct fdr_session *s, struct fdr_abi_probes **out)
+{
+	struct fdr_abi_probes *p = atomic_load_explicit(&s->probes, memory_order_acquire);
+	struct fdr_abi_probes *none = NULL;
+	struct stat st;
+	int fd, ret;
+
+	if (p) {
+		*out = p;
+		return 0;
+	}
+	fd = openat(s->dir_fd, "probes", O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size < sizeof(*p)) {
+		close(fd);
+		return fdr_shm_errorf("probes: file size %llu is smaller than %zu",
+				      (unsigned long long)st.st_size, sizeof(*p));
+	}
+	p = mmap(NULL, sizeof(*p), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ret = p == MAP_FAILED ? -errno : 0;
+	close(fd);
+	if (ret)
+		return ret;
+	ret = fdr_shm_check_probes(p, (uint64_t)st.st_size);
+	if (ret) {
+		munmap(p, sizeof(*p));
+		return ret;
+	}
+	if (!atomic_compare_exchange_strong(&s->probes, &none, p)) {
+		munmap(p, sizeof(*p));
+		p = none; /* another thread's */
+	}
+	*out = p;
+	return 0;
 }
 
 /*

@@ -16,6 +16,9 @@
  *	fdr_shm_check_event()     a registry entry, before a reader decodes with it
  *	fdr_shm_check_ring()      a ring file's header, at fdr_ring_map_open()
  *	fdr_shm_check_cpu()       one buffer of one CPU of a ring: its geometry
+ *	fdr_shm_check_probes()    the probes file's header, at fdr_session_probes()
+ *	fdr_shm_check_probe_slot()  a probe location, before an agent arms it or a
+ *	                          tool shows it (its fetch program: fdr_fetch_check())
  *
  * The sub-buffer and record headers are checked where they are parsed, in the
  * reader (rd_rec_len(), rd_refresh_ring()), and the hook slots where the writer
@@ -392,5 +395,66 @@ int fdr_shm_check_cpu(const struct fdr_abi_ring *h, const void *base, const char
 	g->nr_subbufs = n;
 	g->shift = (uint32_t)shift;
 	g->data_off = doff;
+	return 0;
+}
+
+/**
+ * fdr_shm_check_probes - check the header of the probes file mapped at @p, of
+ * @size bytes: magic, ABI version, struct size. The slots are checked one by
+ * one (fdr_shm_check_probe_slot()). Returns 0 or -EUCLEAN (text in
+ * fdr_shm_error()).
+ */
+int fdr_shm_check_probes(const struct fdr_abi_probes *p, uint64_t size)
+{
+	uint64_t magic = __atomic_load_n(&p->magic, __ATOMIC_ACQUIRE);
+	uint32_t version = p->version, ssize = p->struct_size;
+
+	if (size < sizeof(*p))
+		return fdr_shm_errorf("probes: file size %llu is smaller than %zu",
+				      (unsigned long long)size, sizeof(*p));
+	if (magic != FDR_ABI_MAGIC_PROBES)
+		return fdr_shm_errorf("probes: magic 0x%llx, expected 0x%llx (not an fdr probes "
+				      "file)",
+				      (unsigned long long)magic,
+				      (unsigned long long)FDR_ABI_MAGIC_PROBES);
+	if (version != FDR_ABI_VERSION)
+		return fdr_shm_errorf("probes: made by fdr ABI version %u, this is version %u",
+				      version, FDR_ABI_VERSION);
+	if (ssize != sizeof(*p))
+		return fdr_shm_errorf("probes: struct_size %u, expected %zu", ssize, sizeof(*p));
+	return 0;
+}
+
+/**
+ * fdr_shm_check_probe_slot - check a private copy of probe slot @idx
+ *
+ * A free slot is fine. A live one needs a registry index below FDR_MAX_EVENTS,
+ * known flags, a non-empty absolute path and a line, both NUL-terminated, and
+ * a program length in 1..FDR_PROBE_PROG_BYTES (the program itself:
+ * fdr_fetch_check()). Returns 0 or -EUCLEAN (text in fdr_shm_error()).
+ */
+int fdr_shm_check_probe_slot(const struct fdr_abi_probe_slot *sl, uint32_t idx)
+{
+	if (sl->state == FDR_PROBE_SLOT_FREE)
+		return 0;
+	if (sl->state != FDR_PROBE_SLOT_LIVE)
+		return fdr_shm_errorf("probes: slot %u: state %u is neither %u nor %u", idx,
+				      sl->state, FDR_PROBE_SLOT_FREE, FDR_PROBE_SLOT_LIVE);
+	if (sl->event_slot >= FDR_MAX_EVENTS)
+		return fdr_shm_errorf("probes: slot %u: event slot %u is not below %u", idx,
+				      sl->event_slot, FDR_MAX_EVENTS);
+	if (sl->flags & ~FDR_PROBE_F_RETURN)
+		return fdr_shm_errorf("probes: slot %u: unknown flags 0x%x", idx, sl->flags);
+	if (!shm_has_nul(sl->path, sizeof(sl->path)) || sl->path[0] != '/')
+		return fdr_shm_errorf("probes: slot %u: path is not an absolute path ending in a "
+				      "NUL within %u bytes",
+				      idx, FDR_PROBE_PATH_LEN);
+	if (!shm_has_nul(sl->line, sizeof(sl->line)) || !sl->line[0])
+		return fdr_shm_errorf("probes: slot %u: line is empty or not NUL-terminated "
+				      "within %u bytes",
+				      idx, FDR_PROBE_LINE_LEN);
+	if (sl->prog_len == 0 || sl->prog_len > FDR_PROBE_PROG_BYTES)
+		return fdr_shm_errorf("probes: slot %u: program length %u is not in 1..%u", idx,
+				      sl->prog_len, FDR_PROBE_PROG_BYTES);
 	return 0;
 }

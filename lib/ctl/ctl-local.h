@@ -23,5 +23,7 @@ FDR_CTL_HIDDEN int fdr_hooks_trigger_text(const struct fdr_abi_control *c, uint3
 FDR_CTL_HIDDEN int fdr_hooks_soft(const struct fdr_abi_control *c, uint32_t inst,
 				  const struct fdr_abi_event *e);
 FDR_CTL_HIDDEN void fdr_hooks_instance_clear(struct fdr_abi_control *c, uint32_t inst);
+FDR_CTL_HIDDEN int fdr_hooks_event_busy(const struct fdr_abi_control *c, uint32_t es);
+FDR_CTL_HIDDEN void fdr_hooks_event_clear(struct fdr_abi_control *c, uint32_t es);
 
 #endif /* FDR_CTL_LOCAL_H */

@@ -604,3 +604,42 @@ void fdr_hooks_instance_clear(struct fdr_abi_control *c, uint32_t inst)
 	memset(&c->inst_ext[inst], 0, sizeof(c->inst_ext[inst])); /* set_event_notrace_pid */
 	fdr_hooks_recount(c);
 }
+
+/*
+ * fdr_hooks_event_busy - does a trigger hold event @es in some instance: a
+ * trigger of its own, or an enable_event/disable_event trigger that names it
+ * (the kernel's soft mode)? A probe event held so cannot be removed (EBUSY).
+ */
+int fdr_hooks_event_busy(const struct fdr_abi_control *c, uint32_t es)
+{
+	uint32_t i, w;
+
+	for (w = 0; w < FDR_MAX_INSTANCES / 64; w++)
+		if (__atomic_load_n(&c->hooks[es].triggered[w], __ATOMIC_ACQUIRE))
+			return 1;
+	for (i = 0; i < FDR_MAX_INSTANCES; i++)
+		if (c->instances[i].state == FDR_INST_LIVE && trig_targets(c, i, es))
+			return 1;
+	return 0;
+}
+
+/**
+ * fdr_hooks_event_clear - drop the filters of event @es in every instance, before
+ * its registry entry is freed (a removed probe event; lock held, no trigger
+ * left: fdr_hooks_event_busy())
+ */
+void fdr_hooks_event_clear(struct fdr_abi_control *c, uint32_t es)
+{
+	struct fdr_abi_hooks *h = &c->hooks[es];
+	uint32_t inst;
+
+	for (inst = 0; inst < FDR_MAX_INSTANCES; inst++) {
+		bit_set(h->filtered, inst, 0);
+		bit_set(h->soft, inst, 0);
+		filter_slot_free(c, h->filter[inst]);
+		err_slot_free(c, h->filter_err[inst]);
+		h->filter[inst] = 0;
+		h->filter_err[inst] = 0;
+	}
+	fdr_hooks_recount(c);
+}

@@ -75,6 +75,7 @@
 #include "fdr/fdr-read.h"
 #include "fdr/fdr-trace.h"
 #include "ctl-local.h"
+#include "probes.h"
 #include "common/pid-list.h"
 
 /* The kinds of directory: where a row appears, and what a directory row opens. */
@@ -166,6 +167,7 @@ struct fdr_file {
 	int log_pos;
 	char log_loc[64];
 	char log_msg[512];
+	char log_cmd[512]; /* the command error_log shows, if not the whole write */
 	int held; /* counted in the instance's open files (rmdir EBUSY) */
 	int32_t writer; /* the thread writes are made for, 0 = the caller */
 	int ended; /* fdr_file_end(): a pipe serves what it has, then ends */
@@ -308,6 +310,8 @@ static void flush_error_log(struct fdr_file *f, const char *cmd)
 	if (!f->log_pending)
 		return;
 	f->log_pending = 0;
+	if (f->log_cmd[0])
+		cmd = f->log_cmd;
 	if (fdr_session_lock(f->s) == 0) {
 		fdr_session_error(f->s, f->p.inst, f->log_loc, f->log_msg, cmd, f->log_pos);
 		fdr_session_unlock(f->s);
@@ -662,7 +666,21 @@ static const char readme_text[] =
 	"  snapshot_allocated\t- 1: allocate the spare buffers without taking a\n"
 	"\t\t\t  snapshot, 0: free them (fdr only)\n"
 	"  options/\t\t- context-info record-cmd record-tgid overwrite irq-info markers\n"
-	"\t\t\t  event-fork stacktrace\n";
+	"\t\t\t  event-fork stacktrace\n"
+	"\n"
+	"  uprobe_events\t\t- Create/append/remove/show the userspace dynamic events\n"
+	"\t\t\t  Write into this file to define/undefine new trace events.\n"
+	"\t  accepts: p[:[<group>/][<event>]] <path>:<offset>[%return] [<args>]\n"
+	"\t\t   r[:[<group>/][<event>]] <path>:<offset> [<args>]\n"
+	"\t\t   p|r[:...] <path>:<symbol>[+<offs>] [<args>]  (fdr)\n"
+	"\t\t   -:[<group>/]<event>\n"
+	"\t    args: <name>=fetcharg[:type]\n"
+	"\t fetcharg: %<register>, @<address>, @+<file offset>, $stack<index>, $stack,\n"
+	"\t\t   $retval, $comm, $arg<N> (fdr), \\<imm>, +|-[u]<offset>(<fetcharg>)\n"
+	"\t     type: s8/16/32/64, u8/16/32/64, x8/16/32/64, char, string, ustring,\n"
+	"\t\t   b<bit-width>@<bit-offset>/<container-size>, <type>[<N>]\n"
+	"  dynamic_events\t\t- the same lines; lists every dynamic event\n"
+	"  uprobe_profile\t\t- hits of each probe location\n";
 
 static int gen_available_events(struct fdr_file *f, struct fdr_buf *b, int only_enabled)
 {
@@ -2064,6 +2082,60 @@ static int trunc_error_log(struct fdr_file *f)
 	return 0;
 }
 
+/*
+ * uprobe_events, dynamic_events: line by line, as the kernel (probes.c does each
+ * line). '#' comments and blank lines are skipped; the first refused line stops
+ * the write with its errno, its message in error_log under "trace_uprobe" with
+ * the line's command, and the lines before it stay applied.
+ */
+static int write_uprobe_events(struct fdr_file *f, char *cmd, size_t n)
+{
+	struct fdr_probes_err err;
+	char *line = cmd, *next;
+	int ret = 0;
+
+	(void)n;
+	for (; line && !ret; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		ret = fdr_probes_line(f->s, line, &err);
+	}
+	if (!ret)
+		return 0;
+	snprintf(f->err, sizeof(f->err), "trace_uprobe: %s\n  %s\n", err.msg, err.cmd);
+	if (err.pos >= 0 && strlen(f->err) + (size_t)err.pos + 4 < sizeof(f->err)) {
+		size_t k = strlen(f->err);
+
+		memset(f->err + k, ' ', (size_t)err.pos + 2);
+		snprintf(f->err + k + err.pos + 2, sizeof(f->err) - k - (size_t)err.pos - 2, "^\n");
+	}
+	snprintf(f->log_loc, sizeof(f->log_loc), "trace_uprobe");
+	snprintf(f->log_msg, sizeof(f->log_msg), "%s", err.msg);
+	snprintf(f->log_cmd, sizeof(f->log_cmd), "%s", err.cmd[0] ? err.cmd : " ");
+	f->log_pos = err.pos;
+	f->log_pending = 1;
+	return ret;
+}
+
+/* uprobe_events, dynamic_events '>': every probe removed, or EBUSY and none */
+static int trunc_uprobe_events(struct fdr_file *f)
+{
+	struct fdr_probes_err err;
+
+	return fdr_probes_clear(f->s, &err);
+}
+
+static int render_uprobe_events(struct fdr_file *f, struct fdr_buf *b)
+{
+	return fdr_probes_render(f->s, b);
+}
+
+static int render_uprobe_profile(struct fdr_file *f, struct fdr_buf *b)
+{
+	return fdr_probes_profile(f->s, b);
+}
+
 /* trace_pipe, trace_pipe_raw, snapshot_raw: the consuming reader, taken at open (EBUSY) */
 static int open_pipe(struct fdr_file *f)
 {
@@ -2097,6 +2169,8 @@ static const struct tree_file tree_files[] = {
 	  .write = write_subbuf_size },
 	{ "buffer_total_size_kb", D_ROOT, 0440, 0, .render = render_buffer_total_size_kb },
 	{ "current_tracer", D_ROOT, 0640, 0, .render = render_nop, .write = write_current_tracer },
+	{ "dynamic_events", D_ROOT, 0640, TF_TOP_ONLY, .trunc = trunc_uprobe_events,
+	  .render = render_uprobe_events, .write = write_uprobe_events },
 	{ "error_log", D_ROOT, 0640, 0, .trunc = trunc_error_log, .render = render_error_log,
 	  .write = write_ignored },
 	DIR_ROW("events", D_ROOT, D_EVENTS, 0),
@@ -2129,6 +2203,9 @@ static const struct tree_file tree_files[] = {
 	{ "trace_pipe", D_ROOT, 0440, 0, .arg = 0, .open = open_pipe, .read = read_pipe,
 	  .poll = poll_pipe },
 	{ "tracing_on", D_ROOT, 0640, 0, .render = render_tracing_on, .write = write_tracing_on },
+	{ "uprobe_events", D_ROOT, 0640, TF_TOP_ONLY, .trunc = trunc_uprobe_events,
+	  .render = render_uprobe_events, .write = write_uprobe_events },
+	{ "uprobe_profile", D_ROOT, 0440, TF_TOP_ONLY, .render = render_uprobe_profile },
 
 	/* events/ */
 	{ "enable", D_EVENTS, 0640, 0, .render = render_group_enable, .write = write_enable },
@@ -2516,6 +2593,7 @@ ssize_t fdr_file_write(struct fdr_file *f, const void *buf, size_t n)
 
 	f->err[0] = 0;
 	f->notice[0] = 0;
+	f->log_cmd[0] = 0;
 	if ((f->flags & O_ACCMODE) == O_RDONLY)
 		return -EBADF;
 	if (t->write_raw)

@@ -4,7 +4,8 @@
 # enospc.sh FDR FDR_DEMO - full file systems at every step (issue 12): the
 # session's file system full at start, mkdir of an instance, snapshot alloc,
 # a resize, event registration by a new process and writing; the output's file
-# system full for extract, record and the exports. Each step must fail cleanly
+# system full for extract, record and the exports; the first uprobe_events
+# definition (the probes file). Each step must fail cleanly
 # (non-zero exit, "No space left on device", no partial or temporary file left,
 # the settings already in force unchanged), and the traced program must run to
 # its normal end (exit 0), never be killed (SIGBUS) by fdr's memory.
@@ -130,6 +131,20 @@ test_mkdir_full() {
 	fi
 	[ "$(find "$D" -name 'ring.*' | wc -l)" -eq 1 ] ||
 		{ diag "ring files: $(ls -A "$D")"; return 1; }
+	no_tmp "$S"
+}
+
+# The first probe definition makes the probes file: ENOSPC, no probe, no
+# event, no file left.
+test_probe_full() {
+	fdr -d "$D" append uprobe_events 'p:fdrfull/a /bin/true:0x1149 x=%di'
+	expect_enospc || return 1
+	[ ! -e "$D/probes" ] || { diag "a probes file was left: $(ls -l "$D/probes")"; return 1; }
+	fdr -d "$D" cat uprobe_events
+	expect_rc 0 || return 1
+	[ ! -s "$OUT" ] || { diag "uprobe_events lists: $(cat "$OUT")"; return 1; }
+	fdr -d "$D" ls events/fdrfull
+	[ "$rc" -ne 0 ] || { diag "events/fdrfull exists"; return 1; }
 	no_tmp "$S"
 }
 
@@ -362,7 +377,8 @@ test_room_back() {
 	expect_rc 0
 }
 
-run_cases "test_start_full test_register_and_write_full test_mkdir_full test_resize_full
+run_cases "test_start_full test_register_and_write_full test_mkdir_full test_probe_full
+	test_resize_full
 	test_snapshot_alloc_full test_snapshot_alloc_partial test_settings_kept
 	test_extract_full test_extract_late_full test_snapshot_save_full" test_start_full
 if [ "$fail" -eq 0 ]; then

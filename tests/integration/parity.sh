@@ -26,6 +26,14 @@
 #                    read back
 #   event_fork       options/event-fork (and trace_options' event-fork): the
 #                    same values accepted or refused, the same value read back
+#   uprobe_events    the same probe definitions (group fdrparity only, on
+#                    /bin/true, never enabled) appended with '>>' to the
+#                    kernel's uprobe_events and to fdr's: accepted or refused
+#                    alike, the same error_log entry for a refused one, the same
+#                    read-back (uprobe_events, dynamic_events), the same
+#                    uprobe_profile lines, the same format files; then removed with '-:'
+#                    (never '>' on the kernel's file; an exit removes what is
+#                    left of the group)
 #
 # Prints "ok N - name" / "not ok N - name", then "N passed, N failed".
 set -u
@@ -55,6 +63,16 @@ remove_kernel_instance() {
 	fi
 }
 at_exit remove_kernel_instance
+# the kernel's probes of our group, whatever happened (never '>' on its file)
+remove_kernel_probes() {
+	local l
+	[ -n "$TRACEFS" ] && [ -w "$TRACEFS/uprobe_events" ] || return 0
+	grep '^[pr]:fdrparity/' "$TRACEFS/uprobe_events" 2>/dev/null | while read -r l; do
+		l=${l#?:}
+		echo "-:${l%% *}" >>"$TRACEFS/uprobe_events" 2>/dev/null
+	done
+}
+at_exit remove_kernel_probes
 export FDR_SESSION=parity
 
 TRACEFS=
@@ -361,9 +379,86 @@ test_event_fork() {
 	return $bad
 }
 
+# the last error_log entry of a file's text, without its timestamp
+last_entry() {
+	awk '/^\[/ { e = ""; sub(/^\[[^]]*\] /, "") } { e = e $0 "\n" } END { printf "%s", e }'
+}
+
+test_uprobe_events() {
+	local line k f ev bad=0 kl fl
+	local -a lines=(
+		'p:fdrparity/a /bin/true:0x1149 x=%di:s64 s=+0(%si):string ar=+0(%dx):u8[4] c=+0(%si):char'
+		'r:fdrparity/b /bin/true:0x1149 rv=$retval:s64'
+		'p:fdrparity/a /bin/true:0x1150 x=%si:s64 s=+8(%si):string ar=+0(%dx):u8[4] c=+0(%si):char'
+		'p:fdrparity/ /bin/true:0x1149'
+		'p:fdrparity/d /bin/true:4425%return a=$retval b=$stack c=$comm'
+		'p:fdrparity/e /bin/true:0x1149 %di +0(%si) $stack3 \1234 @+0x2000 f=+0(%di):x8[3] g=+0(%di):b3@2/8'
+		'p:fdrparity/a /bin/true:0x1160 x=%di:s32 s=+0(%si):string ar=+0(%dx):u8[4] c=+0(%si):char'
+		'p:fdrparity/a /bin/true:0x1149 x=%di:s64 s=+0(%si):string ar=+0(%dx):u8[4] c=+0(%si):char'
+		'p:fdrparity/z /bin/nosuch-fdr-parity:0x1149'
+		'p:fdrparity/z /bin/true:0x1149 x=%zz'
+		'p:fdrparity/z /bin/true:0x1149 $retval'
+		'-:fdrparity/nosuch'
+	)
+
+	[ -w "$TRACEFS/uprobe_events" ] || { echo "# the kernel here has no uprobe_events"; return 0; }
+	for line in "${lines[@]}"; do
+		kl=$(last_entry <"$TRACEFS/error_log")
+		printf '%s\n' "$line" >>"$TRACEFS/uprobe_events" 2>/dev/null
+		k=$?
+		"$FDR" append uprobe_events "$line" >"$T/fw.out" 2>&1
+		f=$?
+		[ "$k" = 0 ] && k=ok || k=refused
+		[ "$f" = 0 ] && f=ok || f=refused
+		if [ "$k" != "$f" ]; then
+			diag "uprobe_events '$line': the kernel $k it, fdr $f it: $(cat "$T/fw.out")"
+			bad=1
+			continue
+		fi
+		[ "$k" = ok ] && continue
+		# a refused line: the same entry, if the kernel wrote one
+		f=$("$FDR" cat error_log | last_entry)
+		k=$(last_entry <"$TRACEFS/error_log")
+		if [ "$k" != "$kl" ] && [ "$k" != "$f" ]; then
+			diag "error_log after '$line': the kernel"
+			diag "$k"
+			diag "fdr"
+			diag "$f"
+			bad=1
+		fi
+	done
+	kl=$(grep '^[pr]:fdrparity/' "$TRACEFS/uprobe_events")
+	fl=$("$FDR" cat uprobe_events)
+	[ "$kl" = "$fl" ] || { diag "uprobe_events reads, in the kernel:"; diag "$kl"; diag "in fdr:"; diag "$fl"; bad=1; }
+	fl=$("$FDR" cat dynamic_events)
+	[ "$kl" = "$fl" ] || { diag "dynamic_events reads in fdr:"; diag "$fl"; bad=1; }
+	# uprobe_profile: the same lines (no hits: nothing is enabled)
+	kl=$(grep -E '^  /bin/true (a|b|p_true_0x1149|d|e) ' "$TRACEFS/uprobe_profile")
+	fl=$("$FDR" cat uprobe_profile)
+	[ "$kl" = "$fl" ] || { diag "uprobe_profile reads, in the kernel:"; diag "$kl"; diag "in fdr:"; diag "$fl"; bad=1; }
+	for ev in $(ls "$TRACEFS/events/fdrparity" 2>/dev/null); do
+		[ -d "$TRACEFS/events/fdrparity/$ev" ] || continue
+		k=$(grep -v '^ID:' "$TRACEFS/events/fdrparity/$ev/format")
+		f=$("$FDR" cat "events/fdrparity/$ev/format" 2>&1 | grep -v '^ID:')
+		[ "$k" = "$f" ] || { diag "events/fdrparity/$ev/format, the kernel:"; diag "$k"; diag "fdr:"; diag "$f"; bad=1; }
+	done
+	[ "$("$FDR" ls events/fdrparity | grep / | sort)" = "$(cd "$TRACEFS/events/fdrparity" && ls -d -- */ | sort)" ] ||
+		{ diag "events/fdrparity lists different events"; bad=1; }
+	for ev in a b p_true_0x1149 d e; do
+		printf '%s\n' "-:fdrparity/$ev" >>"$TRACEFS/uprobe_events" 2>/dev/null
+		k=$?
+		"$FDR" append uprobe_events "-:fdrparity/$ev" >"$T/fw.out" 2>&1
+		f=$?
+		[ "$k" = "$f" ] || { diag "-:fdrparity/$ev: the kernel rc $k, fdr rc $f: $(cat "$T/fw.out")"; bad=1; }
+	done
+	[ -z "$(grep '^[pr]:fdrparity/' "$TRACEFS/uprobe_events")" ] || { diag "the kernel kept probes of fdrparity"; bad=1; }
+	[ -z "$("$FDR" cat uprobe_events)" ] || { diag "fdr kept probes"; bad=1; }
+	return $bad
+}
+
 if setup; then
 	run_cases "test_trigger_remove test_trigger_empty test_set_event_forms test_cpumask
-		test_buffer_size_kept test_pid_files test_event_fork"
+		test_buffer_size_kept test_pid_files test_event_fork test_uprobe_events"
 else
 	ok 1 setup
 fi

@@ -1053,7 +1053,10 @@ Test(tree, readdir_listings)
 					    "trace_marker",
 					    "trace_options",
 					    "trace_pipe",
-					    "tracing_on" };
+					    "tracing_on",
+					    "dynamic_events",
+					    "uprobe_events",
+					    "uprobe_profile" };
 	static const char *const inst[] = { "available_tracers",
 					    "buffer_size_kb",
 					    "buffer_subbuf_size_kb",
@@ -1074,7 +1077,8 @@ Test(tree, readdir_listings)
 	static const char *const inst_absent[] = {
 		"README",	  "available_events",	 "instances",
 		"saved_cmdlines", "saved_cmdlines_size", "saved_tgids",
-		"printk_formats"
+		"printk_formats", "dynamic_events",	 "uprobe_events",
+		"uprobe_profile"
 	};
 	static const char *const none[] = { "" };
 	static const char *const events[] = { "enable",	 "header_page", "header_event",
