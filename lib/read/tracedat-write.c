@@ -450,15 +450,10 @@ out:
 int fdr_tracedat_spool_open(const char *out_path)
 {
 	char dir[PATH_MAX], tmpl[PATH_MAX + 32];
-	const char *slash = strrchr(out_path, '/');
-	int fd;
+	int fd = fdr_path_dir(out_path, dir, sizeof(dir));
 
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == out_path)
-		snprintf(dir, sizeof(dir), "/");
-	else
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - out_path), out_path);
+	if (fd < 0)
+		return fd; /* no file can be made there */
 	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	if (fd >= 0)
 		return fd;
