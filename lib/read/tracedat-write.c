@@ -94,6 +94,21 @@ static int td_sized64(struct fdr_buf *b, const struct fdr_buf *t)
 	return td_u64(b, t->len) ?: td_add(b, t->data, t->len);
 }
 
+/* Every trace.dat's start: magic, @version ("6", "7"), endianness, long and page size. */
+static int td_file_head(struct fdr_buf *b, const char *version, uint32_t page_size)
+{
+	static const char magic[] = { 0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
+	const union {
+		uint16_t v;
+		uint8_t b[2];
+	} endian = { 1 };
+	int ret = td_add(b, magic, sizeof(magic));
+
+	ret = ret ?: td_add(b, version, strlen(version) + 1);
+	ret = ret ?: td_add(b, (uint8_t[]){ endian.b[0] ? 0 : 1, (uint8_t)sizeof(long) }, 2);
+	return ret ?: td_u32(b, page_size);
+}
+
 static int td_option(struct fdr_buf *b, uint16_t id, const void *p, uint32_t len)
 {
 	return td_u16(b, id) ?: td_u32(b, len) ?: td_add(b, p, len);
@@ -381,11 +396,6 @@ int fdr_tracedat_write(int fd, struct fdr_session *s, uint32_t inst, unsigned fl
 		       uint32_t page_size, const struct fdr_tracedat_cpu *cpus, uint32_t nr_cpus)
 {
 	const struct fdr_abi_control *ctl = fdr_session_control(s);
-	static const char magic[] = { 0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
-	const union {
-		uint16_t v;
-		uint8_t b[2];
-	} endian = { 1 };
 	struct fdr_buf b = { 0 }, t = { 0 };
 	char clock[48];
 	uint64_t off;
@@ -399,9 +409,7 @@ int fdr_tracedat_write(int fd, struct fdr_session *s, uint32_t inst, unsigned fl
 	for (cpu = 0; cpu < nr_cpus; cpu++)
 		if (cpus[cpu].size % page_size || (cpus[cpu].size && cpus[cpu].fd < 0))
 			return -EINVAL;
-	ret = td_add(&b, magic, sizeof(magic)) ?: td_add(&b, "6", 2);
-	ret = ret ?: td_add(&b, (uint8_t[]){ endian.b[0] ? 0 : 1, (uint8_t)sizeof(long) }, 2);
-	ret = ret ?: td_u32(&b, page_size);
+	ret = td_file_head(&b, "6", page_size);
 	ret = ret ?: td_add(&b, "header_page", 12);
 	ret = ret ?: (fdr_format_header_page(page_size, &t) ? -ENOMEM : td_sized64(&b, &t));
 	t.len = 0;
@@ -736,11 +744,6 @@ int fdr_tracedat_live_create(const char *path, struct fdr_session *s, uint32_t i
 			     uint32_t page_size, uint32_t nr_cpus, struct fdr_tracedat_live **out)
 {
 	const struct fdr_abi_control *ctl = fdr_session_control(s);
-	static const char magic[] = { 0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
-	const union {
-		uint16_t v;
-		uint8_t b[2];
-	} endian = { 1 };
 	struct fdr_tracedat_live *l = NULL;
 	struct fdr_buf b = { 0 }, t = { 0 };
 	size_t a_size, at_off[6], fly_at, split = 0, cmd_at = 0;
@@ -799,9 +802,7 @@ int fdr_tracedat_live_create(const char *path, struct fdr_session *s, uint32_t i
 	/* the initial header; options A at 32 */
 	cname = fdr_trace_clock_name(ctl->instances[inst].clock);
 	snprintf(clock, sizeof(clock), "[%s]", cname);
-	ret = td_add(&b, magic, sizeof(magic)) ?: td_add(&b, "7", 2);
-	ret = ret ?: td_add(&b, (uint8_t[]){ endian.b[0] ? 0 : 1, (uint8_t)sizeof(long) }, 2);
-	ret = ret ?: td_u32(&b, page_size) ?: td_add(&b, "none", 5) ?: td_add(&b, "", 1);
+	ret = td_file_head(&b, "7", page_size) ?: td_add(&b, "none", 5) ?: td_add(&b, "", 1);
 	ret = ret ?: td_u64(&b, b.len + 8);
 	a_size = b.len + 8; /* where options A's size is */
 	ret = ret ?: td_sec_hdr(&b, TD_OPT_DONE, 0);
