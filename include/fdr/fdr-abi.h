@@ -509,7 +509,8 @@ struct fdr_abi_probes {
 	uint64_t reserved[5];
 	struct fdr_abi_probe_slot probes[FDR_MAX_PROBES];
 };
-_Static_assert(sizeof(struct fdr_abi_probe_slot) == 6504 && offsetof(struct fdr_abi_probes, probes) == 64,
+_Static_assert(sizeof(struct fdr_abi_probe_slot) == 6504 &&
+		       offsetof(struct fdr_abi_probes, probes) == 64,
 	       "fdr_abi_probes layout");
 
 #endif /* FDR_ABI_H */
