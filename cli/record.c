@@ -926,16 +926,10 @@ int cmd_extract(int argc, char **argv)
 	{
 		/* a place we cannot write to is said as such before anything is read */
 		char dir[4096];
-		const char *slash = strrchr(out_path, '/');
 
-		if (!slash)
-			snprintf(dir, sizeof(dir), ".");
-		else if (slash == out_path)
-			snprintf(dir, sizeof(dir), "/");
-		else
-			snprintf(dir, sizeof(dir), "%.*s", (int)(slash - out_path), out_path);
-		if (access(dir, W_OK | X_OK) < 0) {
-			ret = errno;
+		ret = fdr_path_dir(out_path, dir, sizeof(dir));
+		if (ret || access(dir, W_OK | X_OK) < 0) {
+			ret = ret ? -ret : errno;
 			fdr_session_close(s);
 			return die(1, "cannot write %s: %s", out_path, strerror(ret));
 		}

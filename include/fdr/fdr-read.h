@@ -130,6 +130,8 @@ FDR_API int fdr_buf_printf(struct fdr_buf *b, const char *fmt, ...)
 FDR_API int fdr_buf_add(struct fdr_buf *b, const void *p, size_t n);
 /* write(2) all @n bytes, again after EINTR: 0 or a negative errno (-EIO: wrote 0) */
 FDR_API int fdr_write_all(int fd, const void *p, size_t n);
+/* the directory @path is in ("." or "/" where it names none) into @dir: 0 or -ENAMETOOLONG */
+FDR_API int fdr_path_dir(const char *path, char *dir, size_t len);
 
 /* Look up the registry entry of an event id (NULL if none); borrowed. */
 FDR_API const struct fdr_abi_event *fdr_event_by_id(const struct fdr_abi_control *ctl, uint32_t id);

@@ -59,6 +59,32 @@ int fdr_write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
+/**
+ * fdr_path_dir - the directory a file @path is in: what is before its last '/',
+ * "." for a name without one, "/" for a name under the root
+ * @dir: filled with it, NUL-terminated, in @len bytes
+ *
+ * Returns 0, or -ENAMETOOLONG (it does not fit @len; @dir is then "").
+ */
+int fdr_path_dir(const char *path, char *dir, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+	int n;
+
+	if (!slash)
+		n = snprintf(dir, len, ".");
+	else if (slash == path)
+		n = snprintf(dir, len, "/");
+	else
+		n = snprintf(dir, len, "%.*s", (int)(slash - path), path);
+	if (n < 0 || (size_t)n >= len) {
+		if (len)
+			dir[0] = '\0';
+		return -ENAMETOOLONG;
+	}
+	return 0;
+}
+
 /** fdr_buf_printf - append formatted text; returns 0 or -ENOMEM */
 int fdr_buf_printf(struct fdr_buf *b, const char *fmt, ...)
 {

@@ -559,17 +559,18 @@ void fdr_ring_buffer_reset(struct fdr_abi_cpu *c, unsigned char *data)
 	struct fdr_abi_subbuf *sb = (void *)data;
 	uint64_t pos = 0, cum = 0;
 	/*
-	 * The top bit only keeps ctz() defined for a zero (corrupted) size, which
-	 * the check below refuses. It was "| 1", which made the shift 0 for every
-	 * size: the check always failed, and every reset (the free and the
-	 * allocation of a snapshot buffer) started the buffer's record count
-	 * again from 0, under a following reader's cursor that had counted
-	 * further: what the freed buffer held was lost and never counted.
+	 * Read once, checked as fdr_shm_check_cpu() checks them. (This used its own
+	 * ctz() with "| 1", which made the shift 0 for every size: the check always
+	 * failed, and every reset (the free and the allocation of a snapshot
+	 * buffer) started the buffer's record count again from 0, under a
+	 * following reader's cursor that had counted further: what the freed
+	 * buffer held was lost and never counted.)
 	 */
-	uint32_t shift = (uint32_t)__builtin_ctz(c->subbuf_size | 1u << 31);
+	uint32_t ss = c->subbuf_size, n = c->nr_subbufs;
+	int shift = fdr_shm_log2(ss);
 
-	if (c->nr_subbufs >= 3 && shift >= 12 && shift <= 20 && c->subbuf_size == 1u << shift)
-		rb_buffer_end(c, data, shift, c->nr_subbufs, &pos, &cum);
+	if (n >= 3 && shift >= FDR_SHM_SUBBUF_SHIFT_MIN && shift <= FDR_SHM_SUBBUF_SHIFT_MAX)
+		rb_buffer_end(c, data, (uint32_t)shift, n, &pos, &cum);
 	sb->pos = 0;
 	sb->cum = cum;
 	fdr_clock_point(&sb->cal_tsc, &sb->cal_mono_ns, &sb->cal_boot_ns);

@@ -172,15 +172,22 @@ static struct fdr_abi_cpu *rd_entry(const struct rd_ring *r, uint32_t bi, uint32
 	       (size_t)bi * r->nr_cpus + cpu;
 }
 
-/* Both buffers of @cpu checked into @g (fdr_shm_check_cpu()); 0 or -EUCLEAN. */
-static int rd_cpu_geom(const struct rd_ring *r, uint32_t cpu, struct fdr_shm_geom *g)
+/*
+ * Both buffers of @cpu checked (fdr_shm_check_cpu(), the check libfdr's writers
+ * run at fdr_ring_map_open()) into @g[0] and @g[1]; 0 or -EUCLEAN (text in
+ * fdr_shm_error()).
+ */
+static int rd_cpu_geom(const struct rd_ring *r, uint32_t cpu, struct fdr_shm_geom g[FDR_RING_BUFS])
 {
 	uint32_t bi;
 
-	memset(g, 0, sizeof(*g));
-	for (bi = 0; bi < FDR_RING_BUFS; bi++)
-		if (fdr_shm_check_cpu(&r->h, r->base, r->name, cpu, bi, g))
+	memset(g, 0, FDR_RING_BUFS * sizeof(*g));
+	for (bi = 0; bi < FDR_RING_BUFS; bi++) {
+		if (bi)
+			g[bi] = g[0]; /* the spare buffer must have the live one's geometry */
+		if (fdr_shm_check_cpu(&r->h, r->base, r->name, cpu, bi, &g[bi]))
 			return -EUCLEAN;
+	}
 	return 0;
 }
 
@@ -226,15 +233,12 @@ static int rd_cpu_init(struct fdr_reader *r, struct rd_cpu *rc, const struct rd_
 	rc->buf_pos = UINT64_MAX;
 	rc->spool_fd = -1;
 	rc->spool_dfd = -1;
-	memset(g, 0, sizeof(g));
-	for (b = 0; b < FDR_RING_BUFS; b++) {
-		g[b] = g[0];
-		if (fdr_shm_check_cpu(&ring->h, ring->base, ring->name, cpu, b, &g[b])) {
-			rd_cpu_bad(r, rc, fdr_shm_error());
-			return 0;
-		}
-		rc->data_off[b] = g[b].data_off;
+	if (rd_cpu_geom(ring, cpu, g)) {
+		rd_cpu_bad(r, rc, fdr_shm_error());
+		return 0;
 	}
+	for (b = 0; b < FDR_RING_BUFS; b++)
+		rc->data_off[b] = g[b].data_off;
 	rc->ss = g[0].subbuf_size;
 	rc->shift = g[0].shift;
 	rc->n = g[0].nr_subbufs;
@@ -2489,15 +2493,15 @@ int fdr_ring_nr_cpus(struct fdr_session *s, uint32_t inst)
 int fdr_ring_cpu_size_kb(struct fdr_session *s, uint32_t inst, uint32_t cpu)
 {
 	struct rd_ring ring;
-	struct fdr_shm_geom g;
+	struct fdr_shm_geom g[FDR_RING_BUFS];
 	int ret = rd_ring_get(s, inst, &ring, NULL);
 
 	if (ret)
 		return ret;
 	if (cpu >= ring.nr_cpus)
 		return -ENOENT;
-	ret = rd_cpu_geom(&ring, cpu, &g);
+	ret = rd_cpu_geom(&ring, cpu, g);
 	if (ret)
 		return ret;
-	return (int)((uint64_t)(g.nr_subbufs - 1) * (g.subbuf_size - 16) / 1024);
+	return (int)((uint64_t)(g[0].nr_subbufs - 1) * (g[0].subbuf_size - 16) / 1024);
 }

@@ -94,6 +94,21 @@ static int td_sized64(struct fdr_buf *b, const struct fdr_buf *t)
 	return td_u64(b, t->len) ?: td_add(b, t->data, t->len);
 }
 
+/* Every trace.dat's start: magic, @version ("6", "7"), endianness, long and page size. */
+static int td_file_head(struct fdr_buf *b, const char *version, uint32_t page_size)
+{
+	static const char magic[] = { 0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
+	const union {
+		uint16_t v;
+		uint8_t b[2];
+	} endian = { 1 };
+	int ret = td_add(b, magic, sizeof(magic));
+
+	ret = ret ?: td_add(b, version, strlen(version) + 1);
+	ret = ret ?: td_add(b, (uint8_t[]){ endian.b[0] ? 0 : 1, (uint8_t)sizeof(long) }, 2);
+	return ret ?: td_u32(b, page_size);
+}
+
 static int td_option(struct fdr_buf *b, uint16_t id, const void *p, uint32_t len)
 {
 	return td_u16(b, id) ?: td_u32(b, len) ?: td_add(b, p, len);
@@ -263,27 +278,49 @@ static int td_options(struct fdr_buf *b, const struct fdr_tracedat_cpu *cpus, ui
 	return ret ?: td_u16(b, TD_OPT_DONE);
 }
 
-/*
- * Append @size bytes of @in (from its offset 0) to @out at its file position:
- * in the kernel where it can, else through a buffer.
- */
-static int td_copy(int out, int in, uint64_t size)
+static int td_pwrite_all(int fd, const void *p, size_t n, uint64_t off)
 {
-	loff_t off_in = 0;
-	uint64_t left = size;
+	const unsigned char *c = p;
+
+	while (n) {
+		ssize_t w = pwrite(fd, c, n, (off_t)off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		if (w == 0)
+			return -EIO;
+		c += w;
+		n -= (size_t)w;
+		off += (uint64_t)w;
+	}
+	return 0;
+}
+
+/*
+ * Copy @len bytes of @in from offset @from to @out: at offset *@to (@in may be
+ * @out, the ranges apart), or at @out's file position when @to is NULL. In the
+ * kernel where it can: copy_file_range(), then (at the file position only, a
+ * pipe say) sendfile(), else through a buffer; a way that fails for any reason
+ * but EINTR gives way to the next, whose error is the one returned. Returns 0,
+ * -EIO (@in is shorter than @len), or a negative errno.
+ */
+static int td_copy(int in, uint64_t from, int out, const uint64_t *to, uint64_t len)
+{
+	loff_t off_in = (loff_t)from, off_out = to ? (loff_t)*to : 0;
 	int mode = 0; /* 0: copy_file_range, 1: sendfile, 2: read/write */
 	char *buf = NULL;
 	int ret = 0;
 
-	while (left) {
-		size_t chunk = left > (1u << 30) ? (1u << 30) : (size_t)left;
+	while (len) {
+		size_t chunk = len > (1u << 30) ? (1u << 30) : (size_t)len;
 		ssize_t n;
 
 		if (mode == 0) {
-			n = copy_file_range(in, &off_in, out, NULL, chunk, 0);
-			if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
-				      errno == EOPNOTSUPP || errno == EBADF)) {
-				mode = 1;
+			n = copy_file_range(in, &off_in, out, to ? &off_out : NULL, chunk, 0);
+			if (n < 0 && errno != EINTR) {
+				mode = to ? 2 : 1;
 				continue;
 			}
 		} else if (mode == 1) {
@@ -301,12 +338,14 @@ static int td_copy(int out, int in, uint64_t size)
 				ret = -ENOMEM;
 				break;
 			}
-			n = pread(in, buf, chunk < (1u << 20) ? chunk : (1u << 20), off_in);
+			n = pread(in, buf, chunk < (1u << 20) ? chunk : (1u << 20), (off_t)off_in);
 			if (n > 0) {
-				ret = fdr_write_all(out, buf, (size_t)n);
+				ret = to ? td_pwrite_all(out, buf, (size_t)n, (uint64_t)off_out) :
+					   fdr_write_all(out, buf, (size_t)n);
 				if (ret)
 					break;
 				off_in += n;
+				off_out += n;
 			}
 		}
 		if (n < 0 && errno == EINTR)
@@ -316,10 +355,10 @@ static int td_copy(int out, int in, uint64_t size)
 			break;
 		}
 		if (n == 0) {
-			ret = -EIO; /* the spool is shorter than it said */
+			ret = -EIO; /* @in is shorter than it said */
 			break;
 		}
-		left -= (uint64_t)n;
+		len -= (uint64_t)n;
 	}
 	free(buf);
 	return ret;
@@ -357,11 +396,6 @@ int fdr_tracedat_write(int fd, struct fdr_session *s, uint32_t inst, unsigned fl
 		       uint32_t page_size, const struct fdr_tracedat_cpu *cpus, uint32_t nr_cpus)
 {
 	const struct fdr_abi_control *ctl = fdr_session_control(s);
-	static const char magic[] = { 0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
-	const union {
-		uint16_t v;
-		uint8_t b[2];
-	} endian = { 1 };
 	struct fdr_buf b = { 0 }, t = { 0 };
 	char clock[48];
 	uint64_t off;
@@ -375,9 +409,7 @@ int fdr_tracedat_write(int fd, struct fdr_session *s, uint32_t inst, unsigned fl
 	for (cpu = 0; cpu < nr_cpus; cpu++)
 		if (cpus[cpu].size % page_size || (cpus[cpu].size && cpus[cpu].fd < 0))
 			return -EINVAL;
-	ret = td_add(&b, magic, sizeof(magic)) ?: td_add(&b, "6", 2);
-	ret = ret ?: td_add(&b, (uint8_t[]){ endian.b[0] ? 0 : 1, (uint8_t)sizeof(long) }, 2);
-	ret = ret ?: td_u32(&b, page_size);
+	ret = td_file_head(&b, "6", page_size);
 	ret = ret ?: td_add(&b, "header_page", 12);
 	ret = ret ?: (fdr_format_header_page(page_size, &t) ? -ENOMEM : td_sized64(&b, &t));
 	t.len = 0;
@@ -409,7 +441,7 @@ int fdr_tracedat_write(int fd, struct fdr_session *s, uint32_t inst, unsigned fl
 	ret = fdr_write_all(fd, b.data, b.len);
 	for (cpu = 0; cpu < nr_cpus && !ret; cpu++)
 		if (cpus[cpu].size)
-			ret = td_copy(fd, cpus[cpu].fd, cpus[cpu].size);
+			ret = td_copy(cpus[cpu].fd, 0, fd, NULL, cpus[cpu].size);
 out:
 	fdr_buf_free(&t);
 	fdr_buf_free(&b);
@@ -426,15 +458,10 @@ out:
 int fdr_tracedat_spool_open(const char *out_path)
 {
 	char dir[PATH_MAX], tmpl[PATH_MAX + 32];
-	const char *slash = strrchr(out_path, '/');
-	int fd;
+	int fd = fdr_path_dir(out_path, dir, sizeof(dir));
 
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == out_path)
-		snprintf(dir, sizeof(dir), "/");
-	else
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - out_path), out_path);
+	if (fd < 0)
+		return fd; /* no file can be made there */
 	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	if (fd >= 0)
 		return fd;
@@ -626,26 +653,6 @@ struct fdr_tracedat_live {
 	struct fdr_buf last; /* the formats and names last written */
 };
 
-static int td_pwrite_all(int fd, const void *p, size_t n, uint64_t off)
-{
-	const unsigned char *c = p;
-
-	while (n) {
-		ssize_t w = pwrite(fd, c, n, (off_t)off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		if (w == 0)
-			return -EIO;
-		c += w;
-		n -= (size_t)w;
-		off += (uint64_t)w;
-	}
-	return 0;
-}
-
 static int td_sec_hdr(struct fdr_buf *b, uint16_t id, uint64_t size)
 {
 	return td_u16(b, id) ?: td_u16(b, 0) ?: td_u32(b, 0) ?: td_u64(b, size);
@@ -737,11 +744,6 @@ int fdr_tracedat_live_create(const char *path, struct fdr_session *s, uint32_t i
 			     uint32_t page_size, uint32_t nr_cpus, struct fdr_tracedat_live **out)
 {
 	const struct fdr_abi_control *ctl = fdr_session_control(s);
-	static const char magic[] = { 0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
-	const union {
-		uint16_t v;
-		uint8_t b[2];
-	} endian = { 1 };
 	struct fdr_tracedat_live *l = NULL;
 	struct fdr_buf b = { 0 }, t = { 0 };
 	size_t a_size, at_off[6], fly_at, split = 0, cmd_at = 0;
@@ -800,9 +802,7 @@ int fdr_tracedat_live_create(const char *path, struct fdr_session *s, uint32_t i
 	/* the initial header; options A at 32 */
 	cname = fdr_trace_clock_name(ctl->instances[inst].clock);
 	snprintf(clock, sizeof(clock), "[%s]", cname);
-	ret = td_add(&b, magic, sizeof(magic)) ?: td_add(&b, "7", 2);
-	ret = ret ?: td_add(&b, (uint8_t[]){ endian.b[0] ? 0 : 1, (uint8_t)sizeof(long) }, 2);
-	ret = ret ?: td_u32(&b, page_size) ?: td_add(&b, "none", 5) ?: td_add(&b, "", 1);
+	ret = td_file_head(&b, "7", page_size) ?: td_add(&b, "none", 5) ?: td_add(&b, "", 1);
 	ret = ret ?: td_u64(&b, b.len + 8);
 	a_size = b.len + 8; /* where options A's size is */
 	ret = ret ?: td_sec_hdr(&b, TD_OPT_DONE, 0);
@@ -1047,48 +1047,6 @@ uint64_t fdr_tracedat_live_bytes(const struct fdr_tracedat_live *l, uint32_t cpu
 	return cpu < l->nr_cpus ? l->size[cpu] : 0;
 }
 
-/* Copy @len bytes of @fd from @from to @to (ranges apart), in the kernel where it can. */
-static int td_live_copy(int fd, uint64_t from, uint64_t to, uint64_t len)
-{
-	char *buf = NULL;
-	int ret = 0;
-
-	while (len) {
-		loff_t in = (loff_t)from, out = (loff_t)to;
-		size_t chunk = len > (1u << 30) ? (1u << 30) : (size_t)len;
-		ssize_t n = buf ? -1 : copy_file_range(fd, &in, fd, &out, chunk, 0);
-
-		if (n < 0 && !buf && errno != EINTR) {
-			/* no copy in the kernel here: through a buffer */
-			buf = malloc(1u << 20);
-			if (!buf)
-				return -ENOMEM;
-		}
-		if (n < 0 && buf) {
-			n = pread(fd, buf, chunk < (1u << 20) ? chunk : (1u << 20), (off_t)from);
-			if (n > 0)
-				ret = td_pwrite_all(fd, buf, (size_t)n, to);
-			if (ret)
-				break;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			ret = -errno;
-			break;
-		}
-		if (n == 0) {
-			ret = -EIO;
-			break;
-		}
-		from += (uint64_t)n;
-		to += (uint64_t)n;
-		len -= (uint64_t)n;
-	}
-	free(buf);
-	return ret;
-}
-
 /**
  * fdr_tracedat_live_finish - make the recording compact, in place: the CPUs'
  * pages one after the other behind the metadata, then the formats and names
@@ -1118,7 +1076,7 @@ int fdr_tracedat_live_finish(struct fdr_tracedat_live *l, const struct fdr_trace
 		if (pos + len > from)
 			return -EFBIG; /* would overwrite what it copies: stays as recorded */
 		/* copied first, then the offset: the old pages stay valid until then */
-		ret = td_live_copy(l->fd, from, pos, len);
+		ret = td_copy(l->fd, from, l->fd, &pos, len);
 		if (ret)
 			break;
 		memcpy(l->map + l->size_at[cpu] - 8, &pos, 8);
