@@ -48,14 +48,14 @@ if(TARGET fdr-probe)
     ENVIRONMENT "LD_PRELOAD=$<TARGET_FILE:fdr-probe>;ASAN_OPTIONS=verify_asan_link_order=0;${FDR_TEST_SAN_ENV}")
 endif()
 
-# The probe agent (lib/probe/agent.c, libfdr's event.c): probes defined in the
-# session's probes file (written by probe-define with the control side's
-# compiler) armed in a program linked with libfdr and in one started with
-# LD_PRELOAD=libfdr-probe.so; a shared library and a dlopen'ed one; fork.
+# The probe agent (lib/probe/agent.c, libfdr's event.c): probes defined through
+# the control side ('fdr append uprobe_events') armed in a program linked with
+# libfdr and in one started with LD_PRELOAD=libfdr-probe.so; a shared library
+# and a dlopen'ed one; fork. probe-count reads a probe's hits and misses.
 if(TARGET fdr-probe AND TARGET fdr-ctl_static)
-  add_executable(probe-define integration/probe-define.c)
-  target_include_directories(probe-define PRIVATE ${PROJECT_SOURCE_DIR}/lib)
-  target_link_libraries(probe-define PRIVATE fdr-ctl_static)
+  add_executable(probe-count integration/probe-count.c)
+  target_include_directories(probe-count PRIVATE ${PROJECT_SOURCE_DIR}/lib)
+  target_link_libraries(probe-count PRIVATE fdr-ctl_static)
   add_library(probe-agent-lib SHARED integration/probe-agent-lib.c)
   target_compile_definitions(probe-agent-lib PRIVATE PA_LIB_FN=pa_lib_fn)
   target_compile_options(probe-agent-lib PRIVATE -O1)
@@ -74,7 +74,7 @@ if(TARGET fdr-probe AND TARGET fdr-ctl_static)
   target_link_libraries(probe-agent-target-nofdr PRIVATE probe-agent-lib ${CMAKE_DL_LIBS})
   add_test(NAME integration/probe-agent
     COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/integration/probe-agent.sh $<TARGET_FILE:fdr-cli>
-      $<TARGET_FILE:probe-define> $<TARGET_FILE:probe-agent-target>
+      $<TARGET_FILE:probe-count> $<TARGET_FILE:probe-agent-target>
       $<TARGET_FILE:probe-agent-target-nofdr> $<TARGET_FILE:fdr-probe>
       $<TARGET_FILE:probe-agent-lib> $<TARGET_FILE:probe-agent-dl>)
   # label stress too: the TSan build runs it. There the fork child's agent thread

@@ -10,11 +10,12 @@
  *   0. returns at once if neither control.gen nor the dynamic linker's counts
  *      of objects loaded and unloaded (dl_iterate_phdr) moved since the last
  *      full sync, and disarms everything if no slot is live;
- *   1. maps the session's "probes" file (once per session);
+ *   1. maps the session's "probes" file (fdr_session_probes(), once per session);
  *   2. reads /proc/self/maps: the executable file mappings, (dev, ino), start,
  *      end and file offset;
- *   3. for each LIVE slot, on a private copy checked field by field (state and
- *      gen read again after the copy, the fetch program by fdr_fetch_check()),
+ *   3. for each LIVE slot, on a private copy checked by fdr_shm_check_probe_slot()
+ *      (state and gen read again after the copy, the fetch program by
+ *      fdr_fetch_check()),
  *      whose event (control.events[event_slot], the id it had when defined)
  *      is enabled or has triggers in some instance: each mapping of the slot's
  *      (dev, ino) that holds its offset gives an address,
@@ -49,7 +50,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -91,8 +91,7 @@ struct pa_map {
 static pthread_mutex_t pa_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pa_loc pa_locs[PA_MAX_LOCS];
 static struct fdr_session *pa_sess; /* the session the mapping below is of */
-static struct fdr_abi_probes *pa_probes;
-static size_t pa_probes_size;
+static struct fdr_abi_probes *pa_probes; /* pa_sess's, fdr_session_probes() */
 static uint32_t pa_reported[FDR_MAX_PROBES]; /* gen + 1 of the slot last reported */
 
 /*
@@ -147,44 +146,14 @@ static void pa_report(struct fdr_session *s, uint32_t slot, uint32_t gen, const 
 
 /* ---- the probes file and the mappings ------------------------------------------------------- */
 
-static void pa_unmap(void)
-{
-	if (pa_probes)
-		munmap(pa_probes, pa_probes_size);
-	pa_probes = NULL;
-	pa_probes_size = 0;
-}
-
-/* Map @s's probes file if it has one that checks out; 0 or a negative errno. */
+/*
+ * Map @s's probes file (fdr_session_probes(): the mapping is the session's,
+ * kept until it is closed, its header checked); 0 or a negative errno. A file
+ * not (yet) whole is looked at again at the next sync.
+ */
 static int pa_map_probes(struct fdr_session *s)
 {
-	struct stat st;
-	void *p;
-	int fd;
-
-	if (pa_probes)
-		return 0;
-	fd = openat(s->dir_fd, "probes", O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
-	    (uint64_t)st.st_size < sizeof(struct fdr_abi_probes)) {
-		close(fd);
-		return -EUCLEAN;
-	}
-	p = mmap(NULL, sizeof(struct fdr_abi_probes), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	if (p == MAP_FAILED)
-		return -errno;
-	pa_probes = p;
-	pa_probes_size = sizeof(struct fdr_abi_probes);
-	if (__atomic_load_n(&pa_probes->magic, __ATOMIC_ACQUIRE) != FDR_ABI_MAGIC_PROBES ||
-	    pa_probes->version != FDR_ABI_VERSION ||
-	    pa_probes->struct_size != sizeof(struct fdr_abi_probes)) {
-		pa_unmap(); /* not (yet) whole: the next sync looks again */
-		return -EUCLEAN;
-	}
-	return 0;
+	return pa_probes ? 0 : fdr_session_probes(s, &pa_probes);
 }
 
 /* The executable file mappings of this process; how many (at most @max). */
@@ -376,11 +345,8 @@ static int pa_slot_copy(struct fdr_session *s, uint32_t i, struct fdr_abi_probe_
 		return 0; /* changing: the change's control gen brings another sync */
 	c->gen = gen;
 	c->line[sizeof(c->line) - 1] = 0;
-	if (c->event_slot >= FDR_MAX_EVENTS || (c->flags & ~FDR_PROBE_F_RETURN) ||
-	    !memchr(c->path, 0, sizeof(c->path)) || c->prog_len > sizeof(c->prog)) {
-		snprintf(why, n,
-			 "slot %u does not check out (event slot %u, flags 0x%x, program %u bytes)",
-			 i, c->event_slot, c->flags, c->prog_len);
+	if (fdr_shm_check_probe_slot(c, i) < 0) {
+		snprintf(why, n, "%s", fdr_shm_error());
 		return -EUCLEAN;
 	}
 	if (fdr_fetch_check((const struct fdr_fetch_prog *)c->prog, c->prog_len, &fwhy) < 0) {
@@ -420,7 +386,7 @@ void fdr_probe_agent_sync(struct fdr_session *s)
 	pthread_mutex_lock(&pa_lock);
 	if (s != pa_sess) {
 		pa_disarm_all();
-		pa_unmap();
+		pa_probes = NULL;
 		memset(pa_reported, 0, sizeof(pa_reported));
 		pa_sess = s;
 		pa_seen_ctl = 0;

@@ -1,10 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# probe-agent.sh FDR DEFINE TARGET TARGET_NOFDR LIBPROBE LIB DL - the probe
+# probe-agent.sh FDR COUNT TARGET TARGET_NOFDR LIBPROBE LIB DL - the probe
 # agent (lib/probe/agent.c) arming dynamic probes in running programs.
-# DEFINE (probe-define) writes slots of the session's probes file the way the
-# control side does; TARGET is linked with libfdr, TARGET_NOFDR is not and runs
+# Probes are defined with 'fdr append uprobe_events', enabled and disabled
+# with their events/GRP/EVENT/enable file, removed with '-:'; COUNT
+# (probe-count) prints a probe's hits and misses from the session's probes
+# file (uprobe_profile shows the hits only). TARGET is linked with libfdr, TARGET_NOFDR is not and runs
 # with LD_PRELOAD=LIBPROBE; LIB is linked into both, DL is dlopen()ed. The
 # targets take commands on stdin (probe-agent-target.c). Each case checks the
 # lines 'fdr show' prints for the probe, exactly, and their number.
@@ -12,14 +14,14 @@ set -u
 # shellcheck source=../harness/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../harness/lib.sh"
 
-FDR=${1:?usage: probe-agent.sh FDR DEFINE TARGET TARGET_NOFDR LIBPROBE LIB DL}
-DEFINE=$2
+FDR=${1:?usage: probe-agent.sh FDR COUNT TARGET TARGET_NOFDR LIBPROBE LIB DL}
+COUNT=$2
 TGT=$3
 TGT_NOFDR=$4
 LIBPROBE=$5
 LIB=$6
 DL=$7
-abs_path FDR DEFINE TGT TGT_NOFDR LIBPROBE LIB DL
+abs_path FDR COUNT TGT TGT_NOFDR LIBPROBE LIB DL
 suite_init probe-agent shm
 export FDR_SESSION=pa
 
@@ -102,12 +104,33 @@ lines() {
 	done
 }
 
+# define LINE: append LINE to uprobe_events
+define() {
+	must "$FDR" append uprobe_events "$1"
+}
+
+# remove GRP/EVENT: '-:GRP/EVENT'; it must be gone from uprobe_events
+remove() {
+	must "$FDR" append uprobe_events "-:$1" || return 1
+	must "$FDR" cat uprobe_events || return 1
+	! grep -q ":$1 " "$OUT" || { diag "$1 still in uprobe_events"; cat "$OUT"; return 1; }
+}
+
+# set_enable VALUE GRP/EVENT...: write VALUE to each event's enable file
+set_enable() {
+	local v=$1 e
+	shift
+	for e in "$@"; do
+		must "$FDR" write "events/$e/enable" "$v" || return 1
+	done
+}
+
 # ---- cases ------------------------------------------------------------------------------------
 
 test_setup() {
 	must "$FDR" start -b 256 || return 1
-	must "$DEFINE" add 0 "p:uprobes/pafn $TGT:pa_target_fn a=%di:s32 s=+0(%si):string" || return 1
-	must "$FDR" enable uprobes:pafn
+	define "p:uprobes/pafn $TGT:pa_target_fn a=%di:s32 s=+0(%si):string" || return 1
+	set_enable 1 uprobes/pafn
 }
 
 # linked with libfdr: the probe is defined and enabled before the program starts
@@ -118,17 +141,19 @@ test_linked_start() {
 	lpid=${reply#pid }
 	tcmd byte && [ "$reply" = "byte cc" ] || { diag "armed: $reply"; return 1; }
 	expect_lines pafn "$lpid" "$(lines pafn hello 0 4)" || return 1
-	must "$DEFINE" count 0 && [ "$(cat "$OUT")" = "5 0" ] || { diag "count: $(cat "$OUT")"; return 1; }
+	must "$COUNT" uprobes/pafn && [ "$(cat "$OUT")" = "5 0" ] || { diag "count: $(cat "$OUT")"; return 1; }
+	must "$FDR" cat uprobe_profile || return 1
+	grep -qE "^  $TGT pafn +5\$" "$OUT" || { diag "uprobe_profile:"; cat "$OUT"; return 1; }
 }
 
 # disabling disarms (the original byte back), enabling again arms, within 1 s
 test_disable_enable() {
-	must "$FDR" disable uprobes:pafn || return 1
+	set_enable 0 uprobes/pafn || return 1
 	wait_byte byte '!cc' || return 1
 	orig=${reply#byte }
 	tcmd "call 3" || return 1
 	expect_lines pafn "$lpid" "$(lines pafn hello 0 4)" || return 1
-	must "$FDR" enable uprobes:pafn || return 1
+	set_enable 1 uprobes/pafn || return 1
 	wait_byte byte cc || return 1
 	tcmd "call 2" || return 1
 	expect_lines pafn "$lpid" "$(lines pafn hello 0 4; lines pafn hello 0 1)"
@@ -147,16 +172,16 @@ test_fork_child() {
 
 # a shared library the program is linked with; then one it dlopen()s later
 test_shared_lib() {
-	must "$DEFINE" add 1 "p:uprobes/palib $LIB:pa_lib_fn a=%di:u32 s=+0(%si):string" || return 1
-	must "$FDR" enable uprobes:palib || return 1
+	define "p:uprobes/palib $LIB:pa_lib_fn a=%di:u32 s=+0(%si):string" || return 1
+	set_enable 1 uprobes/palib || return 1
 	sleep 1.2
 	tcmd "lib 3" || return 1
 	expect_lines palib "$lpid" "$(lines palib lib 0 2)"
 }
 
 test_dlopen_lib() {
-	must "$DEFINE" add 2 "p:uprobes/padl $DL:pa_dl_fn a=%di:u32 s=+0(%si):string" || return 1
-	must "$FDR" enable uprobes:padl || return 1
+	define "p:uprobes/padl $DL:pa_dl_fn a=%di:u32 s=+0(%si):string" || return 1
+	set_enable 1 uprobes/padl || return 1
 	tcmd "dlopen $DL" && [ "$reply" = ok ] || { diag "dlopen: $reply"; return 1; }
 	wait_byte dlbyte cc || return 1
 	tcmd "dl 2" || return 1
@@ -178,25 +203,39 @@ wait_log() {
 
 # refusals go to error_log with the engine's message; the program is untouched
 test_refused() {
-	must "$DEFINE" add 5 "p:uprobes/pabad $TGT:pa_asm_fn+1 a=%di:s32" || return 1
-	must "$FDR" enable uprobes:pabad || return 1
+	define "p:uprobes/pabad $TGT:pa_asm_fn+1 a=%di:s32" || return 1
+	set_enable 1 uprobes/pabad || return 1
 	wait_log "trace_uprobe: error: pid $lpid: probe not armed: 0x" || return 1
 	grep -qE "pid $lpid: probe not armed: 0x[0-9a-f]+ is not an instruction boundary: it is byte 1 of 'mov' at 0x[0-9a-f]+ \(length 10\)" "$T/log" ||
 		{ diag "the boundary message:"; sed 's/^/#   /' "$T/log"; return 1; }
-	must "$DEFINE" add 6 "r:uprobes/paret $TGT:pa_target_fn" || return 1
-	must "$FDR" enable uprobes:paret || return 1
+	define "r:uprobes/paret $TGT:pa_target_fn" || return 1
+	set_enable 1 uprobes/paret || return 1
 	wait_log "pid $lpid: probe not armed: return probes are not supported by the breakpoint agent yet" || return 1
 	tcmd "call 1" && [ "$reply" = "ok 101" ] || { diag "call: $reply"; return 1; }
-	must "$FDR" disable uprobes:pabad uprobes:paret || return 1
-	must "$DEFINE" del 5 && must "$DEFINE" del 6
+	set_enable 0 uprobes/pabad uprobes/paret || return 1
+	remove uprobes/pabad && remove uprobes/paret
 }
 
-# deleting the slot disarms: the original byte back
+# an enabled probe cannot be removed (EBUSY) and stays armed; disabled, it is
+# disarmed (the original byte back) and removed: nothing more is recorded
 test_delete_slot() {
-	must "$DEFINE" del 0 || return 1
+	local n
+	run "$FDR" append uprobe_events "-:uprobes/pafn"
+	[ "$rc" = 1 ] && grep -q "Device or resource busy" "$ERR" ||
+		{ diag "removing an enabled probe: status $rc"; show_io; return 1; }
+	sleep 0.3
+	wait_byte byte cc || return 1
+	set_enable 0 uprobes/pafn || return 1
 	wait_byte byte "$orig" || return 1
 	tcmd "call 1" || return 1
 	expect_lines pafn "$lpid" "$(lines pafn hello 0 4; lines pafn hello 0 1; lines pafn hello 0 0)" || return 1
+	remove uprobes/pafn || return 1
+	# the records left show as the kernel shows an unknown event: "type: ID"
+	n=$("$FDR" show | grep -c -- "-$lpid ")
+	tcmd "call 2" || return 1
+	sleep 0.3
+	tcmd byte && [ "$reply" = "byte $orig" ] || { diag "after removal: $reply"; return 1; }
+	[ "$("$FDR" show | grep -c -- "-$lpid ")" = "$n" ] || { diag "recorded after removal"; return 1; }
 	stop_target || return 1
 }
 
@@ -207,7 +246,8 @@ test_running_before() {
 	rpid=${reply#pid }
 	tcmd byte || return 1
 	[ "$reply" != "byte cc" ] || { diag "armed before the definition"; return 1; }
-	must "$DEFINE" add 0 "p:uprobes/pafn $TGT:pa_target_fn a=%di:s32 s=+0(%si):string" || return 1
+	define "p:uprobes/pafn $TGT:pa_target_fn a=%di:s32 s=+0(%si):string" || return 1
+	set_enable 1 uprobes/pafn || return 1
 	wait_byte byte cc || return 1
 	tcmd "call 4" || return 1
 	expect_lines pafn "$rpid" "$(lines pafn hello 0 3)" || return 1
@@ -216,8 +256,8 @@ test_running_before() {
 
 # never linked with libfdr, no static event: LD_PRELOAD=libfdr-probe.so
 test_preload() {
-	must "$DEFINE" add 3 "p:uprobes/panofdr $TGT_NOFDR:pa_target_fn a=%di:s32 s=+0(%si):string" || return 1
-	must "$FDR" enable uprobes:panofdr || return 1
+	define "p:uprobes/panofdr $TGT_NOFDR:pa_target_fn a=%di:s32 s=+0(%si):string" || return 1
+	set_enable 1 uprobes/panofdr || return 1
 	start_target env LD_PRELOAD="$LIBPROBE" "$TGT_NOFDR" || return 1
 	tcmd "call 6" || return 1
 	tcmd pid || return 1
