@@ -85,3 +85,15 @@ if(TARGET fdr-probe AND TARGET fdr-ctl_static)
     TIMEOUT 120
     ENVIRONMENT "TMPDIR=${CMAKE_CURRENT_BINARY_DIR};ASAN_OPTIONS=verify_asan_link_order=0;TSAN_OPTIONS=die_after_fork=0;${FDR_TEST_SAN_ENV}")
 endif()
+
+# README.md's "Dynamic probes" walk-through, its commands taken from README and
+# run as written, in a fresh install (cmake --install into a private HOME)
+if(TARGET fdr-probe)
+  add_test(NAME integration/readme-probes
+    COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/integration/readme-probes.sh ${CMAKE_COMMAND}
+      ${PROJECT_BINARY_DIR} ${PROJECT_SOURCE_DIR}/README.md)
+  set_tests_properties(integration/readme-probes PROPERTIES
+    LABELS integration
+    TIMEOUT 120
+    ENVIRONMENT "TMPDIR=${CMAKE_CURRENT_BINARY_DIR};ASAN_OPTIONS=verify_asan_link_order=0;${FDR_TEST_SAN_ENV}")
+endif()
