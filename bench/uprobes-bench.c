@@ -1,0 +1,398 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * uprobes-bench.c - one run of bench/compare-uprobes: a dynamic probe on
+ * ub_fn() (below: its first instruction an ordinary 'mov %edi,%eax') defined,
+ * enabled, disabled and removed by this process, either in fdr's session (the
+ * control tree through libfdr-ctl's fdr_file_*(), what 'fdr append
+ * uprobe_events' and 'fdr write' do, and libfdr-probe's agent, linked in,
+ * arming it here) or in the kernel (write(2) to /sys/kernel/tracing, a kernel
+ * uprobe recording into a private instance). The same definition on both:
+ *
+ *	p:fdrub/ub_PID /path/of/this/program:0xOFFSET a=%di:u32
+ *
+ * Usage: bench-uprobes fdr|kernel int3|arm [N]
+ *
+ *   int3  on CPU 0: N calls of ub_fn(i) with the probe defined but disabled,
+ *         then enabled (armed: the first byte of ub_fn reads 0xcc), then
+ *         disabled again; the hits counted in uprobe_profile must be N.
+ *         Prints "int3 off=NS on=NS diff=NS" (per call).
+ *   arm   4 threads call ub_fn() without end; the probe is defined and enabled
+ *         at t0 (CLOCK_MONOTONIC, just before the uprobe_events write). The first
+ *         hit's record is found in the trace, whose clock is set to 'mono' by
+ *         the caller (trace_clock), and its time taken from it. Prints
+ *         "arm us=US define_us=US enable_us=US" (first record - t0; how long
+ *         the uprobe_events write and the enable write took).
+ *
+ * fdr: the session is $FDR_SESSION of $FDR_ROOT, made beforehand, its clock
+ * mono. kernel: the instance is $UB_KINST (instances/NAME, made beforehand, its
+ * clock mono); the probe is appended with O_APPEND to uprobe_events (never
+ * truncated), enabled only in that instance, removed with '-:' at the end and at
+ * exit. Exit status 1 (and no figure) if a check fails.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fdr/fdr-ctl.h"
+#include "fdr/fdr-session.h"
+
+#define TRACEFS "/sys/kernel/tracing"
+
+/* the probed function: an ordinary first instruction, the kernel single-steps it */
+__asm__(".text\n"
+	".globl ub_fn\n"
+	".type ub_fn, @function\n"
+	".p2align 4\n"
+	"ub_fn:\n"
+	"	mov %edi, %eax\n"
+	"	add $1, %eax\n"
+	"	ret\n"
+	".size ub_fn, .-ub_fn\n");
+unsigned int ub_fn(unsigned int x);
+
+static int kernel; /* the side: 1 kernel, 0 fdr */
+static struct fdr_session *sess; /* fdr */
+static char kinst[128]; /* kernel: the instance's name */
+static char event[64]; /* ub_PID */
+static char line[PATH_MAX + 128]; /* the definition */
+static int defined;
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* Write @text to control file @path (relative to the tree's root); 0 or -errno. */
+static int put(const char *path, int append, const char *text)
+{
+	if (kernel) {
+		char p[512];
+		int fd, ret = 0;
+
+		snprintf(p, sizeof(p), TRACEFS "/%s", path);
+		fd = open(p, O_WRONLY | O_CLOEXEC | (append ? O_APPEND : O_TRUNC));
+		if (fd < 0)
+			return -errno;
+		if (write(fd, text, strlen(text)) < 0)
+			ret = -errno;
+		close(fd);
+		return ret;
+	} else {
+		struct fdr_file *f;
+		ssize_t n;
+		int ret = fdr_file_open(sess, path, O_WRONLY | (append ? O_APPEND : O_TRUNC), &f);
+
+		if (ret < 0)
+			return ret;
+		n = fdr_file_write(f, text, strlen(text));
+		if (n < 0)
+			fprintf(stderr, "bench-uprobes: %s: %s\n", path, fdr_file_error(f));
+		fdr_file_close(f);
+		return n < 0 ? (int)n : 0;
+	}
+}
+
+/* Read control file @path into @buf (NUL-terminated); its length or -errno. */
+static ssize_t get(const char *path, char *buf, size_t len)
+{
+	size_t got = 0;
+	ssize_t n;
+
+	if (kernel) {
+		char p[512];
+		int fd;
+
+		snprintf(p, sizeof(p), TRACEFS "/%s", path);
+		fd = open(p, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		while (got + 1 < len && (n = read(fd, buf + got, len - 1 - got)) > 0)
+			got += (size_t)n;
+		close(fd);
+	} else {
+		struct fdr_file *f;
+		int ret = fdr_file_open(sess, path, O_RDONLY, &f);
+
+		if (ret < 0)
+			return ret;
+		while (got + 1 < len && (n = fdr_file_read(f, buf + got, len - 1 - got)) > 0)
+			got += (size_t)n;
+		fdr_file_close(f);
+	}
+	buf[got] = 0;
+	return (ssize_t)got;
+}
+
+static int enable(int on)
+{
+	char p[256];
+
+	if (kernel)
+		snprintf(p, sizeof(p), "instances/%s/events/fdrub/%s/enable", kinst, event);
+	else
+		snprintf(p, sizeof(p), "events/fdrub/%s/enable", event);
+	return put(p, 0, on ? "1\n" : "0\n");
+}
+
+static void undefine(void)
+{
+	char cmd[96];
+
+	if (!defined)
+		return;
+	defined = 0;
+	enable(0);
+	snprintf(cmd, sizeof(cmd), "-:fdrub/%s\n", event);
+	if (put("uprobe_events", 1, cmd) < 0)
+		fprintf(stderr, "bench-uprobes: could not remove fdrub/%s\n", event);
+}
+
+static void on_signal(int sig)
+{
+	undefine();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* This program's path and ub_fn's file offset, from /proc/self/maps. */
+static int locate(char *path, size_t len, unsigned long *off)
+{
+	uintptr_t a = (uintptr_t)(void *)ub_fn;
+	char l[PATH_MAX + 256];
+	FILE *f = fopen("/proc/self/maps", "re");
+	int ret = -ENOENT;
+
+	while (f && fgets(l, sizeof(l), f)) {
+		unsigned long s, e, o;
+		int pos = 0;
+
+		if (sscanf(l, "%lx-%lx %*s %lx %*s %*s %n", &s, &e, &o, &pos) < 3 || !pos ||
+		    a < s || a >= e)
+			continue;
+		snprintf(path, len, "%.*s", (int)strcspn(l + pos, "\n"), l + pos);
+		*off = a - s + o;
+		ret = 0;
+		break;
+	}
+	if (f)
+		fclose(f);
+	return ret;
+}
+
+static int define(void)
+{
+	char path[PATH_MAX];
+	unsigned long off;
+	int ret;
+
+	if ((ret = locate(path, sizeof(path), &off)) < 0)
+		return ret;
+	snprintf(event, sizeof(event), "ub_%d", (int)getpid());
+	snprintf(line, sizeof(line), "p:fdrub/%s %s:0x%lx a=%%di:u32\n", event, path, off);
+	ret = put("uprobe_events", 1, line);
+	if (ret == 0)
+		defined = 1;
+	return ret;
+}
+
+/* The hits uprobe_profile shows for our event, or -1. */
+static long long hits(void)
+{
+	static char buf[1 << 16];
+	char *p, key[80];
+
+	if (get("uprobe_profile", buf, sizeof(buf)) < 0)
+		return -1;
+	snprintf(key, sizeof(key), " %s ", event);
+	p = strstr(buf, key);
+	return p ? strtoll(p + strlen(key), NULL, 10) : -1;
+}
+
+static volatile unsigned char *first_byte(void)
+{
+	return (volatile unsigned char *)(void *)ub_fn;
+}
+
+/* Wait up to 3 s for ub_fn's first byte to be (@armed) or not be 0xcc. */
+static int wait_armed(int armed)
+{
+	int i;
+
+	for (i = 0; i < 30000; i++) {
+		if ((*first_byte() == 0xcc) == armed)
+			return 0;
+		usleep(100);
+	}
+	fprintf(stderr, "bench-uprobes: the probe was not %s within 3 s\n",
+		armed ? "armed" : "disarmed");
+	return -1;
+}
+
+static double loop_ns(long n)
+{
+	unsigned int (*volatile fn)(unsigned int) = ub_fn;
+	double t0 = now_ns();
+	long i;
+
+	for (i = 0; i < n; i++)
+		fn((unsigned int)i);
+	return (now_ns() - t0) / (double)n;
+}
+
+static int run_int3(long n)
+{
+	double off, on;
+	long long h;
+	cpu_set_t cpus;
+
+	CPU_ZERO(&cpus);
+	CPU_SET(0, &cpus);
+	sched_setaffinity(0, sizeof(cpus), &cpus);
+	if (wait_armed(0))
+		return -1;
+	loop_ns(n / 10); /* warm */
+	off = loop_ns(n);
+	if (enable(1) < 0 || wait_armed(1))
+		return -1;
+	on = loop_ns(n);
+	if (enable(0) < 0 || wait_armed(0))
+		return -1;
+	h = hits();
+	if (h != n) {
+		fprintf(stderr, "bench-uprobes: uprobe_profile counts %lld hits, expected %ld\n", h,
+			n);
+		return -1;
+	}
+	printf("int3 off=%.1f on=%.1f diff=%.1f\n", off, on, on - off);
+	return 0;
+}
+
+static volatile int stop;
+
+static void *worker(void *arg)
+{
+	unsigned int (*volatile fn)(unsigned int) = ub_fn;
+	unsigned int i = 0;
+
+	(void)arg;
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED))
+		fn(i++);
+	return NULL;
+}
+
+/* The time of the first record of our event in the trace, in µs (mono clock), or -1. */
+static double first_record_us(void)
+{
+	static char buf[1 << 22];
+	char key[80], path[256], *p;
+
+	snprintf(path, sizeof(path), "instances/%s/trace", kinst);
+	if (get(kernel ? path : "trace", buf, sizeof(buf)) < 0)
+		return -1;
+	snprintf(key, sizeof(key), " %s: (", event);
+	p = strstr(buf, key);
+	if (!p)
+		return -1;
+	/* "...  SECONDS.MICROS: ub_PID: (" : back over ':' to the time */
+	while (p > buf && p[-1] != ' ')
+		p--;
+	return strtod(p, NULL) * 1e6;
+}
+
+static int run_arm(void)
+{
+	pthread_t t[4];
+	double t0, t_def, t_en, first;
+	int i, ret = 0;
+
+	for (i = 0; i < 4; i++)
+		if (pthread_create(&t[i], NULL, worker, NULL))
+			return -1;
+	usleep(50 * 1000);
+	t0 = now_ns();
+	if (define() < 0)
+		ret = -1;
+	t_def = now_ns();
+	if (!ret && enable(1) < 0)
+		ret = -1;
+	t_en = now_ns();
+	for (i = 0; !ret && i < 50000 && hits() <= 0; i++)
+		usleep(100);
+	if (!ret && hits() <= 0) {
+		fprintf(stderr, "bench-uprobes: no hit within 5 s\n");
+		ret = -1;
+	}
+	enable(0);
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+	for (i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	if (ret)
+		return ret;
+	first = first_record_us();
+	if (first < 0 || first < t0 / 1e3 - 1 || first > now_ns() / 1e3) {
+		fprintf(stderr,
+			"bench-uprobes: first record at %.0f us, t0 %.0f us: not found, or the "
+			"trace clock is not mono\n",
+			first, t0 / 1e3);
+		return -1;
+	}
+	printf("arm us=%.0f define_us=%.0f enable_us=%.0f\n", first - t0 / 1e3, (t_def - t0) / 1e3,
+	       (t_en - t_def) / 1e3);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	long n = argc > 3 ? strtol(argv[3], NULL, 0) : 200000;
+	char dir[4096];
+	int ret, arm;
+
+	if (argc < 3 || (strcmp(argv[1], "fdr") && strcmp(argv[1], "kernel")) ||
+	    (strcmp(argv[2], "int3") && strcmp(argv[2], "arm")) || n <= 0) {
+		fprintf(stderr, "usage: bench-uprobes fdr|kernel int3|arm [N]\n");
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	kernel = !strcmp(argv[1], "kernel");
+	arm = !strcmp(argv[2], "arm");
+	if (kernel) {
+		const char *k = getenv("UB_KINST");
+
+		if (!k || !*k || strlen(k) >= sizeof(kinst) || strchr(k, '/')) {
+			fprintf(stderr, "bench-uprobes: UB_KINST names no instance\n");
+			return 1;
+		}
+		snprintf(kinst, sizeof(kinst), "%s", k);
+	} else if ((ret = fdr_session_default_dir(dir, sizeof(dir))) ||
+		   (ret = fdr_session_open(dir, &sess))) {
+		fprintf(stderr, "bench-uprobes: session: %s\n", strerror(-ret));
+		return 1;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	atexit(undefine);
+	if (arm) {
+		ret = run_arm();
+	} else {
+		ret = define();
+		if (ret < 0)
+			fprintf(stderr, "bench-uprobes: %s: %s\n", line, strerror(-ret));
+		else
+			ret = run_int3(n);
+	}
+	undefine();
+	return ret < 0;
+}
