@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <criterion/criterion.h>
 
@@ -249,32 +250,59 @@ __attribute__((noinline)) static int64_t r_sig(int64_t x)
 	return x + in_handler;
 }
 
-static void sig_between(int alt)
+static struct rets *sig_h1, *sig_h2;
+static void *alt_mem; /* mapped before the thread's stack: at a higher address */
+
+static void *sig_calls(void *arg)
 {
-	struct fdr_probe_site *s1, *s2;
-	struct rets *h1 = calloc(1, sizeof(*h1)), *h2 = calloc(1, sizeof(*h2));
-	struct sigaction sa;
 	int i;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = usr1;
-	sa.sa_flags = alt ? SA_ONSTACK : 0;
-	if (alt) {
-		/* above the main stack, where a stack-depth comparison would go wrong */
-		stack_t ss = { .ss_sp = malloc(1 << 16), .ss_size = 1 << 16 };
+	if (arg) {
+		stack_t ss = { .ss_sp = alt_mem, .ss_size = 1 << 16 };
 
 		cr_assert_eq(sigaltstack(&ss, NULL), 0);
 	}
-	cr_assert_eq(sigaction(SIGUSR1, &sa, NULL), 0);
-	cr_assert_eq(fdr_probe_arm_flags(A(r_sig), FDR_PROBE_ARM_RETURN, ret_hit, h1, &s1), 0);
-	cr_assert_eq(fdr_probe_arm_flags(A(r_sq), FDR_PROBE_ARM_RETURN, ret_hit, h2, &s2), 0);
 	for (i = 0; i < 200; i++)
 		cr_assert_eq(r_sig(i), i + 18);
-	cr_assert_eq(atomic_load(&h1->n), 200);
-	cr_assert_eq(atomic_load(&h2->n), 200);
+	return NULL;
+}
+
+static void sig_between(int alt)
+{
+	struct fdr_probe_site *s1, *s2;
+	struct sigaction sa;
+	pthread_attr_t at;
+	pthread_t th;
+	void *stk;
+	int i;
+
+	sig_h1 = calloc(1, sizeof(*sig_h1));
+	sig_h2 = calloc(1, sizeof(*sig_h2));
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = usr1;
+	sa.sa_flags = alt ? SA_ONSTACK : 0;
+	cr_assert_eq(sigaction(SIGUSR1, &sa, NULL), 0);
+	/*
+	 * mmap() hands out addresses top-down: the sigaltstack ends up above the
+	 * thread's stack, where comparing stack pointers alone would take the
+	 * pending entries of the thread's stack for stale ones
+	 */
+	alt_mem = mmap(NULL, 1 << 16, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	stk = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	cr_assert_neq(alt_mem, MAP_FAILED);
+	cr_assert_neq(stk, MAP_FAILED);
+	cr_assert_gt((uintptr_t)alt_mem, (uintptr_t)stk);
+	cr_assert_eq(fdr_probe_arm_flags(A(r_sig), FDR_PROBE_ARM_RETURN, ret_hit, sig_h1, &s1), 0);
+	cr_assert_eq(fdr_probe_arm_flags(A(r_sq), FDR_PROBE_ARM_RETURN, ret_hit, sig_h2, &s2), 0);
+	cr_assert_eq(pthread_attr_init(&at), 0);
+	cr_assert_eq(pthread_attr_setstack(&at, stk, 1 << 20), 0);
+	cr_assert_eq(pthread_create(&th, &at, sig_calls, alt ? alt_mem : NULL), 0);
+	cr_assert_eq(pthread_join(th, NULL), 0);
+	cr_assert_eq(atomic_load(&sig_h1->n), 200);
+	cr_assert_eq(atomic_load(&sig_h2->n), 200);
 	for (i = 0; i < 200; i++) {
-		cr_assert_eq(h1->seen[i], i + 18);
-		cr_assert_eq(h2->seen[i], 18);
+		cr_assert_eq(sig_h1->seen[i], i + 18);
+		cr_assert_eq(sig_h2->seen[i], 18);
 	}
 	cr_assert_eq(fdr_probe_site_misses(s1) + fdr_probe_site_misses(s2), 0);
 	cr_assert_eq(fdr_probe_disarm(s1), 0);
