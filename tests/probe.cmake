@@ -24,6 +24,17 @@ if(TARGET fdr-probe)
       TIMEOUT 300
       ENVIRONMENT "${venv};TMPDIR=${CMAKE_CURRENT_BINARY_DIR};${FDR_TEST_SAN_ENV}")
   endforeach()
+  # return probes: normal returns, recursion, longjmp, thread exit, signals, unwinding
+  add_executable(test-probe-ret unit/test-probe-ret.c)
+  target_include_directories(test-probe-ret PRIVATE ${CRITERION_INCLUDE_DIRS})
+  target_compile_options(test-probe-ret PRIVATE ${CRITERION_CFLAGS_OTHER})
+  target_link_libraries(test-probe-ret PRIVATE fdr-probe ${CRITERION_LINK_LIBRARIES}
+                        Threads::Threads)
+  add_test(NAME unit/test-probe-ret COMMAND test-probe-ret --jobs=2 --short-filename)
+  set_tests_properties(unit/test-probe-ret PROPERTIES
+    LABELS unit
+    TIMEOUT 120
+    ENVIRONMENT "TMPDIR=${CMAKE_CURRENT_BINARY_DIR};${FDR_TEST_SAN_ENV}")
   # live patching, outside Criterion (label stress: the TSan build runs it too)
   add_executable(probe-live stress/probe-live.c unit/probe-targets.S)
   target_link_libraries(probe-live PRIVATE fdr-probe Threads::Threads)

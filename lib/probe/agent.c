@@ -34,9 +34,11 @@
  * ring took (full in discard mode, nesting) adds 1 to the slot's misses, as
  * do the hits the engine saw nested in another handler (added at each sync).
  *
- * Return probes (FDR_PROBE_F_RETURN) are refused: the engine has no return
- * trampoline yet, and an entry probe standing in for one would record the
- * wrong thing. The refusal goes to the error_log.
+ * Return probes (FDR_PROBE_F_RETURN) are armed with FDR_PROBE_ARM_RETURN on
+ * the function's first instruction (an offset inside the function is refused:
+ * only there is the return address at %sp); pa_hit() then runs at the return,
+ * with the return's registers, and the fetch program (FDR_FETCH_F_RETURN, which
+ * must agree with the slot's flag) writes __probe_func and __probe_ret_ip.
  *
  * After fork the child has the int3s (copy-on-write pages), the engine's
  * tables and these ones: libfdr restarts its agent in the child, whose syncs
@@ -282,6 +284,14 @@ static int pa_arm(struct fdr_session *s, uint32_t i, const struct fdr_abi_probe_
 	ret = fdr_probe_check(addr - (uintptr_t)(vaddr - func), (size_t)flen, addr, why, n);
 	if (ret < 0)
 		return ret;
+	if ((c->flags & FDR_PROBE_F_RETURN) && vaddr != func) {
+		snprintf(why, n,
+			 "a return probe must be at a function's first instruction: %s+0x%llx is "
+			 "0x%llx bytes into its function",
+			 m->path, (unsigned long long)c->offset,
+			 (unsigned long long)(vaddr - func));
+		return -EINVAL;
+	}
 	a = malloc(sizeof(*a) + c->prog_len);
 	if (!a) {
 		snprintf(why, n, "out of memory");
@@ -292,7 +302,8 @@ static int pa_arm(struct fdr_session *s, uint32_t i, const struct fdr_abi_probe_
 	a->shm = &pa_probes->probes[i];
 	a->prog_len = c->prog_len;
 	memcpy(a->prog, c->prog, c->prog_len);
-	ret = fdr_probe_arm(addr, pa_hit, a, &l->site);
+	ret = fdr_probe_arm_flags(addr, c->flags & FDR_PROBE_F_RETURN ? FDR_PROBE_ARM_RETURN : 0,
+				  pa_hit, a, &l->site);
 	if (ret < 0) {
 		free(a);
 		snprintf(why, n, "%s at 0x%lx (%s+0x%llx)",
@@ -357,10 +368,10 @@ static int pa_slot_copy(struct fdr_session *s, uint32_t i, struct fdr_abi_probe_
 	if (__atomic_load_n(&e->state, __ATOMIC_ACQUIRE) != FDR_EVENT_READY ||
 	    !(pa_mask_any(e->enabled) || pa_mask_any(s->ctl->hooks[c->event_slot].triggered)))
 		return 0;
-	if (c->flags & FDR_PROBE_F_RETURN) {
-		snprintf(why, n,
-			 "return probes are not supported by the breakpoint agent yet (issue 15: "
-			 "the engine has no return trampoline)");
+	if (!(c->flags & FDR_PROBE_F_RETURN) !=
+	    !(((const struct fdr_fetch_prog *)c->prog)->flags & FDR_FETCH_F_RETURN)) {
+		snprintf(why, n, "slot %u: a return probe flag 0x%x with a program for %s", i,
+			 c->flags, c->flags & FDR_PROBE_F_RETURN ? "an entry" : "a return");
 		return -EUCLEAN;
 	}
 	return 1;

@@ -45,6 +45,21 @@
  * slot (a thread may still be inside the slot from the last time: the bytes
  * are the same). If the code at an address changed (a library unloaded and
  * another loaded there), a new slot is written: an old slot is never reused.
+ *
+ * Return probes (FDR_PROBE_ARM_RETURN, docs/design/probes.md "Return probes"),
+ * as the kernel's uretprobes: the int3 goes on the function's first
+ * instruction; there the handler pushes {real return address, RSP, site} on a
+ * per-thread stack (static TLS, PR_RET_DEPTH deep: no allocation in a signal
+ * handler; full = a miss, the return is left alone) and overwrites the return
+ * address at RSP with the trampoline, one int3 in an r-x page of its own. When
+ * the function returns there, the handler finds the entry whose RSP + 8 is the
+ * RSP after the ret, calls the site's handler with the registers of the return
+ * (RAX = $retval, IP = the real return address, probe_addr = the function) and
+ * resumes at the real return address. Entries above the one found, and at a
+ * new entry those whose return-address slot is at or below the new RSP and no
+ * longer holds the trampoline, belong to frames that longjmp() abandoned: they
+ * are dropped as misses. An entry whose slot still holds the trampoline is
+ * never dropped at an entry (it may be live on another stack: sigaltstack).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -80,6 +95,7 @@ struct fdr_probe_site {
 	struct fdr_reloc_insn insn; /* written under the lock before armed = 1 */
 	uintptr_t slot; /* the out-of-line copy */
 	int xol_all; /* test hook: branches run out of line too */
+	int ret; /* FDR_PROBE_ARM_RETURN: the handler runs at the return */
 	atomic_uint_fast64_t hits, misses;
 };
 
@@ -97,6 +113,22 @@ static struct pr_xol *pr_xols;
 
 /* Per-thread nesting depth of probe handlers (initial-exec: no allocation in a handler). */
 static __thread __attribute__((tls_model("initial-exec"))) int pr_depth;
+
+/*
+ * Return probes: the trampoline (0 until the first return probe is armed) and
+ * each thread's stack of hijacked returns. 32 entries of 24 bytes: static TLS
+ * stays small enough for a dlopen()ed libfdr-probe (fdr attach), which glibc
+ * must fit in its static TLS surplus.
+ */
+#define PR_RET_DEPTH 32
+struct pr_ret {
+	uintptr_t ret; /* the real return address */
+	uintptr_t sp; /* where it was: RSP at the function's first instruction */
+	uint32_t site; /* index in pr_sites */
+};
+static _Atomic uintptr_t pr_tramp;
+static __thread __attribute__((tls_model("initial-exec"))) struct pr_ret pr_rets[PR_RET_DEPTH];
+static __thread __attribute__((tls_model("initial-exec"))) unsigned int pr_nrets;
 
 void fdr_probe_lock(void)
 {
@@ -352,6 +384,45 @@ static int pr_shstk_active(void)
  */
 int fdr_probe_arm(uintptr_t addr, fdr_probe_handler fn, void *arg, struct fdr_probe_site **out)
 {
+	return fdr_probe_arm_flags(addr, 0, fn, arg, out);
+}
+
+/* Under pr_lock: the return trampoline, made the first time. */
+static int pr_tramp_make(uintptr_t near)
+{
+	uint8_t page[64];
+	uintptr_t base;
+	int ret;
+
+	if (atomic_load(&pr_tramp))
+		return 0;
+	base = fdr_patch_alloc_near(near, PR_XOL_PAGE);
+	if (!base)
+		return -ENOMEM;
+	memset(page, 0xcc, sizeof(page));
+	ret = fdr_patch_write(base, page, sizeof(page));
+	if (ret < 0) {
+		munmap((void *)base, PR_XOL_PAGE);
+		return ret;
+	}
+	/* +16: an unwinder looks up ret-1; keep that in the page as well */
+	atomic_store(&pr_tramp, base + 16);
+	return 0;
+}
+
+/**
+ * fdr_probe_arm_flags - fdr_probe_arm() with @flags
+ * @flags: 0, or FDR_PROBE_ARM_RETURN: @addr is a function's first instruction
+ *	and @fn runs when the function returns, with the registers of the return
+ *	(gpr[FDR_REG_AX] the return value, gpr[FDR_REG_IP] the return address,
+ *	probe_addr the function); see "Return probes" at the top
+ *
+ * Returns: as fdr_probe_arm(); -EINVAL for unknown @flags; -ENOMEM if the
+ * trampoline page cannot be had.
+ */
+int fdr_probe_arm_flags(uintptr_t addr, unsigned int flags, fdr_probe_handler fn, void *arg,
+			struct fdr_probe_site **out)
+{
 	struct fdr_reloc_insn insn;
 	struct fdr_probe_site *s;
 	uint8_t code[FDR_RELOC_MAX_LEN], int3 = 0xcc;
@@ -359,7 +430,7 @@ int fdr_probe_arm(uintptr_t addr, fdr_probe_handler fn, void *arg, struct fdr_pr
 	int prot, ret;
 	const char *e;
 
-	if (!fn || !out)
+	if (!fn || !out || (flags & ~FDR_PROBE_ARM_RETURN))
 		return -EINVAL;
 	fdr_probe_lock();
 	ret = fdr_patch_page_prot(addr, &prot);
@@ -401,6 +472,12 @@ int fdr_probe_arm(uintptr_t addr, fdr_probe_handler fn, void *arg, struct fdr_pr
 	/* test hook: every kind runs out of line, through fdr_reloc_emit()'s code */
 	e = getenv("FDR_PROBE_XOL_ALL");
 	s->xol_all = e && e[0] == '1';
+	if (flags & FDR_PROBE_ARM_RETURN) {
+		ret = pr_tramp_make(addr);
+		if (ret < 0)
+			goto out;
+	}
+	s->ret = (flags & FDR_PROBE_ARM_RETURN) != 0;
 	atomic_store(&s->fn, fn);
 	atomic_store(&s->arg, arg);
 	if (!pr_sig_installed) {
@@ -498,6 +575,84 @@ static void pr_fill_regs(struct fdr_probe_regs *r, const greg_t *g, uintptr_t ad
 	r->probe_addr = addr;
 }
 
+/* Async-signal-safe: say why and stop (a return with no entry cannot be resumed). */
+static void pr_ret_lost(void)
+{
+	static const char msg[] = "libfdr-probe: a return reached the return-probe trampoline "
+				  "with no matching entry on this thread's stack; aborting\n";
+	ssize_t r = write(2, msg, sizeof(msg) - 1);
+
+	(void)r;
+	abort();
+}
+
+/* A frame abandoned by longjmp(): its entry goes, as a miss of its site. */
+static void pr_ret_drop(unsigned int i)
+{
+	atomic_fetch_add_explicit(&pr_sites[pr_rets[i].site].misses, 1, memory_order_relaxed);
+}
+
+/* Entry of a return probe: hijack the return address at RSP (or count a miss). */
+static void pr_ret_entry(struct fdr_probe_site *s, greg_t *g, uintptr_t tramp)
+{
+	uintptr_t sp = (uintptr_t)g[REG_RSP];
+	struct pr_ret *r;
+
+	/* stale entries: their slot was reused (at or below RSP now) and lost the trampoline */
+	while (pr_nrets > 0 && pr_rets[pr_nrets - 1].sp <= sp &&
+	       *(const uintptr_t *)pr_rets[pr_nrets - 1].sp != tramp)
+		pr_ret_drop(--pr_nrets);
+	if (pr_depth > 0 || pr_nrets >= PR_RET_DEPTH || !tramp) {
+		atomic_fetch_add_explicit(&s->misses, 1, memory_order_relaxed);
+		return;
+	}
+	r = &pr_rets[pr_nrets];
+	r->ret = *(const uintptr_t *)sp;
+	r->sp = sp;
+	r->site = (uint32_t)(s - pr_sites);
+	/* the entry is complete before the return can reach the trampoline */
+	atomic_signal_fence(memory_order_seq_cst);
+	pr_nrets++;
+	*(uintptr_t *)sp = tramp;
+}
+
+/* The trampoline trapped: a probed function returned. */
+static void pr_ret_hit(greg_t *g)
+{
+	uintptr_t sp = (uintptr_t)g[REG_RSP];
+	struct fdr_probe_site *s;
+	struct fdr_probe_regs regs;
+	struct pr_ret r;
+	unsigned int i = pr_nrets;
+
+	while (i > 0 && pr_rets[i - 1].sp + 8 != sp)
+		i--;
+	if (i == 0)
+		pr_ret_lost();
+	r = pr_rets[i - 1];
+	while (pr_nrets > i)
+		pr_ret_drop(--pr_nrets);
+	pr_nrets = i - 1;
+	s = &pr_sites[r.site];
+	atomic_fetch_add(&s->active, 1); /* seq_cst: before the armed load (essay) */
+	if (!atomic_load(&s->armed) || !s->ret) {
+		/* disarmed (or re-armed as an entry probe) since the entry: no handler */
+	} else if (pr_depth == 0) {
+		fdr_probe_handler fn = atomic_load_explicit(&s->fn, memory_order_relaxed);
+
+		pr_depth++;
+		pr_fill_regs(&regs, g, r.ret);
+		regs.probe_addr = atomic_load_explicit(&s->addr, memory_order_relaxed);
+		fn(&regs, atomic_load_explicit(&s->arg, memory_order_relaxed));
+		pr_depth--;
+		atomic_fetch_add_explicit(&s->hits, 1, memory_order_relaxed);
+	} else {
+		atomic_fetch_add_explicit(&s->misses, 1, memory_order_relaxed);
+	}
+	atomic_fetch_sub(&s->active, 1);
+	g[REG_RIP] = (greg_t)r.ret;
+}
+
 static void pr_sigtrap(int sig, siginfo_t *si, void *ucv)
 {
 	ucontext_t *uc = ucv;
@@ -505,13 +660,19 @@ static void pr_sigtrap(int sig, siginfo_t *si, void *ucv)
 	struct fdr_probe_site *s;
 	struct fdr_probe_regs regs;
 	const struct fdr_reloc_insn *in;
-	uintptr_t addr, next;
+	uintptr_t addr, next, tramp;
 	int saved_errno = errno;
 
 	/* int3 raises #BP (vector 3), reported as SI_KERNEL; anything else is not ours */
 	if (si->si_code != SI_KERNEL || g[REG_TRAPNO] != 3)
 		goto chain;
 	addr = (uintptr_t)g[REG_RIP] - 1;
+	tramp = atomic_load_explicit(&pr_tramp, memory_order_acquire);
+	if (addr == tramp && tramp) {
+		pr_ret_hit(g);
+		errno = saved_errno;
+		return;
+	}
 	s = pr_lookup(addr);
 	if (!s)
 		goto chain;
@@ -524,7 +685,9 @@ static void pr_sigtrap(int sig, siginfo_t *si, void *ucv)
 		return;
 	}
 	in = &s->insn;
-	if (pr_depth == 0) {
+	if (s->ret) {
+		pr_ret_entry(s, g, tramp);
+	} else if (pr_depth == 0) {
 		fdr_probe_handler fn = atomic_load_explicit(&s->fn, memory_order_relaxed);
 
 		pr_depth++;

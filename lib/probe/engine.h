@@ -31,6 +31,10 @@ typedef void (*fdr_probe_handler)(const struct fdr_probe_regs *regs, void *arg);
 
 int fdr_probe_check(uintptr_t func_start, size_t func_len, uintptr_t addr, char *why, size_t n);
 int fdr_probe_arm(uintptr_t addr, fdr_probe_handler fn, void *arg, struct fdr_probe_site **out);
+/* fdr_probe_arm_flags(): FDR_PROBE_ARM_RETURN makes a return probe (engine.c, "Return probes") */
+#define FDR_PROBE_ARM_RETURN 1u
+int fdr_probe_arm_flags(uintptr_t addr, unsigned int flags, fdr_probe_handler fn, void *arg,
+			struct fdr_probe_site **out);
 int fdr_probe_disarm(struct fdr_probe_site *site);
 uint64_t fdr_probe_site_hits(const struct fdr_probe_site *site);
 uint64_t fdr_probe_site_misses(const struct fdr_probe_site *site);

@@ -208,12 +208,38 @@ test_refused() {
 	wait_log "trace_uprobe: error: pid $lpid: probe not armed: 0x" || return 1
 	grep -qE "pid $lpid: probe not armed: 0x[0-9a-f]+ is not an instruction boundary: it is byte 1 of 'mov' at 0x[0-9a-f]+ \(length 10\)" "$T/log" ||
 		{ diag "the boundary message:"; sed 's/^/#   /' "$T/log"; return 1; }
-	define "r:uprobes/paret $TGT:pa_target_fn" || return 1
-	set_enable 1 uprobes/paret || return 1
-	wait_log "pid $lpid: probe not armed: return probes are not supported by the breakpoint agent yet" || return 1
+	define "r:uprobes/paretin $TGT:pa_target_fn+4" || return 1
+	set_enable 1 uprobes/paretin || return 1
+	wait_log "pid $lpid: probe not armed: a return probe must be at a function's first instruction" || return 1
 	tcmd "call 1" && [ "$reply" = "ok 101" ] || { diag "call: $reply"; return 1; }
-	set_enable 0 uprobes/pabad uprobes/paret || return 1
-	remove uprobes/pabad && remove uprobes/paret
+	set_enable 0 uprobes/pabad uprobes/paretin || return 1
+	remove uprobes/pabad && remove uprobes/paretin
+}
+
+# a return probe: the kernel's '(FUNC <- RET)' line with $retval, one per return
+# (pafn is disabled meanwhile: the engine holds one probe per address)
+test_return_probe() {
+	set_enable 0 uprobes/pafn || return 1
+	wait_byte byte '!cc' || return 1
+	define "r:uprobes/paret $TGT:pa_target_fn rv=\$retval:s32" || return 1
+	set_enable 1 uprobes/paret || return 1
+	sleep 1.2
+	tcmd "call 3" && [ "$reply" = "ok $((2 * 3 + 3 * 101))" ] || { diag "call: $reply"; return 1; }
+	"$FDR" show >"$T/show" 2>"$ERR" || { diag "fdr show failed"; cat "$ERR"; return 1; }
+	local got want
+	got=$(grep -E -- "-$lpid +\[[0-9]+\] .* paret: " "$T/show" |
+		sed -E 's/^.* (paret: )/\1/')
+	want=$(printf 'paret: (0xF <- 0xR) rv=%d\n' 101 103 105)
+	[ "$(printf '%s\n' "$got" | sed -E 's/\(0x[0-9a-f]+ <- 0x[0-9a-f]+\)/(0xF <- 0xR)/')" = "$want" ] ||
+		{ diag "return lines:"; "$FDR" cat error_log | sed "s/^/#   log: /"; grep paret "$T/show" | head -5; printf '%s\n' "$got" | sed 's/^/#   got: /'; return 1; }
+	# one function, one call site: the same two addresses on every line
+	[ "$(printf '%s\n' "$got" | sed -E 's/\) rv=.*//' | sort -u | wc -l)" = 1 ] ||
+		{ diag "addresses differ:"; printf '%s\n' "$got" | sed 's/^/#   /'; return 1; }
+	set_enable 0 uprobes/paret || return 1
+	remove uprobes/paret || return 1
+	wait_byte byte '!cc' || return 1
+	set_enable 1 uprobes/pafn || return 1
+	wait_byte byte cc
 }
 
 # an enabled probe cannot be removed (EBUSY) and stays armed; disabled, it is
@@ -280,5 +306,5 @@ test_no_preload() {
 }
 
 run_cases "test_setup test_linked_start test_disable_enable test_fork_child test_shared_lib
-	test_dlopen_lib test_refused test_delete_slot test_running_before test_preload test_no_preload" test_setup
+	test_dlopen_lib test_refused test_return_probe test_delete_slot test_running_before test_preload test_no_preload" test_setup
 tap_summary

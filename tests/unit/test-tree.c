@@ -1289,7 +1289,9 @@ static void walk_check(const char *dir, int depth, size_t *nr_files)
 		unsigned mode = 0;
 		int is_dir = -1;
 
-		snprintf(path, sizeof(path), "%s%s%s", dir, *dir ? "/" : "", e[i].name);
+		int w = snprintf(path, sizeof(path), "%s%s%s", dir, *dir ? "/" : "", e[i].name);
+
+		cr_assert(w > 0 && (size_t)w < sizeof(path), "path too long under '%s'", dir);
 		cr_assert_eq(fdr_tree_stat(env.s, path, &is_dir, &mode), 0, "stat %s", path);
 		cr_assert_eq(is_dir, e[i].is_dir, "%s: readdir and stat disagree on its type",
 			     path);

@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * test-probe-ret.c - return probes of libfdr-probe's engine (FDR_PROBE_ARM_RETURN).
+ *
+ * Criterion runs each test in a process of its own. The probed functions are
+ * plain C (noinline); each test arms a return probe on one and checks what the
+ * handler saw at every return (RAX, the return address, the function) and that
+ * the program's own results stay right: normal returns, recursion (returns in
+ * order, and the per-thread stack's overflow as misses), longjmp() out of a
+ * probed function, threads exiting with returns pending (pthread_exit() through
+ * the trampoline), a signal handler running a probed function between an entry
+ * and its return (on the thread's stack and on a sigaltstack), and what an
+ * unwinder sees (docs/design/probes.md, "Return probes").
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <execinfo.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <criterion/criterion.h>
+
+#include "engine.h"
+
+#define A(f) ((uintptr_t)(void *)(f))
+
+struct rets {
+	atomic_ulong n;
+	int64_t seen[256];
+	uint64_t ip[256];
+	uint64_t func;
+};
+
+static void ret_hit(const struct fdr_probe_regs *r, void *arg)
+{
+	struct rets *h = arg;
+	unsigned long i = atomic_fetch_add(&h->n, 1);
+
+	if (i < 256) {
+		h->seen[i] = (int64_t)r->gpr[FDR_REG_AX];
+		h->ip[i] = r->gpr[FDR_REG_IP];
+	}
+	h->func = r->probe_addr;
+}
+
+static volatile uintptr_t sq_ra;
+
+__attribute__((noinline)) static int64_t r_sq(int64_t x)
+{
+	sq_ra = (uintptr_t)__builtin_return_address(0);
+	__asm__ volatile("" ::: "memory");
+	return x * x - 7;
+}
+
+__attribute__((noinline)) static int64_t call_sq(int64_t x)
+{
+	int64_t v = r_sq(x);
+
+	__asm__ volatile("" ::: "memory");
+	return v;
+}
+
+Test(ret, normal_returns)
+{
+	struct fdr_probe_site *s;
+	struct rets *h = calloc(1, sizeof(*h));
+	int64_t i, sum = 0, want = 0;
+	uintptr_t ra;
+
+	cr_assert_eq(call_sq(2), -3);
+	ra = sq_ra; /* the return address in call_sq() */
+	cr_assert_eq(fdr_probe_arm_flags(A(r_sq), FDR_PROBE_ARM_RETURN, ret_hit, h, &s), 0);
+	for (i = 0; i < 1000; i++) {
+		int64_t v = call_sq(i - 500);
+
+		cr_assert_eq(v, (i - 500) * (i - 500) - 7, "call %ld returned %ld", (long)i,
+			     (long)v);
+		if (i < 256) {
+			cr_assert_eq(h->seen[i], v, "$retval of call %ld", (long)i);
+			cr_assert_eq(h->ip[i], ra, "the return address of call %ld", (long)i);
+			/* inside, the return address is the trampoline (as under the kernel's) */
+			cr_assert_neq(sq_ra, ra);
+		}
+		sum += v;
+		want += (i - 500) * (i - 500) - 7;
+	}
+	cr_assert_eq(sum, want);
+	cr_assert_eq(atomic_load(&h->n), 1000);
+	cr_assert_eq(h->func, A(r_sq), "probe_addr: the function");
+	cr_assert_eq(fdr_probe_site_hits(s), 1000);
+	cr_assert_eq(fdr_probe_site_misses(s), 0);
+	cr_assert_eq(fdr_probe_disarm(s), 0);
+	cr_assert_eq(r_sq(3), 2);
+	cr_assert_eq(atomic_load(&h->n), 1000, "no handler after the disarm");
+}
+
+static int64_t r_fact(int64_t n);
+static int64_t (*volatile fact_p)(int64_t) = r_fact; /* no recursion turned into a loop */
+
+__attribute__((noinline)) static int64_t r_fact(int64_t n)
+{
+	int64_t v = n <= 1 ? 1 : n * fact_p(n - 1);
+
+	__asm__ volatile("" ::: "memory");
+	return v;
+}
+
+Test(ret, recursion_in_order_and_overflow)
+{
+	struct fdr_probe_site *s;
+	struct rets *h = calloc(1, sizeof(*h));
+	int64_t f = 1;
+	int i;
+
+	cr_assert_eq(fdr_probe_arm_flags(A(r_fact), FDR_PROBE_ARM_RETURN, ret_hit, h, &s), 0);
+	cr_assert_eq(r_fact(12), 479001600);
+	cr_assert_eq(atomic_load(&h->n), 12);
+	for (i = 0; i < 12; i++) {
+		f *= i + 1;
+		cr_assert_eq(h->seen[i], f, "return %d (innermost first): %ld", i,
+			     (long)h->seen[i]);
+	}
+	/* 40 deep: the 32 outer calls are hijacked, the 8 inner ones are misses */
+	atomic_store(&h->n, 0);
+	cr_assert_eq(r_fact(40), r_fact(40)); /* wraps, the same both times */
+	cr_assert_eq(atomic_load(&h->n), 64);
+	cr_assert_eq(fdr_probe_site_misses(s), 16);
+	cr_assert_eq(fdr_probe_disarm(s), 0);
+}
+
+static jmp_buf jb;
+
+__attribute__((noinline)) static int64_t r_jump(int64_t x)
+{
+	if (x & 1)
+		longjmp(jb, 1);
+	__asm__ volatile("" ::: "memory");
+	return x + 1000;
+}
+
+__attribute__((noinline)) static int64_t call_jump(int64_t x)
+{
+	int64_t v = r_jump(x);
+
+	__asm__ volatile("" ::: "memory");
+	return v;
+}
+
+Test(ret, longjmp_out)
+{
+	struct fdr_probe_site *s;
+	struct rets *h = calloc(1, sizeof(*h));
+	volatile int64_t i, jumped = 0, sum = 0;
+
+	cr_assert_eq(fdr_probe_arm_flags(A(r_jump), FDR_PROBE_ARM_RETURN, ret_hit, h, &s), 0);
+	for (i = 0; i < 1000; i++) {
+		if (setjmp(jb)) {
+			jumped++;
+			continue;
+		}
+		sum += call_jump(i);
+	}
+	cr_assert_eq(jumped, 500);
+	cr_assert_eq(sum, 500 * 1000 + 2 * (499 * 500 / 2));
+	/* every normal return reported, with its value: the stale entries never pile up */
+	cr_assert_eq(atomic_load(&h->n), 500);
+	for (i = 0; i < 128; i++)
+		cr_assert_eq(h->seen[i], 2 * i + 1000, "return %ld", (long)i);
+	/* the entry abandoned by the last longjmp is dropped at the next entry */
+	cr_assert_geq(fdr_probe_site_misses(s), 499);
+	cr_assert_leq(fdr_probe_site_misses(s), 500);
+	cr_assert_eq(r_jump(2), 1002);
+	cr_assert_eq(fdr_probe_site_misses(s), 500);
+	cr_assert_eq(atomic_load(&h->n), 501);
+	cr_assert_eq(fdr_probe_disarm(s), 0);
+}
+
+static atomic_int cleanups;
+
+static void cleanup(void *arg)
+{
+	(void)arg;
+	atomic_fetch_add(&cleanups, 1);
+}
+
+__attribute__((noinline)) static int64_t r_exit(int64_t x)
+{
+	if (x & 1)
+		pthread_exit((void *)(intptr_t)x);
+	__asm__ volatile("" ::: "memory");
+	return x;
+}
+
+static void *exiter(void *arg)
+{
+	intptr_t x = (intptr_t)arg;
+	int64_t v = 0;
+	int k;
+
+	pthread_cleanup_push(cleanup, NULL);
+	for (k = 0; k < 3; k++)
+		v += r_exit(2 * k); /* returns pending nowhere */
+	v += r_exit(x); /* odd: exits from inside, its return pending */
+	pthread_cleanup_pop(0);
+	return (void *)(intptr_t)(v + 1000);
+}
+
+Test(ret, thread_exit_pending)
+{
+	struct fdr_probe_site *s;
+	struct rets *h = calloc(1, sizeof(*h));
+	int t;
+
+	cr_assert_eq(fdr_probe_arm_flags(A(r_exit), FDR_PROBE_ARM_RETURN, ret_hit, h, &s), 0);
+	for (t = 0; t < 200; t++) {
+		pthread_t th;
+		void *rv;
+
+		cr_assert_eq(pthread_create(&th, NULL, exiter, (void *)(intptr_t)(t | (t & 1))), 0);
+		cr_assert_eq(pthread_join(th, &rv), 0);
+		if (t & 1)
+			cr_assert_eq((intptr_t)rv, t, "pthread_exit's value");
+		else
+			cr_assert_eq((intptr_t)rv, 1006 + t, "the thread's own result");
+	}
+	cr_assert_eq(atomic_load(&cleanups), 100, "pthread_exit ran the cleanup handlers");
+	cr_assert_eq(atomic_load(&h->n), 200 * 3 + 100);
+	cr_assert_eq(r_exit(4), 4);
+	cr_assert_eq(fdr_probe_disarm(s), 0);
+}
+
+static volatile int64_t in_handler;
+
+static void usr1(int sig)
+{
+	(void)sig;
+	in_handler = r_sq(5);
+}
+
+__attribute__((noinline)) static int64_t r_sig(int64_t x)
+{
+	raise(SIGUSR1);
+	__asm__ volatile("" ::: "memory");
+	return x + in_handler;
+}
+
+static struct rets *sig_h1, *sig_h2;
+static void *alt_mem; /* mapped before the thread's stack: at a higher address */
+
+static void *sig_calls(void *arg)
+{
+	int i;
+
+	if (arg) {
+		stack_t ss = { .ss_sp = alt_mem, .ss_size = 1 << 16 };
+
+		cr_assert_eq(sigaltstack(&ss, NULL), 0);
+	}
+	for (i = 0; i < 200; i++)
+		cr_assert_eq(r_sig(i), i + 18);
+	return NULL;
+}
+
+static void sig_between(int alt)
+{
+	struct fdr_probe_site *s1, *s2;
+	struct sigaction sa;
+	pthread_attr_t at;
+	pthread_t th;
+	void *stk;
+	int i;
+
+	sig_h1 = calloc(1, sizeof(*sig_h1));
+	sig_h2 = calloc(1, sizeof(*sig_h2));
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = usr1;
+	sa.sa_flags = alt ? SA_ONSTACK : 0;
+	cr_assert_eq(sigaction(SIGUSR1, &sa, NULL), 0);
+	/*
+	 * mmap() hands out addresses top-down: the sigaltstack ends up above the
+	 * thread's stack, where comparing stack pointers alone would take the
+	 * pending entries of the thread's stack for stale ones
+	 */
+	alt_mem = mmap(NULL, 1 << 16, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	stk = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	cr_assert_neq(alt_mem, MAP_FAILED);
+	cr_assert_neq(stk, MAP_FAILED);
+	cr_assert_gt((uintptr_t)alt_mem, (uintptr_t)stk);
+	cr_assert_eq(fdr_probe_arm_flags(A(r_sig), FDR_PROBE_ARM_RETURN, ret_hit, sig_h1, &s1), 0);
+	cr_assert_eq(fdr_probe_arm_flags(A(r_sq), FDR_PROBE_ARM_RETURN, ret_hit, sig_h2, &s2), 0);
+	cr_assert_eq(pthread_attr_init(&at), 0);
+	cr_assert_eq(pthread_attr_setstack(&at, stk, 1 << 20), 0);
+	cr_assert_eq(pthread_create(&th, &at, sig_calls, alt ? alt_mem : NULL), 0);
+	cr_assert_eq(pthread_join(th, NULL), 0);
+	cr_assert_eq(atomic_load(&sig_h1->n), 200);
+	cr_assert_eq(atomic_load(&sig_h2->n), 200);
+	for (i = 0; i < 200; i++) {
+		cr_assert_eq(sig_h1->seen[i], i + 18);
+		cr_assert_eq(sig_h2->seen[i], 18);
+	}
+	cr_assert_eq(fdr_probe_site_misses(s1) + fdr_probe_site_misses(s2), 0);
+	cr_assert_eq(fdr_probe_disarm(s1), 0);
+	cr_assert_eq(fdr_probe_disarm(s2), 0);
+}
+
+Test(ret, signal_handler_between)
+{
+	sig_between(0);
+}
+
+Test(ret, signal_handler_between_altstack)
+{
+	sig_between(1);
+}
+
+static int frames;
+
+__attribute__((noinline)) static int64_t r_bt(int64_t x)
+{
+	void *b[64];
+
+	frames = backtrace(b, 64);
+	__asm__ volatile("" ::: "memory");
+	return x;
+}
+
+/*
+ * What an unwinder sees through a pending return: the trampoline has no
+ * unwind information, so the walk ends there (a C++ exception thrown through
+ * the function finds no handler: std::terminate; docs/design/probes.md).
+ */
+Test(ret, unwinder_stops_at_trampoline)
+{
+	struct fdr_probe_site *s;
+	struct rets *h = calloc(1, sizeof(*h));
+	int plain;
+
+	cr_assert_eq(r_bt(1), 1);
+	plain = frames;
+	cr_assert_eq(fdr_probe_arm_flags(A(r_bt), FDR_PROBE_ARM_RETURN, ret_hit, h, &s), 0);
+	cr_assert_eq(r_bt(2), 2);
+	cr_assert_eq(atomic_load(&h->n), 1);
+	cr_log_info("backtrace() from the probed function: %d frames, %d without the probe", frames,
+		    plain);
+	cr_assert_lt(frames, plain);
+	cr_assert_eq(fdr_probe_disarm(s), 0);
+}
+
+Test(ret, refuses_bad_flags)
+{
+	struct fdr_probe_site *s;
+
+	cr_assert_eq(fdr_probe_arm_flags(A(r_sq), 2, ret_hit, NULL, &s), -EINVAL);
+}
