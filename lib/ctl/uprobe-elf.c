@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "ctl/uprobe.h"
+#include "common/pread-all.h"
 
 #define ELF_MAX_PHDRS 4096
 #define ELF_MAX_TABLE (256u << 20) /* a symbol or string table larger than this is refused */
@@ -42,25 +43,6 @@ static int elf_fail(struct fdr_uprobe_err *err, int code, const char *msg, int p
 		err->pos = pos;
 	}
 	return code;
-}
-
-static int elf_read(int fd, uint64_t size, uint64_t off, void *buf, uint64_t n)
-{
-	ssize_t r;
-
-	if (off > size || n > size - off)
-		return -EINVAL;
-	while (n) {
-		r = pread(fd, buf, n, (off_t)off);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -EIO;
-		buf = (char *)buf + r;
-		off += (uint64_t)r;
-		n -= (uint64_t)r;
-	}
-	return 0;
 }
 
 struct elf_hit {
@@ -94,8 +76,8 @@ static int elf_search(int fd, uint64_t fsize, const Elf64_Shdr *shdrs, uint32_t 
 		ret = -ENOMEM;
 		goto out;
 	}
-	if (elf_read(fd, fsize, sh->sh_offset, syms, n * sizeof(Elf64_Sym)) ||
-	    elf_read(fd, fsize, st->sh_offset, strs, st->sh_size))
+	if (fdr_pread_all(fd, fsize, sh->sh_offset, syms, n * sizeof(Elf64_Sym)) ||
+	    fdr_pread_all(fd, fsize, st->sh_offset, strs, st->sh_size))
 		goto out;
 	strs[st->sh_size] = 0;
 	for (i = 0; i < n; i++) {
@@ -162,7 +144,7 @@ int fdr_uprobe_resolve(struct fdr_uprobe_cmd *c, struct fdr_uprobe_err *err)
 	}
 	fsize = (uint64_t)st.st_size;
 	ret = elf_fail(err, -EINVAL, "Not a 64-bit little-endian ELF file", pos);
-	if (elf_read(fd, fsize, 0, &eh, sizeof(eh)) || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	if (fdr_pread_all(fd, fsize, 0, &eh, sizeof(eh)) || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
 	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB)
 		goto out;
 	ret = elf_fail(err, -EINVAL, "Malformed ELF headers", pos);
@@ -176,8 +158,9 @@ int fdr_uprobe_resolve(struct fdr_uprobe_cmd *c, struct fdr_uprobe_err *err)
 		ret = elf_fail(err, -ENOMEM, "Out of memory", pos);
 		goto out;
 	}
-	if (elf_read(fd, fsize, eh.e_shoff, shdrs, (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr)) ||
-	    elf_read(fd, fsize, eh.e_phoff, phdrs, (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr)))
+	if (fdr_pread_all(fd, fsize, eh.e_shoff, shdrs,
+			  (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr)) ||
+	    fdr_pread_all(fd, fsize, eh.e_phoff, phdrs, (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr)))
 		goto out;
 	/* .symtab first (every function), then .dynsym (the exports of a stripped file) */
 	for (i = 0; i < eh.e_shnum && !hit.found; i++)

@@ -28,29 +28,11 @@
 #include <unistd.h>
 
 #include "probe-agent.h"
+#include "common/pread-all.h"
 
 #define ELF_MAX_PHDRS 4096
 #define ELF_MAX_SHDRS 65280 /* below SHN_LORESERVE */
 #define ELF_CHUNK 1024 /* symbols read at once */
-
-static int ef_read(int fd, uint64_t size, uint64_t off, void *buf, uint64_t n)
-{
-	ssize_t r;
-
-	if (off > size || n > size - off)
-		return -EINVAL;
-	while (n) {
-		r = pread(fd, buf, n, (off_t)off);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -EIO;
-		buf = (char *)buf + r;
-		off += (uint64_t)r;
-		n -= (uint64_t)r;
-	}
-	return 0;
-}
 
 /* Search one symbol table for the function holding @vaddr. 1 found, 0 not, < 0 error. */
 static int ef_search(int fd, uint64_t fsize, const Elf64_Shdr *sh, uint64_t vaddr, uint64_t *start,
@@ -70,8 +52,8 @@ static int ef_search(int fd, uint64_t fsize, const Elf64_Shdr *sh, uint64_t vadd
 	while (done < n && ret == 0) {
 		uint64_t k = n - done < ELF_CHUNK ? n - done : ELF_CHUNK;
 
-		if (ef_read(fd, fsize, sh->sh_offset + done * sizeof(Elf64_Sym), syms,
-			    k * sizeof(Elf64_Sym))) {
+		if (fdr_pread_all(fd, fsize, sh->sh_offset + done * sizeof(Elf64_Sym), syms,
+				  k * sizeof(Elf64_Sym))) {
 			ret = -EIO;
 			break;
 		}
@@ -117,7 +99,7 @@ int fdr_elf_func_at(int fd, uint64_t offset, uint64_t *vaddr, uint64_t *func, ui
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
 		return -EINVAL;
 	fsize = (uint64_t)st.st_size;
-	if (ef_read(fd, fsize, 0, &eh, sizeof(eh)) || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	if (fdr_pread_all(fd, fsize, 0, &eh, sizeof(eh)) || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
 	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
 	    eh.e_phentsize != sizeof(Elf64_Phdr) || !eh.e_phnum || eh.e_phnum > ELF_MAX_PHDRS ||
 	    (eh.e_shnum && eh.e_shentsize != sizeof(Elf64_Shdr)) || eh.e_shnum > ELF_MAX_SHDRS)
@@ -128,8 +110,8 @@ int fdr_elf_func_at(int fd, uint64_t offset, uint64_t *vaddr, uint64_t *func, ui
 		ret = -ENOMEM;
 		goto out;
 	}
-	if (ef_read(fd, fsize, eh.e_phoff, ph, (uint64_t)eh.e_phnum * sizeof(*ph)) ||
-	    ef_read(fd, fsize, eh.e_shoff, sh, (uint64_t)eh.e_shnum * sizeof(*sh)))
+	if (fdr_pread_all(fd, fsize, eh.e_phoff, ph, (uint64_t)eh.e_phnum * sizeof(*ph)) ||
+	    fdr_pread_all(fd, fsize, eh.e_shoff, sh, (uint64_t)eh.e_shnum * sizeof(*sh)))
 		goto out;
 	for (i = 0; i < eh.e_phnum; i++) {
 		if (ph[i].p_type != PT_LOAD || offset < ph[i].p_offset ||
