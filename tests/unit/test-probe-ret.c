@@ -116,7 +116,8 @@ static int64_t (*volatile fact_p)(int64_t) = r_fact; /* no recursion turned into
 
 TARGET static int64_t r_fact(int64_t n)
 {
-	int64_t v = n <= 1 ? 1 : n * fact_p(n - 1);
+	/* unsigned: 40! wraps (defined), the same every time; signed overflow is UB */
+	int64_t v = n <= 1 ? 1 : (int64_t)((uint64_t)n * (uint64_t)fact_p(n - 1));
 
 	__asm__ volatile("" ::: "memory");
 	return v;
