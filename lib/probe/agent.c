@@ -334,6 +334,16 @@ static int pa_mask_any(const uint64_t *mask)
 	return 0;
 }
 
+/* Where @m maps slot @c's file offset: 1 and *@addr, or 0 (another file, or outside) */
+static int pa_map_addr(const struct pa_map *m, const struct fdr_abi_probe_slot *c, uintptr_t *addr)
+{
+	if (m->dev != c->dev || m->ino != c->ino || c->offset < m->off ||
+	    c->offset - m->off >= m->end - m->start)
+		return 0;
+	*addr = m->start + (uintptr_t)(c->offset - m->off);
+	return 1;
+}
+
 /*
  * Copy slot @i into @c and check it: 1 (live, whole, its event enabled
  * somewhere), 0 (nothing to arm), or -EUCLEAN with @why (refused).
@@ -433,11 +443,8 @@ void fdr_probe_agent_sync(struct fdr_session *s)
 			struct pa_loc *l;
 			uintptr_t addr;
 
-			if (maps[j].dev != c->dev || maps[j].ino != c->ino ||
-			    c->offset < maps[j].off ||
-			    c->offset - maps[j].off >= maps[j].end - maps[j].start)
+			if (!pa_map_addr(&maps[j], c, &addr))
 				continue;
-			addr = maps[j].start + (uintptr_t)(c->offset - maps[j].off);
 			l = pa_find(i, c->gen, addr);
 			if (l)
 				l->wanted = 1;
@@ -457,11 +464,8 @@ void fdr_probe_agent_sync(struct fdr_session *s)
 		for (j = 0; j < nmaps; j++) {
 			uintptr_t addr;
 
-			if (maps[j].dev != c->dev || maps[j].ino != c->ino ||
-			    c->offset < maps[j].off ||
-			    c->offset - maps[j].off >= maps[j].end - maps[j].start)
+			if (!pa_map_addr(&maps[j], c, &addr))
 				continue;
-			addr = maps[j].start + (uintptr_t)(c->offset - maps[j].off);
 			if (pa_find(i, c->gen, addr))
 				continue;
 			if (pa_arm(s, i, c, &maps[j], addr, why, sizeof(why)) < 0)
