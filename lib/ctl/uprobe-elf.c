@@ -203,15 +203,8 @@ int fdr_uprobe_resolve(struct fdr_uprobe_cmd *c, struct fdr_uprobe_err *err)
 		c->offset = target - p->p_vaddr + p->p_offset;
 		if (c->offset >= fsize)
 			break;
-		if (!c->event[0]) {
-			const char *b = strrchr(c->path, '/');
-			size_t n;
-
-			b = b ? b + 1 : c->path;
-			n = strcspn(b, ".-_");
-			snprintf(c->event, sizeof(c->event), "p_%.*s_0x%llx", (int)n, b,
-				 (unsigned long long)c->offset);
-		}
+		if (!c->event[0])
+			fdr_uprobe_default_event(c);
 		ret = 0;
 		goto out;
 	}

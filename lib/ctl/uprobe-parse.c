@@ -752,8 +752,11 @@ static int up_parse_place(struct fdr_uprobe_cmd *c, const char *s, size_t n, lon
 	return 0;
 }
 
-/* p_<basename up to its first '.', '-' or '_'>_0x<offset> (the kernel's default) */
-static void up_default_event(struct fdr_uprobe_cmd *c)
+/*
+ * p_<basename up to its first '.', '-' or '_'>_0x<offset> (the kernel's default);
+ * also for a PATH:SYMBOL line once fdr_uprobe_resolve() knows the offset
+ */
+void fdr_uprobe_default_event(struct fdr_uprobe_cmd *c)
 {
 	const char *b = strrchr(c->path, '/');
 	size_t n;
@@ -868,7 +871,7 @@ int fdr_uprobe_parse(const char *line, struct fdr_uprobe_cmd *out, struct fdr_up
 		out->nr_args++;
 	}
 	if (!out->event[0] && !out->symbol[0])
-		up_default_event(out);
+		fdr_uprobe_default_event(out);
 out:
 	free(cmd);
 	return ret;

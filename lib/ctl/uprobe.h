@@ -85,5 +85,6 @@ int fdr_uprobe_compile(const struct fdr_uprobe_cmd *c, struct fdr_fetch_prog *pr
 int fdr_uprobe_event(const struct fdr_uprobe_cmd *c, struct fdr_abi_event *e,
 		     struct fdr_uprobe_err *err);
 int fdr_uprobe_resolve(struct fdr_uprobe_cmd *c, struct fdr_uprobe_err *err);
+void fdr_uprobe_default_event(struct fdr_uprobe_cmd *c);
 
 #endif
