@@ -380,6 +380,24 @@ static pid_t pa_sigtrap_blocker(void)
 	return found;
 }
 
+/*
+ * A thread that keeps blocking SIGTRAP for 20 ms, or 0: glibc blocks every
+ * signal for a moment in a thread being created (pthread_create), and in
+ * some of its own functions; only a mask that stays counts.
+ */
+static pid_t pa_sigtrap_blocker_stable(void)
+{
+	struct timespec ms = { 0, 1000 * 1000 };
+	pid_t t = pa_sigtrap_blocker();
+	int i;
+
+	for (i = 0; t && i < 20; i++) {
+		nanosleep(&ms, NULL);
+		t = pa_sigtrap_blocker();
+	}
+	return t;
+}
+
 /* Where @m maps slot @c's file offset: 1 and *@addr, or 0 (another file, or outside) */
 static int pa_map_addr(const struct pa_map *m, const struct fdr_abi_probe_slot *c, uintptr_t *addr)
 {
@@ -517,7 +535,7 @@ void fdr_probe_agent_sync(struct fdr_session *s)
 				continue;
 			/* once per sync, before the first new location: no thread may block SIGTRAP */
 			if (blocker < 0)
-				blocker = pa_sigtrap_blocker();
+				blocker = pa_sigtrap_blocker_stable();
 			if (blocker > 0) {
 				snprintf(why, sizeof(why),
 					 "thread %d blocks SIGTRAP (its mask was set before "
