@@ -564,7 +564,6 @@ static int at_inject(struct at_ctx *c, const struct at_step *steps)
 
 			if (tid <= 0 || (c->only_tid && tid != c->only_tid))
 				continue;
-			t0 = at_now_ms();
 			if (ptrace(PTRACE_SEIZE, tid, 0, 0) < 0) {
 				if (errno == EPERM || errno == EACCES) {
 					closedir(d);
@@ -572,6 +571,8 @@ static int at_inject(struct at_ctx *c, const struct at_step *steps)
 				}
 				continue; /* ESRCH: gone */
 			}
+			/* from the interrupt to the detach: an upper bound of the time stopped */
+			t0 = at_now_ms();
 			if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) < 0 ||
 			    waitpid(tid, &st, __WALL) != tid || !WIFSTOPPED(st)) {
 				ptrace(PTRACE_DETACH, tid, 0, 0);
