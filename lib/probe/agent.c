@@ -40,6 +40,16 @@
  * with the return's registers, and the fetch program (FDR_FETCH_F_RETURN, which
  * must agree with the slot's flag) writes __probe_func and __probe_ret_ip.
  *
+ * Before the first new location of a sync is armed, SigBlk of every thread is
+ * read (/proc/self/task/TID/status): a thread that keeps SIGTRAP blocked would
+ * be killed by a hit, and this library's pthread_sigmask() cannot have kept it
+ * open if the mask came first (fdr attach) or the library was dlopen()ed. The
+ * locations then wait, with a line in error_log, until no thread blocks it.
+ *
+ * fdr attach and fdr detach (cli/attach.c) call fdr_probe_attach() and
+ * fdr_probe_detach() from code they inject into the process (probes.md,
+ * "fdr attach").
+ *
  * After fork the child has the int3s (copy-on-write pages), the engine's
  * tables and these ones: libfdr restarts its agent in the child, whose syncs
  * carry on from the parent's state; the locks are made anew (pthread_atfork).
