@@ -399,8 +399,14 @@ static int at_safe(const struct at_ctx *c, const struct user_regs_struct *r, uin
 	if (orig >= 0 && (ret == -AT_ERESTARTSYS || ret == -AT_ERESTARTNOINTR ||
 			  ret == -AT_ERESTARTNOHAND || ret == -AT_ERESTART_RESTARTBLOCK)) {
 		*rip = r->rip - 2; /* the syscall instruction again */
-		*rax = ret == -AT_ERESTART_RESTARTBLOCK ? (uint64_t)SYS_restart_syscall :
-							  (uint64_t)orig;
+		/*
+		 * The call itself, again, also for -ERESTART_RESTARTBLOCK: the kernel's
+		 * restart_syscall would use the thread's restart block, which the stub's
+		 * own system calls may have replaced (it then fails with EINTR). A
+		 * relative sleep or timeout starts again whole: it lasts longer, as after
+		 * any delay, never shorter.
+		 */
+		*rax = (uint64_t)orig;
 		return at_wait_syscall(orig);
 	}
 	return !at_rip_in_libc(c, r->rip);
