@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# attach.sh FDR TARGET COUNT - fdr attach PID and fdr detach PID (cli/attach.c)
+# attach.sh FDR TARGET COUNT LINKED LIBPROBE - fdr attach PID and fdr detach PID (cli/attach.c)
 # on a running program that never linked fdr and runs without LD_PRELOAD
 # (attach-target.c: a worker checking its results, a sleeper in
 # clock_nanosleep/nanosleep, the main thread blocked in read() on commands).
@@ -10,15 +10,18 @@
 # (nothing to do), detach (the original byte back, SIGTRAP given back, nothing
 # recorded), attach again; fdr killed with SIGKILL at each point of its work
 # (FDR_ATTACH_TEST_KILL) and after random delays; a thread blocking SIGTRAP
-# (the agent refuses to arm); a user who may not ptrace the target (root only).
+# (the agent refuses to arm); a user who may not ptrace the target (root only);
+# a program linked with libfdr (left alone) and one with LD_PRELOAD (refused).
 set -u
 # shellcheck source=../harness/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../harness/lib.sh"
 
-FDR=${1:?usage: attach.sh FDR TARGET COUNT}
+FDR=${1:?usage: attach.sh FDR TARGET COUNT LINKED LIBPROBE}
 TGT=$2
 COUNT=$3
-abs_path FDR TGT COUNT
+LINKED=$4 # probe-agent-target: linked with libfdr
+LIBPROBE=$5
+abs_path FDR TGT COUNT LINKED LIBPROBE
 suite_init attach shm
 export FDR_SESSION=at
 unset LD_PRELOAD
@@ -29,6 +32,16 @@ start_target() {
 	rm -f "$T/in" "$T/outp"
 	mkfifo "$T/in" "$T/outp" || return 1
 	env -u FDR_SESSION -u FDR_ROOT "$TGT" "$@" <"$T/in" >"$T/outp" 2>"$T/terr" &
+	tpid=$!
+	bg_add "$tpid"
+	exec 5>"$T/in" 6<"$T/outp"
+}
+
+# start_target_cmd CMD...: another program on the same fifos
+start_target_cmd() {
+	rm -f "$T/in" "$T/outp"
+	mkfifo "$T/in" "$T/outp" || return 1
+	env -u FDR_SESSION -u FDR_ROOT "$@" <"$T/in" >"$T/outp" 2>"$T/terr" &
 	tpid=$!
 	bg_add "$tpid"
 	exec 5>"$T/in" 6<"$T/outp"
@@ -275,6 +288,26 @@ test_not_permitted() {
 	healthy && stop_target
 }
 
+# linked with libfdr: left alone, exit 0; libfdr-probe preloaded: refused
+test_uses_fdr() {
+	local p
+	start_target_cmd "$LINKED" || return 1
+	tcmd pid || return 1
+	p=${reply#pid }
+	must "$FDR" attach "$p" || return 1
+	grep -q "^pid $p is linked with libfdr: its own agent arms the probes of its session; nothing done" "$OUT" ||
+		{ diag "output: $(cat "$OUT")"; return 1; }
+	stop_target || return 1
+	start_target_cmd env LD_PRELOAD="$LIBPROBE" "$TGT" || return 1
+	tcmd pid || return 1
+	p=${reply#pid }
+	run "$FDR" attach "$p"
+	[ "$rc" = 1 ] && grep -q "pid $p already uses fdr" "$ERR" || { diag "preloaded: $rc"; show_io; return 1; }
+	run "$FDR" detach "$p"
+	[ "$rc" = 1 ] && grep -q "pid $p already uses fdr" "$ERR" || { diag "detach preloaded: $rc"; show_io; return 1; }
+	healthy && stop_target
+}
+
 # no such process; a usage error
 test_errors() {
 	run "$FDR" attach 999999999
@@ -286,5 +319,5 @@ test_errors() {
 }
 
 run_cases "test_setup test_attach test_attach_twice test_detach test_reattach test_threads test_kill_points
-	test_kill_random test_blocked_sigtrap test_not_permitted test_errors" test_attach
+	test_kill_random test_blocked_sigtrap test_not_permitted test_uses_fdr test_errors" test_attach
 tap_summary
