@@ -78,6 +78,7 @@ extern const unsigned char fdr_attach_stub[], fdr_attach_stub_end[];
 
 #define AT_MAX_MAPS 8192
 #define AT_REDZONE 128
+#define AT_CAVE_MIN 640 /* the result block and the stub, with room to spare */
 
 struct at_map {
 	uint64_t start, end, off, ino;
@@ -290,6 +291,11 @@ out:
 	return ret;
 }
 
+static int at_is(const struct at_map *m, const char *prefix)
+{
+	return strncmp(at_base(m->path), prefix, strlen(prefix)) == 0;
+}
+
 /* The largest code cave of the r-x file mappings: [cave, cave + len). */
 static void at_find_cave(struct at_ctx *c)
 {
@@ -317,6 +323,9 @@ static void at_find_cave(struct at_ctx *c)
 					continue;
 				start = (m->start + (fend - m->off) + 15) & ~15ull;
 				len = start < m->end ? m->end - start : 0;
+				/* libc's first if it has room: never unloaded while the stub runs */
+				if (at_is(m, "libc.so.6") && len >= AT_CAVE_MIN)
+					len |= 1ull << 62;
 				if (len > c->cave_len) {
 					c->cave = start;
 					c->cave_len = len;
@@ -325,11 +334,7 @@ static void at_find_cave(struct at_ctx *c)
 		}
 		close(fd);
 	}
-}
-
-static int at_is(const struct at_map *m, const char *prefix)
-{
-	return strncmp(at_base(m->path), prefix, strlen(prefix)) == 0;
+	c->cave_len &= ~(1ull << 62);
 }
 
 /* Is @rip in libc or the dynamic linker (where dlopen() could find a lock held)? */
@@ -504,6 +509,24 @@ static unsigned char *at_frame(const struct at_ctx *c, const struct user_regs_st
 	return f;
 }
 
+/* The pid tracing @pid (TracerPid in its status), or 0. */
+static int at_tracer(int pid)
+{
+	char path[64], line[256];
+	int t = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "TracerPid: %d", &t) == 1)
+			break;
+	fclose(f);
+	return t;
+}
+
 static int at_perm_error(int pid, int err)
 {
 	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
@@ -572,7 +595,15 @@ static int at_inject(struct at_ctx *c, const struct at_step *steps)
 				continue;
 			if (ptrace(PTRACE_SEIZE, tid, 0, 0) < 0) {
 				if (errno == EPERM || errno == EACCES) {
+					int tracer = at_tracer(tid);
+
 					closedir(d);
+					if (tracer > 0)
+						return die(
+							1,
+							"cannot attach to pid %d: its thread %d is "
+							"traced by pid %d (a debugger?): detach that first",
+							c->pid, tid, tracer);
 					return at_perm_error(c->pid, errno);
 				}
 				continue; /* ESRCH: gone */

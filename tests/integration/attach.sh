@@ -316,6 +316,23 @@ test_errors() {
 	[ "$rc" = 2 ] || { diag "usage: $rc"; show_io; return 1; }
 	run "$FDR" detach $$
 	[ "$rc" = 1 ] && grep -q "has no probe agent" "$ERR" || { diag "detach of bash: $rc"; show_io; return 1; }
+	# a process a debugger traces (strace here) is refused, said so
+	command -v strace >/dev/null || { echo "# skipped the traced case: no strace"; return 0; }
+	local sp st_pid i
+	sleep 30 &
+	sp=$!
+	bg_add "$sp"
+	strace -o /dev/null -p "$sp" 2>/dev/null &
+	st_pid=$!
+	bg_add "$st_pid"
+	for ((i = 0; i < 50; i++)); do
+		grep -q "^TracerPid:[[:space:]]*[1-9]" "/proc/$sp/status" && break
+		sleep 0.05
+	done
+	run "$FDR" attach "$sp"
+	kill "$st_pid" "$sp" 2>/dev/null
+	[ "$rc" = 1 ] && grep -q "cannot attach to pid $sp: its thread $sp is traced by pid $st_pid" "$ERR" ||
+		{ diag "traced: $rc"; show_io; return 1; }
 }
 
 run_cases "test_setup test_attach test_attach_twice test_detach test_reattach test_threads test_kill_points
