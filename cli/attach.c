@@ -84,7 +84,7 @@ struct at_map {
 	uint64_t start, end, off, ino;
 	unsigned int dev_maj, dev_min;
 	char perms[5];
-	char path[PATH_MAX];
+	char *path; /* "" for an anonymous mapping */
 };
 
 struct at_ctx {
@@ -149,8 +149,11 @@ static int at_read_maps(struct at_ctx *c)
 		m->end = end;
 		m->off = off;
 		m->ino = ino;
-		snprintf(m->path, sizeof(m->path), "%.*s", (int)strcspn(line + pos, "\n"),
-			 line + pos);
+		m->path = strndup(line + pos, strcspn(line + pos, "\n"));
+		if (!m->path) {
+			fclose(f);
+			return -ENOMEM;
+		}
 		c->nmaps++;
 	}
 	fclose(f);
@@ -771,6 +774,19 @@ static int at_prepare(struct at_ctx *c, int argc, char **argv)
 	return at_libs(c);
 }
 
+static void at_ctx_free(struct at_ctx *c)
+{
+	int i;
+
+	for (i = 0; c->maps && i < c->nmaps; i++)
+		free(c->maps[i].path);
+	free(c->maps);
+	c->maps = NULL;
+	if (c->mem >= 0)
+		close(c->mem);
+	c->mem = -1;
+}
+
 static int at_result(struct at_ctx *c, int64_t status, const char *err, const char *what)
 {
 	if (status == ATS_ERR_DLOPEN)
@@ -787,92 +803,113 @@ static int at_result(struct at_ctx *c, int64_t status, const char *err, const ch
 	return 0;
 }
 
+static int at_attach(struct at_ctx *c, int argc, char **argv);
+static int at_detach(struct at_ctx *c, int argc, char **argv);
+
 int cmd_attach(int argc, char **argv)
 {
 	struct at_ctx c;
+	int ret;
+
+	memset(&c, 0, sizeof(c));
+	c.mem = -1;
+	ret = at_attach(&c, argc, argv);
+	at_ctx_free(&c);
+	return ret;
+}
+
+int cmd_detach(int argc, char **argv)
+{
+	struct at_ctx c;
+	int ret;
+
+	memset(&c, 0, sizeof(c));
+	c.mem = -1;
+	ret = at_detach(&c, argc, argv);
+	at_ctx_free(&c);
+	return ret;
+}
+
+static int at_attach(struct at_ctx *c, int argc, char **argv)
+{
 	struct at_step steps[2];
 	struct fdr_session *s;
 	char err[ATS_RES_LEN];
 	int64_t status;
 	int ret;
 
-	memset(&c, 0, sizeof(c));
-	c.mem = -1;
-	ret = at_prepare(&c, argc, argv);
+	ret = at_prepare(c, argc, argv);
 	if (ret)
 		return ret;
-	if (!c.probe_loaded && c.fdr_loaded) {
+	if (!c->probe_loaded && c->fdr_loaded) {
 		printf("pid %d is linked with libfdr: its own agent arms the probes of its "
 		       "session; nothing done\n",
-		       c.pid);
+		       c->pid);
 		return 0;
 	}
 	ret = open_session(&s);
 	if (ret)
 		return ret;
 	fdr_session_close(s);
-	if (!realpath(cur_session_dir, c.session))
+	if (!realpath(cur_session_dir, c->session))
 		return die(1, "%s: %s", cur_session_dir, strerror(errno));
 	memset(steps, 0, sizeof(steps));
-	if (!c.probe_loaded) {
+	if (!c->probe_loaded) {
 		/* libfdr first, told its session; then libfdr-probe, whose constructor attaches */
-		steps[0] = (struct at_step){ c.libfdr, RTLD_NOW | RTLD_LOCAL,
-					     "fdr_agent_attach_prepare", c.session };
-		steps[1] = (struct at_step){ c.libprobe, RTLD_NOW | RTLD_LOCAL, "fdr_probe_attach",
-					     c.session };
+		steps[0] = (struct at_step){ c->libfdr, RTLD_NOW | RTLD_LOCAL,
+					     "fdr_agent_attach_prepare", c->session };
+		steps[1] = (struct at_step){ c->libprobe, RTLD_NOW | RTLD_LOCAL, "fdr_probe_attach",
+					     c->session };
 	} else {
-		steps[0] = (struct at_step){ c.maps[c.probe_loaded - 1].path,
+		steps[0] = (struct at_step){ c->maps[c->probe_loaded - 1].path,
 					     RTLD_NOW | RTLD_NOLOAD, "fdr_probe_attach",
-					     c.session };
+					     c->session };
 	}
-	ret = at_inject(&c, steps);
+	ret = at_inject(c, steps);
 	if (ret)
 		return ret;
-	ret = at_wait(&c, &status, err, sizeof(err));
+	ret = at_wait(c, &status, err, sizeof(err));
 	if (ret)
 		return ret;
 	if (status == -ENOENT)
-		return die(1, "pid %d cannot open session %s (it must be the same user's)", c.pid,
-			   c.session);
-	ret = at_result(&c, status, err, "the agent did not start");
+		return die(1, "pid %d cannot open session %s (it must be the same user's)", c->pid,
+			   c->session);
+	ret = at_result(c, status, err, "the agent did not start");
 	if (ret)
 		return ret;
-	printf("pid %d %s session %s (thread %d stopped %.3f ms)\n", c.pid,
-	       status == 1 ? "was attached already to" : "attached to", c.session, c.tid,
-	       c.stop_ms);
+	printf("pid %d %s session %s (thread %d stopped %.3f ms)\n", c->pid,
+	       status == 1 ? "was attached already to" : "attached to", c->session, c->tid,
+	       c->stop_ms);
 	return 0;
 }
 
-int cmd_detach(int argc, char **argv)
+static int at_detach(struct at_ctx *c, int argc, char **argv)
 {
-	struct at_ctx c;
 	struct at_step steps[2];
 	char err[ATS_RES_LEN];
 	int64_t status;
 	int ret;
 
-	memset(&c, 0, sizeof(c));
-	c.mem = -1;
-	ret = at_prepare(&c, argc, argv);
+	ret = at_prepare(c, argc, argv);
 	if (ret)
 		return ret;
-	if (!c.probe_loaded)
-		return die(1, "pid %d has no probe agent (libfdr-probe is not loaded)", c.pid);
+	if (!c->probe_loaded)
+		return die(1, "pid %d has no probe agent (libfdr-probe is not loaded)", c->pid);
 	memset(steps, 0, sizeof(steps));
-	steps[0] = (struct at_step){ c.maps[c.probe_loaded - 1].path, RTLD_NOW | RTLD_NOLOAD,
+	steps[0] = (struct at_step){ c->maps[c->probe_loaded - 1].path, RTLD_NOW | RTLD_NOLOAD,
 				     "fdr_probe_detach", NULL };
-	ret = at_inject(&c, steps);
+	ret = at_inject(c, steps);
 	if (ret)
 		return ret;
-	ret = at_wait(&c, &status, err, sizeof(err));
+	ret = at_wait(c, &status, err, sizeof(err));
 	if (ret)
 		return ret;
-	ret = at_result(&c, status, err, "detach failed");
+	ret = at_result(c, status, err, "detach failed");
 	if (ret)
 		return ret;
-	printf("pid %d %s (thread %d stopped %.3f ms)\n", c.pid,
-	       status == 1 ? "was not attached" : "detached: every probe removed", c.tid,
-	       c.stop_ms);
+	printf("pid %d %s (thread %d stopped %.3f ms)\n", c->pid,
+	       status == 1 ? "was not attached" : "detached: every probe removed", c->tid,
+	       c->stop_ms);
 	return 0;
 }
 
