@@ -274,7 +274,8 @@ test_blocked_sigtrap() {
 	healthy && stop_target
 }
 
-# the ptrace rules: a user who is not the target's may not attach (root only)
+# the ptrace rules: a user who is not the target's may not attach; root may
+# attach to nobody's process, which cannot open root's session (root only)
 test_not_permitted() {
 	local ppid_
 	[ "$(id -u)" = 0 ] && command -v setpriv >/dev/null || { echo "# skipped: needs root and setpriv"; return 0; }
@@ -285,6 +286,16 @@ test_not_permitted() {
 	[ "$rc" = 1 ] && grep -q "cannot attach to pid $ppid_: .* (ptrace rules" "$ERR" ||
 		{ diag "as nobody: status $rc"; show_io; return 1; }
 	! grep -q libfdr "/proc/$ppid_/maps" || { diag "libfdr mapped"; return 1; }
+	healthy && stop_target || return 1
+	# the other way round: root may ptrace nobody's process, which cannot open root's session
+	start_target_cmd setpriv --reuid=65534 --regid=65534 --clear-groups "$TGT" || return 1
+	tcmd pid || return 1
+	ppid_=${reply#pid }
+	run "$FDR" attach "$ppid_"
+	[ "$rc" = 1 ] && grep -q "pid $ppid_ cannot open session .*/at (it must be the same user's)" "$ERR" ||
+		{ diag "nobody's process: status $rc"; show_io; return 1; }
+	byte_is '!cc' || return 1
+	tcmd "call 3" && [ "$reply" = "ok $((3 * 2 + 3 * 101))" ] || { diag "call: $reply"; return 1; }
 	healthy && stop_target
 }
 
