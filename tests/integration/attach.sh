@@ -186,6 +186,42 @@ test_reattach() {
 	byte_is "$orig" && healthy
 }
 
+# wait_byte WANT|!WANT: at_fn's first byte becomes WANT within 1.5 s
+wait_byte() {
+	local i
+	for ((i = 0; i < 15; i++)); do
+		byte_is "$1" >/dev/null && return 0
+		sleep 0.1
+	done
+	byte_is "$1"
+}
+
+# the agent thread runs in the attached program: a probe enabled, disabled,
+# defined after the attach is armed and disarmed within a second
+test_agent_runs() {
+	must "$FDR" write events/uprobes/atfn/enable 0 || return 1
+	must "$FDR" attach "$apid" || return 1
+	byte_is "$orig" || return 1
+	must "$FDR" write events/uprobes/atfn/enable 1 || return 1
+	wait_byte cc || return 1
+	tcmd "call 1" || return 1
+	expect_lines "$apid" "$(lines 0 4; lines 0 1; lines 0 0)" || return 1
+	must "$FDR" write events/uprobes/atfn/enable 0 || return 1
+	wait_byte "$orig" || return 1
+	must "$FDR" append uprobe_events "p:uprobes/atfn2 $TGT:at_fn b=%di:s32" || return 1
+	must "$FDR" write events/uprobes/atfn2/enable 1 || return 1
+	wait_byte cc || return 1
+	tcmd "call 2" || return 1
+	[ "$("$FDR" show | grep -cE -- "-$apid +\[[0-9]+\] .* atfn2: \(0x[0-9a-f]+\) b=[01]\$")" = 2 ] ||
+		{ diag "atfn2 lines:"; "$FDR" show | grep atfn2 | sed 's/^/#   /'; return 1; }
+	must "$FDR" write events/uprobes/atfn2/enable 0 || return 1
+	must "$FDR" append uprobe_events "-:uprobes/atfn2" || return 1
+	wait_byte "$orig" || return 1
+	must "$FDR" write events/uprobes/atfn/enable 1 || return 1
+	must "$FDR" detach "$apid" || return 1
+	byte_is "$orig" && healthy
+}
+
 # the code injected into the worker (running its loop: registers, flags, vector
 # registers live) and into the sleeper (in clock_nanosleep or nanosleep, which
 # must be restarted), 10 times each: every result stays right
@@ -346,6 +382,6 @@ test_errors() {
 		{ diag "traced: $rc"; show_io; return 1; }
 }
 
-run_cases "test_setup test_attach test_attach_twice test_detach test_reattach test_threads test_kill_points
+run_cases "test_setup test_attach test_attach_twice test_detach test_reattach test_agent_runs test_threads test_kill_points
 	test_kill_random test_blocked_sigtrap test_not_permitted test_uses_fdr test_errors" test_attach
 tap_summary
