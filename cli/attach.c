@@ -78,6 +78,7 @@ extern const unsigned char fdr_attach_stub[], fdr_attach_stub_end[];
 
 #define AT_MAX_MAPS 8192
 #define AT_REDZONE 128
+#define AT_STACK_ROOM (128u << 10) /* the frame, dlopen() and the agent's first sync */
 #define AT_CAVE_MIN 640 /* the result block and the stub, with room to spare */
 
 struct at_map {
@@ -394,6 +395,24 @@ static int at_wait_syscall(long nr)
 #define AT_ERESTART_RESTARTBLOCK 516
 
 /*
+ * Has the stack at @rsp room for the frame and dlopen() (AT_STACK_ROOM below
+ * it, in the same mapping)? The main thread's [stack] grows; a thread on a
+ * small sigaltstack, in a signal handler, is left alone.
+ */
+static int at_stack_room(const struct at_ctx *c, uint64_t rsp)
+{
+	int i;
+
+	for (i = 0; i < c->nmaps; i++) {
+		const struct at_map *m = &c->maps[i];
+
+		if (rsp > m->start && rsp <= m->end)
+			return strcmp(m->path, "[stack]") == 0 || rsp - m->start >= AT_STACK_ROOM;
+	}
+	return 0;
+}
+
+/*
  * May the stub run in a thread stopped with @r? Sets *@rip and *@rax to where
  * and how the program resumes (a system call interrupted is made again).
  */
@@ -404,6 +423,8 @@ static int at_safe(const struct at_ctx *c, const struct user_regs_struct *r, uin
 
 	*rip = r->rip;
 	*rax = r->rax;
+	if (!at_stack_room(c, r->rsp))
+		return 0;
 	if (orig >= 0 && (ret == -AT_ERESTARTSYS || ret == -AT_ERESTARTNOINTR ||
 			  ret == -AT_ERESTARTNOHAND || ret == -AT_ERESTART_RESTARTBLOCK)) {
 		*rip = r->rip - 2; /* the syscall instruction again */
