@@ -24,6 +24,12 @@
  * the probe library. libfdr-probe's constructor calls fdr_agent_probes_start(),
  * so a program that has it (linked or LD_PRELOADed) gets the agent even without
  * a static event.
+ *
+ * fdr attach (cli/attach.c) loads libfdr and libfdr-probe into a program that
+ * has neither: fdr_agent_attach_prepare() names the session first (such a
+ * program has no $FDR_SESSION of ours), libfdr-probe's constructor then
+ * attaches as above; fdr_agent_detach_dir() (fdr detach) leaves the session
+ * and attaches to none until the next fdr attach.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
