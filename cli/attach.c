@@ -691,7 +691,7 @@ static int at_inject(struct at_ctx *c, const struct at_step *steps)
 }
 
 /* Wait for the stub's result: 0 and *@status, or the exit code after a message. */
-static int at_wait(struct at_ctx *c, int64_t *status, char *err, size_t errlen)
+static int at_wait(struct at_ctx *c, int64_t *status, uint64_t *step, char *err, size_t errlen)
 {
 	const char *env = getenv("FDR_ATTACH_TIMEOUT_MS");
 	double limit = env && *env ? atof(env) : 10000, deadline = at_now_ms() + limit;
@@ -714,13 +714,15 @@ static int at_wait(struct at_ctx *c, int64_t *status, char *err, size_t errlen)
 		usleep(200);
 	}
 	memcpy(status, res + 8, 8);
+	memcpy(step, res + 16, 8);
 	snprintf(err, errlen, "%.*s", ATS_RES_LEN - 24 - 1, (const char *)res + 24);
 	return 0;
 }
 
-/* The libraries fdr itself uses: libfdr, and libfdr-probe next to it. */
+/* The libraries fdr itself uses: libfdr, and libfdr-probe next to it ($FDR_PROBE_LIB). */
 static int at_libs(struct at_ctx *c)
 {
+	const char *env = getenv("FDR_PROBE_LIB");
 	Dl_info info;
 	char tmp[PATH_MAX];
 	const char *slash;
@@ -729,7 +731,11 @@ static int at_libs(struct at_ctx *c)
 	    !realpath(info.dli_fname, c->libfdr))
 		return die(1, "cannot find the libfdr this fdr uses");
 	slash = strrchr(c->libfdr, '/');
-	snprintf(tmp, sizeof(tmp), "%.*s/libfdr-probe.so.0", (int)(slash - c->libfdr), c->libfdr);
+	if (env && *env)
+		snprintf(tmp, sizeof(tmp), "%s", env);
+	else
+		snprintf(tmp, sizeof(tmp), "%.*s/libfdr-probe.so.0", (int)(slash - c->libfdr),
+			 c->libfdr);
 	if (!realpath(tmp, c->libprobe))
 		return die(1, "%s: %s (libfdr-probe is built on x86-64 with Zydis only)", tmp,
 			   strerror(errno));
@@ -856,18 +862,13 @@ static int at_attach(struct at_ctx *c, int argc, char **argv)
 	struct at_step steps[2];
 	struct fdr_session *s;
 	char err[ATS_RES_LEN];
+	uint64_t step = 0;
 	int64_t status;
 	int ret;
 
 	ret = at_prepare(c, argc, argv);
 	if (ret)
 		return ret;
-	if (!c->probe_loaded && c->fdr_loaded) {
-		printf("pid %d is linked with libfdr: its own agent arms the probes of its "
-		       "session; nothing done\n",
-		       c->pid);
-		return 0;
-	}
 	ret = open_session(&s);
 	if (ret)
 		return ret;
@@ -876,9 +877,17 @@ static int at_attach(struct at_ctx *c, int argc, char **argv)
 		return die(1, "%s: %s", cur_session_dir, strerror(errno));
 	memset(steps, 0, sizeof(steps));
 	if (!c->probe_loaded) {
-		/* libfdr first, told its session; then libfdr-probe, whose constructor attaches */
-		steps[0] = (struct at_step){ c->libfdr, RTLD_NOW | RTLD_LOCAL,
-					     "fdr_agent_attach_prepare", c->session };
+		/*
+		 * libfdr first, told its session (the process's own libfdr if it has one:
+		 * never a second copy); then libfdr-probe, whose constructor attaches
+		 */
+		if (c->fdr_loaded)
+			steps[0] = (struct at_step){ c->maps[c->fdr_loaded - 1].path,
+						     RTLD_NOW | RTLD_NOLOAD,
+						     "fdr_agent_attach_prepare", c->session };
+		else
+			steps[0] = (struct at_step){ c->libfdr, RTLD_NOW | RTLD_LOCAL,
+						     "fdr_agent_attach_prepare", c->session };
 		steps[1] = (struct at_step){ c->libprobe, RTLD_NOW | RTLD_LOCAL, "fdr_probe_attach",
 					     c->session };
 	} else {
@@ -889,12 +898,18 @@ static int at_attach(struct at_ctx *c, int argc, char **argv)
 	ret = at_inject(c, steps);
 	if (ret)
 		return ret;
-	ret = at_wait(c, &status, err, sizeof(err));
+	ret = at_wait(c, &status, &step, err, sizeof(err));
 	if (ret)
 		return ret;
 	if (status == -ENOENT)
 		return die(1, "pid %d cannot open session %s (it must be the same user's)", c->pid,
 			   c->session);
+	if (status == -EEXIST && step == ATS_STEP0 && !c->probe_loaded) {
+		printf("pid %d is linked with libfdr and records into a session of its own: its "
+		       "own agent arms the probes of that session; nothing done\n",
+		       c->pid);
+		return 0;
+	}
 	ret = at_result(c, status, err, "the agent did not start");
 	if (ret)
 		return ret;
@@ -908,6 +923,7 @@ static int at_detach(struct at_ctx *c, int argc, char **argv)
 {
 	struct at_step steps[2];
 	char err[ATS_RES_LEN];
+	uint64_t step = 0;
 	int64_t status;
 	int ret;
 
@@ -922,7 +938,7 @@ static int at_detach(struct at_ctx *c, int argc, char **argv)
 	ret = at_inject(c, steps);
 	if (ret)
 		return ret;
-	ret = at_wait(c, &status, err, sizeof(err));
+	ret = at_wait(c, &status, &step, err, sizeof(err));
 	if (ret)
 		return ret;
 	ret = at_result(c, status, err, "detach failed");

@@ -342,8 +342,9 @@ test_uses_fdr() {
 	tcmd pid || return 1
 	p=${reply#pid }
 	must "$FDR" attach "$p" || return 1
-	grep -q "^pid $p is linked with libfdr: its own agent arms the probes of its session; nothing done" "$OUT" ||
+	grep -q "^pid $p is linked with libfdr and records into a session of its own: its own agent arms the probes of that session; nothing done" "$OUT" ||
 		{ diag "output: $(cat "$OUT")"; return 1; }
+	! grep -q libfdr-probe "/proc/$p/maps" || { diag "libfdr-probe loaded"; return 1; }
 	stop_target || return 1
 	start_target_cmd env LD_PRELOAD="$LIBPROBE" "$TGT" || return 1
 	tcmd pid || return 1
@@ -352,6 +353,24 @@ test_uses_fdr() {
 	[ "$rc" = 1 ] && grep -q "pid $p already uses fdr" "$ERR" || { diag "preloaded: $rc"; show_io; return 1; }
 	run "$FDR" detach "$p"
 	[ "$rc" = 1 ] && grep -q "pid $p already uses fdr" "$ERR" || { diag "detach preloaded: $rc"; show_io; return 1; }
+	healthy && stop_target
+}
+
+# dlopen() failing in the process: dlerror()'s text; then a good attach still works
+test_dlopen_error() {
+	local p
+	head -c 4096 /dev/zero | tr '\0' x >"$T/bad.so" # not an ELF file
+	start_target || return 1
+	tcmd pid || return 1
+	p=${reply#pid }
+	FDR_PROBE_LIB=$T/bad.so run "$FDR" attach "$p"
+	[ "$rc" = 1 ] && grep -q "pid $p: dlopen() in the process failed: $T/bad.so: invalid ELF header" "$ERR" ||
+		{ diag "bad library: $rc"; show_io; return 1; }
+	healthy || return 1
+	must "$FDR" attach "$p" || return 1
+	grep -q "^pid $p attached to session" "$OUT" || { diag "output: $(cat "$OUT")"; return 1; }
+	byte_is cc || return 1
+	must "$FDR" detach "$p" || return 1
 	healthy && stop_target
 }
 
@@ -383,5 +402,5 @@ test_errors() {
 }
 
 run_cases "test_setup test_attach test_attach_twice test_detach test_reattach test_agent_runs test_threads test_kill_points
-	test_kill_random test_blocked_sigtrap test_not_permitted test_uses_fdr test_errors" test_attach
+	test_kill_random test_blocked_sigtrap test_not_permitted test_uses_fdr test_dlopen_error test_errors" test_attach
 tap_summary
