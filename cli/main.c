@@ -198,9 +198,12 @@ static int cmd_help(int argc, char **argv);
 
 static const struct verb verbs[] = {
 	{ "start", cmd_start,
-	  "start [-b KB] [-m overwrite|discard] [-e EVENTS]... [-S SUBBUF_KB] [-C CLOCK] [-i INSTANCE]",
+	  "start [-b KB] [-m overwrite|discard] [-e EVENTS]... [-k KEVENTS]... [-S SUBBUF_KB] [-C CLOCK] [-i INSTANCE]",
 	  "Create the session if needed, apply the options, enable EVENTS (names or globs,\n"
-	  "also of events not registered yet) and turn tracing on." },
+	  "also of events not registered yet) and turn tracing on. -k KEVENTS (kernel\n"
+	  "events, 'sched:sched_switch,irq:*') links a kernel tracefs instance fdr-NAME-HASH\n"
+	  "recording them on fdr's clock: fdr show merges its lines (marked 'K'), fdr stop\n"
+	  "stops it, fdr destroy removes it." },
 	{ "stop", cmd_stop, "stop [-i INSTANCE]",
 	  "Turn tracing off (tracing_on = 0); the buffers are kept." },
 	{ "destroy", cmd_destroy, "destroy",
@@ -395,6 +398,9 @@ int main(int argc, char **argv)
 				verb_usage(i);
 				return 0;
 			}
+			/* kernel instances of sessions that are gone (fdr killed) */
+			if (verbs[i].fn != cmd_help)
+				ktrace_reap();
 			ret = verbs[i].fn(argc - optind, argv + optind);
 			/* what the libraries skipped or refused as corrupt, and where */
 			if (fdr_shm_error()[0])

@@ -5,6 +5,7 @@
  * (the session's state and every CPU's statistics).
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -34,6 +35,17 @@ static int cmd_show_pipe(int argc, char **argv, int pipe)
 			 pipe ? "trace_pipe" : "trace");
 	else
 		snprintf(path, sizeof(path), "%s%s", pre, pipe ? "trace_pipe" : "trace");
+	{
+		struct ktrace_link l;
+
+		/* a linked session: the kernel's lines on the same timeline (ktrace.c) */
+		if (!pipe && !(inst && *inst) &&
+		    ktrace_read_link(fdr_session_path(s), &l) != -ENOENT) {
+			ret = ktrace_show(s, path, cpu);
+			fdr_session_close(s);
+			return ret;
+		}
+	}
 	ret = cat_path(s, path, pipe);
 	fdr_session_close(s);
 	return ret;
