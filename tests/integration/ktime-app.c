@@ -10,11 +10,14 @@
  *   ktime-app pairs N MARKER      N pairs: fdr_marker("pair i"), then "pair i"
  *                                 written to the kernel's trace_marker file
  *                                 MARKER, from the same thread
+ *   ktime-app tsc-khz N           the TSC's rate in kHz against CLOCK_MONOTONIC,
+ *                                 measured over N ms (x86-64)
  *
  * Prints its thread id on stdout first. The session is $FDR_SESSION of $FDR_ROOT.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +25,9 @@
 #include <unistd.h>
 
 #include <fdr/fdr.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 /* clang-format off */
 FDR_EVENT(ktime, step,
@@ -37,9 +43,25 @@ int main(int argc, char **argv)
 	int i, n = argc > 2 ? atoi(argv[2]) : 0;
 
 	if (argc < 3 || n <= 0 || (strcmp(argv[1], "pairs") == 0 && argc != 4)) {
-		fprintf(stderr, "usage: ktime-app sleep N | ktime-app pairs N MARKER\n");
+		fprintf(stderr, "usage: ktime-app sleep N | pairs N MARKER | tsc-khz MS\n");
 		return 2;
 	}
+#if defined(__x86_64__)
+	if (strcmp(argv[1], "tsc-khz") == 0) {
+		struct timespec a, b, d = { n / 1000, (long)(n % 1000) * 1000000 };
+		uint64_t t0, t1;
+
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		t0 = __rdtsc();
+		nanosleep(&d, NULL);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		t1 = __rdtsc();
+		printf("%.0f\n", (double)(t1 - t0) * 1e6 /
+					 ((double)(b.tv_sec - a.tv_sec) * 1e9 +
+					  (double)(b.tv_nsec - a.tv_nsec)));
+		return 0;
+	}
+#endif
 	printf("%d\n", gettid());
 	fflush(stdout);
 	if (strcmp(argv[1], "sleep") == 0) {
