@@ -23,7 +23,8 @@
  *              are CLOCK_MONOTONIC (lib/core/clock.c), which is the kernel's
  *              'mono' clock (ktime_get_mono_fast_ns); fdr's boot is the kernel's
  *              'boot'; fdr's x86-tsc, where its stamps are the TSC, is the
- *              kernel's 'x86-tsc'. counter and uptime have no kernel twin.
+ *              kernel's 'x86-tsc'. counter, uptime, and x86-tsc where fdr's
+ *              stamps are CLOCK_MONOTONIC, have no kernel twin: refused.
  *   show       fdr show reads the session's 'trace' and the instance's 'trace'
  *              (both non-consuming; the instance's pause-on-trace option is off,
  *              so the kernel keeps recording while it is read), and merges their
@@ -133,7 +134,7 @@ static const char *kt_clock_for(uint32_t clock, uint32_t ts_source)
 	case FDR_CLOCK_BOOT:
 		return "boot";
 	case FDR_CLOCK_X86_TSC:
-		return ts_source == FDR_TS_TSC ? "x86-tsc" : "mono";
+		return ts_source == FDR_TS_TSC ? "x86-tsc" : NULL; /* fdr prints mono ns then */
 	case FDR_CLOCK_COUNTER:
 	case FDR_CLOCK_UPTIME:
 		return NULL;
@@ -309,10 +310,14 @@ int ktrace_link(const char *dir, const char *const *specs, int nr, int overwrite
 	int ret, i, fd;
 
 	if (!kclock)
-		return die(1,
-			   "-k: fdr's trace_clock %s has no kernel clock on its time base (use "
-			   "local, mono, boot or x86-tsc)",
-			   clock == FDR_CLOCK_COUNTER ? "counter" : "uptime");
+		return die(
+			1,
+			"-k: fdr's trace_clock %s has no kernel clock on its time base (use "
+			"local, mono or boot%s); fdr's own tracing is not affected",
+			clock == FDR_CLOCK_COUNTER ? "counter" :
+			clock == FDR_CLOCK_UPTIME  ? "uptime" :
+						     "x86-tsc (fdr's stamps are not the TSC here)",
+			ts_source == FDR_TS_TSC ? ", or x86-tsc" : "");
 	if (ktrace_read_link(dir, &old) == 0) {
 		kt_fmt(path, sizeof(path), "%s/instances/%s", old.tracefs, old.instance);
 		if (access(path, F_OK) == 0)
