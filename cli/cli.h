@@ -89,6 +89,8 @@ int ktrace_unlink(const char *dir);
 void ktrace_reap(void);
 /* fdr show of a linked session: @fdr_path's lines and the kernel's merged */
 int ktrace_show(struct fdr_session *s, const char *fdr_path, int cpu);
+/* fdr pipe of a linked session: both trace_pipes consumed, merged (until stopped) */
+int ktrace_pipe(struct fdr_session *s, const char *fdr_path, int cpu);
 
 /* files.c */
 struct fdr_buf;

@@ -30,6 +30,9 @@
  *              so the kernel keeps recording while it is read), and merges their
  *              lines by timestamp, a 'K ' before each kernel line and two spaces
  *              before each of fdr's (ktrace_show()).
+ *   pipe       fdr pipe consumes fdr's 'trace_pipe' and the instance's, and prints
+ *              the earlier of the two sides' next lines while both have one, a
+ *              line alone once it waited 200 ms for the other side (ktrace_pipe()).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -42,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -629,4 +633,191 @@ int ktrace_show(struct fdr_session *s, const char *fdr_path, int cpu)
 	fdr_buf_free(&hdr);
 	free(v);
 	return fflush(stdout) ? die(1, "stdout: %s", strerror(errno)) : 0;
+}
+
+/* ---- fdr pipe: one timeline, live ------------------------------------------------------- */
+
+#define KT_HOLD_NS (200ull * 1000 * 1000) /* a line waits this long for the other side */
+
+struct kt_queue {
+	struct fdr_buf part; /* a line not complete yet */
+	struct kt_qline {
+		char *p;
+		size_t len;
+		uint64_t key, t; /* its time; when it was read (CLOCK_MONOTONIC) */
+	} * v;
+	size_t head, n, cap;
+	uint64_t last; /* the key of the last line with one */
+};
+
+static uint64_t kt_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Queue the complete lines of @buf (after what was left of the last read). */
+static int kt_queue_add(struct kt_queue *q, const char *buf, size_t n, uint64_t now)
+{
+	const char *p, *e;
+
+	if (fdr_buf_add(&q->part, buf, n))
+		return -ENOMEM;
+	p = q->part.data;
+	e = p + q->part.len;
+	while (p < e) {
+		const char *nl = memchr(p, '\n', (size_t)(e - p));
+		size_t len;
+		uint64_t key;
+
+		if (!nl)
+			break;
+		len = (size_t)(nl - p) + 1;
+		if (q->n == q->cap) {
+			size_t nc;
+			struct kt_qline *nv;
+
+			if (q->head) { /* move the waiting lines to the front first */
+				memmove(q->v, q->v + q->head, (q->n - q->head) * sizeof(*q->v));
+				q->n -= q->head;
+				q->head = 0;
+			}
+			nc = q->n == q->cap ? (q->cap ? q->cap * 2 : 256) : q->cap;
+			nv = nc == q->cap ? q->v : realloc(q->v, nc * sizeof(*q->v));
+			if (!nv)
+				return -ENOMEM;
+			q->v = nv;
+			q->cap = nc;
+		}
+		if (kt_line_ts(p, len, &key) == 0)
+			q->last = key;
+		q->v[q->n].p = malloc(len);
+		if (!q->v[q->n].p)
+			return -ENOMEM;
+		memcpy(q->v[q->n].p, p, len);
+		q->v[q->n].len = len;
+		q->v[q->n].key = q->last;
+		q->v[q->n].t = now;
+		q->n++;
+		p += len;
+	}
+	memmove(q->part.data, p, (size_t)(e - p));
+	q->part.len = (size_t)(e - p);
+	return 0;
+}
+
+/* Print the queue's first line; 0 or -errno of stdout. */
+static int kt_queue_put(struct kt_queue *q, int kernel)
+{
+	struct kt_qline *l = &q->v[q->head++];
+	int ret = 0;
+
+	if (fputs(kernel ? "K " : "  ", stdout) == EOF || fwrite(l->p, 1, l->len, stdout) != l->len)
+		ret = -EIO;
+	free(l->p);
+	if (q->head == q->n)
+		q->head = q->n = 0;
+	return ret;
+}
+
+/*
+ * Print the lines of @q[0] (fdr's) and @q[1] (the kernel's) in time order: the
+ * earlier head of the two while both have one, a head alone once it waited
+ * KT_HOLD_NS for the other side (or at once when @all).
+ */
+static int kt_drain(struct kt_queue *q, uint64_t now, int all)
+{
+	for (;;) {
+		int have0 = q[0].head < q[0].n, have1 = q[1].head < q[1].n, side;
+
+		if (have0 && have1)
+			side = q[1].v[q[1].head].key < q[0].v[q[0].head].key;
+		else if (have0 && (all || now - q[0].v[q[0].head].t >= KT_HOLD_NS))
+			side = 0;
+		else if (have1 && (all || now - q[1].v[q[1].head].t >= KT_HOLD_NS))
+			side = 1;
+		else
+			return fflush(stdout) ? -EIO : 0;
+		if (kt_queue_put(&q[side], side))
+			return -EIO;
+	}
+}
+
+static void kt_queue_free(struct kt_queue *q)
+{
+	size_t i;
+
+	for (i = q->head; i < q->n; i++)
+		free(q->v[i].p);
+	free(q->v);
+	fdr_buf_free(&q->part);
+}
+
+int ktrace_pipe(struct fdr_session *s, const char *fdr_path, int cpu)
+{
+	struct kt_queue q[2] = { 0 };
+	struct ktrace_link l;
+	struct fdr_file *f;
+	char path[PATH_MAX], buf[65536];
+	int ret, kfd, done = 0;
+	ssize_t n;
+
+	ret = ktrace_read_link(fdr_session_path(s), &l);
+	if (ret)
+		return die(1, "%s/kernel: not a link to a kernel instance fdr made",
+			   fdr_session_path(s));
+	if (cpu >= 0)
+		kt_fmt(path, sizeof(path), "%s/instances/%s/per_cpu/cpu%d/trace_pipe", l.tracefs,
+		       l.instance, cpu);
+	else
+		kt_fmt(path, sizeof(path), "%s/instances/%s/trace_pipe", l.tracefs, l.instance);
+	kfd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (kfd < 0)
+		return die(1, "kernel instance: %s: %s", path, strerror(errno));
+	ret = fdr_file_open(s, fdr_path, O_RDONLY | O_NONBLOCK, &f);
+	if (ret) {
+		close(kfd);
+		return die_err(1, ret, "%s", fdr_path);
+	}
+	printf("# kernel: %s/instances/%s (trace_clock %s); its lines begin with 'K '\n", l.tracefs,
+	       l.instance, l.clock);
+	while (!ret) {
+		int got = 0;
+
+		if (stop_requested && !done) {
+			/* what fdr's file took but did not format yet, then the end */
+			done = 1;
+			fdr_file_end(f);
+		}
+		while ((n = fdr_file_read(f, buf, sizeof(buf))) > 0) {
+			got = 1;
+			if (kt_queue_add(&q[0], buf, (size_t)n, kt_now()))
+				ret = die(1, "out of memory");
+		}
+		if (n < 0 && n != -EAGAIN && n != -EINTR)
+			ret = die_err(1, (int)n, "%s: read", fdr_path);
+		while ((n = read(kfd, buf, sizeof(buf))) > 0) {
+			got = 1;
+			if (kt_queue_add(&q[1], buf, (size_t)n, kt_now()))
+				ret = die(1, "out of memory");
+		}
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			ret = die(1, "kernel instance: %s: %s", path, strerror(errno));
+		if (!ret && kt_drain(q, kt_now(), done))
+			ret = stop_requested ? 0 : die(1, "write to standard output failed");
+		if (done || ret)
+			break;
+		if (!got) {
+			struct timespec d = { 0, 20 * 1000 * 1000 };
+
+			nanosleep(&d, NULL); /* a signal ends it early: the loop sees the stop */
+		}
+	}
+	fdr_file_close(f);
+	close(kfd);
+	kt_queue_free(&q[0]);
+	kt_queue_free(&q[1]);
+	return ret;
 }

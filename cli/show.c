@@ -39,9 +39,8 @@ static int cmd_show_pipe(int argc, char **argv, int pipe)
 		struct ktrace_link l;
 
 		/* a linked session: the kernel's lines on the same timeline (ktrace.c) */
-		if (!pipe && !(inst && *inst) &&
-		    ktrace_read_link(fdr_session_path(s), &l) != -ENOENT) {
-			ret = ktrace_show(s, path, cpu);
+		if (!(inst && *inst) && ktrace_read_link(fdr_session_path(s), &l) != -ENOENT) {
+			ret = pipe ? ktrace_pipe(s, path, cpu) : ktrace_show(s, path, cpu);
 			fdr_session_close(s);
 			return ret;
 		}

@@ -4,7 +4,7 @@
 # ktime.sh FDR KTIME_APP - kernel events on fdr's timeline
 # (docs/design/kernel-timeline.md): fdr start -k links a kernel tracefs
 # instance; fdr show merges its lines with the application's in time order; fdr
-# stop and start turn it off and on; fdr destroy removes it; an instance left by
+# stop and start turn it off and on; fdr pipe follows both, merged; fdr destroy removes it; an instance left by
 # a killed fdr, or by a session removed behind fdr's back, is removed by the next
 # fdr command; an fdr-* instance fdr did not make, the kernel's top-level buffer
 # and every other instance are left as they were. Without the right to use
@@ -94,19 +94,12 @@ test_link() {
 	grep -q "linked (trace_clock mono)" "$ERR" || { diag "no message"; show_io; return 1; }
 }
 
-# the application sleeps 20 ms between step n phase=0 and step n phase=1: in
-# fdr show, between the two, the kernel's sched_switch away from its thread
-# (prev_state=S) and then back to it
-test_interleaved() {
-	local tid
-	run "$APP" sleep 5 || return 1
-	expect_rc 0 || return 1
-	tid=$(head -1 "$OUT")
-	must "$FDR" show || return 1
-	cp "$OUT" "$T/show"
-	grep -q "^# kernel: .*instances/fdr-kt-.* (trace_clock mono)" "$T/show" ||
-		{ diag "no kernel header line"; return 1; }
-	awk -v tid="$tid" '
+# steps FILE TID: the application (TID) slept 20 ms between step n phase=0 and
+# step n phase=1, five times: in FILE, between the two, the kernel's sched_switch
+# away from its thread (prev_state=S) and then back to it; and every line with a
+# timestamp in time order, kernel and fdr alike
+steps() {
+	awk -v tid="$2" '
 		/^#/ { next }
 		!/^K / && $0 ~ ("-" tid " .* step: n=[0-9]+ phase=0") { match($0, /n=[0-9]+/); n = substr($0, RSTART + 2, RLENGTH - 2); st = 1; next }
 		/^K / && st == 1 && $0 ~ ("prev_pid=" tid " .*prev_state=S") { st = 2; next }
@@ -117,11 +110,39 @@ test_interleaved() {
 			else { print "step " m ": state " st; bad++ }
 			st = 0
 		}
-		END { print good + 0, bad + 0; exit !(good == 5 && bad == 0) }' "$T/show" >"$T/awk" ||
-		{ diag "expected 5 steps with the switch away and back between their events: $(tr '\n' ' ' <"$T/awk")"; grep -E "step|$tid|LOST" "$T/show" | head -60 | sed 's/^/#   /'; return 1; }
-	# every line with a timestamp in order, kernel and fdr alike
-	sed -nE 's/.*\] [^ ]+ +([0-9]+\.[0-9]{6}): .*/\1/p' "$T/show" | sort -c -n ||
-		{ diag "fdr show's timestamps are not in order"; return 1; }
+		END { print good + 0, bad + 0; exit !(good == 5 && bad == 0) }' "$1" >"$T/awk" ||
+		{ diag "expected 5 steps with the switch away and back between their events: $(tr '\n' ' ' <"$T/awk")"; grep -E "step|$2|LOST" "$1" | head -60 | sed 's/^/#   /'; return 1; }
+	sed -nE 's/.*\] [^ ]+ +([0-9]+\.[0-9]{6}): .*/\1/p' "$1" | sort -c -n ||
+		{ diag "the timestamps are not in order"; return 1; }
+}
+
+test_interleaved() {
+	local tid
+	run "$APP" sleep 5 || return 1
+	expect_rc 0 || return 1
+	tid=$(head -1 "$OUT")
+	must "$FDR" show || return 1
+	cp "$OUT" "$T/show"
+	grep -q "^# kernel: .*instances/fdr-kt-.* (trace_clock mono)" "$T/show" ||
+		{ diag "no kernel header line"; return 1; }
+	steps "$T/show" "$tid"
+}
+
+# fdr pipe follows both trace_pipes, merged; SIGINT ends it with status 0
+test_pipe() {
+	local pid tid
+	"$FDR" pipe >"$T/pipe" 2>"$T/pipe.err" &
+	pid=$!
+	bg_add "$pid"
+	sleep 0.5
+	tid=$("$APP" sleep 5) || return 1
+	sleep 0.5
+	kill -INT "$pid"
+	wait "$pid"
+	rc=$?
+	[ "$rc" = 0 ] || { diag "fdr pipe: exit status $rc: $(cat "$T/pipe.err")"; return 1; }
+	grep -q "^# kernel: .*instances/fdr-kt-" "$T/pipe" || { diag "no kernel header line"; return 1; }
+	steps "$T/pipe" "$tid"
 }
 
 test_stop_start() {
@@ -155,6 +176,13 @@ test_bad_event() {
 	# fdr's own session is started all the same
 	run "$FDR" -s bad stat
 	expect_out '^tracing_on: 1' || return 1
+	"$FDR" -s bad destroy
+	# a clock with no kernel twin is refused, nothing made
+	"$FDR" -s bad start -C uptime -k sched:sched_switch >"$OUT" 2>"$ERR"
+	rc=$?
+	expect_rc 1 || return 1
+	expect_err "trace_clock uptime has no kernel clock on its time base" || return 1
+	ls "$TRACEFS/instances" | grep -q '^fdr-bad-' && { diag "an instance was made"; return 1; }
 	"$FDR" -s bad destroy
 }
 
@@ -190,7 +218,7 @@ test_session_gone() {
 	must "$FDR" -s gone start -k sched:sched_switch || return 1
 	inst=$(linked gone)
 	rm -rf "${FDR_ROOT:?}/gone"
-	must "$FDR" -s other list || true
+	run "$FDR" -s other list # no such session: the left-over instance goes all the same
 	[ ! -e "$TRACEFS/instances/$inst" ] || { diag "$inst is still there"; return 1; }
 	expect_err "removed the kernel instance $inst" || return 1
 	# the bystander (fdr-*, not made by fdr) is untouched
@@ -215,6 +243,6 @@ test_kernel_untouched() {
 		{ diag "the kernel's top level or the bystander changed:"; sed 's/^/#   /' "$T/kdiff"; return 1; }
 }
 
-run_cases "test_link test_interleaved test_stop_start test_destroy test_discard_mode test_bad_event
+run_cases "test_link test_interleaved test_pipe test_stop_start test_destroy test_discard_mode test_bad_event
 	test_killed test_session_gone test_no_rights test_kernel_untouched" test_link
 tap_summary
