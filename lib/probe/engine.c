@@ -51,15 +51,24 @@
  * instruction; there the handler pushes {real return address, RSP, site} on a
  * per-thread stack (static TLS, PR_RET_DEPTH deep: no allocation in a signal
  * handler; full = a miss, the return is left alone) and overwrites the return
- * address at RSP with the trampoline, one int3 in an r-x page of its own. When
- * the function returns there, the handler finds the entry whose RSP + 8 is the
- * RSP after the ret, calls the site's handler with the registers of the return
- * (RAX = $retval, IP = the real return address, probe_addr = the function) and
- * resumes at the real return address. Entries above the one found, and at a
- * new entry those whose return-address slot is at or below the new RSP and no
- * longer holds the trampoline, belong to frames that longjmp() abandoned: they
- * are dropped as misses. An entry whose slot still holds the trampoline is
- * never dropped at an entry (it may be live on another stack: sigaltstack).
+ * address at RSP with the trampoline, one int3 in this library's text
+ * (tramp.S). When the function returns there, the handler finds the entry whose
+ * RSP + 8 is the RSP after the ret, calls the site's handler with the
+ * registers of the return (RAX = $retval, IP = the real return address,
+ * probe_addr = the function) and resumes at the real return address. Entries
+ * above the one found, and at a new entry those whose return-address slot is at
+ * or below the new RSP and no longer holds the trampoline, belong to frames that
+ * longjmp() abandoned: they are dropped as misses. An entry whose slot still
+ * holds the trampoline is never dropped at an entry (it may be live on another
+ * stack: sigaltstack).
+ *
+ * Unwinders (C++ exceptions, pthread_exit(), backtrace()) pass the trampoline
+ * with its .eh_frame entry (tramp.S): the real return address comes from
+ * fdr_probe_ret_table, a global copy of every thread's pending returns keyed by
+ * the return-address slot, since a DWARF expression cannot read TLS. A phase-2
+ * unwind goes through fdr_probe_ret_personality() and fdr_probe_ret_pad, which
+ * drop the entry of the frame it passes (docs/design/probes.md, "Unwinding
+ * through a pending return").
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -74,6 +83,7 @@
 #include <sys/uio.h>
 #include <ucontext.h>
 #include <unistd.h>
+#include <unwind.h>
 
 #include "probe-local.h"
 #include "reloc.h"
@@ -125,10 +135,34 @@ struct pr_ret {
 	uintptr_t ret; /* the real return address */
 	uintptr_t sp; /* where it was: RSP at the function's first instruction */
 	uint32_t site; /* index in pr_sites */
+	uint32_t tab; /* its slot in fdr_probe_ret_table */
 };
 static _Atomic uintptr_t pr_tramp;
 static __thread __attribute__((tls_model("initial-exec"))) struct pr_ret pr_rets[PR_RET_DEPTH];
 static __thread __attribute__((tls_model("initial-exec"))) unsigned int pr_nrets;
+
+/*
+ * Every thread's pending returns again, for unwinders (tramp.S): keyed by the
+ * return-address slot S, the value the real return address. Open addressing,
+ * no wrap: a key lives in one of the PR_RTAB_PROBES slots from its hash on,
+ * which is all tramp.S's DWARF expression looks at. Only the thread whose stack
+ * holds S writes key S (a key left by a dead thread, whose stack memory a new
+ * thread got, is taken over: key match first); slots are claimed with a CAS.
+ * If no slot is free, the function is not hijacked (a miss).
+ */
+#define PR_RTAB_SHIFT 12 /* tramp.S: the shift is 64 - 12 */
+#define PR_RTAB (1u << PR_RTAB_SHIFT)
+#define PR_RTAB_PROBES 8 /* tramp.S: 8 probes */
+struct pr_rslot {
+	_Atomic uintptr_t key; /* S, or 0: free */
+	_Atomic uintptr_t val; /* the real return address */
+};
+_Static_assert(sizeof(struct pr_rslot) == 16, "tramp.S: 16-byte slots, the value at +8");
+__attribute__((visibility("hidden"))) struct pr_rslot fdr_probe_ret_table[PR_RTAB + PR_RTAB_PROBES];
+
+/* tramp.S */
+extern const char fdr_probe_ret_tramp[] __attribute__((visibility("hidden")));
+extern const char fdr_probe_ret_pad[] __attribute__((visibility("hidden")));
 
 void fdr_probe_lock(void)
 {
@@ -387,27 +421,11 @@ int fdr_probe_arm(uintptr_t addr, fdr_probe_handler fn, void *arg, struct fdr_pr
 	return fdr_probe_arm_flags(addr, 0, fn, arg, out);
 }
 
-/* Under pr_lock: the return trampoline, made the first time. */
-static int pr_tramp_make(uintptr_t near)
+/* The return trampoline (tramp.S), published at the first return probe. */
+static void pr_tramp_publish(void)
 {
-	uint8_t page[64];
-	uintptr_t base;
-	int ret;
-
-	if (atomic_load(&pr_tramp))
-		return 0;
-	base = fdr_patch_alloc_near(near, PR_XOL_PAGE);
-	if (!base)
-		return -ENOMEM;
-	memset(page, 0xcc, sizeof(page));
-	ret = fdr_patch_write(base, page, sizeof(page));
-	if (ret < 0) {
-		munmap((void *)base, PR_XOL_PAGE);
-		return ret;
-	}
-	/* +16: an unwinder looks up ret-1; keep that in the page as well */
-	atomic_store(&pr_tramp, base + 16);
-	return 0;
+	/* release: pairs with the acquire in pr_sigtrap() */
+	atomic_store_explicit(&pr_tramp, (uintptr_t)fdr_probe_ret_tramp, memory_order_release);
 }
 
 /**
@@ -417,8 +435,7 @@ static int pr_tramp_make(uintptr_t near)
  *	(gpr[FDR_REG_AX] the return value, gpr[FDR_REG_IP] the return address,
  *	probe_addr the function); see "Return probes" at the top
  *
- * Returns: as fdr_probe_arm(); -EINVAL for unknown @flags; -ENOMEM if the
- * trampoline page cannot be had.
+ * Returns: as fdr_probe_arm(); -EINVAL for unknown @flags.
  */
 int fdr_probe_arm_flags(uintptr_t addr, unsigned int flags, fdr_probe_handler fn, void *arg,
 			struct fdr_probe_site **out)
@@ -472,11 +489,8 @@ int fdr_probe_arm_flags(uintptr_t addr, unsigned int flags, fdr_probe_handler fn
 	/* test hook: every kind runs out of line, through fdr_reloc_emit()'s code */
 	e = getenv("FDR_PROBE_XOL_ALL");
 	s->xol_all = e && e[0] == '1';
-	if (flags & FDR_PROBE_ARM_RETURN) {
-		ret = pr_tramp_make(addr);
-		if (ret < 0)
-			goto out;
-	}
+	if (flags & FDR_PROBE_ARM_RETURN)
+		pr_tramp_publish();
 	s->ret = (flags & FDR_PROBE_ARM_RETURN) != 0;
 	atomic_store(&s->fn, fn);
 	atomic_store(&s->arg, arg);
@@ -586,9 +600,54 @@ static void pr_ret_lost(void)
 	abort();
 }
 
-/* A frame abandoned by longjmp(): its entry goes, as a miss of its site. */
+/* tramp.S's hash of a return-address slot: the first of its PR_RTAB_PROBES slots. */
+static unsigned int pr_rtab_hash(uintptr_t key)
+{
+	return (unsigned int)(((uint64_t)key * 0x9e3779b97f4a7c15ull) >> (64 - PR_RTAB_SHIFT));
+}
+
+/* Async-signal-safe: publish S -> @val for unwinders; its slot, or -1 if none is free. */
+static int pr_rtab_insert(uintptr_t key, uintptr_t val)
+{
+	unsigned int j, h = pr_rtab_hash(key);
+
+	/* a key already there was left by a frame that is gone: this thread owns S now */
+	for (j = 0; j < PR_RTAB_PROBES; j++) {
+		struct pr_rslot *e = &fdr_probe_ret_table[h + j];
+
+		if (atomic_load_explicit(&e->key, memory_order_relaxed) == key) {
+			atomic_store_explicit(&e->val, val, memory_order_relaxed);
+			return (int)(h + j);
+		}
+	}
+	for (j = 0; j < PR_RTAB_PROBES; j++) {
+		struct pr_rslot *e = &fdr_probe_ret_table[h + j];
+		uintptr_t free_key = 0;
+
+		/* relaxed: only this thread reads key S back (its own unwinder) */
+		if (atomic_compare_exchange_strong_explicit(
+			    &e->key, &free_key, key, memory_order_relaxed, memory_order_relaxed)) {
+			atomic_store_explicit(&e->val, val, memory_order_relaxed);
+			return (int)(h + j);
+		}
+	}
+	return -1;
+}
+
+/* @r's slot in the table is free again (unless a later frame at S took it over). */
+static void pr_rtab_remove(const struct pr_ret *r)
+{
+	struct pr_rslot *e = &fdr_probe_ret_table[r->tab];
+
+	if (atomic_load_explicit(&e->key, memory_order_relaxed) == r->sp &&
+	    atomic_load_explicit(&e->val, memory_order_relaxed) == r->ret)
+		atomic_store_explicit(&e->key, 0, memory_order_relaxed);
+}
+
+/* A frame abandoned (longjmp(), an exception, a forced unwind): its entry goes, as a miss. */
 static void pr_ret_drop(unsigned int i)
 {
+	pr_rtab_remove(&pr_rets[i]);
 	atomic_fetch_add_explicit(&pr_sites[pr_rets[i].site].misses, 1, memory_order_relaxed);
 }
 
@@ -597,12 +656,14 @@ static void pr_ret_entry(struct fdr_probe_site *s, greg_t *g, uintptr_t tramp)
 {
 	uintptr_t sp = (uintptr_t)g[REG_RSP];
 	struct pr_ret *r;
+	int tab;
 
 	/* stale entries: their slot was reused (at or below RSP now) and lost the trampoline */
 	while (pr_nrets > 0 && pr_rets[pr_nrets - 1].sp <= sp &&
 	       *(const uintptr_t *)pr_rets[pr_nrets - 1].sp != tramp)
 		pr_ret_drop(--pr_nrets);
-	if (pr_depth > 0 || pr_nrets >= PR_RET_DEPTH || !tramp) {
+	if (pr_depth > 0 || pr_nrets >= PR_RET_DEPTH || !tramp ||
+	    (tab = pr_rtab_insert(sp, *(const uintptr_t *)sp)) < 0) {
 		atomic_fetch_add_explicit(&s->misses, 1, memory_order_relaxed);
 		return;
 	}
@@ -610,6 +671,7 @@ static void pr_ret_entry(struct fdr_probe_site *s, greg_t *g, uintptr_t tramp)
 	r->ret = *(const uintptr_t *)sp;
 	r->sp = sp;
 	r->site = (uint32_t)(s - pr_sites);
+	r->tab = (uint32_t)tab;
 	/* the entry is complete before the return can reach the trampoline */
 	atomic_signal_fence(memory_order_seq_cst);
 	pr_nrets++;
@@ -650,7 +712,81 @@ static void pr_ret_hit(greg_t *g)
 		atomic_fetch_add_explicit(&s->misses, 1, memory_order_relaxed);
 	}
 	atomic_fetch_sub(&s->active, 1);
+	/* only now: an unwinder running in the handler (backtrace()) still finds it */
+	pr_rtab_remove(&r);
 	g[REG_RIP] = (greg_t)r.ret;
+}
+
+/*
+ * The personality of the trampoline frame (tramp.S). Phase 1 and backtraces
+ * pass through with tramp.S's table lookup; a phase-2 unwind (the exception's
+ * handler is above, or a forced unwind: pthread_exit(), pthread_cancel()) is
+ * sent to fdr_probe_ret_pad with the exception in the first EH data register,
+ * which drops the entry and resumes from a frame called from the caller.
+ */
+__attribute__((visibility("hidden"))) _Unwind_Reason_Code
+fdr_probe_ret_personality(int version, _Unwind_Action actions, _Unwind_Exception_Class cls,
+			  struct _Unwind_Exception *ue, struct _Unwind_Context *ctx);
+_Unwind_Reason_Code fdr_probe_ret_personality(int version, _Unwind_Action actions,
+					      _Unwind_Exception_Class cls,
+					      struct _Unwind_Exception *ue,
+					      struct _Unwind_Context *ctx)
+{
+	uintptr_t sp = (uintptr_t)_Unwind_GetCFA(ctx) - 8;
+	unsigned int i = pr_nrets;
+
+	(void)cls;
+	if (version != 1 || !(actions & _UA_CLEANUP_PHASE))
+		return _URC_CONTINUE_UNWIND;
+	while (i > 0 && pr_rets[i - 1].sp != sp)
+		i--;
+	if (i == 0)
+		return _URC_CONTINUE_UNWIND; /* not this thread's: nothing to drop */
+	_Unwind_SetGR(ctx, __builtin_eh_return_data_regno(0), (_Unwind_Ptr)ue);
+	_Unwind_SetIP(ctx, (_Unwind_Ptr)fdr_probe_ret_pad);
+	return _URC_INSTALL_CONTEXT;
+}
+
+/*
+ * Called by fdr_probe_ret_pad with the slot @sp of a return an unwind passes:
+ * the function will never return, so its entry (and those above it, frames
+ * already gone) are dropped as misses. Returns the real return address.
+ */
+__attribute__((visibility("hidden"))) uintptr_t fdr_probe_ret_unwound(uintptr_t sp);
+uintptr_t fdr_probe_ret_unwound(uintptr_t sp)
+{
+	unsigned int i = pr_nrets;
+	uintptr_t ret;
+
+	while (i > 0 && pr_rets[i - 1].sp != sp)
+		i--;
+	if (i == 0)
+		pr_ret_lost(); /* the personality found it a moment ago */
+	while (pr_nrets > i)
+		pr_ret_drop(--pr_nrets);
+	ret = pr_rets[i - 1].ret;
+	pr_ret_drop(--pr_nrets);
+	return ret;
+}
+
+/**
+ * fdr_probe_ret_pending - this thread's pending return probes (tests)
+ * @table: if not NULL, set to the number of pending returns of all threads
+ *	that unwinders can see (fdr_probe_ret_table's used slots)
+ *
+ * Returns: how many hijacked returns this thread has not come back through.
+ */
+unsigned int fdr_probe_ret_pending(unsigned int *table)
+{
+	unsigned int i, n = 0;
+
+	if (table) {
+		for (i = 0; i < PR_RTAB + PR_RTAB_PROBES; i++)
+			n += atomic_load_explicit(&fdr_probe_ret_table[i].key,
+						  memory_order_relaxed) != 0;
+		*table = n;
+	}
+	return pr_nrets;
 }
 
 static void pr_sigtrap(int sig, siginfo_t *si, void *ucv)

@@ -8,9 +8,10 @@
  * the program's own results stay right: normal returns, recursion (returns in
  * order, and the per-thread stack's overflow as misses), longjmp() out of a
  * probed function, threads exiting with returns pending (pthread_exit() through
- * the trampoline), a signal handler running a probed function between an entry
- * and its return (on the thread's stack and on a sigaltstack), and what an
- * unwinder sees (docs/design/probes.md, "Return probes").
+ * the trampoline, into the callers' cleanups), a signal handler running a
+ * probed function between an entry and its return (on the thread's stack and
+ * on a sigaltstack), and what an unwinder sees through a pending return
+ * (docs/design/probes.md, "Return probes"; C++ exceptions: test-probe-ret-cxx.cc).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -216,12 +217,18 @@ Test(ret, longjmp_out)
 	cr_assert_eq(fdr_probe_disarm(s), 0);
 }
 
-static atomic_int cleanups;
+static atomic_int cleanups, mid_cleanups;
 
 static void cleanup(void *arg)
 {
 	(void)arg;
 	atomic_fetch_add(&cleanups, 1);
+}
+
+static void mid_done(int *guard)
+{
+	(void)guard;
+	atomic_fetch_add(&mid_cleanups, 1);
 }
 
 TARGET static int64_t r_exit(int64_t x)
@@ -230,6 +237,16 @@ TARGET static int64_t r_exit(int64_t x)
 		pthread_exit((void *)(intptr_t)x);
 	__asm__ volatile("" ::: "memory");
 	return x;
+}
+
+/* between the thread's function and the probed one: its cleanup runs only if the unwind passes */
+TARGET static int64_t exit_mid(int64_t x)
+{
+	__attribute__((cleanup(mid_done))) int guard = 0;
+	int64_t v = r_exit(x);
+
+	__asm__ volatile("" ::: "memory");
+	return v + guard;
 }
 
 static void *exiter(void *arg)
@@ -241,7 +258,7 @@ static void *exiter(void *arg)
 	pthread_cleanup_push(cleanup, NULL);
 	for (k = 0; k < 3; k++)
 		v += r_exit(2 * k); /* returns pending nowhere */
-	v += r_exit(x); /* odd: exits from inside, its return pending */
+	v += exit_mid(x); /* odd: exits from inside, its return pending */
 	pthread_cleanup_pop(0);
 	return (void *)(intptr_t)(v + 1000);
 }
@@ -250,6 +267,7 @@ Test(ret, thread_exit_pending)
 {
 	struct fdr_probe_site *s;
 	struct rets *h = calloc(1, sizeof(*h));
+	unsigned int tab = 1;
 	int t;
 
 	cr_assert_eq(fdr_probe_arm_flags(A(r_exit), FDR_PROBE_ARM_RETURN, ret_hit, h, &s), 0);
@@ -265,7 +283,14 @@ Test(ret, thread_exit_pending)
 			cr_assert_eq((intptr_t)rv, 1006 + t, "the thread's own result");
 	}
 	cr_assert_eq(atomic_load(&cleanups), 100, "pthread_exit ran the cleanup handlers");
+	/* the forced unwind went through the trampoline into the callers (tramp.S) */
+	cr_assert_eq(atomic_load(&mid_cleanups), 200, "the caller's cleanups: %d",
+		     atomic_load(&mid_cleanups));
 	cr_assert_eq(atomic_load(&h->n), 200 * 3 + 100);
+	/* each exiting thread's return was dropped as a miss as its frame went */
+	cr_assert_eq(fdr_probe_site_misses(s), 100);
+	cr_assert_eq(fdr_probe_ret_pending(&tab), 0);
+	cr_assert_eq(tab, 0, "returns of exited threads left for unwinders: %u", tab);
 	cr_assert_eq(r_exit(4), 4);
 	cr_assert_eq(fdr_probe_disarm(s), 0);
 }
@@ -354,36 +379,53 @@ Test(ret, signal_handler_between_altstack)
 	sig_between(1);
 }
 
+static void *bt[64];
 static int frames;
+static uintptr_t bt_ra; /* in r_bt: its return address (the trampoline while probed) */
 
 TARGET static int64_t r_bt(int64_t x)
 {
-	void *b[64];
-
-	frames = backtrace(b, 64);
+	frames = backtrace(bt, 64);
+	bt_ra = (uintptr_t)__builtin_return_address(0);
 	__asm__ volatile("" ::: "memory");
 	return x;
 }
 
 /*
- * What an unwinder sees through a pending return: the trampoline has no
- * unwind information, so the walk ends there (a C++ exception thrown through
- * the function finds no handler: std::terminate; docs/design/probes.md).
+ * What an unwinder sees through a pending return: the trampoline has unwind
+ * information (tramp.S), so the walk goes on to the real caller and the rest
+ * of the stack. One frame more than without the probe: the trampoline's,
+ * followed by the caller's. Without it, backtrace() stopped at the trampoline.
  */
-Test(ret, unwinder_stops_at_trampoline)
+Test(ret, unwinder_through_trampoline)
 {
-	struct fdr_probe_site *s;
+	static volatile int rounds = 2; /* one call site, unprobed then probed: not unrolled */
+	struct fdr_probe_site *s = NULL;
 	struct rets *h = calloc(1, sizeof(*h));
-	int plain;
+	void *plain[64];
+	int n_plain = 0, round, k, first;
 
-	cr_assert_eq(r_bt(1), 1);
-	plain = frames;
-	cr_assert_eq(fdr_probe_arm_flags(A(r_bt), FDR_PROBE_ARM_RETURN, ret_hit, h, &s), 0);
-	cr_assert_eq(r_bt(2), 2);
+	for (round = 0; round < rounds; round++) {
+		if (round == 1) {
+			n_plain = frames;
+			memcpy(plain, bt, sizeof(plain));
+			cr_assert_eq(fdr_probe_arm_flags(A(r_bt), FDR_PROBE_ARM_RETURN, ret_hit, h,
+							 &s),
+				     0);
+		}
+		cr_assert_eq(r_bt(2), 2);
+	}
 	cr_assert_eq(atomic_load(&h->n), 1);
 	cr_log_info("backtrace() from the probed function: %d frames, %d without the probe", frames,
-		    plain);
-	cr_assert_lt(frames, plain);
+		    n_plain);
+	cr_assert_eq(frames, n_plain + 1);
+	/* r_bt's frame (under ASan, backtrace()'s interceptor's first), the trampoline, the rest */
+	for (first = 0; first < frames && (uintptr_t)bt[first] != bt_ra; first++)
+		;
+	cr_assert(first >= 1 && first <= 2, "the trampoline is frame %d", first);
+	for (k = 0; k < n_plain; k++)
+		cr_assert_eq(bt[k + (k >= first)], plain[k], "frame %d: %p, expected %p",
+			     k + (k >= first), bt[k + (k >= first)], plain[k]);
 	cr_assert_eq(fdr_probe_disarm(s), 0);
 }
 
