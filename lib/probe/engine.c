@@ -96,20 +96,35 @@
 
 _Static_assert(PR_SLOT_SIZE >= FDR_RELOC_SLOT_MAX, "an XOL slot holds any emitted instruction");
 
+/*
+ * One probe: a handler at a site, armed and disarmed on its own. The handle
+ * fdr_probe_arm() gives out. fn, arg and ret are written under pr_lock while
+ * 'on' is 0 and no handler runs on the site, then 'on' = 1 publishes them.
+ */
 struct fdr_probe_site {
-	_Atomic uintptr_t addr; /* 0: free entry; published with release (pr_insert) */
-	atomic_int armed; /* 1 while the int3 is (being) in place; seq_cst */
-	atomic_int active; /* handlers running on this site; seq_cst */
+	atomic_int on; /* 1 while this handler is wanted; seq_cst */
+	int ret; /* FDR_PROBE_ARM_RETURN: the handler runs at the return */
+	uint32_t site; /* index of its address in pr_sites */
 	_Atomic(fdr_probe_handler) fn;
 	_Atomic(void *) arg;
-	struct fdr_reloc_insn insn; /* written under the lock before armed = 1 */
-	uintptr_t slot; /* the out-of-line copy */
-	int xol_all; /* test hook: branches run out of line too */
-	int ret; /* FDR_PROBE_ARM_RETURN: the handler runs at the return */
 	atomic_uint_fast64_t hits, misses;
 };
 
-static struct fdr_probe_site pr_sites[PR_SITES];
+/* Probes one address can carry: an entry and a return probe, and two more events */
+#define PR_SITE_PROBES 4
+
+/* A probed address: its int3, its out-of-line copy and the probes on it. */
+struct pr_site {
+	_Atomic uintptr_t addr; /* 0: free entry; published with release (pr_insert) */
+	atomic_int armed; /* 1 while the int3 is (being) in place; seq_cst */
+	atomic_int active; /* handlers running on this site; seq_cst */
+	struct fdr_reloc_insn insn; /* written under the lock before armed = 1 */
+	uintptr_t slot; /* the out-of-line copy */
+	int xol_all; /* test hook: branches run out of line too */
+	struct fdr_probe_site probes[PR_SITE_PROBES];
+};
+
+static struct pr_site pr_sites[PR_SITES];
 static pthread_mutex_t pr_lock = PTHREAD_MUTEX_INITIALIZER;
 static int pr_sig_installed; /* under pr_lock */
 
@@ -187,12 +202,12 @@ static unsigned int pr_hash(uintptr_t addr)
 }
 
 /* Async-signal-safe: the site for @addr, or NULL. */
-static struct fdr_probe_site *pr_lookup(uintptr_t addr)
+static struct pr_site *pr_lookup(uintptr_t addr)
 {
 	unsigned int i, h = pr_hash(addr);
 
 	for (i = 0; i < PR_SITES; i++) {
-		struct fdr_probe_site *s = &pr_sites[(h + i) & (PR_SITES - 1)];
+		struct pr_site *s = &pr_sites[(h + i) & (PR_SITES - 1)];
 		/* acquire: pairs with the release in pr_insert() */
 		uintptr_t a = atomic_load_explicit(&s->addr, memory_order_acquire);
 
@@ -205,12 +220,12 @@ static struct fdr_probe_site *pr_lookup(uintptr_t addr)
 }
 
 /* Under pr_lock: the site for @addr, made if needed; NULL if the table is full. */
-static struct fdr_probe_site *pr_insert(uintptr_t addr)
+static struct pr_site *pr_insert(uintptr_t addr)
 {
 	unsigned int i, h = pr_hash(addr);
 
 	for (i = 0; i < PR_SITES; i++) {
-		struct fdr_probe_site *s = &pr_sites[(h + i) & (PR_SITES - 1)];
+		struct pr_site *s = &pr_sites[(h + i) & (PR_SITES - 1)];
 		uintptr_t a = atomic_load_explicit(&s->addr, memory_order_relaxed);
 
 		if (a == addr)
@@ -243,7 +258,7 @@ static size_t pr_read_orig(uintptr_t addr, uint8_t *buf, size_t len)
 		memcpy(buf, (const void *)addr, (size_t)got);
 	}
 	for (i = 0; i < PR_SITES; i++) {
-		struct fdr_probe_site *s = &pr_sites[i];
+		struct pr_site *s = &pr_sites[i];
 		uintptr_t a = atomic_load_explicit(&s->addr, memory_order_acquire);
 
 		if (a >= addr && a < addr + (size_t)got && s->insn.len && atomic_load(&s->armed))
@@ -341,7 +356,7 @@ out:
 }
 
 /* Under pr_lock: a slot near @s's address holding its out-of-line copy. */
-static int pr_slot_make(struct fdr_probe_site *s, const struct fdr_reloc_insn *insn)
+static int pr_slot_make(struct pr_site *s, const struct fdr_reloc_insn *insn)
 {
 	uint8_t code[PR_SLOT_SIZE];
 	struct pr_xol *x;
@@ -441,10 +456,12 @@ int fdr_probe_arm_flags(uintptr_t addr, unsigned int flags, fdr_probe_handler fn
 			struct fdr_probe_site **out)
 {
 	struct fdr_reloc_insn insn;
-	struct fdr_probe_site *s;
+	struct pr_site *s;
+	struct fdr_probe_site *p = NULL;
 	uint8_t code[FDR_RELOC_MAX_LEN], int3 = 0xcc;
 	size_t got;
 	int prot, ret;
+	unsigned int k;
 	const char *e;
 
 	if (!fn || !out || (flags & ~FDR_PROBE_ARM_RETURN))
@@ -461,7 +478,25 @@ int fdr_probe_arm_flags(uintptr_t addr, unsigned int flags, fdr_probe_handler fn
 	}
 	s = pr_lookup(addr);
 	if (s && atomic_load(&s->armed)) {
-		ret = -EBUSY;
+		/* the int3 is in place for another probe: this one only joins it */
+		for (k = 0; k < PR_SITE_PROBES && !p; k++)
+			if (!atomic_load(&s->probes[k].on))
+				p = &s->probes[k];
+		if (!p) {
+			ret = -EBUSY;
+			goto out;
+		}
+		/* a handler that read this probe 'on' before its last disarm may still run */
+		while (atomic_load(&s->active) != 0)
+			sched_yield();
+		if (flags & FDR_PROBE_ARM_RETURN)
+			pr_tramp_publish();
+		p->ret = (flags & FDR_PROBE_ARM_RETURN) != 0;
+		atomic_store(&p->fn, fn);
+		atomic_store(&p->arg, arg);
+		/* seq_cst: fn, arg and ret are complete before a handler sees 'on' */
+		atomic_store(&p->on, 1);
+		*out = p;
 		goto out;
 	}
 	got = pr_read_orig(addr, code, sizeof(code));
@@ -491,14 +526,18 @@ int fdr_probe_arm_flags(uintptr_t addr, unsigned int flags, fdr_probe_handler fn
 	s->xol_all = e && e[0] == '1';
 	if (flags & FDR_PROBE_ARM_RETURN)
 		pr_tramp_publish();
-	s->ret = (flags & FDR_PROBE_ARM_RETURN) != 0;
-	atomic_store(&s->fn, fn);
-	atomic_store(&s->arg, arg);
+	p = &s->probes[0]; /* the site is not armed: none of its probes is on */
+	for (k = 0; k < PR_SITE_PROBES; k++)
+		s->probes[k].site = (uint32_t)(s - pr_sites);
+	p->ret = (flags & FDR_PROBE_ARM_RETURN) != 0;
+	atomic_store(&p->fn, fn);
+	atomic_store(&p->arg, arg);
+	atomic_store(&p->on, 1);
 	if (!pr_sig_installed) {
 		pthread_atfork(NULL, NULL, pr_atfork_child);
 		ret = fdr_probe_sig_take(SIGTRAP, pr_sigtrap);
 		if (ret < 0)
-			goto out;
+			goto off;
 		pr_sig_installed = 1;
 	}
 	/* seq_cst: the site is complete and armed before any thread can trap on it */
@@ -506,28 +545,35 @@ int fdr_probe_arm_flags(uintptr_t addr, unsigned int flags, fdr_probe_handler fn
 	ret = fdr_patch_write(addr, &int3, 1);
 	if (ret < 0) {
 		atomic_store(&s->armed, 0);
-		goto out;
+		goto off;
 	}
 	fdr_patch_sync();
-	*out = s;
+	*out = p;
+	goto out;
+off:
+	atomic_store(&p->on, 0);
 out:
 	fdr_probe_unlock();
 	return ret;
 }
 
 /**
- * fdr_probe_disarm - remove a probe: the original byte goes back exactly
+ * fdr_probe_disarm - remove a probe; with it the last of its address, the
+ *	original byte goes back exactly
  * @site: from fdr_probe_arm()
  *
  * Returns once no thread runs @site's handler any more (its @arg may be freed
  * then); a thread that trapped on the int3 just before it went runs the original
- * instruction. Must not be called from a probe handler.
+ * instruction. Other probes at the same address stay armed. Must not be called
+ * from a probe handler.
  *
  * Returns: 0; -EINVAL if @site is NULL or not armed; -EDEADLK from a probe
  * handler; a negative errno from the text write (the probe stays armed).
  */
 int fdr_probe_disarm(struct fdr_probe_site *site)
 {
+	struct pr_site *s;
+	unsigned int k, others = 0;
 	int ret;
 
 	if (!site)
@@ -535,20 +581,27 @@ int fdr_probe_disarm(struct fdr_probe_site *site)
 	if (pr_depth > 0)
 		return -EDEADLK;
 	fdr_probe_lock();
-	if (!atomic_load(&site->armed)) {
+	s = &pr_sites[site->site];
+	if (!atomic_load(&site->on) || !atomic_load(&s->armed)) {
 		fdr_probe_unlock();
 		return -EINVAL;
 	}
-	ret = fdr_patch_write(atomic_load(&site->addr), &site->insn.bytes[0], 1);
-	if (ret < 0) {
-		fdr_probe_unlock();
-		return ret;
+	for (k = 0; k < PR_SITE_PROBES; k++)
+		others += &s->probes[k] != site && atomic_load(&s->probes[k].on);
+	if (!others) {
+		ret = fdr_patch_write(atomic_load(&s->addr), &s->insn.bytes[0], 1);
+		if (ret < 0) {
+			fdr_probe_unlock();
+			return ret;
+		}
+		fdr_patch_sync();
 	}
-	fdr_patch_sync();
-	/* seq_cst: pairs with the handler's active++ then armed load (essay above) */
-	atomic_store(&site->armed, 0);
+	/* seq_cst: pairs with the handler's active++ then armed and 'on' loads (essay above) */
+	atomic_store(&site->on, 0);
+	if (!others)
+		atomic_store(&s->armed, 0);
 	fdr_probe_unlock();
-	while (atomic_load(&site->active) != 0)
+	while (atomic_load(&s->active) != 0)
 		sched_yield();
 	return 0;
 }
@@ -644,15 +697,26 @@ static void pr_rtab_remove(const struct pr_ret *r)
 		atomic_store_explicit(&e->key, 0, memory_order_relaxed);
 }
 
+/* A return of @s not reported: a miss of each of its return probes. */
+static void pr_ret_miss(struct pr_site *s)
+{
+	unsigned int k;
+
+	for (k = 0; k < PR_SITE_PROBES; k++)
+		if (atomic_load_explicit(&s->probes[k].on, memory_order_relaxed) &&
+		    s->probes[k].ret)
+			atomic_fetch_add_explicit(&s->probes[k].misses, 1, memory_order_relaxed);
+}
+
 /* A frame abandoned (longjmp(), an exception, a forced unwind): its entry goes, as a miss. */
 static void pr_ret_drop(unsigned int i)
 {
 	pr_rtab_remove(&pr_rets[i]);
-	atomic_fetch_add_explicit(&pr_sites[pr_rets[i].site].misses, 1, memory_order_relaxed);
+	pr_ret_miss(&pr_sites[pr_rets[i].site]);
 }
 
 /* Entry of a return probe: hijack the return address at RSP (or count a miss). */
-static void pr_ret_entry(struct fdr_probe_site *s, greg_t *g, uintptr_t tramp)
+static void pr_ret_entry(struct pr_site *s, greg_t *g, uintptr_t tramp)
 {
 	uintptr_t sp = (uintptr_t)g[REG_RSP];
 	struct pr_ret *r;
@@ -664,7 +728,7 @@ static void pr_ret_entry(struct fdr_probe_site *s, greg_t *g, uintptr_t tramp)
 		pr_ret_drop(--pr_nrets);
 	if (pr_depth > 0 || pr_nrets >= PR_RET_DEPTH || !tramp ||
 	    (tab = pr_rtab_insert(sp, *(const uintptr_t *)sp)) < 0) {
-		atomic_fetch_add_explicit(&s->misses, 1, memory_order_relaxed);
+		pr_ret_miss(s);
 		return;
 	}
 	r = &pr_rets[pr_nrets];
@@ -682,10 +746,10 @@ static void pr_ret_entry(struct fdr_probe_site *s, greg_t *g, uintptr_t tramp)
 static void pr_ret_hit(greg_t *g)
 {
 	uintptr_t sp = (uintptr_t)g[REG_RSP];
-	struct fdr_probe_site *s;
+	struct pr_site *s;
 	struct fdr_probe_regs regs;
 	struct pr_ret r;
-	unsigned int i = pr_nrets;
+	unsigned int k, i = pr_nrets;
 
 	while (i > 0 && pr_rets[i - 1].sp + 8 != sp)
 		i--;
@@ -696,20 +760,25 @@ static void pr_ret_hit(greg_t *g)
 		pr_ret_drop(--pr_nrets);
 	pr_nrets = i - 1;
 	s = &pr_sites[r.site];
-	atomic_fetch_add(&s->active, 1); /* seq_cst: before the armed load (essay) */
-	if (!atomic_load(&s->armed) || !s->ret) {
-		/* disarmed (or re-armed as an entry probe) since the entry: no handler */
-	} else if (pr_depth == 0) {
-		fdr_probe_handler fn = atomic_load_explicit(&s->fn, memory_order_relaxed);
+	atomic_fetch_add(&s->active, 1); /* seq_cst: before the 'on' loads (essay) */
+	for (k = 0; k < PR_SITE_PROBES; k++) {
+		struct fdr_probe_site *p = &s->probes[k];
 
-		pr_depth++;
-		pr_fill_regs(&regs, g, r.ret);
-		regs.probe_addr = atomic_load_explicit(&s->addr, memory_order_relaxed);
-		fn(&regs, atomic_load_explicit(&s->arg, memory_order_relaxed));
-		pr_depth--;
-		atomic_fetch_add_explicit(&s->hits, 1, memory_order_relaxed);
-	} else {
-		atomic_fetch_add_explicit(&s->misses, 1, memory_order_relaxed);
+		/* a probe disarmed since the entry (or re-armed as an entry probe): none */
+		if (!atomic_load(&p->on) || !p->ret) {
+			continue;
+		} else if (pr_depth == 0) {
+			fdr_probe_handler fn = atomic_load_explicit(&p->fn, memory_order_relaxed);
+
+			pr_depth++;
+			pr_fill_regs(&regs, g, r.ret);
+			regs.probe_addr = atomic_load_explicit(&s->addr, memory_order_relaxed);
+			fn(&regs, atomic_load_explicit(&p->arg, memory_order_relaxed));
+			pr_depth--;
+			atomic_fetch_add_explicit(&p->hits, 1, memory_order_relaxed);
+		} else {
+			atomic_fetch_add_explicit(&p->misses, 1, memory_order_relaxed);
+		}
 	}
 	atomic_fetch_sub(&s->active, 1);
 	/* only now: an unwinder running in the handler (backtrace()) still finds it */
@@ -793,11 +862,12 @@ static void pr_sigtrap(int sig, siginfo_t *si, void *ucv)
 {
 	ucontext_t *uc = ucv;
 	greg_t *g = uc->uc_mcontext.gregs;
-	struct fdr_probe_site *s;
+	struct pr_site *s;
 	struct fdr_probe_regs regs;
 	const struct fdr_reloc_insn *in;
 	uintptr_t addr, next, tramp;
-	int saved_errno = errno;
+	int saved_errno = errno, filled = 0, ret_on = 0;
+	unsigned int k;
 
 	/* int3 raises #BP (vector 3), reported as SI_KERNEL; anything else is not ours */
 	if (si->si_code != SI_KERNEL || g[REG_TRAPNO] != 3)
@@ -821,19 +891,30 @@ static void pr_sigtrap(int sig, siginfo_t *si, void *ucv)
 		return;
 	}
 	in = &s->insn;
-	if (s->ret) {
-		pr_ret_entry(s, g, tramp);
-	} else if (pr_depth == 0) {
-		fdr_probe_handler fn = atomic_load_explicit(&s->fn, memory_order_relaxed);
+	/* entry handlers first: they see the return address before a hijack changes it */
+	for (k = 0; k < PR_SITE_PROBES; k++) {
+		struct fdr_probe_site *p = &s->probes[k];
 
-		pr_depth++;
-		pr_fill_regs(&regs, g, addr);
-		fn(&regs, atomic_load_explicit(&s->arg, memory_order_relaxed));
-		pr_depth--;
-		atomic_fetch_add_explicit(&s->hits, 1, memory_order_relaxed);
-	} else {
-		atomic_fetch_add_explicit(&s->misses, 1, memory_order_relaxed);
+		if (!atomic_load(&p->on)) { /* seq_cst: after active++ (essay) */
+			continue;
+		} else if (p->ret) {
+			ret_on = 1;
+		} else if (pr_depth == 0) {
+			fdr_probe_handler fn = atomic_load_explicit(&p->fn, memory_order_relaxed);
+
+			if (!filled)
+				pr_fill_regs(&regs, g, addr);
+			filled = 1;
+			pr_depth++;
+			fn(&regs, atomic_load_explicit(&p->arg, memory_order_relaxed));
+			pr_depth--;
+			atomic_fetch_add_explicit(&p->hits, 1, memory_order_relaxed);
+		} else {
+			atomic_fetch_add_explicit(&p->misses, 1, memory_order_relaxed);
+		}
 	}
+	if (ret_on)
+		pr_ret_entry(s, g, tramp); /* one hijack for all the return probes */
 	next = addr + in->len;
 	if (s->xol_all) {
 		g[REG_RIP] = (greg_t)s->slot;

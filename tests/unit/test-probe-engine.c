@@ -632,15 +632,19 @@ Test(probe, registers)
 
 Test(probe, arguments_and_rearm)
 {
-	struct fdr_probe_site *s;
-	struct hits h = { 0 };
+	struct fdr_probe_site *s, *s2;
+	struct hits h = { 0 }, h2 = { 0 };
 	uint64_t i, want_rdi = 0, want_rsi = 0;
 	int round;
 
 	for (round = 0; round < 3; round++) {
 		cr_assert_eq(fdr_probe_arm(A(pt_add), count_hit, &h, &s), 0);
-		cr_assert_eq(fdr_probe_arm(A(pt_add), count_hit, &h, &s), -EBUSY);
+		/* a second probe at the same address: both handlers run (the first 250 calls) */
+		cr_assert_eq(fdr_probe_arm(A(pt_add), count_hit, &h2, &s2), 0);
+		cr_assert_neq(s, s2);
 		for (i = 0; i < 500; i++) {
+			if (i == 250)
+				cr_assert_eq(fdr_probe_disarm(s2), 0, "the other probe stays");
 			cr_assert_eq(pt_add(i, 1000 + i), 1000 + 2 * i);
 			want_rdi += i;
 			want_rsi += 1000 + i;
@@ -649,8 +653,11 @@ Test(probe, arguments_and_rearm)
 		}
 		cr_assert_eq(fdr_probe_disarm(s), 0);
 		cr_assert_eq(fdr_probe_disarm(s), -EINVAL, "second disarm refused");
+		cr_assert_eq(fdr_probe_disarm(s2), -EINVAL, "second disarm refused");
+		cr_assert_eq(*(const volatile uint8_t *)A(pt_add), 0x48, "original byte back");
 	}
 	cr_assert_eq(atomic_load(&h.n), 1500);
+	cr_assert_eq(atomic_load(&h2.n), 750);
 	cr_assert_eq(atomic_load(&h.sum_rdi), want_rdi);
 	cr_assert_eq(atomic_load(&h.sum_rsi), want_rsi);
 }

@@ -112,6 +112,83 @@ Test(ret, normal_returns)
 	cr_assert_eq(atomic_load(&h->n), 1000, "no handler after the disarm");
 }
 
+struct entries {
+	atomic_ulong n;
+	int64_t di[256];
+	uint64_t ra[256]; /* *%rsp at the entry: the return address */
+};
+
+static void entry_hit(const struct fdr_probe_regs *r, void *arg)
+{
+	struct entries *e = arg;
+	unsigned long i = atomic_fetch_add(&e->n, 1);
+
+	if (i < 256) {
+		e->di[i] = (int64_t)r->gpr[FDR_REG_DI];
+		e->ra[i] = *(const uint64_t *)(uintptr_t)r->gpr[FDR_REG_SP];
+	}
+}
+
+/*
+ * An entry probe and a return probe on the same function, armed and disarmed
+ * independently: each handler sees its own values (the entry handler the real
+ * return address: it runs before the hijack), the int3 stays while either is
+ * armed, and up to 4 probes share an address (the 5th is refused).
+ */
+Test(ret, entry_and_return_same_function)
+{
+	struct fdr_probe_site *pe, *pr, *more[3];
+	struct rets *h = calloc(1, sizeof(*h));
+	struct entries *e = calloc(1, sizeof(*e));
+	uint8_t orig = *(const volatile uint8_t *)A(r_sq);
+	uintptr_t ra;
+	int64_t i;
+
+	cr_assert_eq(call_sq(2), -3);
+	ra = sq_ra;
+	cr_assert_eq(fdr_probe_arm(A(r_sq), entry_hit, e, &pe), 0);
+	cr_assert_eq(fdr_probe_arm_flags(A(r_sq), FDR_PROBE_ARM_RETURN, ret_hit, h, &pr), 0);
+	for (i = 0; i < 100; i++) {
+		cr_assert_eq(call_sq(i), i * i - 7);
+		cr_assert_eq(e->di[i], i, "entry %ld: %%di", (long)i);
+		cr_assert_eq(e->ra[i], ra, "entry %ld: the real return address", (long)i);
+		cr_assert_eq(h->seen[i], i * i - 7, "return %ld: $retval", (long)i);
+		cr_assert_eq(h->ip[i], ra);
+	}
+	/* the entry probe goes, the return probe stays (the int3 with it) */
+	cr_assert_eq(fdr_probe_disarm(pe), 0);
+	cr_assert_eq(*(const volatile uint8_t *)A(r_sq), 0xcc);
+	for (i = 100; i < 150; i++)
+		cr_assert_eq(call_sq(i), i * i - 7);
+	cr_assert_eq(atomic_load(&e->n), 100);
+	cr_assert_eq(atomic_load(&h->n), 150);
+	cr_assert_eq(h->seen[149], 149 * 149 - 7);
+	/* back, and the return probe goes first this time */
+	cr_assert_eq(fdr_probe_arm(A(r_sq), entry_hit, e, &pe), 0);
+	cr_assert_eq(fdr_probe_disarm(pr), 0);
+	for (i = 150; i < 200; i++)
+		cr_assert_eq(call_sq(i), i * i - 7);
+	cr_assert_eq(atomic_load(&e->n), 150);
+	cr_assert_eq(e->di[149], 199);
+	cr_assert_eq(atomic_load(&h->n), 150, "no return reported once its probe went");
+	cr_assert_eq(sq_ra, ra, "no hijack without a return probe");
+	/* 4 probes at one address at most */
+	cr_assert_eq(fdr_probe_arm_flags(A(r_sq), FDR_PROBE_ARM_RETURN, ret_hit, h, &pr), 0);
+	cr_assert_eq(fdr_probe_arm(A(r_sq), entry_hit, e, &more[0]), 0);
+	cr_assert_eq(fdr_probe_arm(A(r_sq), entry_hit, e, &more[1]), 0);
+	cr_assert_eq(fdr_probe_arm(A(r_sq), entry_hit, e, &more[2]), -EBUSY);
+	cr_assert_eq(call_sq(3), 2);
+	cr_assert_eq(atomic_load(&e->n), 153, "three entry handlers");
+	cr_assert_eq(atomic_load(&h->n), 151);
+	cr_assert_eq(fdr_probe_disarm(more[0]), 0);
+	cr_assert_eq(fdr_probe_disarm(pe), 0);
+	cr_assert_eq(fdr_probe_disarm(pr), 0);
+	cr_assert_eq(*(const volatile uint8_t *)A(r_sq), 0xcc);
+	cr_assert_eq(fdr_probe_disarm(more[1]), 0);
+	cr_assert_eq(*(const volatile uint8_t *)A(r_sq), orig, "the original byte, with the last");
+	cr_assert_eq(fdr_probe_site_misses(pe) + fdr_probe_site_misses(pr), 0);
+}
+
 static int64_t r_fact(int64_t n);
 static int64_t (*volatile fact_p)(int64_t) = r_fact; /* no recursion turned into a loop */
 
