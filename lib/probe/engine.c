@@ -40,6 +40,13 @@
  * (both sequentially consistent): either the handler sees armed = 0, or the
  * disarmer waits for it, so a handler never runs with a stale 'arg'.
  *
+ * A site carries up to PR_SITE_PROBES probes (an entry and a return probe on
+ * one function, or two events at one place), each with its own 'on', handler
+ * and counters. The int3 goes in with the first and comes out with the last;
+ * the others join or leave by 'on' alone, with the same pairing: the handler
+ * increments 'active' before it reads each probe's 'on', the disarmer clears
+ * 'on' before it waits for 'active' to be 0.
+ *
  * Sites live in a fixed open-addressing table keyed by address; a site is
  * never freed, only disarmed, and re-arming the same address reuses it and its
  * slot (a thread may still be inside the slot from the last time: the bytes
@@ -418,13 +425,16 @@ static int pr_shstk_active(void)
  * @addr: an instruction boundary (see fdr_probe_check()) in a mapped r-x page
  * @fn: called on every hit with the registers, in a signal handler
  * @arg: passed to @fn; must stay valid until fdr_probe_disarm() returns
- * @out: the site, for fdr_probe_disarm() and the counters
+ * @out: the probe, for fdr_probe_disarm() and the counters
  *
  * Installs the SIGTRAP handler the first time (signal.c keeps the program's own
  * handlers running). Never makes a page writable and executable. Not
  * async-signal-safe; serialised with every other arm/disarm.
  *
- * Returns: 0; -EINVAL (NULL @fn or @out); -EBUSY if @addr is armed already;
+ * Other probes may be armed at @addr already (up to 4 in all, entry and return
+ * probes mixed): this one joins them and each handler runs on every hit.
+ *
+ * Returns: 0; -EINVAL (NULL @fn or @out); -EBUSY if @addr has 4 probes already;
  * -EFAULT if @addr is not in an executable mapping; -EPERM if its page is
  * writable and executable (JIT code: not ours to patch); -EILSEQ/-ENOTSUP from
  * the decoder, or -ENOTSUP for a call under a CET shadow stack; -ENOSPC if the
