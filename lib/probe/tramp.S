@@ -75,14 +75,11 @@ fdr_probe_ret_tramp_area:
 	nop
 fdr_probe_ret_tramp:
 	int3
-	.skip 6, 0xcc
+	.org fdr_probe_ret_tramp + 7, 0xcc	/* exactly: the expression adds 7 */
 	.cfi_endproc
 pr_rtab_rel:
 	.quad fdr_probe_ret_table - pr_rtab_rel	/* at T + 7: the table, from here */
 	.size fdr_probe_ret_tramp_area, .-fdr_probe_ret_tramp_area
-	.if pr_rtab_rel - fdr_probe_ret_tramp - 7
-	.error "the table's offset must be 7 bytes after the trampoline's int3"
-	.endif
 
 /*
  * fdr_probe_ret_pad - where the personality sends a phase-2 unwind that

