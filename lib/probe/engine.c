@@ -197,10 +197,13 @@ void fdr_probe_unlock(void)
 }
 
 /* The child of a fork has one thread: locks another thread held are free again. */
+static void pr_rtab_atfork_child(void);
+
 static void pr_atfork_child(void)
 {
 	pthread_mutex_init(&pr_lock, NULL);
 	fdr_probe_sig_atfork_child();
+	pr_rtab_atfork_child();
 }
 
 static unsigned int pr_hash(uintptr_t addr)
@@ -695,6 +698,24 @@ static int pr_rtab_insert(uintptr_t key, uintptr_t val)
 		}
 	}
 	return -1;
+}
+
+/*
+ * In the child of a fork: the other threads' pending returns are gone with
+ * them; only this thread's stay in the table (their slots as they were).
+ */
+static void pr_rtab_atfork_child(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < PR_RTAB + PR_RTAB_PROBES; i++)
+		atomic_store_explicit(&fdr_probe_ret_table[i].key, 0, memory_order_relaxed);
+	for (i = 0; i < pr_nrets; i++) {
+		atomic_store_explicit(&fdr_probe_ret_table[pr_rets[i].tab].val, pr_rets[i].ret,
+				      memory_order_relaxed);
+		atomic_store_explicit(&fdr_probe_ret_table[pr_rets[i].tab].key, pr_rets[i].sp,
+				      memory_order_relaxed);
+	}
 }
 
 /* @r's slot in the table is free again (unless a later frame at S took it over). */

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <execinfo.h>
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -24,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 
@@ -370,6 +373,82 @@ Test(ret, thread_exit_pending)
 	cr_assert_eq(tab, 0, "returns of exited threads left for unwinders: %u", tab);
 	cr_assert_eq(r_exit(4), 4);
 	cr_assert_eq(fdr_probe_disarm(s), 0);
+}
+
+static atomic_int waiting, go;
+static volatile unsigned int child_mine = 99, child_tab = 99;
+
+TARGET static int64_t r_wait(int64_t x)
+{
+	atomic_store(&waiting, 1);
+	while (!atomic_load(&go))
+		sched_yield();
+	return x;
+}
+
+static void *waiter(void *arg)
+{
+	(void)arg;
+	return (void *)(intptr_t)r_wait(7);
+}
+
+TARGET static int64_t r_fork(int64_t x)
+{
+	pid_t pid = fork();
+	unsigned int tab;
+
+	if (pid == 0) {
+		child_mine = fdr_probe_ret_pending(&tab);
+		child_tab = tab;
+	}
+	__asm__ volatile("" ::: "memory");
+	return pid == 0 ? x : pid;
+}
+
+/*
+ * fork() from inside a return-probed function while another thread waits in
+ * one: in the child, only the forking thread's pending return is left for
+ * unwinders (the other thread is gone), and it returns through the trampoline.
+ */
+Test(ret, fork_pending)
+{
+	struct fdr_probe_site *sw, *sf;
+	struct rets *hw = calloc(1, sizeof(*hw)), *hf = calloc(1, sizeof(*hf));
+	unsigned int tab = 99;
+	pthread_t th;
+	int64_t v;
+	int status;
+	void *rv;
+
+	cr_assert_eq(fdr_probe_arm_flags(A(r_wait), FDR_PROBE_ARM_RETURN, ret_hit, hw, &sw), 0);
+	cr_assert_eq(fdr_probe_arm_flags(A(r_fork), FDR_PROBE_ARM_RETURN, ret_hit, hf, &sf), 0);
+	cr_assert_eq(pthread_create(&th, NULL, waiter, NULL), 0);
+	while (!atomic_load(&waiting))
+		sched_yield();
+	v = r_fork(5);
+	if (v == 5) { /* the child */
+		int ok = child_mine == 1 && child_tab == 1 && atomic_load(&hf->n) == 1 &&
+			 hf->seen[0] == 5 && fdr_probe_ret_pending(&tab) == 0 && tab == 0;
+
+		_exit(ok ? 0 : 1);
+	}
+	cr_assert_gt(v, 0);
+	cr_assert_eq(waitpid((pid_t)v, &status, 0), (pid_t)v);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child's checks: status %#x",
+		  status);
+	cr_assert_eq(fdr_probe_ret_pending(&tab), 0);
+	cr_assert_eq(tab, 1, "the waiting thread's return");
+	atomic_store(&go, 1);
+	cr_assert_eq(pthread_join(th, &rv), 0);
+	cr_assert_eq((intptr_t)rv, 7);
+	cr_assert_eq(atomic_load(&hw->n), 1);
+	cr_assert_eq(hw->seen[0], 7);
+	cr_assert_eq(atomic_load(&hf->n), 1);
+	cr_assert_eq(hf->seen[0], v);
+	fdr_probe_ret_pending(&tab);
+	cr_assert_eq(tab, 0);
+	cr_assert_eq(fdr_probe_disarm(sw), 0);
+	cr_assert_eq(fdr_probe_disarm(sf), 0);
 }
 
 static volatile int64_t in_handler;
