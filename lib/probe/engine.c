@@ -435,7 +435,10 @@ static int pr_shstk_active(void)
  * async-signal-safe; serialised with every other arm/disarm.
  *
  * Other probes may be armed at @addr already (up to 4 in all, entry and return
- * probes mixed): this one joins them and each handler runs on every hit.
+ * probes mixed): this one joins them and each handler runs on every hit. If
+ * the code under them was unmapped (their disarm failed) and other code is
+ * mapped at @addr now, they are dropped and this probe arms the new code; the
+ * handles of the dropped probes must not be used again (one may be this one's).
  *
  * Returns: 0; -EINVAL (NULL @fn or @out); -EBUSY if @addr has 4 probes already;
  * -EFAULT if @addr is not in an executable mapping; -EPERM if its page is
@@ -447,6 +450,17 @@ static int pr_shstk_active(void)
 int fdr_probe_arm(uintptr_t addr, fdr_probe_handler fn, void *arg, struct fdr_probe_site **out)
 {
 	return fdr_probe_arm_flags(addr, 0, fn, arg, out);
+}
+
+/* Whether the byte at @addr is an int3 (read without faulting; the caller checked the page). */
+static int pr_int3_at(uintptr_t addr)
+{
+	uint8_t b = 0;
+	struct iovec local = { &b, 1 }, remote = { (void *)addr, 1 };
+
+	if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != 1)
+		b = *(const volatile uint8_t *)addr; /* no process_vm_readv (seccomp) */
+	return b == 0xcc;
 }
 
 /* The return trampoline (tramp.S), published at the first return probe. */
@@ -490,6 +504,16 @@ int fdr_probe_arm_flags(uintptr_t addr, unsigned int flags, fdr_probe_handler fn
 		goto out;
 	}
 	s = pr_lookup(addr);
+	if (s && atomic_load(&s->armed) && !pr_int3_at(addr)) {
+		/*
+		 * armed, but the int3 is gone: the code was unmapped under it (its
+		 * disarm could not write) and other code is mapped there now. The
+		 * stale probes go; this one arms the new code afresh.
+		 */
+		for (k = 0; k < PR_SITE_PROBES; k++)
+			atomic_store(&s->probes[k].on, 0);
+		atomic_store(&s->armed, 0);
+	}
 	if (s && atomic_load(&s->armed)) {
 		/* the int3 is in place for another probe: this one only joins it */
 		for (k = 0; k < PR_SITE_PROBES && !p; k++)
