@@ -775,8 +775,26 @@ static void pr_ret_entry(struct pr_site *s, greg_t *g, uintptr_t tramp)
 {
 	uintptr_t sp = (uintptr_t)g[REG_RSP];
 	struct pr_ret *r;
+	unsigned int i, j;
 	int tab;
 
+	/*
+	 * An entry at this very slot, anywhere in the stack, is a frame gone (longjmp
+	 * out of nested probed frames leaves them below newer entries): the call just
+	 * wrote its own return address there. Not so if the slot holds the
+	 * trampoline: a hijacked function tail-called this one, whose return goes
+	 * through both entries.
+	 */
+	if (*(const uintptr_t *)sp != tramp) {
+		for (i = pr_nrets; i-- > 0;) {
+			if (pr_rets[i].sp != sp)
+				continue;
+			pr_ret_drop(i);
+			for (j = i; j + 1 < pr_nrets; j++)
+				pr_rets[j] = pr_rets[j + 1];
+			pr_nrets--;
+		}
+	}
 	/* stale entries: their slot was reused (at or below RSP now) and lost the trampoline */
 	while (pr_nrets > 0 && pr_rets[pr_nrets - 1].sp <= sp &&
 	       *(const uintptr_t *)pr_rets[pr_nrets - 1].sp != tramp)

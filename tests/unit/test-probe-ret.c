@@ -297,6 +297,123 @@ Test(ret, longjmp_out)
 	cr_assert_eq(fdr_probe_disarm(s), 0);
 }
 
+static jmp_buf jb3;
+
+TARGET static int64_t r_l3(int64_t x)
+{
+	if (x & 1)
+		longjmp(jb3, 1);
+	__asm__ volatile("" ::: "memory");
+	return x + 3;
+}
+
+TARGET static int64_t r_l2(int64_t x)
+{
+	int64_t v = r_l3(x);
+
+	__asm__ volatile("" ::: "memory");
+	return v + 2;
+}
+
+TARGET static int64_t r_l1(int64_t x)
+{
+	int64_t v = r_l2(x);
+
+	__asm__ volatile("" ::: "memory");
+	return v + 1;
+}
+
+/*
+ * longjmp out of three nested return-probed frames, every other call: the
+ * three abandoned entries (their slots still hold the trampoline, under newer
+ * entries) are dropped when the next calls reuse their slots, so nothing builds
+ * up: after each normal call nothing is pending, every normal return is
+ * reported and each abandoned frame counts one miss.
+ */
+Test(ret, longjmp_out_nested)
+{
+	struct fdr_probe_site *s1, *s2, *s3;
+	struct rets *h1 = calloc(1, sizeof(*h1)), *h2 = calloc(1, sizeof(*h2)),
+		    *h3 = calloc(1, sizeof(*h3));
+	volatile int64_t i, jumped = 0, sum = 0;
+	unsigned int tab;
+
+	cr_assert_eq(fdr_probe_arm_flags(A(r_l1), FDR_PROBE_ARM_RETURN, ret_hit, h1, &s1), 0);
+	cr_assert_eq(fdr_probe_arm_flags(A(r_l2), FDR_PROBE_ARM_RETURN, ret_hit, h2, &s2), 0);
+	cr_assert_eq(fdr_probe_arm_flags(A(r_l3), FDR_PROBE_ARM_RETURN, ret_hit, h3, &s3), 0);
+	for (i = 0; i < 1000; i++) {
+		if (setjmp(jb3)) {
+			jumped++;
+			continue;
+		}
+		sum += r_l1(i);
+		cr_assert_eq(fdr_probe_ret_pending(NULL), 0, "call %ld: returns left pending",
+			     (long)i);
+	}
+	cr_assert_eq(jumped, 500);
+	cr_assert_eq(sum, 500 * 6 + 2 * (499 * 500 / 2));
+	cr_assert_eq(r_l1(0), 6);
+	cr_assert_eq(fdr_probe_ret_pending(&tab), 0);
+	cr_assert_eq(tab, 0);
+	cr_assert_eq(atomic_load(&h1->n), 501);
+	cr_assert_eq(atomic_load(&h2->n), 501);
+	cr_assert_eq(atomic_load(&h3->n), 501);
+	for (i = 0; i < 128; i++)
+		cr_assert(h3->seen[i] == 2 * i + 3 && h2->seen[i] == 2 * i + 5 &&
+				  h1->seen[i] == 2 * i + 6,
+			  "return %ld", (long)i);
+	cr_assert_eq(fdr_probe_site_misses(s1), 500);
+	cr_assert_eq(fdr_probe_site_misses(s2), 500);
+	cr_assert_eq(fdr_probe_site_misses(s3), 500);
+	cr_assert_eq(fdr_probe_disarm(s1), 0);
+	cr_assert_eq(fdr_probe_disarm(s2), 0);
+	cr_assert_eq(fdr_probe_disarm(s3), 0);
+}
+
+/* rt_f(x) = rt_g(x + 1) by a tail call (jmp), whatever the build; rt_g(x) = x + 100 */
+int64_t rt_f(int64_t x);
+int64_t rt_g(int64_t x);
+__asm__(".text\n"
+	".globl rt_g\n.type rt_g, @function\n.p2align 4\n"
+	"rt_g:\n\tlea 100(%rdi), %rax\n\tret\n.size rt_g, .-rt_g\n"
+	".globl rt_f\n.type rt_f, @function\n.p2align 4\n"
+	"rt_f:\n\tadd $1, %rdi\n\tjmp rt_g\n.size rt_f, .-rt_f\n");
+
+TARGET static int64_t call_rt_f(int64_t x)
+{
+	int64_t v = rt_f(x);
+
+	__asm__ volatile("" ::: "memory");
+	return v;
+}
+
+/*
+ * A return-probed function tail-calls another: the second entry finds its
+ * return-address slot holding the trampoline already and keeps the first entry
+ * (its frame lives on in the callee's). The return traps twice: the callee's
+ * return first (its return address is the trampoline), then the caller's.
+ */
+Test(ret, tail_call_between_probed)
+{
+	struct fdr_probe_site *sf, *sg;
+	struct rets *hf = calloc(1, sizeof(*hf)), *hg = calloc(1, sizeof(*hg));
+	int64_t i;
+
+	cr_assert_eq(fdr_probe_arm_flags(A(rt_f), FDR_PROBE_ARM_RETURN, ret_hit, hf, &sf), 0);
+	cr_assert_eq(fdr_probe_arm_flags(A(rt_g), FDR_PROBE_ARM_RETURN, ret_hit, hg, &sg), 0);
+	for (i = 0; i < 200; i++) {
+		cr_assert_eq(call_rt_f(i), i + 101);
+		cr_assert_eq(fdr_probe_ret_pending(NULL), 0);
+	}
+	cr_assert_eq(atomic_load(&hf->n), 200);
+	cr_assert_eq(atomic_load(&hg->n), 200);
+	for (i = 0; i < 200; i++)
+		cr_assert(hf->seen[i] == i + 101 && hg->seen[i] == i + 101, "return %ld", (long)i);
+	cr_assert_eq(fdr_probe_site_misses(sf) + fdr_probe_site_misses(sg), 0);
+	cr_assert_eq(fdr_probe_disarm(sf), 0);
+	cr_assert_eq(fdr_probe_disarm(sg), 0);
+}
+
 static atomic_int cleanups, mid_cleanups;
 
 static void cleanup(void *arg)
