@@ -64,10 +64,11 @@
  * registers of the return (RAX = $retval, IP = the real return address,
  * probe_addr = the function) and resumes at the real return address. Entries
  * above the one found, and at a new entry those whose return-address slot is at
- * or below the new RSP and no longer holds the trampoline, belong to frames that
- * longjmp() abandoned: they are dropped as misses. An entry whose slot still
- * holds the trampoline is never dropped at an entry (it may be live on another
- * stack: sigaltstack).
+ * or below the new RSP and no longer holds the trampoline, or is the new RSP
+ * itself (the new call overwrote it), belong to frames that longjmp() abandoned:
+ * they are dropped as misses. An entry whose slot still holds the trampoline is
+ * never dropped at an entry (it may be live on another stack: sigaltstack; or
+ * its function tail-called the new one, whose slot it shares).
  *
  * Unwinders (C++ exceptions, pthread_exit(), backtrace()) pass the trampoline
  * with its .eh_frame entry (tramp.S): the real return address comes from
