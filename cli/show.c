@@ -88,6 +88,13 @@ int cmd_stat(int argc, char **argv)
 	       c->instances[idx].options & FDR_OPT_OVERWRITE ? "overwrite" : "discard");
 	printf("timestamps: %s\n",
 	       c->ts_source == FDR_TS_TSC ? "tsc" : "clock_gettime(CLOCK_MONOTONIC)");
+	if (!idx) {
+		struct ktrace_link l;
+
+		if (ktrace_read_link(fdr_session_path(s), &l) == 0)
+			printf("kernel instance: %s/instances/%s (trace_clock %s)\n", l.tracefs,
+			       l.instance, l.clock);
+	}
 	printf("events enabled:");
 	for (i = 0; i < FDR_MAX_EVENTS; i++) {
 		const struct fdr_abi_event *e = &c->events[i];

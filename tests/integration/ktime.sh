@@ -94,6 +94,8 @@ test_link() {
 	# fdr's session is in overwrite mode by default: the kernel's too
 	[ "$(cat "$K/options/overwrite")" = 1 ] || { diag "options/overwrite is not 1"; return 1; }
 	grep -q "linked (trace_clock mono)" "$ERR" || { diag "no message"; show_io; return 1; }
+	must "$FDR" stat || return 1
+	expect_out "^kernel instance: $TRACEFS/instances/$inst \(trace_clock mono\)$"
 }
 
 # steps FILE TID: the application (TID) slept 20 ms between step n phase=0 and
