@@ -79,6 +79,12 @@ if(TARGET fdr-probe AND TARGET fdr-ctl_static)
   target_compile_options(probe-agent-target PRIVATE -fPIE -O1)
   target_link_options(probe-agent-target PRIVATE -pie)
   target_link_libraries(probe-agent-target PRIVATE fdr probe-agent-lib ${CMAKE_DL_LIBS})
+  # linked with libfdr, no static event: the agent from libfdr's constructor
+  add_executable(probe-agent-target-noev integration/probe-agent-target.c)
+  target_compile_definitions(probe-agent-target-noev PRIVATE PA_NO_EVENT)
+  target_compile_options(probe-agent-target-noev PRIVATE -fPIE -O1)
+  target_link_options(probe-agent-target-noev PRIVATE -pie)
+  target_link_libraries(probe-agent-target-noev PRIVATE fdr probe-agent-lib ${CMAKE_DL_LIBS})
   add_executable(probe-agent-target-nofdr integration/probe-agent-target.c)
   target_compile_options(probe-agent-target-nofdr PRIVATE -fPIE -O1)
   target_link_options(probe-agent-target-nofdr PRIVATE -pie)
@@ -87,7 +93,8 @@ if(TARGET fdr-probe AND TARGET fdr-ctl_static)
     COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/integration/probe-agent.sh $<TARGET_FILE:fdr-cli>
       $<TARGET_FILE:probe-count> $<TARGET_FILE:probe-agent-target>
       $<TARGET_FILE:probe-agent-target-nofdr> $<TARGET_FILE:fdr-probe>
-      $<TARGET_FILE:probe-agent-lib> $<TARGET_FILE:probe-agent-dl>)
+      $<TARGET_FILE:probe-agent-lib> $<TARGET_FILE:probe-agent-dl>
+      $<TARGET_FILE:probe-agent-target-noev>)
   # label stress too: the TSan build runs it. There the fork child's agent thread
   # (libfdr starts it again in a child) needs die_after_fork=0; every target must
   # exit 0, so a sanitizer's report fails the case.

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * probe-agent-target.c - the probed program of probe-agent.sh. Built linked
- * with libfdr (one static event, so its agent runs as in any fdr program) and
- * without it (started with LD_PRELOAD=libfdr-probe.so). Reads commands from
+ * with libfdr (one static event, so its agent runs as in any fdr program),
+ * linked with libfdr with no static event at all (PA_NO_EVENT: the agent comes
+ * from libfdr's constructor), and without it (started with
+ * LD_PRELOAD=libfdr-probe.so). Reads commands from
  * stdin, one a line, and answers each on stdout:
  *
  *   call N      calls pa_target_fn(i, "hello") for i in 0..N-1      -> "ok SUM"
@@ -22,8 +24,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#ifdef PA_WITH_FDR
+#if defined(PA_WITH_FDR) || defined(PA_NO_EVENT)
 #include <fdr/fdr.h>
+#endif
+#ifdef PA_WITH_FDR
 /* clang-format off */
 FDR_EVENT(patest, tick,
 	FDR_PROTO(int n),
@@ -60,6 +64,10 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 #ifdef PA_WITH_FDR
 	fdr_patest_tick(0);
+#endif
+#ifdef PA_NO_EVENT
+	if (!fdr_version()) /* a use of libfdr that is no event: it stays linked (--as-needed) */
+		return 2;
 #endif
 	while (fgets(line, sizeof(line), stdin)) {
 		char arg[4096] = "";

@@ -1,27 +1,29 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# probe-agent.sh FDR COUNT TARGET TARGET_NOFDR LIBPROBE LIB DL - the probe
+# probe-agent.sh FDR COUNT TARGET TARGET_NOFDR LIBPROBE LIB DL TARGET_NOEV - the probe
 # agent (lib/probe/agent.c) arming dynamic probes in running programs.
 # Probes are defined with 'fdr append uprobe_events', enabled and disabled
 # with their events/GRP/EVENT/enable file, removed with '-:'; COUNT
 # (probe-count) prints a probe's hits and misses from the session's probes
 # file (uprobe_profile shows the hits only). TARGET is linked with libfdr, TARGET_NOFDR is not and runs
-# with LD_PRELOAD=LIBPROBE; LIB is linked into both, DL is dlopen()ed. The
+# with LD_PRELOAD=LIBPROBE; TARGET_NOEV is linked with libfdr and has no static
+# event. LIB is linked into all three, DL is dlopen()ed. The
 # targets take commands on stdin (probe-agent-target.c). Each case checks the
 # lines 'fdr show' prints for the probe, exactly, and their number.
 set -u
 # shellcheck source=../harness/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../harness/lib.sh"
 
-FDR=${1:?usage: probe-agent.sh FDR COUNT TARGET TARGET_NOFDR LIBPROBE LIB DL}
+FDR=${1:?usage: probe-agent.sh FDR COUNT TARGET TARGET_NOFDR LIBPROBE LIB DL TARGET_NOEV}
 COUNT=$2
 TGT=$3
 TGT_NOFDR=$4
 LIBPROBE=$5
 LIB=$6
 DL=$7
-abs_path FDR COUNT TGT TGT_NOFDR LIBPROBE LIB DL
+TGT_NOEV=${8:?usage: probe-agent.sh FDR COUNT TARGET TARGET_NOFDR LIBPROBE LIB DL TARGET_NOEV}
+abs_path FDR COUNT TGT TGT_NOFDR LIBPROBE LIB DL TGT_NOEV
 suite_init probe-agent shm
 export FDR_SESSION=pa
 
@@ -305,6 +307,32 @@ test_no_preload() {
 	stop_target || return 1
 }
 
+# linked with libfdr but no static event at all: libfdr's constructor starts the
+# agent. A probe defined before the start is armed before main (the first
+# calls record); disabling disarms, enabling again while it runs arms it within
+# 1 s. Without that constructor nothing is armed (byte not cc, no line).
+test_linked_no_event() {
+	define "p:uprobes/panoev $TGT_NOEV:pa_target_fn a=%di:s32 s=+0(%si):string" || return 1
+	set_enable 1 uprobes/panoev || return 1
+	start_target "$TGT_NOEV" || return 1
+	tcmd "call 3" && [ "$reply" = "ok $((2 * 3 + 3 * 101))" ] || { diag "call: $reply"; return 1; }
+	tcmd pid || return 1
+	local p=${reply#pid }
+	tcmd byte && [ "$reply" = "byte cc" ] || { diag "armed: $reply"; return 1; }
+	expect_lines panoev "$p" "$(lines panoev hello 0 2)" || return 1
+	set_enable 0 uprobes/panoev || return 1
+	wait_byte byte '!cc' || return 1
+	tcmd "call 2" || return 1
+	# enabled again while it runs: its agent arms it
+	set_enable 1 uprobes/panoev || return 1
+	wait_byte byte cc || return 1
+	tcmd "call 1" || return 1
+	expect_lines panoev "$p" "$(lines panoev hello 0 2; lines panoev hello 0 0)" || return 1
+	set_enable 0 uprobes/panoev || return 1
+	stop_target || return 1
+	remove uprobes/panoev
+}
+
 run_cases "test_setup test_linked_start test_disable_enable test_fork_child test_shared_lib
-	test_dlopen_lib test_refused test_return_probe test_delete_slot test_running_before test_preload test_no_preload" test_setup
+	test_dlopen_lib test_refused test_return_probe test_delete_slot test_running_before test_preload test_no_preload test_linked_no_event" test_setup
 tap_summary
