@@ -21,7 +21,9 @@
  *      (dev, ino) that holds its offset gives an address,
  *      start + offset - file offset; that is a location wanted;
  *   4. disarms the armed locations that are no longer wanted (slot freed or
- *      changed, event disabled everywhere, file unmapped), then arms the new
+ *      changed, event disabled everywhere, file unmapped; where an object was
+ *      unloaded, first forgets those whose text went, fdr_probe_forget(),
+ *      without writing into the page now there), then arms the new
  *      ones: the function holding the offset from the file's symbols
  *      (elf-func.c), fdr_probe_check(), fdr_probe_arm(). A refusal is told to
  *      the top instance's error_log once per slot generation, with the engine's
@@ -203,12 +205,16 @@ static int pa_dl_count(struct dl_phdr_info *info, size_t size, void *arg)
 
 /* ---- arming and disarming ----------------------------------------------------------------- */
 
-/* Disarm @l (pa_lock held); the engine's nested misses are added to the slot first. */
+/*
+ * Disarm @l (pa_lock held). A location whose library was unloaded (its text
+ * unmapped, or mapped afresh: the same file or another one loaded at that
+ * address) is forgotten without a write: writing the byte back would fail, or
+ * corrupt the new code. Either way the engine's handler is done with l->arg.
+ */
 static void pa_disarm(struct pa_loc *l)
 {
-	if (fdr_probe_disarm(l->site) < 0) {
-		/* the text is gone (a library unloaded): no thread can run it any more */
-	}
+	if (fdr_probe_forget(l->site) == -EBUSY)
+		(void)fdr_probe_disarm(l->site);
 	free(l->arg);
 	memset(l, 0, sizeof(*l));
 }
@@ -234,6 +240,27 @@ static void pa_disarm_all(void)
 			pa_count_nested(&pa_locs[i]);
 			pa_disarm(&pa_locs[i]);
 		}
+}
+
+/*
+ * An object was unloaded since the last sync (pa_lock held): forget the
+ * locations whose text went with it, even where the address is mapped again
+ * (dlclose() then dlopen() between two syncs: the new page holds no int3). The
+ * arm pass then arms what is wanted there anew.
+ */
+static void pa_forget_unloaded(void)
+{
+	unsigned int k;
+
+	for (k = 0; k < PA_MAX_LOCS; k++) {
+		struct pa_loc *l = &pa_locs[k];
+
+		if (!l->used || fdr_probe_forget(l->site) < 0)
+			continue;
+		pa_count_nested(l);
+		free(l->arg);
+		memset(l, 0, sizeof(*l));
+	}
 }
 
 static struct pa_loc *pa_find(uint32_t slot, uint32_t gen, uintptr_t addr)
@@ -422,6 +449,8 @@ void fdr_probe_agent_sync(struct fdr_session *s)
 	dl_iterate_phdr(pa_dl_count, &dl);
 	if (pa_seen_ctl && ctl_gen == pa_ctl_gen && dl.adds == pa_dl.adds && dl.subs == pa_dl.subs)
 		goto out;
+	if (dl.subs != pa_dl.subs)
+		pa_forget_unloaded();
 	pa_seen_ctl = 1;
 	pa_ctl_gen = ctl_gen;
 	pa_dl = dl;

@@ -40,6 +40,12 @@
  * (both sequentially consistent): either the handler sees armed = 0, or the
  * disarmer waits for it, so a handler never runs with a stale 'arg'.
  *
+ * A site whose text was unloaded (dlclose: the address unmapped, or mapped
+ * afresh) is forgotten instead (fdr_probe_forget()): armed = 0 without a write,
+ * once the page is no longer the anonymous copy the int3 went into. A trap at a
+ * site not armed whose byte is an int3 now is then the new code's own: it goes
+ * to the program's handler instead of being rewound onto.
+ *
  * Sites live in a fixed open-addressing table keyed by address; a site is
  * never freed, only disarmed, and re-arming the same address reuses it and its
  * slot (a thread may still be inside the slot from the last time: the bytes
@@ -63,6 +69,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -539,6 +546,78 @@ int fdr_probe_disarm(struct fdr_probe_site *site)
 	return 0;
 }
 
+/*
+ * Under pr_lock: is the page at @addr still the copy the engine wrote @site's
+ * int3 into? A write (through /proc/self/mem, or the mremap swap) leaves an
+ * anonymous page in the mapping; once the library is unloaded the address is
+ * unmapped, and once a file is mapped there again the page is the file's (or
+ * not yet faulted in). /proc/self/pagemap tells (bit 63 present, 62 swapped,
+ * 61 a file page); where it cannot be read, the first byte must still be the
+ * int3.
+ */
+static int pr_text_ours(uintptr_t addr)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	uint64_t e = 0;
+	uint8_t b = 0;
+	int prot, fd;
+
+	if (fdr_patch_page_prot(addr, &prot) < 0 || !(prot & PROT_EXEC))
+		return 0;
+	fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t n = pread(fd, &e, sizeof(e), (off_t)(addr / pg * sizeof(e)));
+
+		close(fd);
+		if (n == (ssize_t)sizeof(e))
+			return (e >> 62 & 1) || ((e >> 63 & 1) && !(e >> 61 & 1));
+	}
+	{
+		struct iovec local = { &b, 1 }, remote = { (void *)addr, 1 };
+
+		return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == 1 && b == 0xcc;
+	}
+}
+
+/**
+ * fdr_probe_forget - drop an armed site whose text is gone, without writing
+ * @site: from fdr_probe_arm()
+ *
+ * For a probe in a library that was unloaded (dlclose()): the address no
+ * longer holds the page the int3 was written into: it is unmapped, or another
+ * mapping (the same file loaded again, or another one) is there. Writing the
+ * original byte back would fail, or corrupt that new code. The site is marked
+ * disarmed (armed = 0, then the wait for its handlers, as fdr_probe_disarm()
+ * does), so another probe may be armed at that address, and a trap there that
+ * is not the engine's goes to the program's handler. Must not be called from a
+ * probe handler.
+ *
+ * Returns: 0 (forgotten); -EBUSY if the int3 is still in place (disarm it with
+ * fdr_probe_disarm()); -EINVAL if @site is NULL or not armed; -EDEADLK from a
+ * probe handler.
+ */
+int fdr_probe_forget(struct fdr_probe_site *site)
+{
+	if (!site)
+		return -EINVAL;
+	if (pr_depth > 0)
+		return -EDEADLK;
+	fdr_probe_lock();
+	if (!atomic_load(&site->armed)) {
+		fdr_probe_unlock();
+		return -EINVAL;
+	}
+	if (pr_text_ours(atomic_load(&site->addr))) {
+		fdr_probe_unlock();
+		return -EBUSY;
+	}
+	atomic_store(&site->armed, 0);
+	fdr_probe_unlock();
+	while (atomic_load(&site->active) != 0)
+		sched_yield();
+	return 0;
+}
+
 /** fdr_probe_site_hits - how many times @site's handler ran. */
 uint64_t fdr_probe_site_hits(const struct fdr_probe_site *site)
 {
@@ -678,8 +757,11 @@ static void pr_sigtrap(int sig, siginfo_t *si, void *ucv)
 		goto chain;
 	atomic_fetch_add(&s->active, 1); /* seq_cst: before the armed load (essay) */
 	if (!atomic_load(&s->armed)) {
-		/* already gone: run the original instruction, now back in place */
 		atomic_fetch_sub(&s->active, 1);
+		/* an int3 there now is the program's (a site forgotten: fdr_probe_forget()) */
+		if (*(volatile const uint8_t *)addr == 0xcc)
+			goto chain;
+		/* already gone: run the original instruction, now back in place */
 		g[REG_RIP] = (greg_t)addr;
 		errno = saved_errno;
 		return;

@@ -11,6 +11,8 @@
  *   lib N       the same with pa_lib_fn (a linked shared library)    -> "ok SUM"
  *   dlopen PATH dlopen()s PATH (a library with pa_dl_fn)             -> "ok"
  *   dl N        the same with pa_dl_fn                               -> "ok SUM"
+ *   reopen PATH dlclose()s the library, then dlopen()s PATH         -> "ok"
+ *   dladdr      the address of pa_dl_fn                              -> "addr 0x..."
  *   byte        the first byte of pa_target_fn (cc when armed)       -> "byte XX"
  *   dlbyte      the same for pa_dl_fn                                -> "byte XX"
  *   fork N      a child calls pa_target_fn N times and exits; waited -> "ok STATUS"
@@ -59,6 +61,7 @@ __asm__(".text\n"
 int main(void)
 {
 	int (*dl_fn)(int, const char *) = NULL;
+	void *dl_h = NULL;
 	char line[4200];
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -84,11 +87,16 @@ int main(void)
 			for (i = 0; i < n; i++)
 				sum += pa_lib_fn((int)i, "lib");
 			printf("ok %ld\n", sum);
-		} else if (!strncmp(line, "dlopen ", 7)) {
-			void *h = dlopen(arg, RTLD_NOW);
-
-			*(void **)&dl_fn = h ? dlsym(h, "pa_dl_fn") : NULL;
+		} else if (!strncmp(line, "dlopen ", 7) || !strncmp(line, "reopen ", 7)) {
+			if (line[0] == 'r' && dl_h && dlclose(dl_h)) {
+				printf("error %s\n", dlerror());
+				continue;
+			}
+			dl_h = dlopen(arg, RTLD_NOW);
+			*(void **)&dl_fn = dl_h ? dlsym(dl_h, "pa_dl_fn") : NULL;
 			printf(dl_fn ? "ok\n" : "error %s\n", dlerror());
+		} else if (!strcmp(line, "dladdr") && dl_fn) {
+			printf("addr %p\n", *(void **)&dl_fn);
 		} else if (!strncmp(line, "dl ", 3) && dl_fn) {
 			for (i = 0; i < n; i++)
 				sum += dl_fn((int)i, "dl");

@@ -1,29 +1,31 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# probe-agent.sh FDR COUNT TARGET TARGET_NOFDR LIBPROBE LIB DL TARGET_NOEV - the probe
+# probe-agent.sh FDR COUNT TARGET TARGET_NOFDR LIBPROBE LIB DL TARGET_NOEV DL2 - the probe
 # agent (lib/probe/agent.c) arming dynamic probes in running programs.
 # Probes are defined with 'fdr append uprobe_events', enabled and disabled
 # with their events/GRP/EVENT/enable file, removed with '-:'; COUNT
 # (probe-count) prints a probe's hits and misses from the session's probes
 # file (uprobe_profile shows the hits only). TARGET is linked with libfdr, TARGET_NOFDR is not and runs
 # with LD_PRELOAD=LIBPROBE; TARGET_NOEV is linked with libfdr and has no static
-# event. LIB is linked into all three, DL is dlopen()ed. The
+# event. LIB is linked into all three, DL is dlopen()ed, then dlclose()d and
+# replaced by itself and by DL2 (the same function with a nop first). The
 # targets take commands on stdin (probe-agent-target.c). Each case checks the
 # lines 'fdr show' prints for the probe, exactly, and their number.
 set -u
 # shellcheck source=../harness/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../harness/lib.sh"
 
-FDR=${1:?usage: probe-agent.sh FDR COUNT TARGET TARGET_NOFDR LIBPROBE LIB DL TARGET_NOEV}
+FDR=${1:?usage: probe-agent.sh FDR COUNT TARGET TARGET_NOFDR LIBPROBE LIB DL TARGET_NOEV DL2}
 COUNT=$2
 TGT=$3
 TGT_NOFDR=$4
 LIBPROBE=$5
 LIB=$6
 DL=$7
-TGT_NOEV=${8:?usage: probe-agent.sh FDR COUNT TARGET TARGET_NOFDR LIBPROBE LIB DL TARGET_NOEV}
-abs_path FDR COUNT TGT TGT_NOFDR LIBPROBE LIB DL TGT_NOEV
+TGT_NOEV=${8:?usage: probe-agent.sh FDR COUNT TARGET TARGET_NOFDR LIBPROBE LIB DL TARGET_NOEV DL2}
+DL2=${9:?usage: probe-agent.sh FDR COUNT TARGET TARGET_NOFDR LIBPROBE LIB DL TARGET_NOEV DL2}
+abs_path FDR COUNT TGT TGT_NOFDR LIBPROBE LIB DL TGT_NOEV DL2
 suite_init probe-agent shm
 export FDR_SESSION=pa
 
@@ -190,6 +192,37 @@ test_dlopen_lib() {
 	expect_lines padl "$lpid" "$(lines padl dl 0 1)"
 }
 
+# a probed library unloaded and another loaded in one go (dlclose then dlopen,
+# no sync in between): first the same file, then DL2, whose first byte
+# differs. The agent forgets the location whose text went (it must not take
+# the new page for armed, nor write the old byte into it) and arms anew.
+test_dlclose() {
+	local a1 a2
+	tcmd dladdr || return 1
+	a1=${reply#addr }
+	tcmd "reopen $DL" && [ "$reply" = ok ] || { diag "reopen: $reply"; return 1; }
+	tcmd dladdr || return 1
+	[ "${reply#addr }" = "$a1" ] || diag "note: reloaded at ${reply#addr }, not $a1"
+	wait_byte dlbyte cc || return 1
+	tcmd "dl 2" && [ "$reply" = "ok 201" ] || { diag "dl: $reply"; return 1; }
+	expect_lines padl "$lpid" "$(lines padl dl 0 1; lines padl dl 0 1)" || return 1
+	define "p:uprobes/padl2 $DL2:pa_dl_fn a=%di:u32 s=+0(%si):string" || return 1
+	set_enable 1 uprobes/padl2 || return 1
+	tcmd "reopen $DL2" && [ "$reply" = ok ] || { diag "reopen: $reply"; return 1; }
+	tcmd dladdr || return 1
+	a2=${reply#addr }
+	[ "$a2" = "$a1" ] || diag "note: $DL2 loaded at $a2, not $a1"
+	wait_byte dlbyte cc || return 1
+	tcmd "dl 3" && [ "$reply" = "ok 303" ] || { diag "dl: $reply"; return 1; }
+	expect_lines padl2 "$lpid" "$(lines padl2 dl 0 2)" || return 1
+	expect_lines padl "$lpid" "$(lines padl dl 0 1; lines padl dl 0 1)" || return 1
+	set_enable 0 uprobes/padl2 || return 1
+	wait_byte dlbyte '!cc' || return 1
+	[ "$reply" = "byte 90" ] || { diag "$DL2's first byte after the disarm: $reply"; return 1; }
+	tcmd "dl 1" && [ "$reply" = "ok 100" ] || { diag "dl: $reply"; return 1; }
+	remove uprobes/padl2
+}
+
 # wait_log TEXT: error_log has a line with TEXT within 1.5 s
 wait_log() {
 	local i
@@ -334,5 +367,5 @@ test_linked_no_event() {
 }
 
 run_cases "test_setup test_linked_start test_disable_enable test_fork_child test_shared_lib
-	test_dlopen_lib test_refused test_return_probe test_delete_slot test_running_before test_preload test_no_preload test_linked_no_event" test_setup
+	test_dlopen_lib test_dlclose test_refused test_return_probe test_delete_slot test_running_before test_preload test_no_preload test_linked_no_event" test_setup
 tap_summary
