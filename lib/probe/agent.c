@@ -25,7 +25,9 @@
  *      unloaded, first forgets those whose text went, fdr_probe_forget(),
  *      without writing into the page now there), then arms the new
  *      ones: the function holding the offset from the file's symbols
- *      (elf-func.c), fdr_probe_check(), fdr_probe_arm(). A refusal is told to
+ *      (elf-func.c), fdr_probe_check(), the slot's SDT semaphore (its
+ *      ref_ctr_offset, in a writable mapping of the same file) + 1, then
+ *      fdr_probe_arm(); a disarm takes the 1 away again. A refusal is told to
  *      the top instance's error_log once per slot generation, with the engine's
  *      message.
  *
@@ -84,11 +86,13 @@ struct pa_loc {
 	struct fdr_probe_site *site;
 	struct pa_arg *arg;
 	uint64_t misses_seen; /* the engine's nested misses already added to the slot */
+	uint16_t *sem; /* the SDT semaphore this location added 1 to, or NULL */
 };
 
 struct pa_map {
 	uintptr_t start, end;
 	uint64_t off, dev, ino;
+	int exec; /* r-x text; else a private writable mapping (SDT semaphores) */
 	char path[256];
 };
 
@@ -97,6 +101,7 @@ static struct pa_loc pa_locs[PA_MAX_LOCS];
 static struct fdr_session *pa_sess; /* the session the mapping below is of */
 static struct fdr_abi_probes *pa_probes; /* pa_sess's, fdr_session_probes() */
 static uint32_t pa_reported[FDR_MAX_PROBES]; /* gen + 1 of the slot last reported */
+static uint32_t pa_sem_missed[FDR_MAX_PROBES]; /* gen + 1: its semaphore was not mapped */
 
 /*
  * The dynamic linker's counts of objects loaded and unloaded (dl_iterate_phdr's
@@ -160,7 +165,10 @@ static int pa_map_probes(struct fdr_session *s)
 	return pa_probes ? 0 : fdr_session_probes(s, &pa_probes);
 }
 
-/* The executable file mappings of this process; how many (at most @max). */
+/*
+ * The executable file mappings of this process, and the private writable ones
+ * (where an SDT semaphore lives); how many (at most @max).
+ */
 static int pa_read_maps(struct pa_map *maps, int max)
 {
 	FILE *f = fopen("/proc/self/maps", "re");
@@ -177,8 +185,9 @@ static int pa_read_maps(struct pa_map *maps, int max)
 
 		if (sscanf(line, "%lx-%lx %7s %lx %x:%x %lu %n", &start, &end, perms, &off, &maj,
 			   &min, &ino, &pos) < 7 ||
-		    perms[2] != 'x' || !ino)
+		    !ino || (perms[2] != 'x' && (perms[1] != 'w' || perms[3] != 'p')))
 			continue;
+		maps[n].exec = perms[2] == 'x';
 		maps[n].start = start;
 		maps[n].end = end;
 		maps[n].off = off;
@@ -213,8 +222,12 @@ static int pa_dl_count(struct dl_phdr_info *info, size_t size, void *arg)
  */
 static void pa_disarm(struct pa_loc *l)
 {
-	if (fdr_probe_forget(l->site) == -EBUSY)
+	if (fdr_probe_forget(l->site) == -EBUSY) {
 		(void)fdr_probe_disarm(l->site);
+		/* the object is still loaded (its text still ours): so is its semaphore */
+		if (l->sem)
+			__atomic_fetch_sub(l->sem, 1, __ATOMIC_RELAXED);
+	}
 	free(l->arg);
 	memset(l, 0, sizeof(*l));
 }
@@ -246,7 +259,8 @@ static void pa_disarm_all(void)
  * An object was unloaded since the last sync (pa_lock held): forget the
  * locations whose text went with it, even where the address is mapped again
  * (dlclose() then dlopen() between two syncs: the new page holds no int3). The
- * arm pass then arms what is wanted there anew.
+ * arm pass then arms what is wanted there anew. Their semaphores went with the
+ * object: nothing is written there.
  */
 static void pa_forget_unloaded(void)
 {
@@ -274,12 +288,44 @@ static struct pa_loc *pa_find(uint32_t slot, uint32_t gen, uintptr_t addr)
 	return NULL;
 }
 
-/* Arm slot @i (copied in @c) at @addr of mapping @m. 0, or a negative errno with @why. */
+/*
+ * Slot @c's SDT semaphore in the object mapped by @m: the private writable
+ * mapping of the same file whose range holds the 2 bytes at file offset
+ * ref_ctr_offset (as the kernel's uprobes find it), the one nearest @m if the
+ * file is mapped more than once. NULL if there is none (yet).
+ */
+static uint16_t *pa_sem_addr(const struct pa_map *maps, int nmaps, const struct pa_map *m,
+			     const struct fdr_abi_probe_slot *c)
+{
+	uint64_t off = c->ref_ctr_offset;
+	uintptr_t best = 0, dist = UINTPTR_MAX;
+	int j;
+
+	for (j = 0; j < nmaps; j++) {
+		const struct pa_map *w = &maps[j];
+		uintptr_t d = w->start > m->start ? w->start - m->start : m->start - w->start;
+
+		if (w->exec || w->dev != c->dev || w->ino != c->ino || off < w->off ||
+		    off - w->off > w->end - w->start - sizeof(uint16_t) || d >= dist)
+			continue;
+		best = w->start + (uintptr_t)(off - w->off);
+		dist = d;
+	}
+	return (uint16_t *)best;
+}
+
+/*
+ * Arm slot @i (copied in @c) at @addr of mapping @m (@maps: all of them, for
+ * the semaphore). 0, or a negative errno with @why; -EAGAIN: its semaphore is
+ * not mapped (yet).
+ */
 static int pa_arm(struct fdr_session *s, uint32_t i, const struct fdr_abi_probe_slot *c,
-		  const struct pa_map *m, uintptr_t addr, char *why, size_t n)
+		  const struct pa_map *maps, int nmaps, const struct pa_map *m, uintptr_t addr,
+		  char *why, size_t n)
 {
 	uint64_t vaddr = 0, func = 0, flen = 0;
 	struct pa_loc *l = NULL;
+	uint16_t *sem = NULL;
 	struct pa_arg *a;
 	struct stat st;
 	unsigned int k;
@@ -319,6 +365,19 @@ static int pa_arm(struct fdr_session *s, uint32_t i, const struct fdr_abi_probe_
 			 (unsigned long long)(vaddr - func));
 		return -EINVAL;
 	}
+	if (c->ref_ctr_offset) {
+		sem = c->ref_ctr_offset & 1 ? NULL : pa_sem_addr(maps, nmaps, m, c);
+		if (!sem) {
+			snprintf(
+				why, n,
+				c->ref_ctr_offset & 1 ?
+					"its reference counter's file offset 0x%llx in %s is odd" :
+					"no writable mapping of its reference counter (file offset "
+					"0x%llx of %s)",
+				(unsigned long long)c->ref_ctr_offset, m->path);
+			return c->ref_ctr_offset & 1 ? -EINVAL : -EAGAIN;
+		}
+	}
 	a = malloc(sizeof(*a) + c->prog_len);
 	if (!a) {
 		snprintf(why, n, "out of memory");
@@ -329,9 +388,14 @@ static int pa_arm(struct fdr_session *s, uint32_t i, const struct fdr_abi_probe_
 	a->shm = &pa_probes->probes[i];
 	a->prog_len = c->prog_len;
 	memcpy(a->prog, c->prog, c->prog_len);
+	/* the SDT semaphore first, as the kernel does: the program runs its probe site */
+	if (sem)
+		__atomic_fetch_add(sem, 1, __ATOMIC_RELAXED);
 	ret = fdr_probe_arm_flags(addr, c->flags & FDR_PROBE_F_RETURN ? FDR_PROBE_ARM_RETURN : 0,
 				  pa_hit, a, &l->site);
 	if (ret < 0) {
+		if (sem)
+			__atomic_fetch_sub(sem, 1, __ATOMIC_RELAXED);
 		free(a);
 		snprintf(why, n, "%s at 0x%lx (%s+0x%llx)",
 			 ret == -EBUSY	? "another probe is armed" :
@@ -348,6 +412,7 @@ static int pa_arm(struct fdr_session *s, uint32_t i, const struct fdr_abi_probe_
 	l->arg = a;
 	l->wanted = 1;
 	l->misses_seen = fdr_probe_site_misses(l->site);
+	l->sem = sem;
 	return 0;
 }
 
@@ -364,7 +429,7 @@ static int pa_mask_any(const uint64_t *mask)
 /* Where @m maps slot @c's file offset: 1 and *@addr, or 0 (another file, or outside) */
 static int pa_map_addr(const struct pa_map *m, const struct fdr_abi_probe_slot *c, uintptr_t *addr)
 {
-	if (m->dev != c->dev || m->ino != c->ino || c->offset < m->off ||
+	if (!m->exec || m->dev != c->dev || m->ino != c->ino || c->offset < m->off ||
 	    c->offset - m->off >= m->end - m->start)
 		return 0;
 	*addr = m->start + (uintptr_t)(c->offset - m->off);
@@ -429,13 +494,14 @@ void fdr_probe_agent_sync(struct fdr_session *s)
 	struct pa_dl dl = { 0, 0 };
 	uint32_t i, ctl_gen;
 	unsigned int k;
-	int nmaps, j;
+	int nmaps, j, ret;
 
 	pthread_mutex_lock(&pa_lock);
 	if (s != pa_sess) {
 		pa_disarm_all();
 		pa_probes = NULL;
 		memset(pa_reported, 0, sizeof(pa_reported));
+		memset(pa_sem_missed, 0, sizeof(pa_sem_missed));
 		pa_sess = s;
 		pa_seen_ctl = 0;
 	}
@@ -497,7 +563,20 @@ void fdr_probe_agent_sync(struct fdr_session *s)
 				continue;
 			if (pa_find(i, c->gen, addr))
 				continue;
-			if (pa_arm(s, i, c, &maps[j], addr, why, sizeof(why)) < 0)
+			ret = pa_arm(s, i, c, maps, nmaps, &maps[j], addr, why, sizeof(why));
+			/*
+			 * A semaphore not mapped: perhaps a dlopen() under way (its
+			 * text mapped, its data not yet). The next sync looks again;
+			 * told only if it is still missing then.
+			 */
+			if (ret == -EAGAIN) {
+				pa_seen_ctl = 0;
+				if (pa_sem_missed[i] != c->gen + 1) {
+					pa_sem_missed[i] = c->gen + 1;
+					continue;
+				}
+			}
+			if (ret < 0)
 				pa_report(s, i, c->gen, c->line, why);
 		}
 	}

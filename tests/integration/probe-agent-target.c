@@ -13,6 +13,9 @@
  *   dl N        the same with pa_dl_fn                               -> "ok SUM"
  *   reopen PATH dlclose()s the library, then dlopen()s PATH         -> "ok"
  *   dladdr      the address of pa_dl_fn                              -> "addr 0x..."
+ *   semoff      the file offset of the SDT semaphore pa_sem          -> "off 0x..."
+ *   sem         pa_sem, the first bytes of pa_sem_fn, pa_sem_fn2     -> "sem N XX YY"
+ *   semcall N   if pa_sem: pa_sem_fn(i) + pa_sem_fn2(i), i in 0..N-1  -> "ok SUM"
  *   byte        the first byte of pa_target_fn (cc when armed)       -> "byte XX"
  *   dlbyte      the same for pa_dl_fn                                -> "byte XX"
  *   fork N      a child calls pa_target_fn N times and exits; waited -> "ok STATUS"
@@ -20,6 +23,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +52,48 @@ __attribute__((noinline, used)) int pa_target_fn(int a, const char *s)
 }
 
 static int (*volatile fn_ptr)(int, const char *) = pa_target_fn;
+
+/*
+ * An SDT semaphore as <sys/sdt.h> makes one (systemtap-sdt-dev is not needed):
+ * an unsigned short in the writable section ".probes", which a tracer adds 1
+ * to while it has a probe armed that names it (uprobe_events' (REF_CTR_OFFSET)),
+ * and the program's probe sites run only while it is not 0.
+ */
+__attribute__((section(".probes"), used)) volatile unsigned short pa_sem;
+
+int pa_sem_fn(int a);
+int pa_sem_fn2(int a);
+
+__attribute__((noinline, used)) int pa_sem_fn(int a)
+{
+	__asm__ volatile("" ::: "memory");
+	return a + 1;
+}
+
+__attribute__((noinline, used)) int pa_sem_fn2(int a)
+{
+	__asm__ volatile("" ::: "memory");
+	return a + 2;
+}
+
+/* The file offset of @addr in the program's own file (its PT_LOAD segments). */
+static int file_off_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uintptr_t *a = arg;
+	int i;
+
+	(void)size;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+		uintptr_t start = info->dlpi_addr + p->p_vaddr;
+
+		if (p->p_type == PT_LOAD && *a >= start && *a < start + p->p_filesz) {
+			*a = *a - start + p->p_offset;
+			return 1;
+		}
+	}
+	return 1; /* the first object is the program */
+}
 
 /* a function whose first instruction is 10 bytes long whatever the build (refused probes) */
 __asm__(".text\n"
@@ -116,6 +162,20 @@ int main(void)
 			}
 			waitpid(c, &st, 0);
 			printf("ok %d\n", st);
+		} else if (!strcmp(line, "semoff")) {
+			uintptr_t a = (uintptr_t)&pa_sem;
+
+			dl_iterate_phdr(file_off_cb, &a);
+			printf("off 0x%lx\n", (unsigned long)a);
+		} else if (!strcmp(line, "sem")) {
+			printf("sem %u %02x %02x\n", pa_sem,
+			       *(volatile unsigned char *)(void *)pa_sem_fn,
+			       *(volatile unsigned char *)(void *)pa_sem_fn2);
+		} else if (!strncmp(line, "semcall ", 8)) {
+			for (i = 0; i < n; i++)
+				if (pa_sem)
+					sum += pa_sem_fn((int)i) + pa_sem_fn2((int)i);
+			printf("ok %ld\n", sum);
 		} else if (!strcmp(line, "pid")) {
 			printf("pid %d\n", (int)getpid());
 		} else {

@@ -366,6 +366,61 @@ test_linked_no_event() {
 	remove uprobes/panoev
 }
 
+# SDT semaphores: 'PATH:OFFSET(REF_CTR_OFFSET)'. While a probe that names it is
+# armed in the process, the 2-byte counter at that file offset (the target's
+# pa_sem, in its writable .probes section) counts it: 1 with one probe armed, 2
+# with two, back to 0 as each is disabled. The program's probe sites run only
+# while it is not 0 (semcall). One whose counter no writable mapping holds is
+# refused in error_log and armed nowhere.
+test_semaphore() {
+	local off b1 b2
+	start_target "$TGT" || return 1
+	tcmd pid || return 1
+	local p=${reply#pid }
+	tcmd semoff || return 1
+	off=${reply#off }
+	tcmd sem && [ "${reply% * *}" = "sem 0" ] || { diag "sem: $reply"; return 1; }
+	read -r _ _ b1 b2 <<<"$reply"
+	tcmd "semcall 3" && [ "$reply" = "ok 0" ] || { diag "semcall: $reply"; return 1; }
+	define "p:uprobes/pasem $TGT:pa_sem_fn($off) a=%di:s32" || return 1
+	must "$FDR" cat uprobe_events || return 1
+	grep -qE "^p:uprobes/pasem $TGT:0x[0-9a-f]+\($off\) a=%di:s32\$" "$OUT" ||
+		{ diag "read back:"; cat "$OUT"; return 1; }
+	set_enable 1 uprobes/pasem || return 1
+	wait_sem "sem 1 cc $b2" || return 1
+	tcmd "semcall 3" && [ "$reply" = "ok 15" ] || { diag "semcall: $reply"; return 1; }
+	expect_lines pasem "$p" "$(printf 'pasem: (ADDR) a=%d\n' 0 1 2)" || return 1
+	define "p:uprobes/pasem2 $TGT:pa_sem_fn2($off)" || return 1
+	set_enable 1 uprobes/pasem2 || return 1
+	wait_sem "sem 2 cc cc" || return 1
+	set_enable 0 uprobes/pasem || return 1
+	wait_sem "sem 1 $b1 cc" || return 1
+	set_enable 0 uprobes/pasem2 || return 1
+	wait_sem "sem 0 $b1 $b2" || return 1
+	tcmd "semcall 2" && [ "$reply" = "ok 0" ] || { diag "semcall: $reply"; return 1; }
+	expect_lines pasem "$p" "$(printf 'pasem: (ADDR) a=%d\n' 0 1 2)" || return 1
+	# a counter outside every writable mapping of the file: refused, nothing armed
+	define "p:uprobes/pasembad $TGT:pa_sem_fn2(0x10000000)" || return 1
+	set_enable 1 uprobes/pasembad || return 1
+	wait_log "pid $p: probe not armed: no writable mapping of its reference counter (file offset 0x10000000 of $TGT)" || return 1
+	tcmd sem && [ "$reply" = "sem 0 $b1 $b2" ] || { diag "sem: $reply"; return 1; }
+	set_enable 0 uprobes/pasembad || return 1
+	stop_target || return 1
+	remove uprobes/pasem && remove uprobes/pasem2 && remove uprobes/pasembad
+}
+
+# wait_sem WANT: poll the target's 'sem' until it answers WANT, for up to 1.5 s
+wait_sem() {
+	local i
+	for ((i = 0; i < 15; i++)); do
+		tcmd sem || return 1
+		[ "$reply" = "$1" ] && return 0
+		sleep 0.1
+	done
+	diag "sem: '$reply' after 1.5 s, expected '$1'"
+	return 1
+}
+
 run_cases "test_setup test_linked_start test_disable_enable test_fork_child test_shared_lib
-	test_dlopen_lib test_dlclose test_refused test_return_probe test_delete_slot test_running_before test_preload test_no_preload test_linked_no_event" test_setup
+	test_dlopen_lib test_dlclose test_refused test_return_probe test_delete_slot test_running_before test_preload test_no_preload test_linked_no_event test_semaphore" test_setup
 tap_summary
