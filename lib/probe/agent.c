@@ -489,6 +489,7 @@ static int pa_slot_copy(struct fdr_session *s, uint32_t i, struct fdr_abi_probe_
 void fdr_probe_agent_sync(struct fdr_session *s)
 {
 	static struct pa_map maps[PA_MAX_MAPS]; /* under pa_lock */
+	static struct fdr_abi_probe_slot *pend[FDR_MAX_PROBES]; /* copies to arm (pa_lock) */
 	struct fdr_abi_probe_slot *c;
 	char why[FDR_ERROR_TEXT_LEN / 2];
 	struct pa_dl dl = { 0, 0 };
@@ -520,16 +521,21 @@ void fdr_probe_agent_sync(struct fdr_session *s)
 	pa_seen_ctl = 1;
 	pa_ctl_gen = ctl_gen;
 	pa_dl = dl;
-	c = malloc(sizeof(*c));
-	if (!c)
-		goto out;
 	nmaps = pa_read_maps(maps, PA_MAX_MAPS);
 	for (k = 0; k < PA_MAX_LOCS; k++)
 		pa_locs[k].wanted = 0;
-	/* what is wanted: mark the armed ones, remember nothing else yet */
+	/*
+	 * Each live slot copied and checked once: the armed locations it wants are
+	 * marked; a slot with a location to arm keeps its copy (pend[i]) for the
+	 * arm pass, after the disarms.
+	 */
+	c = NULL;
 	for (i = 0; i < FDR_MAX_PROBES; i++) {
-		int r = pa_slot_copy(s, i, c, why, sizeof(why));
+		int r, need = 0;
 
+		if (!c && !(c = malloc(sizeof(*c))))
+			break;
+		r = pa_slot_copy(s, i, c, why, sizeof(why));
 		if (r < 0)
 			pa_report(s, i, c->gen, c->line, why);
 		if (r <= 0)
@@ -543,7 +549,23 @@ void fdr_probe_agent_sync(struct fdr_session *s)
 			l = pa_find(i, c->gen, addr);
 			if (l)
 				l->wanted = 1;
+			else
+				need = 1;
 		}
+		if (need) {
+			pend[i] = c;
+			c = NULL;
+		}
+	}
+	free(c);
+	if (i < FDR_MAX_PROBES) {
+		/* out of memory: nothing changes, the next sync tries again */
+		for (i = 0; i < FDR_MAX_PROBES; i++) {
+			free(pend[i]);
+			pend[i] = NULL;
+		}
+		pa_seen_ctl = 0;
+		goto out;
 	}
 	for (k = 0; k < PA_MAX_LOCS; k++) {
 		if (!pa_locs[k].used)
@@ -552,10 +574,12 @@ void fdr_probe_agent_sync(struct fdr_session *s)
 		if (!pa_locs[k].wanted)
 			pa_disarm(&pa_locs[k]);
 	}
-	/* arm what is wanted and not armed */
+	/* arm what is wanted and not armed (a slot changed since its copy: the next sync) */
 	for (i = 0; i < FDR_MAX_PROBES; i++) {
-		if (pa_slot_copy(s, i, c, why, sizeof(why)) <= 0)
+		c = pend[i];
+		if (!c)
 			continue;
+		pend[i] = NULL;
 		for (j = 0; j < nmaps; j++) {
 			uintptr_t addr;
 
@@ -579,8 +603,8 @@ void fdr_probe_agent_sync(struct fdr_session *s)
 			if (ret < 0)
 				pa_report(s, i, c->gen, c->line, why);
 		}
+		free(c);
 	}
-	free(c);
 out:
 	pthread_mutex_unlock(&pa_lock);
 }
