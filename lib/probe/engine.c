@@ -560,6 +560,7 @@ static int pr_text_ours(uintptr_t addr)
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
 	uint64_t e = 0;
 	uint8_t b = 0;
+	struct iovec local = { &b, 1 }, remote = { (void *)addr, 1 };
 	int prot, fd;
 
 	if (fdr_patch_page_prot(addr, &prot) < 0 || !(prot & PROT_EXEC))
@@ -572,11 +573,7 @@ static int pr_text_ours(uintptr_t addr)
 		if (n == (ssize_t)sizeof(e))
 			return (e >> 62 & 1) || ((e >> 63 & 1) && !(e >> 61 & 1));
 	}
-	{
-		struct iovec local = { &b, 1 }, remote = { (void *)addr, 1 };
-
-		return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == 1 && b == 0xcc;
-	}
+	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == 1 && b == 0xcc;
 }
 
 /**
