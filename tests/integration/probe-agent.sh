@@ -207,6 +207,12 @@ test_dlclose() {
 	tcmd "dl 2" && [ "$reply" = "ok 201" ] || { diag "dl: $reply"; return 1; }
 	expect_lines padl "$lpid" "$(lines padl dl 0 1; lines padl dl 0 1)" || return 1
 	define "p:uprobes/padl2 $DL2:pa_dl_fn a=%di:u32 s=+0(%si):string" || return 1
+	# its first byte, from the file at the offset the symbol resolved to
+	must "$FDR" cat uprobe_events || return 1
+	local off b2
+	off=$(sed -nE "s|^p:uprobes/padl2 $DL2:(0x[0-9a-f]+) .*|\1|p" "$OUT")
+	b2=$(od -An -tx1 -j "$((off))" -N1 "$DL2" | tr -d ' ')
+	[ -n "$b2" ] && [ "$b2" != cc ] || { diag "first byte of $DL2 at '$off': '$b2'"; return 1; }
 	set_enable 1 uprobes/padl2 || return 1
 	tcmd "reopen $DL2" && [ "$reply" = ok ] || { diag "reopen: $reply"; return 1; }
 	tcmd dladdr || return 1
@@ -218,7 +224,7 @@ test_dlclose() {
 	expect_lines padl "$lpid" "$(lines padl dl 0 1; lines padl dl 0 1)" || return 1
 	set_enable 0 uprobes/padl2 || return 1
 	wait_byte dlbyte '!cc' || return 1
-	[ "$reply" = "byte 90" ] || { diag "$DL2's first byte after the disarm: $reply"; return 1; }
+	[ "$reply" = "byte $b2" ] || { diag "$DL2's first byte after the disarm: $reply, not $b2"; return 1; }
 	tcmd "dl 1" && [ "$reply" = "ok 100" ] || { diag "dl: $reply"; return 1; }
 	remove uprobes/padl2
 }
