@@ -104,6 +104,7 @@ struct fdr_probe_site {
 	int xol_all; /* test hook: branches run out of line too */
 	int ret; /* FDR_PROBE_ARM_RETURN: the handler runs at the return */
 	atomic_uint_fast64_t hits, misses;
+	atomic_uint seq; /* + 1 before each change of 'armed' (seq_cst): pr_sigtrap() */
 };
 
 static struct fdr_probe_site pr_sites[PR_SITES];
@@ -495,6 +496,7 @@ int fdr_probe_arm_flags(uintptr_t addr, unsigned int flags, fdr_probe_handler fn
 		pr_sig_installed = 1;
 	}
 	/* seq_cst: the site is complete and armed before any thread can trap on it */
+	atomic_fetch_add(&s->seq, 1);
 	atomic_store(&s->armed, 1);
 	ret = fdr_patch_write(addr, &int3, 1);
 	if (ret < 0) {
@@ -539,6 +541,7 @@ int fdr_probe_disarm(struct fdr_probe_site *site)
 	}
 	fdr_patch_sync();
 	/* seq_cst: pairs with the handler's active++ then armed load (essay above) */
+	atomic_fetch_add(&site->seq, 1);
 	atomic_store(&site->armed, 0);
 	fdr_probe_unlock();
 	while (atomic_load(&site->active) != 0)
@@ -608,6 +611,7 @@ int fdr_probe_forget(struct fdr_probe_site *site)
 		fdr_probe_unlock();
 		return -EBUSY;
 	}
+	atomic_fetch_add(&site->seq, 1);
 	atomic_store(&site->armed, 0);
 	fdr_probe_unlock();
 	while (atomic_load(&site->active) != 0)
@@ -737,6 +741,7 @@ static void pr_sigtrap(int sig, siginfo_t *si, void *ucv)
 	struct fdr_probe_regs regs;
 	const struct fdr_reloc_insn *in;
 	uintptr_t addr, next, tramp;
+	unsigned int seq;
 	int saved_errno = errno;
 
 	/* int3 raises #BP (vector 3), reported as SI_KERNEL; anything else is not ours */
@@ -753,10 +758,19 @@ static void pr_sigtrap(int sig, siginfo_t *si, void *ucv)
 	if (!s)
 		goto chain;
 	atomic_fetch_add(&s->active, 1); /* seq_cst: before the armed load (essay) */
+	seq = atomic_load(&s->seq);
 	if (!atomic_load(&s->armed)) {
+		/*
+		 * An int3 there while the site stayed disarmed is the program's (its
+		 * text was unloaded and other code mapped there: fdr_probe_forget()).
+		 * Ours is written only after seq + 1 and armed = 1, and goes before
+		 * seq + 1 and armed = 0: seeing ours here, seq or armed changed.
+		 */
+		int foreign = *(volatile const uint8_t *)addr == 0xcc && !atomic_load(&s->armed) &&
+			      atomic_load(&s->seq) == seq;
+
 		atomic_fetch_sub(&s->active, 1);
-		/* an int3 there now is the program's (a site forgotten: fdr_probe_forget()) */
-		if (*(volatile const uint8_t *)addr == 0xcc)
+		if (foreign)
 			goto chain;
 		/* already gone: run the original instruction, now back in place */
 		g[REG_RIP] = (greg_t)addr;
