@@ -26,8 +26,8 @@
  *              kernel's 'x86-tsc'. counter, uptime, and x86-tsc where fdr's
  *              stamps are CLOCK_MONOTONIC, have no kernel twin: refused.
  *   show       fdr show reads the session's 'trace' and the instance's 'trace'
- *              (both non-consuming; the instance's pause-on-trace option is off,
- *              so the kernel keeps recording while it is read), and merges their
+ *              (both non-consuming; the kernel pauses the instance while its
+ *              'trace' is open, its pause-on-trace option), and merges their
  *              lines by timestamp, a 'K ' before each kernel line and two spaces
  *              before each of fdr's (ktrace_show()).
  *   pipe       fdr pipe consumes fdr's 'trace_pipe' and the instance's, and prints
@@ -120,13 +120,15 @@ static int kt_write(const char *tracefs, const char *inst, const char *file, con
 	char path[PATH_MAX];
 	int fd, ret = 0;
 	size_t n = strlen(text);
+	ssize_t w;
 
 	kt_fmt(path, sizeof(path), "%s/instances/%s/%s", tracefs, inst, file);
 	fd = open(path, O_WRONLY | O_CLOEXEC | (strcmp(file, "set_event") ? O_TRUNC : O_APPEND));
 	if (fd < 0)
 		return -errno;
-	if (write(fd, text, n) != (ssize_t)n)
-		ret = -errno ? -errno : -EIO;
+	w = write(fd, text, n);
+	if (w != (ssize_t)n)
+		ret = w < 0 ? -errno : -EIO;
 	close(fd);
 	return ret;
 }
@@ -307,7 +309,7 @@ void ktrace_reap(void)
 int ktrace_link(const char *dir, const char *const *specs, int nr, int overwrite, uint32_t clock,
 		uint32_t ts_source, uint32_t buffer_kb)
 {
-	char tracefs[PATH_MAX], name[80], path[PATH_MAX], reg[PATH_MAX];
+	char tracefs[PATH_MAX], name[80], path[PATH_MAX], reg[PATH_MAX], real[PATH_MAX];
 	const char *why = NULL, *kclock = kt_clock_for(clock, ts_source);
 	struct ktrace_link old;
 	FILE *f;
@@ -347,7 +349,9 @@ int ktrace_link(const char *dir, const char *const *specs, int nr, int overwrite
 	f = fopen(reg, "we");
 	if (!f)
 		return die(1, "-k: cannot write %s: %s", reg, strerror(errno));
-	fprintf(f, "dir %s\npid %ld\ntracefs %s\n", dir, (long)getpid(), tracefs);
+	/* the real path: the reaper reads it from any directory (fdr -d with a relative path) */
+	fprintf(f, "dir %s\npid %ld\ntracefs %s\n", realpath(dir, real) ? real : dir,
+		(long)getpid(), tracefs);
 	if (fclose(f))
 		return die(1, "-k: cannot write %s: %s", reg, strerror(errno));
 	kt_fmt(path, sizeof(path), "%s/instances/%s", tracefs, name);
@@ -369,8 +373,6 @@ int ktrace_link(const char *dir, const char *const *specs, int nr, int overwrite
 		return die(1, "-k: cannot set the kernel instance's mode and clock %s: %s", kclock,
 			   strerror(-ret));
 	}
-	/* reading 'trace' (fdr show) must not stop the kernel's recording */
-	kt_write(tracefs, name, "options/pause-on-trace", "0\n");
 	if (buffer_kb) {
 		char kb[32];
 

@@ -57,7 +57,7 @@ cleanup() {
 	"$FDR" destroy >/dev/null 2>&1
 	"$FDR" -s kpipe destroy >/dev/null 2>&1
 	for d in "$TRACEFS"/instances/fdr-kt-* "$TRACEFS"/instances/fdr-kill-* \
-		"$TRACEFS"/instances/fdr-kpipe-* \
+		"$TRACEFS"/instances/fdr-kpipe-* "$TRACEFS"/instances/fdr-rel-* \
 		"$TRACEFS"/instances/fdr-gone-* "$TRACEFS/instances/$BYSTANDER"; do
 		[ -d "$d" ] && rmdir "$d"
 	done
@@ -241,6 +241,19 @@ test_session_gone() {
 	[ -d "$TRACEFS/instances/$BYSTANDER" ] || { diag "the bystander instance was removed"; return 1; }
 }
 
+# a session named by a relative -d: its instance is kept by fdr commands run
+# from elsewhere (the registry holds the real path), removed by its destroy
+test_relative_dir() {
+	local inst
+	(cd "$T" && "$FDR" -d rel start -k sched:sched_switch) >"$OUT" 2>"$ERR" || { show_io; return 1; }
+	inst=$(sed -n 's/^instance //p' "$T/rel/kernel")
+	[ -n "$inst" ] || { diag "no link in $T/rel/kernel"; return 1; }
+	(cd / && "$FDR" -s other list) >/dev/null 2>&1
+	[ -d "$TRACEFS/instances/$inst" ] || { diag "$inst was removed by a command run from /"; return 1; }
+	(cd "$T" && "$FDR" -d rel destroy) || return 1
+	[ ! -e "$TRACEFS/instances/$inst" ] || { diag "$inst is still there after destroy"; return 1; }
+}
+
 test_no_rights() {
 	NOBODY_ROOT=$(mktemp -d /tmp/fdr-ktime-nobody.XXXXXX) || return 1
 	chown 65534:65534 "$NOBODY_ROOT"
@@ -260,5 +273,5 @@ test_kernel_untouched() {
 }
 
 run_cases "test_link test_interleaved test_pipe test_stop_start test_destroy test_discard_mode test_bad_event
-	test_killed test_session_gone test_no_rights test_kernel_untouched" test_link
+	test_killed test_session_gone test_relative_dir test_no_rights test_kernel_untouched" test_link
 tap_summary
