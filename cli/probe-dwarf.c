@@ -583,6 +583,9 @@ static void skip_prologue(Dwarf_Die *sp, Dwarf_Die *cu, Dwarf_Addr *entry)
 
 /* ---- the search ------------------------------------------------------------------------ */
 
+#define PD_MISSING "\001" /* an argument's body where it has no location */
+#define PD_DEADVAL "\\deade12d" /* perf's value for it there (DEFAULT_VAR_VALUE) */
+
 struct finder {
 	struct pd_bin *b;
 	const struct pd_def *def;
@@ -598,6 +601,7 @@ struct finder {
 	struct pd_loc *locs;
 	size_t nlocs;
 	int has_vars; /* an argument is a C name, $params or $vars */
+	char *why[PD_MAX_ARGS]; /* why argument N had no location at some place */
 	int ret;
 };
 
@@ -653,7 +657,7 @@ static int var_location(struct finder *f, Dwarf_Die *vr, struct targ *t, const c
 				if (dwarf_getlocation_addr(&attr, a, &op, &nops, 1) > 0)
 					goto found;
 		}
-		return pd_fail(f->err, -ENOENT, -1,
+		return pd_fail(f->err, -ENODATA, -1,
 			       "'%s' is optimised out at %s+0x%" PRIx64 " (address 0x%" PRIx64
 			       "): the debug information gives it no location there",
 			       what, die_name(&f->sp) ? die_name(&f->sp) : "?",
@@ -662,7 +666,7 @@ static int var_location(struct finder *f, Dwarf_Die *vr, struct targ *t, const c
 	}
 found:
 	if (nops == 0)
-		return pd_fail(f->err, -ENOENT, -1, "'%s' is optimised out at address 0x%" PRIx64,
+		return pd_fail(f->err, -ENODATA, -1, "'%s' is optimised out at address 0x%" PRIx64,
 			       what, (uint64_t)f->addr);
 	if (op->atom == DW_OP_addr) {
 		Dwarf_Addr va = op->number;
@@ -1077,6 +1081,21 @@ static int convert_arg(struct finder *f, Dwarf_Die *sc, const struct pd_arg *a, 
 				(uint64_t)f->addr);
 	}
 	ret = var_location(f, &vr, &t, a->var);
+	if (ret == -ENODATA) {
+		/*
+		 * perf: no location here may be one elsewhere (another inlined
+		 * instance); pd_resolve() fills the place in, or fails
+		 */
+		const char *p;
+		int idx = 0;
+
+		for (p = out; *p; p++)
+			idx += *p == ' ';
+		if (idx < PD_MAX_ARGS && !f->why[idx])
+			f->why[idx] = strdup(f->err->msg);
+		snprintf(buf, sizeof(buf), " %s=%s", name, PD_MISSING);
+		goto add;
+	}
 	if (ret)
 		return ret;
 	last = vr;
@@ -1293,6 +1312,85 @@ static Dwarf_Die *best_scope(struct finder *f, Dwarf_Die *mem)
 	return s.found ? mem : NULL;
 }
 
+/* the statement row at @addr, the first of the rows there (perf's cu_getsrc_die) */
+static Dwarf_Line *cu_stmt_line_at(Dwarf_Die *cu, Dwarf_Addr addr)
+{
+	Dwarf_Lines *lines;
+	Dwarf_Line *line;
+	Dwarf_Addr la;
+	size_t n, l, u, m;
+	bool flag;
+
+	if (dwarf_getsrclines(cu, &lines, &n) || !n)
+		return NULL;
+	l = 0;
+	u = n - 1;
+	while (l < u) {
+		m = u - (u - l) / 2;
+		line = dwarf_onesrcline(lines, m);
+		if (!line || dwarf_lineaddr(line, &la))
+			return NULL;
+		if (addr < la)
+			u = m - 1;
+		else
+			l = m;
+	}
+	do {
+		if (l == 0)
+			return NULL;
+		line = dwarf_onesrcline(lines, --l);
+		if (!line || dwarf_lineaddr(line, &la))
+			return NULL;
+	} while (la == addr);
+	l++;
+	do {
+		line = dwarf_onesrcline(lines, l++);
+		if (!line || dwarf_lineaddr(line, &la) || dwarf_linebeginstatement(line, &flag))
+			return NULL;
+		if (la > addr)
+			return NULL;
+	} while (!flag);
+	return line;
+}
+
+/*
+ * perf's verify_representive_line: the line that @addr maps back to (a
+ * function's entry maps to its declaration) must be @lineno, else the line
+ * shares its address with another one and perf refuses it, naming that one.
+ */
+static int verify_line(struct finder *f, const char *fname, int lineno, Dwarf_Addr addr)
+{
+	Dwarf_Die fn, sc;
+	Dwarf_Addr entry;
+	const char *rfile = NULL, *func = NULL;
+	int rline = 0, dl;
+	Dwarf_Line *line;
+
+	if (die_find_realfunc(&f->cu, addr, &fn) && die_entrypc(&fn, &entry) == 0 &&
+	    entry == addr) {
+		rfile = dwarf_decl_file(&fn);
+		dwarf_decl_line(&fn, &rline);
+	} else if ((line = cu_stmt_line_at(&f->cu, addr)) && dwarf_lineno(line, &rline) == 0) {
+		rfile = dwarf_linesrc(line, NULL, NULL);
+		if (!rfile)
+			rline = 0;
+	}
+	if (!rline || !rfile || strcmp(fname, rfile) || lineno == rline)
+		return 0;
+	if (f->def->func) {
+		f->addr = addr;
+		if (best_scope(f, &sc) && die_name_is(&sc, f->def->func) &&
+		    dwarf_decl_line(&sc, &dl) == 0) {
+			func = die_name(&sc);
+			rline -= dl;
+		}
+	}
+	return pd_fail(f->err, -ENOENT, -1,
+		       "line %d shares its address (0x%" PRIx64
+		       ") with another line: probe %s:%d instead",
+		       lineno, (uint64_t)addr, func ? func : rfile, rline);
+}
+
 static int line_place(struct finder *f, const char *fname, int lineno, Dwarf_Addr addr)
 {
 	Dwarf_Die mem, *sc;
@@ -1300,6 +1398,9 @@ static int line_place(struct finder *f, const char *fname, int lineno, Dwarf_Add
 
 	if (lineno != f->lno || strtailcmp(fname, f->fname))
 		return 0;
+	ret = verify_line(f, fname, lineno, addr);
+	if (ret)
+		return ret;
 	f->addr = addr;
 	sc = best_scope(f, &mem);
 	if (!sc)
@@ -1539,6 +1640,88 @@ static int resolve_symtab(struct pd_bin *b, const struct pd_def *def, struct pd_
 	return 0;
 }
 
+/* the @idx-th " NAME=BODY[:TYPE]" of @args: its start and length */
+static const char *nth_arg(const char *args, int idx, size_t *len)
+{
+	const char *p = args;
+	int k;
+
+	for (k = 0; p && *p; k++) {
+		const char *next = strchr(p + 1, ' ');
+
+		if (k == idx) {
+			*len = next ? (size_t)(next - p) : strlen(p);
+			return p;
+		}
+		p = next;
+	}
+	return NULL;
+}
+
+/*
+ * perf's fill_empty_trace_arg: an argument without a location at some places
+ * takes \deade12d there, with the type it has where it has a location; with
+ * none anywhere, the definition fails.
+ */
+static int fill_missing(struct finder *f)
+{
+	size_t i, j;
+	int idx;
+
+	for (idx = 0; idx < PD_MAX_ARGS; idx++) {
+		const char *type = NULL, *tok;
+		size_t len, tlen = 0;
+		int any = 0, found = 0;
+
+		for (i = 0; i < f->nlocs; i++) {
+			tok = nth_arg(f->locs[i].args, idx, &len);
+			if (!tok)
+				continue;
+			any = 1;
+			if (memchr(tok, PD_MISSING[0], len))
+				continue;
+			if (!found) {
+				const char *eq = memchr(tok, '=', len), *c;
+
+				found = 1;
+				for (c = tok + len; eq && c > eq; c--)
+					if (c[-1] == ':') {
+						type = c - 1;
+						tlen = (size_t)(tok + len - type);
+						break;
+					}
+			}
+		}
+		if (!any)
+			break;
+		for (i = 0; i < f->nlocs; i++) {
+			char *args = f->locs[i].args, *m;
+
+			tok = nth_arg(args, idx, &len);
+			if (!tok || !(m = memchr(tok, PD_MISSING[0], len)))
+				continue;
+			if (!found)
+				return pd_fail(f->err, -ENOENT, -1, "%s",
+					       f->why[idx] ? f->why[idx] :
+							     "an argument has no location");
+			fprintf(stderr,
+				"fdr probe: warning: %s; there it records perf's marker value %s "
+				"(0xdeade12d), not the variable\n",
+				f->why[idx] ? f->why[idx] : "an argument has no location",
+				PD_DEADVAL);
+			/* replace the marker by the value and the type */
+			j = strlen(args);
+			if (j + strlen(PD_DEADVAL) + tlen + 1 > 8192)
+				return pd_fail(f->err, -E2BIG, -1, "too many arguments");
+			memmove(m + strlen(PD_DEADVAL) + tlen, m + 1, strlen(m + 1) + 1);
+			memcpy(m, PD_DEADVAL, strlen(PD_DEADVAL));
+			if (tlen)
+				memcpy(m + strlen(PD_DEADVAL), type, tlen);
+		}
+	}
+	return 0;
+}
+
 int pd_resolve(struct pd_bin *b, const struct pd_def *def, struct pd_loc **locs, size_t *nlocs,
 	       struct pd_err *err)
 {
@@ -1625,6 +1808,13 @@ int pd_resolve(struct pd_bin *b, const struct pd_def *def, struct pd_loc **locs,
 				def->file ? def->file :
 					    def->func);
 		return pd_fail(err, -ENOENT, -1, "Probe point not found in %s", b->path);
+	}
+	ret = fill_missing(&f);
+	for (i = 0; i < PD_MAX_ARGS; i++)
+		free(f.why[i]);
+	if (ret) {
+		pd_locs_free(f.locs, f.nlocs);
+		return ret;
 	}
 	*locs = f.locs;
 	*nlocs = f.nlocs;

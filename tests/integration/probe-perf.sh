@@ -1,0 +1,336 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# probe-perf.sh FDR - fdr probe against perf probe, the reference.
+#
+# Builds probe-perf/prog.c and probe-perf/lib.c (a shared library) at -O0 -g
+# and -O2 -g, then for every definition of the table below runs
+#   perf probe -x BIN -n -v --add DEF       (-n: perf writes nothing)
+#   fdr probe  -x BIN -n -v --add DEF
+# and compares the "Writing event:" lines: the same place (file offset), the
+# same fetch arguments and types, the same group and event names. Each row
+# says what is expected:
+#   same    both write, and the lines are equal
+#   fail    both refuse (optimised out, not found, unsupported location...),
+#           fdr with exit 1 and a message
+#   global  fdr differs on purpose: a global variable is @+OFFSET (a file
+#           offset, which a uprobe takes), where perf writes @SYMBOL+N, which
+#           the kernel's uprobes refuse; the test computes the offset from
+#           the symbol's address and checks the rest of the line is perf's
+# Then fdr alone: the error paths (exit codes, messages naming the file and
+# the place), a binary without debug information (FUNC and FUNC+OFF still
+# compared with perf, from the symbol table), debug information split out
+# through .gnu_debuglink, and the event names -f gives.
+#
+# Needs root and perf (Debian linux-perf): without them the suite says why
+# and exits 77 (SKIP). perf probe -n needs tracefs mounted; it is mounted at
+# /sys/kernel/tracing if it is not. Nothing is written to the kernel's
+# uprobe_events (checked: it reads the same before and after).
+set -u
+# shellcheck source=../harness/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../harness/lib.sh"
+
+FDR=${1:?usage: probe-perf.sh FDR}
+SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/probe-perf" && pwd)
+
+suite_init probe-perf
+[ "$(id -u)" = 0 ] || skip "perf probe needs root"
+PERF=$(command -v perf) || skip "perf is not installed (Debian: linux-perf)"
+"$FDR" probe -n -x /bin/true true >/dev/null 2>"$T/probe-check"
+grep -q "built without" "$T/probe-check" && skip "this fdr was built without libdw"
+if ! awk '$3 == "tracefs" { f = 1 } END { exit !f }' /proc/mounts; then
+	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || skip "no tracefs, which perf probe needs"
+fi
+TRACEFS=$(awk '$3 == "tracefs" { print $2; exit }' /proc/mounts)
+CC=${CC:-cc}
+command -v "$CC" >/dev/null || skip "no C compiler ($CC)"
+export FDR_SESSION=probe-perf
+# perf must not find cached copies of these binaries elsewhere
+export PERF_BUILDID_DIR=$T/buildid
+
+B=$T/bin
+mkdir -p "$B"
+for o in 0 2; do
+	"$CC" -O$o -g -shared -fPIC -o "$B/libpp$o.so" "$SRC/lib.c" &&
+		"$CC" -O$o -g -I"$SRC" -o "$B/prog$o" "$SRC/prog.c" -L"$B" -lpp$o -Wl,-rpath,"$B" ||
+		{ echo "cannot build the test programs"; exit 1; }
+done
+# without debug information (its own code, so that no build id matches a cache)
+"$CC" -O1 -o "$B/nodebug" -x c - <<'EOF' || exit 1
+#include <stdio.h>
+__attribute__((noinline)) int nd_work(int a, int b) { return printf("%d\n", a + b); }
+int main(int argc, char **argv) { (void)argv; return nd_work(argc, 2) < 0; }
+EOF
+# split debug information, found through .gnu_debuglink
+cp "$B/prog2" "$B/split2" && objcopy --only-keep-debug "$B/split2" "$B/split2.debug" &&
+	objcopy --strip-debug --add-gnu-debuglink="$B/split2.debug" "$B/split2" ||
+	{ echo "cannot split the debug information"; exit 1; }
+
+line_of() { grep -n "L:$1 " "$SRC/prog.c" | cut -d: -f1; }
+lib_line_of() { grep -n "L:$1 " "$SRC/lib.c" | cut -d: -f1; }
+RP_FIRST=$(line_of rp_first)
+RP_PRINT=$(line_of rp_print)
+RP_NEXT=$(line_of rp_next)
+CB_LOOP=$(line_of cb_loop)
+MAIN_CALL=$(line_of main_call)
+SCALE_BODY=$(line_of scale_body)
+BOX_BODY=$(lib_line_of box_area_body)
+
+# BIN|DEF|EXPECT (BIN: a file of $B)
+TABLE=(
+	"prog0|record_point|same"
+	"prog2|record_point|same"
+	"prog0|record_point it n fl|same"
+	"prog2|record_point it n fl|same"
+	"prog0|record_point it->name:string it->tag:string it->pos.y it->ref->x it->hist[3]|same"
+	"prog2|record_point it->name:string it->tag:string it->pos.y it->ref->x it->hist[3]|same"
+	"prog0|record_point it->kind it->delta it->live it->color it->w.u it->w.b[2] it->ratio|same"
+	"prog2|record_point it->kind it->delta it->live it->color it->w.u it->w.b[2] it->ratio|same"
+	"prog0|record_point it->next->next->id it->corners[1].y it->hist it->pos|same"
+	"prog2|record_point it->next->next->id it->corners[1].y|same"
+	"prog0|record_point ID=it->id SZ=it->size:s32 n:u8 it->name:x64|same"
+	"prog0|record_point%return \$retval|same"
+	"prog2|record_point%return R=\$retval:s64|same"
+	"prog0|record_point+8|same"
+	"prog2|record_point+4 %di %si:u32 X=+0(%di):x64|same"
+	"prog0|record_point:1|fail"
+	"prog0|record_point:2 t it|same"
+	"prog2|record_point:2 t|fail"
+	"prog0|prog.c:$RP_PRINT t it->id fl|same"
+	"prog2|prog.c:$RP_PRINT t it->id|fail"
+	"prog0|prog.c:$RP_FIRST|same"
+	"prog2|prog.c:$RP_FIRST it|fail"
+	"prog2|prog.c:$RP_NEXT it|same"
+	"prog0|record_point \$params|same"
+	"prog2|record_point \$params|same"
+	"prog0|record_point \$vars|same"
+	"prog0|main \$vars|same"
+	"prog0|main rounds p first.next->size second.corners[0].x|same"
+	"prog0|prog.c:$MAIN_CALL r v first.name:string|same"
+	"prog2|prog.c:$MAIN_CALL|same"
+	"prog0|scale v by|same"
+	"prog2|scale v by|same"
+	"prog0|scale:1|fail"
+	"prog0|prog.c:$SCALE_BODY v by r|same"
+	"prog0|clamp|same"
+	"prog2|clamp|same"
+	"prog0|clamp v lo hi|same"
+	"prog2|clamp v|same"
+	"prog2|clamp v lo|fail"
+	"prog0|clamp%return|fail"
+	"prog0|count_byte buf len c|same"
+	"prog2|count_byte buf len c|same"
+	"prog0|count_byte buf[2] c:u8 c:string|fail"
+	"prog0|count_byte buf[2] C=c:u8|same"
+	"prog0|prog.c:$CB_LOOP i s buf[1]|same"
+	"prog2|prog.c:$CB_LOOP|same"
+	"prog0|mix w col on f us ll ch|same"
+	"prog2|mix w col on|same"
+	"prog2|mix f|fail"
+	"prog0|mix w.u w.b[1]|same"
+	"prog2|mix w.u|fail"
+	"prog0|record_point total_hits|global"
+	"prog0|record_point origin.y banner:string|global"
+	"prog2|scale total_hits|global"
+	"prog0|record_point it->nosuch|fail"
+	"prog0|record_point nosuch|fail"
+	"prog0|nosuch_function|fail"
+	"prog0|record_point it.id|fail"
+	"prog0|record_point n->x|fail"
+	"prog0|record_point it->id:string|fail"
+	"libpp0.so|lib_area a b|same"
+	"libpp2.so|lib_area a b a->x|same"
+	"libpp2.so|lib_area a b|same"
+	"libpp0.so|box_area bx->lo.x bx->hi.y bx->label:string|same"
+	"libpp2.so|box_area bx->lo.x bx->hi.y bx->label:string|fail"
+	"libpp0.so|lib.c:$BOX_BODY bx|fail"
+	"libpp0.so|box_area:1 bx|fail"
+	"libpp0.so|box_area:2 bx|fail"
+	"libpp0.so|lib_area:4 bx a|same"
+	"libpp0.so|span a b|same"
+	"libpp2.so|span|same"
+	"libpp0.so|lib_area%return \$retval|same"
+	"libpp0.so|lib_area lib_calls|global"
+	"nodebug|nd_work|same"
+	"nodebug|nd_work+4|same"
+	"nodebug|nd_work%return \$retval|same"
+)
+
+# the "Writing event:" lines of a run's output
+writes() { grep '^Writing event:' "$1"; }
+
+# perf's @SYM+N made fdr's @+OFFSET, for the binary $1, from stdin
+perf_globals() {
+	local bin=$1 line out="" w sym n addr base off vaddr
+
+	# the text segment (R E): its address minus its file offset
+	read -r off vaddr < <(readelf -lW "$bin" | awk '$1 == "LOAD" && $7 ~ /E/ { print $2, $3; exit }')
+	base=$((vaddr - off))
+	while IFS= read -r line; do
+		out=""
+		for w in $line; do
+			if [[ $w =~ ^(.*)@([A-Za-z_][A-Za-z0-9_]*)([+-][0-9]+)(.*)$ ]]; then
+				sym=${BASH_REMATCH[2]}
+				n=${BASH_REMATCH[3]}
+				addr=$(nm "$bin" | awk -v s="$sym" '$3 == s { print $1; exit }')
+				w=$(printf '%s@+0x%x%s' "${BASH_REMATCH[1]}" $((0x$addr + n - base)) "${BASH_REMATCH[4]}")
+			fi
+			out="$out${out:+ }$w"
+		done
+		echo "$out"
+	done
+}
+
+K_BEFORE=$(cat "$TRACEFS/uprobe_events" 2>/dev/null)
+
+test_perf_table() {
+	local row bin def want prc frc pw fw st=0 n=0
+
+	for row in "${TABLE[@]}"; do
+		IFS='|' read -r bin def want <<<"$row"
+		n=$((n + 1))
+		"$PERF" probe -x "$B/$bin" -n -v --add "$def" >"$T/perf.out" 2>&1
+		prc=$?
+		"$FDR" probe -x "$B/$bin" -n -v --add "$def" >"$T/fdr.out" 2>&1
+		frc=$?
+		pw=$(writes "$T/perf.out")
+		fw=$(writes "$T/fdr.out")
+		case $want in
+		same)
+			if [ -z "$pw" ] || [ "$pw" != "$fw" ] || [ $frc != 0 ]; then
+				diag "$bin '$def': expected the same lines"
+				diag "  perf (rc $prc): ${pw:-$(tail -3 "$T/perf.out")}"
+				diag "  fdr  (rc $frc): ${fw:-$(cat "$T/fdr.out")}"
+				st=1
+			fi
+			;;
+		fail)
+			if [ -n "$pw" ] || [ -n "$fw" ] || [ $frc != 1 ] ||
+				! grep -q '^fdr probe: ' "$T/fdr.out"; then
+				diag "$bin '$def': expected both to refuse"
+				diag "  perf (rc $prc): ${pw:-$(tail -3 "$T/perf.out")}"
+				diag "  fdr  (rc $frc): $(cat "$T/fdr.out")"
+				st=1
+			fi
+			;;
+		global)
+			pw=$(printf '%s\n' "$pw" | perf_globals "$B/$bin")
+			if [ -z "$pw" ] || [ "$pw" != "$fw" ] || [ $frc != 0 ]; then
+				diag "$bin '$def': expected perf's line with @SYMBOL+N as @+OFFSET"
+				diag "  perf (made @+OFFSET): $pw"
+				diag "  fdr  (rc $frc): ${fw:-$(cat "$T/fdr.out")}"
+				st=1
+			fi
+			;;
+		esac
+	done
+	echo "# $n definitions compared with perf probe"
+	[ $n -ge 40 ] || { diag "only $n definitions"; st=1; }
+	return $st
+}
+
+# expect_fail RC PATTERN ARGS...: fdr probe ARGS exits RC and says PATTERN
+expect_fail() {
+	local want=$1 pat=$2
+
+	shift 2
+	"$FDR" probe "$@" >"$T/o" 2>&1
+	local rc=$?
+	if [ $rc != "$want" ] || ! grep -q -- "$pat" "$T/o"; then
+		diag "fdr probe $*: expected exit $want and '$pat', got exit $rc:"
+		diag "$(cat "$T/o")"
+		return 1
+	fi
+	return 0
+}
+
+test_errors() {
+	local st=0
+
+	expect_fail 1 "Probe point 'nosuch' not found.*$B/prog0" -n -x "$B/prog0" -a nosuch || st=1
+	expect_fail 1 "Failed to find 'zz' in record_point" -n -x "$B/prog0" -a 'record_point zz' || st=1
+	expect_fail 1 "'t' is optimised out at record_point" -n -x "$B/prog2" -a 'record_point t' || st=1
+	expect_fail 1 "line 9999 of .*prog.c has no code" -n -x "$B/prog0" -a 'prog.c:9999' || st=1
+	expect_fail 1 "shares its address .* probe scale:0 instead" -n -x "$B/prog0" -a 'scale:1' || st=1
+	expect_fail 1 "has no member zz" -n -x "$B/prog0" -a 'record_point it->zz' || st=1
+	expect_fail 1 "must be referred by '->'" -n -x "$B/prog0" -a 'record_point it.id' || st=1
+	# no debug information: says which file and where fdr looked
+	expect_fail 1 "$B/nodebug has none (looked in: $B/nodebug, /usr/lib/debug/.build-id/" \
+		-n -x "$B/nodebug" -a 'nd_work a' || st=1
+	expect_fail 1 "$B/nodebug has no debug information (looked in: $B/nodebug" \
+		-n -x "$B/nodebug" -a 'nodebug.c:3' || st=1
+	expect_fail 1 "needs debug information" -n -x "$B/nodebug" -a 'nd_work a' || st=1
+	expect_fail 1 "no debug information.*no function symbol" -n -x "$B/nodebug" -a 'nosuch' || st=1
+	# bad syntax: exit 2, a caret under the place
+	expect_fail 2 "There is non-digit char in line number" -n -x "$B/prog0" -a 'scale:1x' || st=1
+	expect_fail 2 "only %return is supported" -n -x "$B/prog0" -a 'scale%entry' || st=1
+	expect_fail 2 "Array index must be a number" -n -x "$B/prog0" -a 'record_point it->hist[x]' || st=1
+	expect_fail 2 "local variable for kretprobe" -n -x "$B/prog0" -a 'scale%return v' || st=1
+	expect_fail 2 "Offset can't be used with line number" -n -x "$B/prog0" -a 'scale:2+4' || st=1
+	expect_fail 2 "expected a member name" -n -x "$B/prog0" -a 'record_point it->' || st=1
+	expect_fail 2 "expected -x BINARY" -n -a 'scale' || st=1
+	expect_fail 2 "lazy patterns" -n -x "$B/prog0" -a 'scale;r = *' || st=1
+	"$FDR" probe -n -x "$B/prog0" -a 'record_point it->hist[x]' >"$T/o" 2>&1
+	# the caret is under the index: 2 spaces of indent, then the column
+	if ! grep -qx "  record_point it->hist\[x\]" "$T/o" || ! grep -qx "  $(printf '%*s' 22 '')^" "$T/o"; then
+		diag "no caret under the bad index:"
+		diag "$(cat "$T/o")"
+		st=1
+	fi
+	return $st
+}
+
+# the same lines from the file with its debug information split out
+test_debuglink() {
+	local def st=0 a b
+
+	for def in 'record_point it->name:string n' 'count_byte buf len' "prog.c:$RP_NEXT it" 'clamp v'; do
+		"$FDR" probe -n -v -x "$B/prog2" -a "$def" 2>&1 | writes /dev/stdin |
+			sed "s|$B/prog2|BIN|; s|probe_prog2|GRP|" >"$T/a"
+		"$FDR" probe -n -v -x "$B/split2" -a "$def" 2>&1 | writes /dev/stdin |
+			sed "s|$B/split2|BIN|; s|probe_split2|GRP|" >"$T/b"
+		a=$(cat "$T/a")
+		b=$(cat "$T/b")
+		if [ -z "$a" ] || [ "$a" != "$b" ]; then
+			diag "'$def': with the debug information '$a', split out '$b'"
+			st=1
+		fi
+	done
+	return $st
+}
+
+# the session's names: a second definition of an event is refused, -f adds _1
+test_names() {
+	local st=0
+
+	"$FDR" start >/dev/null 2>&1 || { diag "fdr start failed"; return 1; }
+	run "$FDR" probe -x "$B/prog0" -a 'scale v by'
+	if [ $rc != 0 ] || ! grep -q "probe_prog0:scale" "$OUT" ||
+		! grep -q "fdr record -e probe_prog0:scale -- " "$OUT"; then
+		diag "add: rc $rc $(cat "$OUT" "$ERR")"
+		st=1
+	fi
+	"$FDR" cat uprobe_events >"$T/ue"
+	grep -q "^p:probe_prog0/scale $B/prog0:0x[0-9a-f]* v=-20(%bp):s32 by=-24(%bp):s32$" "$T/ue" ||
+		{ diag "uprobe_events: $(cat "$T/ue")"; st=1; }
+	expect_fail 1 'already exists' -x "$B/prog0" -a 'scale v' || st=1
+	run "$FDR" probe -f -x "$B/prog0" -a 'scale v by'
+	grep -q "probe_prog0:scale_1" "$OUT" || { diag "-f: $(cat "$OUT" "$ERR")"; st=1; }
+	run "$FDR" probe -l
+	grep -q "probe_prog0:scale_1" "$OUT" || { diag "-l: $(cat "$OUT" "$ERR")"; st=1; }
+	run "$FDR" probe -d 'probe_prog0:scale*'
+	[ $rc = 0 ] && grep -q "Removed event: probe_prog0:scale_1" "$OUT" ||
+		{ diag "-d: $(cat "$OUT" "$ERR")"; st=1; }
+	[ -z "$("$FDR" cat uprobe_events)" ] || { diag "left: $("$FDR" cat uprobe_events)"; st=1; }
+	"$FDR" destroy >/dev/null 2>&1
+	return $st
+}
+
+test_kernel_untouched() {
+	[ "$(cat "$TRACEFS/uprobe_events" 2>/dev/null)" = "$K_BEFORE" ] && return 0
+	diag "the kernel's uprobe_events changed"
+	return 1
+}
+
+run_cases "test_perf_table test_errors test_debuglink test_names test_kernel_untouched"
+tap_summary
