@@ -79,14 +79,14 @@ __attribute__((noinline)) long record_point(struct item *it, int n, const struct
 		t += it->next->size;
 	t = clamp(t, 0, 1000000);
 	last_size = t;
-	printf("record_point id=%lu size=%ld n=%d x=%d y=%d name=%s tag=%s h2=%d mode=%u\n",
-	       it->id, it->size, n, it->pos.x, it->ref->y, it->name, it->tag, it->hist[2],
+	printf("record_point id=%lu size=%ld n=%d x=%d y=%d name=%s tag=%s h2=%d mode=%u\n", it->id,
+	       it->size, n, it->pos.x, it->ref->y, it->name, it->tag, it->hist[2],
 	       fl->mode); /* L:rp_print */
 	return t + scale(it->pos.x, n) + clamp(n, 1, 3);
 }
 
 __attribute__((noinline)) unsigned long long count_byte(const unsigned char *buf, size_t len,
-						       char c)
+							char c)
 {
 	unsigned long long s = 0;
 
@@ -106,10 +106,10 @@ int main(int argc, char **argv)
 	int rounds = argc > 1 ? atoi(argv[1]) : 1;
 	struct point p = { 3, 4 };
 	struct flags fl = { 1, 5, -3 };
-	struct item second = { 2, 20, "second", "t2", { 5, 6 }, &p, { 1, 2, 3, 4 },
-			       1, -2, true, BLUE, { 7 }, 0.5, NULL, { { 1, 1 }, { 2, 2 } } };
-	struct item first = { 1, 10, "first", "t1", { 7, 8 }, &p, { 9, 8, 7, 6 },
-			      0, 3, false, GREEN, { 9 }, 1.5, &second, { { 3, 3 }, { 4, 4 } } };
+	struct item second = { 2,  20,	 "second", "t2",  { 5, 6 }, &p,	  { 1, 2, 3, 4 },	 1,
+			       -2, true, BLUE,	   { 7 }, 0.5,	    NULL, { { 1, 1 }, { 2, 2 } } };
+	struct item first = { 1, 10,	"first", "t1",	{ 7, 8 }, &p,	   { 9, 8, 7, 6 },	  0,
+			      3, false, GREEN,	 { 9 }, 1.5,	  &second, { { 3, 3 }, { 4, 4 } } };
 	long v = 0;
 
 	for (int r = 0; r < rounds; r++) {
