@@ -260,7 +260,8 @@ static const struct verb verbs[] = {
 	  "Show the session's state and per-CPU statistics." },
 	{ "probe", cmd_probe,
 	  "probe -x BINARY [-n] [-v|-q] [-f] [-a] '[[GROUP:]EVENT=]POINT [ARG...]'...\n"
-	  "       probe [-n] -d [GROUP:]EVENT_GLOB...  |  probe -l",
+	  "       probe [-n] -d [GROUP:]EVENT_GLOB...  |  probe -l\n"
+	  "       probe -x BINARY -F [FILTER]  |  probe -x BINARY -V POINT [--externs]",
 	  "Like perf probe: define probe events from the debug information (DWARF) of\n"
 	  "BINARY and append them to uprobe_events. POINT is FUNC[@SRC][+OFF|:RELLINE|%return]\n"
 	  "or SRC:LINE; ARG is VAR, VAR->MEMBER, VAR.MEMBER, VAR[N] and chains of them,\n"
@@ -268,7 +269,9 @@ static const struct verb verbs[] = {
 	  "raw fetch argument. The group is probe_BINARY, the event FUNC (FUNC_L<line>,\n"
 	  "FUNC__return); -f adds _1, _2... to a name in use. -n: print, add nothing;\n"
 	  "-v: print each uprobe_events line (\"Writing event: ...\"); -q: quiet.\n"
-	  "-d: remove the matching probe events; -l: list them." },
+	  "-d: remove the matching probe events; -l: list them. -F: the symbols that can be\n"
+	  "probed (FILTER: a glob); -V: the variables available at POINT, with their types\n"
+	  "(--externs: and the file's globals)." },
 	{ "cat", cmd_cat, "cat [-i INSTANCE] PATH...",
 	  "Read control-tree files, like cat on tracefs; -i: the instance's files." },
 	{ "write", cmd_write, "write [-i INSTANCE] PATH VALUE...",

@@ -45,6 +45,7 @@
 #include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <gelf.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -601,6 +602,8 @@ struct finder {
 	struct pd_loc *locs;
 	size_t nlocs;
 	int has_vars; /* an argument is a C name, $params or $vars */
+	int vars_mode; /* pd_vars(): list the variables instead of fetching */
+	int externs; /* pd_vars(): the CU's globals too */
 	char *why[PD_MAX_ARGS]; /* why argument N had no location at some place */
 	int ret;
 };
@@ -629,7 +632,8 @@ static const char *const x86_regs[16] = { "%ax",  "%dx",  "%cx",  "%bx", "%si",	
 					  "%r12", "%r13", "%r14", "%r15" };
 
 /* The location of variable @vr at f->addr into @t; perf's convert_variable_location. */
-static int var_location(struct finder *f, Dwarf_Die *vr, struct targ *t, const char *what)
+static int var_location(struct finder *f, Dwarf_Die *vr, struct targ *t, const char *what,
+			int check)
 {
 	Dwarf_Attribute attr;
 	Dwarf_Op *op;
@@ -726,6 +730,8 @@ global : {
 			" is a DWARF expression (DW_OP 0x%x) that fdr, as perf, cannot fetch",
 			what, (uint64_t)f->addr, op->atom);
 	}
+	if (check)
+		return 0; /* perf's check (no fetch asked) stops here: any register will do */
 	if (regn >= 16)
 		return pd_fail(f->err, -ENOTSUP, -1,
 			       "'%s' is in DWARF register %u at 0x%" PRIx64
@@ -1080,7 +1086,7 @@ static int convert_arg(struct finder *f, Dwarf_Die *sc, const struct pd_arg *a, 
 				a->var, die_name(sc) ? die_name(sc) : "this function",
 				(uint64_t)f->addr);
 	}
-	ret = var_location(f, &vr, &t, a->var);
+	ret = var_location(f, &vr, &t, a->var, 0);
 	if (ret == -ENODATA) {
 		/*
 		 * perf: no location here may be one elsewhere (another inlined
@@ -1133,11 +1139,130 @@ static int expand_cb(Dwarf_Die *d, void *data)
 		struct targ t;
 		struct pd_err saved = *e->f->err;
 
-		if (var_location(e->f, d, &t, die_name(d)) == 0)
+		if (var_location(e->f, d, &t, die_name(d), 1) == 0)
 			e->names[e->n++] = die_name(d);
 		*e->f->err = saved;
 	}
 	return dwarf_haspc(d, e->f->addr) > 0 ? FIND_CONTINUE : FIND_SIBLING;
+}
+
+/* ---- -V: the variables at a place ------------------------------------------------- */
+
+/* perf's die_get_typename: "int", "struct item*", "char*", "(function_type)" */
+static int type_name(Dwarf_Die *d, char *buf, size_t len)
+{
+	Dwarf_Die type;
+	int tag, ret;
+	size_t n;
+	const char *name;
+
+	/* the type, qualifiers skipped (typedefs kept: their names are shown) */
+	d = die_type(d, &type);
+	while (d && (dwarf_tag(d) == DW_TAG_const_type || dwarf_tag(d) == DW_TAG_volatile_type ||
+		     dwarf_tag(d) == DW_TAG_restrict_type || dwarf_tag(d) == DW_TAG_shared_type))
+		d = die_type(d, &type);
+	if (!d)
+		return -ENOENT;
+	tag = dwarf_tag(&type);
+	if (tag == DW_TAG_subroutine_type) {
+		snprintf(buf, len, "(function_type)");
+		return 0;
+	}
+	if (tag != DW_TAG_array_type && tag != DW_TAG_pointer_type) {
+		name = dwarf_diename(&type);
+		snprintf(buf, len, "%s%s",
+			 tag == DW_TAG_union_type	? "union " :
+			 tag == DW_TAG_structure_type	? "struct " :
+			 tag == DW_TAG_enumeration_type ? "enum " :
+							  "",
+			 name ? name : "");
+		return 0;
+	}
+	ret = type_name(&type, buf, len);
+	if (ret == -ENOENT && tag == DW_TAG_pointer_type) {
+		snprintf(buf, len, "void*");
+		return 0;
+	}
+	if (ret)
+		return ret;
+	n = strlen(buf);
+	snprintf(buf + n, len - n, "*");
+	return 0;
+}
+
+struct vars_collect {
+	struct finder *f;
+	char **v;
+	size_t n, cap;
+	int child;
+};
+
+static int vars_cb(Dwarf_Die *d, void *data)
+{
+	struct vars_collect *vc = data;
+	int tag = dwarf_tag(d);
+
+	if ((tag == DW_TAG_formal_parameter || tag == DW_TAG_variable) && dwarf_diename(d)) {
+		struct targ t;
+		struct pd_err saved = *vc->f->err;
+		int ok = var_location(vc->f, d, &t, dwarf_diename(d), 1) == 0;
+
+		*vc->f->err = saved;
+		if (ok && vc->n < 4096) {
+			char tn[256], line[512];
+
+			if (type_name(d, tn, sizeof(tn)))
+				snprintf(tn, sizeof(tn), "(unknown_type)");
+			snprintf(line, sizeof(line), "%s\t%s", tn, dwarf_diename(d));
+			if (vc->n == vc->cap) {
+				void *p = realloc(vc->v,
+						  (vc->cap ? vc->cap * 2 : 16) * sizeof(char *));
+
+				if (!p)
+					return FIND_END;
+				vc->v = p;
+				vc->cap = vc->cap ? vc->cap * 2 : 16;
+			}
+			vc->v[vc->n] = strdup(line);
+			if (vc->v[vc->n])
+				vc->n++;
+		}
+	}
+	return vc->child && dwarf_haspc(d, vc->f->addr) > 0 ? FIND_CONTINUE : FIND_SIBLING;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* perf -V's block for one place: "\t@<SYM+OFF>\n\t\tTYPE\tNAME\n"... sorted, unique */
+static int collect_vars(struct finder *f, Dwarf_Die *sc, Dwarf_Addr entry, char *out, size_t len)
+{
+	struct vars_collect vc = { f, NULL, 0, 0, 1 };
+	Dwarf_Die mem;
+	size_t i, n;
+
+	die_find_child(sc, vars_cb, &vc, &mem);
+	if (f->externs) {
+		vc.child = 0;
+		die_find_child(&f->cu, vars_cb, &vc, &mem);
+	}
+	if (vc.n)
+		qsort(vc.v, vc.n, sizeof(char *), cmp_str);
+	n = (size_t)snprintf(out, len, "\t@<%s+%" PRIu64 ">\n",
+			     die_name(&f->sp) ? die_name(&f->sp) : "?",
+			     (uint64_t)(f->addr - entry));
+	for (i = 0; i < vc.n; i++) {
+		if ((!i || strcmp(vc.v[i], vc.v[i - 1])) && n < len)
+			n += (size_t)snprintf(out + n, len - n, "\t\t%s\n", vc.v[i]);
+	}
+	if (!vc.n && n < len)
+		snprintf(out + n, len - n, "\t\t(No matched variables)\n");
+	for (i = 0; i < vc.n; i++)
+		free(vc.v[i]);
+	free(vc.v);
+	return 0;
 }
 
 /* ---- one place ---------------------------------------------------------------------- */
@@ -1206,6 +1331,14 @@ static int add_place(struct finder *f, Dwarf_Die *sc)
 		ret = pd_fail(f->err, -ENOMEM, -1, "out of memory");
 		goto out;
 	}
+	if (f->vars_mode) {
+		ret = collect_vars(f, sc, entry, args, argmax);
+		if (ret) {
+			free(args);
+			goto out;
+		}
+		goto keep;
+	}
 	for (i = 0; i < def->narg; i++) {
 		const struct pd_arg *a = &def->arg[i];
 
@@ -1234,6 +1367,7 @@ static int add_place(struct finder *f, Dwarf_Die *sc)
 			goto out;
 		}
 	}
+keep:
 	loc = realloc(f->locs, (f->nlocs + 1) * sizeof(*loc));
 	if (!loc) {
 		free(args);
@@ -1722,8 +1856,27 @@ static int fill_missing(struct finder *f)
 	return 0;
 }
 
+static int resolve(struct pd_bin *b, const struct pd_def *def, struct pd_loc **locs, size_t *nlocs,
+		   struct pd_err *err, int vars_mode, int externs);
+
 int pd_resolve(struct pd_bin *b, const struct pd_def *def, struct pd_loc **locs, size_t *nlocs,
 	       struct pd_err *err)
+{
+	return resolve(b, def, locs, nlocs, err, 0, 0);
+}
+
+int pd_vars(struct pd_bin *b, const struct pd_def *def, int externs, struct pd_loc **locs,
+	    size_t *nlocs, struct pd_err *err)
+{
+	if (!b->dw)
+		return pd_fail(err, -ENOENT, -1,
+			       "%s has no debug information (looked in: %s): no variables to show",
+			       b->path, b->where);
+	return resolve(b, def, locs, nlocs, err, 1, externs);
+}
+
+static int resolve(struct pd_bin *b, const struct pd_def *def, struct pd_loc **locs, size_t *nlocs,
+		   struct pd_err *err, int vars_mode, int externs)
 {
 	struct finder f;
 	Dwarf_Off off = 0, noff;
@@ -1740,6 +1893,8 @@ int pd_resolve(struct pd_bin *b, const struct pd_def *def, struct pd_loc **locs,
 	f.b = b;
 	f.def = def;
 	f.err = err;
+	f.vars_mode = vars_mode;
+	f.externs = externs;
 	for (i = 0; i < def->narg; i++)
 		if (is_c_name(def->arg[i].var) || !strcmp(def->arg[i].var, "$params") ||
 		    !strcmp(def->arg[i].var, "$vars"))
@@ -1831,4 +1986,153 @@ void pd_locs_free(struct pd_loc *locs, size_t n)
 		free(locs[i].args);
 	}
 	free(locs);
+}
+
+static int sym_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int pd_funcs(struct pd_bin *b, const char *filter, char ***out, size_t *nout)
+{
+	char **v = NULL;
+	size_t n = 0, cap = 0, i, k;
+	int pass, found_symtab = 0;
+
+	*out = NULL;
+	*nout = 0;
+	for (pass = 0; pass < 2 && !(pass == 1 && found_symtab); pass++) {
+		Elf_Scn *scn = NULL;
+
+		while ((scn = elf_nextscn(b->elf, scn))) {
+			GElf_Shdr sh;
+			Elf_Data *data;
+			size_t ns;
+
+			if (!gelf_getshdr(scn, &sh) ||
+			    sh.sh_type != (pass ? SHT_DYNSYM : SHT_SYMTAB) || !sh.sh_entsize)
+				continue;
+			found_symtab |= !pass;
+			data = elf_getdata(scn, NULL);
+			if (!data)
+				continue;
+			ns = sh.sh_size / sh.sh_entsize;
+			for (i = 0; i < ns; i++) {
+				GElf_Sym sym;
+				const char *name;
+				int type;
+
+				if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
+				    sym.st_shndx == SHN_ABS)
+					continue;
+				type = GELF_ST_TYPE(sym.st_info);
+				if (type != STT_FUNC && type != STT_OBJECT && type != STT_NOTYPE &&
+				    type != STT_GNU_IFUNC)
+					continue;
+				name = elf_strptr(b->elf, sh.sh_link, sym.st_name);
+				if (!name || !*name)
+					continue;
+				if (type == STT_NOTYPE) {
+					/* perf: a label only in a text or data section */
+					Elf_Scn *ls = sym.st_shndx == SHN_ABS ?
+							      NULL :
+							      elf_getscn(b->elf, sym.st_shndx);
+					GElf_Shdr lsh;
+					const char *secname;
+					size_t strndx;
+
+					if (!ls || !gelf_getshdr(ls, &lsh) ||
+					    elf_getshdrstrndx(b->elf, &strndx) ||
+					    !(secname = elf_strptr(b->elf, strndx, lsh.sh_name)) ||
+					    (!strstr(secname, "text") && !strstr(secname, "data")))
+						continue;
+				}
+				if (filter ? fnmatch(filter, name, 0) != 0 : name[0] == '_')
+					continue;
+				if (n == cap) {
+					void *p = realloc(v, (cap ? cap * 2 : 64) * sizeof(char *));
+
+					if (!p)
+						goto nomem;
+					v = p;
+					cap = cap ? cap * 2 : 64;
+				}
+				v[n] = strdup(name);
+				if (!v[n])
+					goto nomem;
+				n++;
+			}
+		}
+	}
+	/* perf's NAME@plt for each PLT slot (.rela.plt), shown only through a filter */
+	{
+		Elf_Scn *scn = NULL;
+		size_t shstrndx;
+
+		if (elf_getshdrstrndx(b->elf, &shstrndx))
+			shstrndx = 0;
+		while (filter && (scn = elf_nextscn(b->elf, scn))) {
+			GElf_Shdr sh, dsh;
+			Elf_Data *data, *dyn;
+			Elf_Scn *dscn;
+			const char *sname = elf_strptr(b->elf, shstrndx, 0);
+			size_t nr;
+
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize)
+				continue;
+			sname = elf_strptr(b->elf, shstrndx, sh.sh_name);
+			if (!sname || strcmp(sname, ".rela.plt"))
+				continue;
+			dscn = elf_getscn(b->elf, sh.sh_link);
+			if (!dscn || !gelf_getshdr(dscn, &dsh) ||
+			    !(dyn = elf_getdata(dscn, NULL)) || !(data = elf_getdata(scn, NULL)))
+				continue;
+			nr = sh.sh_size / sh.sh_entsize;
+			for (i = 0; i < nr; i++) {
+				GElf_Rela r;
+				GElf_Sym sym;
+				const char *name;
+				char full[512];
+
+				if (!gelf_getrela(data, (int)i, &r) ||
+				    GELF_R_TYPE(r.r_info) != R_X86_64_JUMP_SLOT ||
+				    !gelf_getsym(dyn, (int)GELF_R_SYM(r.r_info), &sym))
+					continue;
+				name = elf_strptr(b->elf, dsh.sh_link, sym.st_name);
+				if (!name || !*name)
+					continue;
+				snprintf(full, sizeof(full), "%s@plt", name);
+				if (fnmatch(filter, full, 0))
+					continue;
+				if (n == cap) {
+					void *p = realloc(v, (cap ? cap * 2 : 64) * sizeof(char *));
+
+					if (!p)
+						goto nomem;
+					v = p;
+					cap = cap ? cap * 2 : 64;
+				}
+				v[n] = strdup(full);
+				if (!v[n])
+					goto nomem;
+				n++;
+			}
+		}
+	}
+	if (n)
+		qsort(v, n, sizeof(char *), sym_cmp);
+	for (i = k = 0; i < n; i++) {
+		if (k && !strcmp(v[i], v[k - 1]))
+			free(v[i]);
+		else
+			v[k++] = v[i];
+	}
+	*out = v;
+	*nout = k;
+	return 0;
+nomem:
+	for (i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+	return -ENOMEM;
 }

@@ -82,5 +82,18 @@ const char *pd_debug_where(const struct pd_bin *b);
 int pd_resolve(struct pd_bin *b, const struct pd_def *def, struct pd_loc **locs, size_t *nlocs,
 	       struct pd_err *err);
 void pd_locs_free(struct pd_loc *locs, size_t n);
+/*
+ * perf probe -V: the places of @def (arguments ignored), each loc's args the
+ * text perf prints for it ("\t@<FUNC+OFF>\n\t\tTYPE\tNAME\n"...); @externs:
+ * the compilation unit's globals too.
+ */
+int pd_vars(struct pd_bin *b, const struct pd_def *def, int externs, struct pd_loc **locs,
+	    size_t *nlocs, struct pd_err *err);
+/*
+ * perf probe -F: the symbols of the file (functions and data), sorted, once
+ * each; @filter a glob, else every name that does not begin with '_'. The
+ * array and its strings are malloc()ed.
+ */
+int pd_funcs(struct pd_bin *b, const char *filter, char ***names, size_t *n);
 
 #endif /* FDR_CLI_PROBE_DWARF_H */

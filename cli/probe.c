@@ -378,6 +378,8 @@ static void point_text(const struct pd_def *d, char *out, size_t len)
 {
 	size_t n = 0;
 
+	if (!d->func)
+		n += (size_t)snprintf(out + n, len - n, "@"); /* perf's "@SRC:LINE" */
 	if (d->func) {
 		n += (size_t)snprintf(out + n, len - n, "%s", d->func);
 		if (d->file && n < len)
@@ -389,7 +391,7 @@ static void point_text(const struct pd_def *d, char *out, size_t len)
 		if (d->retprobe && n < len)
 			snprintf(out + n, len - n, "%%return");
 	} else {
-		snprintf(out, len, "%s:%d", d->file, d->line);
+		snprintf(out + n, len - n, "%s:%d", d->file, d->line);
 	}
 }
 
@@ -403,6 +405,9 @@ struct probe_opts {
 	const char *dels[PROBE_MAX_DEFS];
 	int ndels;
 	int list;
+	int funcs; /* -F [FILTER] */
+	const char *vars; /* -V DEF */
+	int externs;
 	char last[256]; /* GROUP:EVENT of the last event added, for the hint */
 };
 
@@ -590,18 +595,75 @@ static int list_events(const struct fdr_buf *raw)
 	return 0;
 }
 
+/* -F [FILTER] and -V POINT: what can be probed, as perf prints it */
+static int show_funcs_vars(const struct probe_opts *o, const char *filter)
+{
+	struct pd_bin *bin = NULL;
+	struct pd_err err;
+	char path[PATH_MAX];
+	int ret;
+
+	if (!realpath(o->exe, path))
+		return die(1, "%s: %s", o->exe, strerror(errno));
+	ret = pd_open(path, &bin, &err);
+	if (ret)
+		return die(1, "%s", err.msg);
+	if (o->funcs) {
+		char **names;
+		size_t n, i;
+
+		ret = pd_funcs(bin, filter, &names, &n);
+		if (ret) {
+			pd_close(bin);
+			return die_err(1, ret, "%s", path);
+		}
+		for (i = 0; i < n; i++) {
+			printf("%s\n", names[i]);
+			free(names[i]);
+		}
+		free(names);
+	} else {
+		struct pd_def def;
+		struct pd_loc *locs = NULL;
+		size_t n = 0, i;
+
+		ret = pd_parse(o->vars, &def);
+		if (!ret && def.narg)
+			ret = def_error(o->vars, def.arg[0].pos,
+					"-V takes a probe point, without arguments");
+		if (!ret) {
+			ret = pd_vars(bin, &def, o->externs, &locs, &n, &err);
+			if (ret) {
+				if (err.pos >= 0)
+					def_error(o->vars, err.pos, err.msg);
+				else
+					fprintf(stderr, "fdr %s: %s\n", verb, err.msg);
+				ret = 1;
+			} else {
+				char point[256];
+
+				point_text(&def, point, sizeof(point));
+				printf("Available variables at %s\n", point);
+				for (i = 0; i < n; i++)
+					fputs(locs[i].args, stdout);
+			}
+		}
+		pd_locs_free(locs, n);
+		free(def.text);
+	}
+	pd_close(bin);
+	return ret;
+}
+
 int cmd_probe(int argc, char **argv)
 {
 	static const struct option lopts[] = {
-		{ "exec", required_argument, NULL, 'x' },
-		{ "add", required_argument, NULL, 'a' },
-		{ "del", required_argument, NULL, 'd' },
-		{ "list", no_argument, NULL, 'l' },
-		{ "dry-run", no_argument, NULL, 'n' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "force", no_argument, NULL, 'f' },
-		{ NULL, 0, NULL, 0 },
+		{ "exec", required_argument, NULL, 'x' }, { "add", required_argument, NULL, 'a' },
+		{ "del", required_argument, NULL, 'd' },  { "list", no_argument, NULL, 'l' },
+		{ "dry-run", no_argument, NULL, 'n' },	  { "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },	  { "force", no_argument, NULL, 'f' },
+		{ "funcs", no_argument, NULL, 'F' },	  { "vars", required_argument, NULL, 'V' },
+		{ "externs", no_argument, NULL, 'E' },	  { NULL, 0, NULL, 0 },
 	};
 	struct probe_opts o;
 	struct pd_bin *bin = NULL;
@@ -613,7 +675,7 @@ int cmd_probe(int argc, char **argv)
 
 	memset(&o, 0, sizeof(o));
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "+x:a:d:lnvqf", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+x:a:d:lnvqfFV:", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'x':
 			o.exe = optarg;
@@ -643,9 +705,29 @@ int cmd_probe(int argc, char **argv)
 		case 'f':
 			o.force = 1;
 			break;
+		case 'F':
+			o.funcs = 1;
+			break;
+		case 'V':
+			o.vars = optarg;
+			break;
+		case 'E':
+			o.externs = 1;
+			break;
 		default:
 			return usage_error(argc, argv, optind - 1, "unknown option");
 		}
+	}
+	if (o.funcs || o.vars) {
+		if (!o.exe)
+			return usage_error(
+				argc, argv, -1,
+				"expected -x BINARY: the executable or library to look at");
+		if (o.funcs && optind + 1 < argc)
+			return usage_error(argc, argv, optind + 1, "-F takes one FILTER");
+		if (o.vars && optind < argc)
+			return usage_error(argc, argv, optind, "-V takes one probe point");
+		return show_funcs_vars(&o, o.funcs && optind < argc ? argv[optind] : NULL);
 	}
 	if (optind < argc) { /* perf: the words left are one definition */
 		if (o.ndefs >= PROBE_MAX_DEFS)
@@ -724,6 +806,66 @@ out:
 	return ret;
 }
 #else /* !FDR_HAVE_LIBDW */
+/* -F [FILTER] and -V POINT: what can be probed, as perf prints it */
+static int show_funcs_vars(const struct probe_opts *o, const char *filter)
+{
+	struct pd_bin *bin = NULL;
+	struct pd_err err;
+	char path[PATH_MAX];
+	int ret;
+
+	if (!realpath(o->exe, path))
+		return die(1, "%s: %s", o->exe, strerror(errno));
+	ret = pd_open(path, &bin, &err);
+	if (ret)
+		return die(1, "%s", err.msg);
+	if (o->funcs) {
+		char **names;
+		size_t n, i;
+
+		ret = pd_funcs(bin, filter, &names, &n);
+		if (ret) {
+			pd_close(bin);
+			return die_err(1, ret, "%s", path);
+		}
+		for (i = 0; i < n; i++) {
+			printf("%s\n", names[i]);
+			free(names[i]);
+		}
+		free(names);
+	} else {
+		struct pd_def def;
+		struct pd_loc *locs = NULL;
+		size_t n = 0, i;
+
+		ret = pd_parse(o->vars, &def);
+		if (!ret && def.narg)
+			ret = def_error(o->vars, def.arg[0].pos,
+					"-V takes a probe point, without arguments");
+		if (!ret) {
+			ret = pd_vars(bin, &def, o->externs, &locs, &n, &err);
+			if (ret) {
+				if (err.pos >= 0)
+					def_error(o->vars, err.pos, err.msg);
+				else
+					fprintf(stderr, "fdr %s: %s\n", verb, err.msg);
+				ret = 1;
+			} else {
+				char point[256];
+
+				point_text(&def, point, sizeof(point));
+				printf("Available variables at %s\n", point);
+				for (i = 0; i < n; i++)
+					fputs(locs[i].args, stdout);
+			}
+		}
+		pd_locs_free(locs, n);
+		free(def.text);
+	}
+	pd_close(bin);
+	return ret;
+}
+
 int cmd_probe(int argc, char **argv)
 {
 	(void)argc;

@@ -17,6 +17,8 @@
 #           offset, which a uprobe takes), where perf writes @SYMBOL+N, which
 #           the kernel's uprobes refuse; the test computes the offset from
 #           the symbol's address and checks the rest of the line is perf's
+# -F (the symbols) and -V (the variables at a place, with their types) must
+# print what perf prints.
 # Then fdr alone: the error paths (exit codes, messages naming the file and
 # the place), a binary without debug information (FUNC and FUNC+OFF still
 # compared with perf, from the symbol table), debug information split out
@@ -229,6 +231,40 @@ test_perf_table() {
 	return $st
 }
 
+# -F and -V print what perf prints (perf lists a symbol that is in both .symtab
+# and .dynsym twice, fdr once: perf's list is made unique before comparing)
+test_funcs_vars() {
+	local bin p st=0
+
+	for bin in prog0 prog2 libpp0.so libpp2.so nodebug; do
+		for p in '' 'c*' 'lib_*' '*'; do
+			"$PERF" probe -x "$B/$bin" -F ${p:+"$p"} 2>&1 | sort -u >"$T/perf.F"
+			"$FDR" probe -x "$B/$bin" -F ${p:+"$p"} >"$T/fdr.F" 2>&1
+			if ! cmp -s "$T/perf.F" "$T/fdr.F"; then
+				diag "-F $p on $bin:"
+				diag "$(diff "$T/perf.F" "$T/fdr.F")"
+				st=1
+			fi
+		done
+	done
+	for bin in prog0 prog2; do
+		for p in record_point clamp main count_byte mix 'mix%return' "prog.c:$CB_LOOP" \
+			"record_point:$((RP_NEXT - RP_FIRST + 2))" scale; do
+			"$PERF" probe -x "$B/$bin" -V "$p" >"$T/perf.V" 2>&1
+			"$FDR" probe -x "$B/$bin" -V "$p" >"$T/fdr.V" 2>&1
+			if ! cmp -s "$T/perf.V" "$T/fdr.V"; then
+				diag "-V $p on $bin:"
+				diag "$(diff "$T/perf.V" "$T/fdr.V")"
+				st=1
+			fi
+		done
+	done
+	"$PERF" probe -x "$B/libpp2.so" -V box_area >"$T/perf.V" 2>&1
+	"$FDR" probe -x "$B/libpp2.so" -V box_area >"$T/fdr.V" 2>&1
+	cmp -s "$T/perf.V" "$T/fdr.V" || { diag "-V box_area: $(diff "$T/perf.V" "$T/fdr.V")"; st=1; }
+	return $st
+}
+
 # expect_fail RC PATTERN ARGS...: fdr probe ARGS exits RC and says PATTERN
 expect_fail() {
 	local want=$1 pat=$2
@@ -332,5 +368,5 @@ test_kernel_untouched() {
 	return 1
 }
 
-run_cases "test_perf_table test_errors test_debuglink test_names test_kernel_untouched"
+run_cases "test_perf_table test_funcs_vars test_errors test_debuglink test_names test_kernel_untouched"
 tap_summary
