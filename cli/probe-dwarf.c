@@ -1545,8 +1545,12 @@ static int line_place(struct finder *f, const char *fname, int lineno, Dwarf_Add
 	return ret < 0 ? ret : 0;
 }
 
+typedef int (*line_cb)(void *data, const char *fname, int lineno, Dwarf_Addr addr);
+
 struct funclines {
-	struct finder *f;
+	line_cb cb;
+	void *data;
+	int recursive;
 	int ret;
 };
 
@@ -1562,18 +1566,30 @@ static const char *call_file(Dwarf_Die *in)
 	return dwarf_filesrc(files, idx, NULL, NULL);
 }
 
+/* perf's __die_walk_funclines_cb: inlined call sites (and, walking a CU, their declarations) */
 static int funclines_cb(Dwarf_Die *in, void *data)
 {
 	struct funclines *fl = data;
 	Dwarf_Word lno;
-	Dwarf_Addr addr;
+	Dwarf_Addr addr = 0;
 	const char *fname;
+	int dl;
 
 	if (dwarf_tag(in) == DW_TAG_inlined_subroutine) {
 		fname = call_file(in);
 		if (fname && !die_udata(in, DW_AT_call_line, &lno) && lno > 0 &&
 		    die_entrypc(in, &addr) == 0) {
-			fl->ret = line_place(fl->f, fname, (int)lno, addr);
+			fl->ret = fl->cb(fl->data, fname, (int)lno, addr);
+			if (fl->ret)
+				return FIND_END;
+		}
+		if (!fl->recursive)
+			return FIND_SIBLING;
+	}
+	if (addr) {
+		fname = dwarf_decl_file(in);
+		if (fname && dwarf_decl_line(in, &dl) == 0) {
+			fl->ret = fl->cb(fl->data, fname, dl, addr);
 			if (fl->ret)
 				return FIND_END;
 		}
@@ -1581,37 +1597,82 @@ static int funclines_cb(Dwarf_Die *in, void *data)
 	return FIND_CONTINUE;
 }
 
-static int culines_cb(Dwarf_Die *sp, void *data)
+/* perf's __die_walk_funclines: the declaration, then the call sites inside */
+static int walk_funclines(Dwarf_Die *sp, int recursive, line_cb cb, void *data)
 {
-	struct funclines *fl = data;
+	struct funclines fl = { cb, data, recursive, 0 };
 	const char *fname = dwarf_decl_file(sp);
 	int lineno;
 	Dwarf_Addr addr;
 	Dwarf_Die mem;
 
 	if (fname && dwarf_decl_line(sp, &lineno) == 0 && die_entrypc(sp, &addr) == 0) {
-		fl->ret = line_place(fl->f, fname, lineno, addr);
-		if (fl->ret)
-			return DWARF_CB_ABORT;
+		fl.ret = cb(data, fname, lineno, addr);
+		if (fl.ret)
+			return fl.ret;
 	}
-	die_find_child(sp, funclines_cb, fl, &mem);
-	return fl->ret ? DWARF_CB_ABORT : DWARF_CB_OK;
+	die_find_child(sp, funclines_cb, &fl, &mem);
+	return fl.ret;
 }
 
-/* every statement row of line f->lno of file f->fname in the CU, then declarations */
-static int find_by_line(struct finder *f)
+struct culines {
+	line_cb cb;
+	void *data;
+	int ret;
+};
+
+static int culines_cb(Dwarf_Die *sp, void *data)
+{
+	struct culines *cl = data;
+
+	cl->ret = walk_funclines(sp, 1, cl->cb, cl->data);
+	return cl->ret ? DWARF_CB_ABORT : DWARF_CB_OK;
+}
+
+/* the deepest inlined subroutine at @addr in @sp */
+static Dwarf_Die *die_find_inlinefunc(Dwarf_Die *sp, Dwarf_Addr addr, Dwarf_Die *mem)
+{
+	Dwarf_Die tmp, *d;
+
+	d = die_find_child(sp, inline_cb, &addr, &tmp);
+	if (!d)
+		return NULL;
+	while (d) {
+		*mem = *d;
+		d = die_find_child(mem, inline_cb, &addr, &tmp);
+	}
+	return mem;
+}
+
+/*
+ * perf's die_walk_lines: every line-table row of the CU that starts a
+ * statement (for a function or an inlined instance @rt: those in its code and
+ * not in a function inlined into it, unless they are that call's line), then
+ * the function declarations and inlined call sites.
+ */
+static int walk_lines(Dwarf_Die *rt, line_cb cb, void *data)
 {
 	Dwarf_Lines *lines;
+	Dwarf_Die cumem, *cu, inl;
+	const char *decf = NULL;
 	size_t n, i;
-	struct funclines fl = { f, 0 };
-	int ret;
+	int decl = 0, ret;
 
-	if (dwarf_getsrclines(&f->cu, &lines, &n))
-		return 0;
+	if (dwarf_tag(rt) != DW_TAG_compile_unit) {
+		cu = dwarf_diecu(rt, &cumem, NULL, NULL);
+		dwarf_decl_line(rt, &decl);
+		decf = dwarf_decl_file(rt);
+	} else {
+		cu = rt;
+	}
+	if (!cu)
+		return -EINVAL;
+	if (dwarf_getsrclines(cu, &lines, &n))
+		n = 0; /* a CU without a line table (perf gives up on it) */
 	for (i = 0; i < n; i++) {
 		Dwarf_Line *l = dwarf_onesrcline(lines, i);
 		Dwarf_Addr addr;
-		int lineno;
+		int lineno, il;
 		bool flag;
 		const char *src;
 
@@ -1621,15 +1682,48 @@ static int find_by_line(struct finder *f)
 			continue;
 		if (dwarf_linebeginstatement(l, &flag) || !flag)
 			continue;
+		if (rt != cu) {
+			if (dwarf_haspc(rt, addr) <= 0)
+				continue;
+			if (die_find_inlinefunc(rt, addr, &inl)) {
+				const char *inf = call_file(&inl);
+				Dwarf_Word cl;
+
+				if (!(inf && decf && !strcmp(inf, decf) &&
+				      !die_udata(&inl, DW_AT_call_line, &cl) &&
+				      (int)cl == lineno)) {
+					dwarf_decl_line(&inl, &il);
+					if (il != decl || decf != dwarf_decl_file(&inl))
+						continue;
+				}
+			}
+		}
 		src = dwarf_linesrc(l, NULL, NULL);
 		if (!src)
 			continue;
-		ret = line_place(f, src, lineno, addr);
+		ret = cb(data, src, lineno, addr);
 		if (ret)
 			return ret;
 	}
-	dwarf_getfuncs(&f->cu, culines_cb, &fl, 0);
-	return fl.ret;
+	if (rt != cu)
+		return walk_funclines(rt, 0, cb, data);
+	{
+		struct culines cl = { cb, data, 0 };
+
+		dwarf_getfuncs(cu, culines_cb, &cl, 0);
+		return cl.ret;
+	}
+}
+
+static int line_place_cb(void *data, const char *fname, int lineno, Dwarf_Addr addr)
+{
+	return line_place(data, fname, lineno, addr);
+}
+
+/* every place of line f->lno of file f->fname in the CU */
+static int find_by_line(struct finder *f)
+{
+	return walk_lines(&f->cu, line_place_cb, f);
 }
 
 /* ---- places from functions ---------------------------------------------------------- */
