@@ -261,7 +261,8 @@ static const struct verb verbs[] = {
 	{ "probe", cmd_probe,
 	  "probe -x BINARY [-n] [-v|-q] [-f] [-a] '[[GROUP:]EVENT=]POINT [ARG...]'...\n"
 	  "       probe [-n] -d [GROUP:]EVENT_GLOB...  |  probe -l\n"
-	  "       probe -x BINARY -F [FILTER]  |  probe -x BINARY -V POINT [--externs]",
+	  "       probe -x BINARY -F [FILTER]  |  probe -x BINARY -V POINT [--externs]\n"
+	  "       probe -x BINARY -L 'FUNC[@SRC][:START[+NUM|-END]]' | -L 'SRC[:START[+NUM|-END]]'",
 	  "Like perf probe: define probe events from the debug information (DWARF) of\n"
 	  "BINARY and append them to uprobe_events. POINT is FUNC[@SRC][+OFF|:RELLINE|%return]\n"
 	  "or SRC:LINE; ARG is VAR, VAR->MEMBER, VAR.MEMBER, VAR[N] and chains of them,\n"
@@ -271,7 +272,8 @@ static const struct verb verbs[] = {
 	  "-v: print each uprobe_events line (\"Writing event: ...\"); -q: quiet.\n"
 	  "-d: remove the matching probe events; -l: list them. -F: the symbols that can be\n"
 	  "probed (FILTER: a glob); -V: the variables available at POINT, with their types\n"
-	  "(--externs: and the file's globals)." },
+	  "(--externs: and the file's globals); -L: the source, the lines that can be probed\n"
+	  "numbered (from FUNC's declaration, or of SRC)." },
 	{ "cat", cmd_cat, "cat [-i INSTANCE] PATH...",
 	  "Read control-tree files, like cat on tracefs; -i: the instance's files." },
 	{ "write", cmd_write, "write [-i INSTANCE] PATH VALUE...",

@@ -48,6 +48,7 @@
 #include <fnmatch.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -1488,27 +1489,39 @@ static Dwarf_Line *cu_stmt_line_at(Dwarf_Die *cu, Dwarf_Addr addr)
 }
 
 /*
+ * The line @addr maps back to (perf's cu_find_lineinfo): a function's entry
+ * is its declaration line, else the first statement row there; 0 for none.
+ */
+static void reverse_line(Dwarf_Die *cu, Dwarf_Addr addr, const char **file, int *line)
+{
+	Dwarf_Die fn;
+	Dwarf_Addr entry;
+	Dwarf_Line *l;
+
+	*file = NULL;
+	*line = 0;
+	if (die_find_realfunc(cu, addr, &fn) && die_entrypc(&fn, &entry) == 0 && entry == addr) {
+		*file = dwarf_decl_file(&fn);
+		dwarf_decl_line(&fn, line);
+	} else if ((l = cu_stmt_line_at(cu, addr)) && dwarf_lineno(l, line) == 0) {
+		*file = dwarf_linesrc(l, NULL, NULL);
+		if (!*file)
+			*line = 0;
+	}
+}
+
+/*
  * perf's verify_representive_line: the line that @addr maps back to (a
  * function's entry maps to its declaration) must be @lineno, else the line
  * shares its address with another one and perf refuses it, naming that one.
  */
 static int verify_line(struct finder *f, const char *fname, int lineno, Dwarf_Addr addr)
 {
-	Dwarf_Die fn, sc;
-	Dwarf_Addr entry;
+	Dwarf_Die sc;
 	const char *rfile = NULL, *func = NULL;
 	int rline = 0, dl;
-	Dwarf_Line *line;
 
-	if (die_find_realfunc(&f->cu, addr, &fn) && die_entrypc(&fn, &entry) == 0 &&
-	    entry == addr) {
-		rfile = dwarf_decl_file(&fn);
-		dwarf_decl_line(&fn, &rline);
-	} else if ((line = cu_stmt_line_at(&f->cu, addr)) && dwarf_lineno(line, &rline) == 0) {
-		rfile = dwarf_linesrc(line, NULL, NULL);
-		if (!rfile)
-			rline = 0;
-	}
+	reverse_line(&f->cu, addr, &rfile, &rline);
 	if (!rline || !rfile || strcmp(fname, rfile) || lineno == rline)
 		return 0;
 	if (f->def->func) {
@@ -2229,4 +2242,274 @@ nomem:
 		free(v[i]);
 	free(v);
 	return -ENOMEM;
+}
+
+/* ---- -L: the source, probeable lines numbered ---------------------------------------- */
+
+struct line_finder {
+	Dwarf_Die *cu;
+	const char *fname; /* the file the lines must be of */
+	int lno_s, lno_e;
+	int *lines; /* sorted, unique */
+	size_t n, cap;
+	char *path; /* the first matching line's file */
+	int found;
+};
+
+static int range_cb(void *data, const char *fname, int lineno, Dwarf_Addr addr)
+{
+	struct line_finder *lf = data;
+	size_t i;
+
+	if (strtailcmp(fname, lf->fname) || lf->lno_s > lineno || lf->lno_e < lineno)
+		return 0;
+	{
+		/* perf: only a line its address maps back to */
+		const char *rfile;
+		int rline;
+
+		reverse_line(lf->cu, addr, &rfile, &rline);
+		if (rline > 0 && rfile && (lineno != rline || strcmp(fname, rfile)))
+			return 0;
+	}
+	if (!lf->path && !(lf->path = strdup(fname)))
+		return -ENOMEM;
+	for (i = 0; i < lf->n && lf->lines[i] < lineno; i++)
+		;
+	if (i < lf->n && lf->lines[i] == lineno)
+		return 0;
+	if (lf->n == lf->cap) {
+		void *p = realloc(lf->lines, (lf->cap ? lf->cap * 2 : 64) * sizeof(int));
+
+		if (!p)
+			return -ENOMEM;
+		lf->lines = p;
+		lf->cap = lf->cap ? lf->cap * 2 : 64;
+	}
+	memmove(lf->lines + i + 1, lf->lines + i, (lf->n - i) * sizeof(int));
+	lf->lines[i] = lineno;
+	lf->n++;
+	return 0;
+}
+
+struct range_inst {
+	struct line_finder *lf;
+	void *origin;
+	int ret;
+};
+
+static int range_inst_cb(Dwarf_Die *in, void *data)
+{
+	struct range_inst *ri = data;
+	Dwarf_Attribute attr;
+	Dwarf_Die origin;
+	Dwarf_Word cl, cf, df;
+	int dl;
+
+	if (!die_is_func_instance(in) || !dwarf_attr(in, DW_AT_abstract_origin, &attr) ||
+	    !dwarf_formref_die(&attr, &origin) || origin.addr != ri->origin)
+		return FIND_CONTINUE;
+	if (dwarf_tag(in) == DW_TAG_inlined_subroutine && dwarf_decl_line(&origin, &dl) == 0 &&
+	    !die_udata(in, DW_AT_call_line, &cl) && (int)cl == dl &&
+	    !die_udata(&origin, DW_AT_decl_file, &df) && !die_udata(in, DW_AT_call_file, &cf) &&
+	    cf == df)
+		return FIND_CONTINUE;
+	ri->ret = walk_lines(in, range_cb, ri->lf);
+	return ri->ret < 0 ? FIND_END : FIND_CONTINUE;
+}
+
+struct range_search {
+	struct line_finder *lf;
+	const char *func, *file;
+	int start, end, offset, ret, matched;
+	Dwarf_Die cu;
+};
+
+static int range_func_cb(Dwarf_Die *sp, void *data)
+{
+	struct range_search *rs = data;
+	struct line_finder *lf = rs->lf;
+	long s, e;
+
+	if (rs->file && strtailcmp(rs->file, dwarf_decl_file(sp) ? dwarf_decl_file(sp) : ""))
+		return DWARF_CB_OK;
+	if (!die_is_func_def(sp) || !die_name_is(sp, rs->func))
+		return DWARF_CB_OK;
+	rs->matched = 1;
+	lf->fname = dwarf_decl_file(sp);
+	dwarf_decl_line(sp, &rs->offset);
+	s = (long)rs->offset + rs->start;
+	e = (long)rs->offset + rs->end;
+	lf->lno_s = s > INT_MAX ? INT_MAX : (int)s;
+	lf->lno_e = e > INT_MAX ? INT_MAX : (int)e;
+	if (!die_is_func_instance(sp)) {
+		struct range_inst ri = { lf, sp->addr, 0 };
+		Dwarf_Die mem;
+
+		die_find_child(&rs->cu, range_inst_cb, &ri, &mem);
+		rs->ret = ri.ret;
+	} else {
+		rs->ret = walk_lines(sp, range_cb, lf);
+	}
+	return DWARF_CB_ABORT;
+}
+
+/* skip one line of @fp; 0 at EOF */
+static int show_line_skip(FILE *fp)
+{
+	char buf[256];
+
+	while (fgets(buf, sizeof(buf), fp))
+		if (buf[strlen(buf) - 1] == '\n')
+			return 1;
+	return 0;
+}
+
+/* one line of @fp, with its number @num (perf's "%7d  ") or 9 spaces; 0 at EOF */
+static int show_line(FILE *fp, long num, int numbered)
+{
+	char buf[256];
+	int first = 1;
+
+	while (fgets(buf, sizeof(buf), fp)) {
+		size_t len = strlen(buf);
+
+		if (first) {
+			if (numbered)
+				printf("%7ld  %s", num, buf);
+			else
+				printf("         %s", buf);
+			first = 0;
+		} else {
+			fputs(buf, stdout);
+		}
+		if (len && buf[len - 1] == '\n')
+			return 1;
+	}
+	return first ? 0 : 1;
+}
+
+int pd_lines(struct pd_bin *b, const char *func, const char *file, int start, int end,
+	     struct pd_err *err)
+{
+	struct line_finder lf;
+	struct range_search rs;
+	Dwarf_Off off = 0, noff;
+	size_t hl, i;
+	char path[4096];
+	const char *comp_dir = NULL;
+	FILE *fp;
+	long l, lstart, lend;
+	int ret = 0;
+
+	if (!b->dw)
+		return pd_fail(
+			err, -ENOENT, -1,
+			"%s has no debug information (looked in: %s): no source lines to show",
+			b->path, b->where);
+	memset(&lf, 0, sizeof(lf));
+	memset(&rs, 0, sizeof(rs));
+	rs.lf = &lf;
+	lf.cu = &rs.cu;
+	rs.func = func;
+	rs.file = file;
+	rs.start = start;
+	rs.end = end;
+	while (!lf.n && ret >= 0 && dwarf_nextcu(b->dw, off, &noff, &hl, NULL, NULL, NULL) == 0) {
+		if (!dwarf_offdie(b->dw, off + hl, &rs.cu)) {
+			off = noff;
+			continue;
+		}
+		lf.fname = NULL;
+		if (file) {
+			Dwarf_Files *files;
+			size_t nf, k;
+
+			if (dwarf_getsrcfiles(&rs.cu, &files, &nf) == 0)
+				for (k = 0; k < nf; k++) {
+					const char *src = dwarf_filesrc(files, k, NULL, NULL);
+
+					if (src && !strtailcmp(src, file)) {
+						lf.fname = src;
+						break;
+					}
+				}
+		}
+		if (!file || lf.fname) {
+			if (func) {
+				rs.ret = 0;
+				dwarf_getfuncs(&rs.cu, range_func_cb, &rs, 0);
+				ret = rs.ret;
+			} else {
+				lf.lno_s = start;
+				lf.lno_e = end;
+				ret = walk_lines(&rs.cu, range_cb, &lf);
+			}
+		}
+		if (lf.n) {
+			Dwarf_Attribute attr;
+
+			comp_dir = dwarf_attr(&rs.cu, DW_AT_comp_dir, &attr) ?
+					   dwarf_formstring(&attr) :
+					   NULL;
+		}
+		off = noff;
+	}
+	if (ret < 0 || !lf.n) {
+		free(lf.lines);
+		free(lf.path);
+		if (ret < 0)
+			return pd_fail(err, ret, -1, "reading the lines failed: %s",
+				       strerror(-ret));
+		return pd_fail(err, -ENOENT, -1,
+			       "Specified source line is not found (no code of %s%s%s in the debug "
+			       "information of %s)",
+			       func ? func : file, func && file ? "@" : "",
+			       func && file ? file : "", b->path);
+	}
+	if (lf.path[0] != '/' && comp_dir)
+		snprintf(path, sizeof(path), "%s/%s", comp_dir, lf.path);
+	else
+		snprintf(path, sizeof(path), "%s", lf.path);
+	fp = fopen(path, "r");
+	if (!fp) {
+		int e = errno;
+
+		free(lf.lines);
+		free(lf.path);
+		return pd_fail(err, -e, -1, "the source file %s: %s", path, strerror(e));
+	}
+	lstart = func ? lf.lno_s : start;
+	lend = func ? lf.lno_e : end;
+	if (func)
+		printf("<%s@%s:%ld>\n", func, path, lstart - rs.offset);
+	else
+		printf("<%s:%ld>\n", path, lstart);
+	l = 1;
+	while (l < lstart) {
+		if (!show_line_skip(fp))
+			goto eof;
+		l++;
+	}
+	for (i = 0; i < lf.n; i++) {
+		for (; lf.lines[i] > l; l++)
+			if (!show_line(fp, 0, 0))
+				goto eof;
+		if (!show_line(fp, l - (func ? rs.offset : 0), 1))
+			goto eof;
+		l++;
+	}
+	if (lend == INT_MAX)
+		lend = l + 2; /* perf's NR_ADDITIONAL_LINES */
+	while (l <= lend && show_line(fp, 0, 0))
+		l++;
+	fclose(fp);
+	free(lf.lines);
+	free(lf.path);
+	return 0;
+eof:
+	fclose(fp);
+	free(lf.lines);
+	free(lf.path);
+	return pd_fail(err, -EINVAL, -1, "Source file %s is shorter than expected", path);
 }

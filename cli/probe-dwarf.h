@@ -95,5 +95,11 @@ int pd_vars(struct pd_bin *b, const struct pd_def *def, int externs, struct pd_l
  * array and its strings are malloc()ed.
  */
 int pd_funcs(struct pd_bin *b, const char *filter, char ***names, size_t *n);
+/*
+ * perf probe -L: print the source lines @start..@end (relative to FUNC's
+ * declaration, or of the file SRC), the lines that have code numbered.
+ */
+int pd_lines(struct pd_bin *b, const char *func, const char *file, int start, int end,
+	     struct pd_err *err);
 
 #endif /* FDR_CLI_PROBE_DWARF_H */

@@ -407,6 +407,7 @@ struct probe_opts {
 	int list;
 	int funcs; /* -F [FILTER] */
 	const char *vars; /* -V DEF */
+	const char *lines; /* -L RANGE */
 	int externs;
 	char last[256]; /* GROUP:EVENT of the last event added, for the hint */
 };
@@ -595,6 +596,62 @@ static int list_events(const struct fdr_buf *raw)
 	return 0;
 }
 
+/*
+ * -L's argument, perf's "FUNC[@SRC][:START[+NUM|-END]]" or "SRC[:START[+NUM|-END]]";
+ * EXIT_USAGE with a message when it is wrong.
+ */
+static int parse_range(const char *arg, char *buf, size_t len, const char **func, const char **file,
+		       int *start, int *end)
+{
+	char *range, *at, *p;
+	long v;
+
+	snprintf(buf, len, "%s", arg);
+	*func = *file = NULL;
+	*start = 0;
+	*end = INT_MAX;
+	range = strchr(buf, ':');
+	if (range) {
+		*range++ = 0;
+		errno = 0;
+		v = strtol(range, &p, 0);
+		if (p == range || errno || v < 0 || v > INT_MAX)
+			return def_error(arg, (int)(range - buf), "expected a start line number");
+		*start = (int)v;
+		if (*p == '+' || *p == '-') {
+			char c = *p++;
+			char *q;
+
+			errno = 0;
+			v = strtol(p, &q, 0);
+			if (q == p || errno || v < 0 || v > INT_MAX)
+				return def_error(arg, (int)(p - buf),
+						 "expected an end line number");
+			*end = c == '+' ? (int)(*start + v - 1) : (int)v;
+			p = q;
+		}
+		if (*start > *end)
+			return def_error(arg, (int)(range - buf),
+					 "Start line must be smaller than end line");
+		if (*p)
+			return def_error(arg, (int)(p - buf),
+					 "unexpected text after the line range");
+	}
+	at = strchr(buf, '@');
+	if (at) {
+		*at = 0;
+		*file = at + 1;
+		*func = buf;
+	} else if (strchr(buf, '/') || strchr(buf, '.')) {
+		*file = buf;
+	} else {
+		*func = buf;
+	}
+	if (*func && !is_ident(*func))
+		return def_error(arg, 0, "expected a function name or a source file");
+	return 0;
+}
+
 /* -F [FILTER] and -V POINT: what can be probed, as perf prints it */
 static int show_funcs_vars(const struct probe_opts *o, const char *filter)
 {
@@ -608,7 +665,20 @@ static int show_funcs_vars(const struct probe_opts *o, const char *filter)
 	ret = pd_open(path, &bin, &err);
 	if (ret)
 		return die(1, "%s", err.msg);
-	if (o->funcs) {
+	if (o->lines) {
+		char buf[1024];
+		const char *func, *file;
+		int start, end;
+
+		ret = parse_range(o->lines, buf, sizeof(buf), &func, &file, &start, &end);
+		if (!ret) {
+			ret = pd_lines(bin, func, file, start, end, &err);
+			if (ret) {
+				fprintf(stderr, "fdr %s: %s\n", verb, err.msg);
+				ret = 1;
+			}
+		}
+	} else if (o->funcs) {
 		char **names;
 		size_t n, i;
 
@@ -658,12 +728,19 @@ static int show_funcs_vars(const struct probe_opts *o, const char *filter)
 int cmd_probe(int argc, char **argv)
 {
 	static const struct option lopts[] = {
-		{ "exec", required_argument, NULL, 'x' }, { "add", required_argument, NULL, 'a' },
-		{ "del", required_argument, NULL, 'd' },  { "list", no_argument, NULL, 'l' },
-		{ "dry-run", no_argument, NULL, 'n' },	  { "verbose", no_argument, NULL, 'v' },
-		{ "quiet", no_argument, NULL, 'q' },	  { "force", no_argument, NULL, 'f' },
-		{ "funcs", no_argument, NULL, 'F' },	  { "vars", required_argument, NULL, 'V' },
-		{ "externs", no_argument, NULL, 'E' },	  { NULL, 0, NULL, 0 },
+		{ "exec", required_argument, NULL, 'x' },
+		{ "add", required_argument, NULL, 'a' },
+		{ "del", required_argument, NULL, 'd' },
+		{ "list", no_argument, NULL, 'l' },
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "funcs", no_argument, NULL, 'F' },
+		{ "vars", required_argument, NULL, 'V' },
+		{ "externs", no_argument, NULL, 'E' },
+		{ "line", required_argument, NULL, 'L' },
+		{ NULL, 0, NULL, 0 },
 	};
 	struct probe_opts o;
 	struct pd_bin *bin = NULL;
@@ -675,7 +752,7 @@ int cmd_probe(int argc, char **argv)
 
 	memset(&o, 0, sizeof(o));
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "+x:a:d:lnvqfFV:", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+x:a:d:lnvqfFV:L:", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'x':
 			o.exe = optarg;
@@ -714,19 +791,22 @@ int cmd_probe(int argc, char **argv)
 		case 'E':
 			o.externs = 1;
 			break;
+		case 'L':
+			o.lines = optarg;
+			break;
 		default:
 			return usage_error(argc, argv, optind - 1, "unknown option");
 		}
 	}
-	if (o.funcs || o.vars) {
+	if (o.funcs || o.vars || o.lines) {
 		if (!o.exe)
 			return usage_error(
 				argc, argv, -1,
 				"expected -x BINARY: the executable or library to look at");
 		if (o.funcs && optind + 1 < argc)
 			return usage_error(argc, argv, optind + 1, "-F takes one FILTER");
-		if (o.vars && optind < argc)
-			return usage_error(argc, argv, optind, "-V takes one probe point");
+		if ((o.vars || o.lines) && optind < argc)
+			return usage_error(argc, argv, optind, "-V and -L take one argument");
 		return show_funcs_vars(&o, o.funcs && optind < argc ? argv[optind] : NULL);
 	}
 	if (optind < argc) { /* perf: the words left are one definition */
@@ -806,6 +886,62 @@ out:
 	return ret;
 }
 #else /* !FDR_HAVE_LIBDW */
+/*
+ * -L's argument, perf's "FUNC[@SRC][:START[+NUM|-END]]" or "SRC[:START[+NUM|-END]]";
+ * EXIT_USAGE with a message when it is wrong.
+ */
+static int parse_range(const char *arg, char *buf, size_t len, const char **func, const char **file,
+		       int *start, int *end)
+{
+	char *range, *at, *p;
+	long v;
+
+	snprintf(buf, len, "%s", arg);
+	*func = *file = NULL;
+	*start = 0;
+	*end = INT_MAX;
+	range = strchr(buf, ':');
+	if (range) {
+		*range++ = 0;
+		errno = 0;
+		v = strtol(range, &p, 0);
+		if (p == range || errno || v < 0 || v > INT_MAX)
+			return def_error(arg, (int)(range - buf), "expected a start line number");
+		*start = (int)v;
+		if (*p == '+' || *p == '-') {
+			char c = *p++;
+			char *q;
+
+			errno = 0;
+			v = strtol(p, &q, 0);
+			if (q == p || errno || v < 0 || v > INT_MAX)
+				return def_error(arg, (int)(p - buf),
+						 "expected an end line number");
+			*end = c == '+' ? (int)(*start + v - 1) : (int)v;
+			p = q;
+		}
+		if (*start > *end)
+			return def_error(arg, (int)(range - buf),
+					 "Start line must be smaller than end line");
+		if (*p)
+			return def_error(arg, (int)(p - buf),
+					 "unexpected text after the line range");
+	}
+	at = strchr(buf, '@');
+	if (at) {
+		*at = 0;
+		*file = at + 1;
+		*func = buf;
+	} else if (strchr(buf, '/') || strchr(buf, '.')) {
+		*file = buf;
+	} else {
+		*func = buf;
+	}
+	if (*func && !is_ident(*func))
+		return def_error(arg, 0, "expected a function name or a source file");
+	return 0;
+}
+
 /* -F [FILTER] and -V POINT: what can be probed, as perf prints it */
 static int show_funcs_vars(const struct probe_opts *o, const char *filter)
 {
@@ -819,7 +955,20 @@ static int show_funcs_vars(const struct probe_opts *o, const char *filter)
 	ret = pd_open(path, &bin, &err);
 	if (ret)
 		return die(1, "%s", err.msg);
-	if (o->funcs) {
+	if (o->lines) {
+		char buf[1024];
+		const char *func, *file;
+		int start, end;
+
+		ret = parse_range(o->lines, buf, sizeof(buf), &func, &file, &start, &end);
+		if (!ret) {
+			ret = pd_lines(bin, func, file, start, end, &err);
+			if (ret) {
+				fprintf(stderr, "fdr %s: %s\n", verb, err.msg);
+				ret = 1;
+			}
+		}
+	} else if (o->funcs) {
 		char **names;
 		size_t n, i;
 

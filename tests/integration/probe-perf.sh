@@ -17,8 +17,9 @@
 #           offset, which a uprobe takes), where perf writes @SYMBOL+N, which
 #           the kernel's uprobes refuse; the test computes the offset from
 #           the symbol's address and checks the rest of the line is perf's
-# -F (the symbols) and -V (the variables at a place, with their types) must
-# print what perf prints.
+# -F (the symbols), -V (the variables at a place, with their types) and -L
+# (the source, the lines that can be probed numbered) must print what perf
+# prints.
 # Then fdr alone: the error paths (exit codes, messages naming the file and
 # the place), a binary without debug information (FUNC and FUNC+OFF still
 # compared with perf, from the symbol table), debug information split out
@@ -236,10 +237,10 @@ test_perf_table() {
 	return $st
 }
 
-# -F and -V print what perf prints (perf lists a symbol that is in both .symtab
+# -F, -V and -L print what perf prints (perf lists a symbol that is in both .symtab
 # and .dynsym twice, fdr once: perf's list is made unique before comparing)
-test_funcs_vars() {
-	local bin p st=0
+test_funcs_vars_lines() {
+	local bin p prc frc st=0
 
 	for bin in prog0 prog2 libpp0.so libpp2.so nodebug; do
 		for p in '' 'c*' 'lib_*' '*'; do
@@ -262,6 +263,25 @@ test_funcs_vars() {
 				diag "$(diff "$T/perf.V" "$T/fdr.V")"
 				st=1
 			fi
+		done
+	done
+	# -L: the same listing, or both "not found"
+	for bin in prog0 prog2 libpp0.so libpp2.so; do
+		for p in record_point clamp scale main count_byte@prog.c 'record_point:4-7' \
+			"prog.c:$((CB_LOOP - 4))-$((CB_LOOP + 2))" 'scale:1+3' "prog.c:$MAIN_CALL" \
+			box_area span lib.c 'lib_area:2' 'lib.c:10-20'; do
+			"$PERF" probe -x "$B/$bin" -L "$p" >"$T/perf.L" 2>&1
+			prc=$?
+			"$FDR" probe -x "$B/$bin" -L "$p" >"$T/fdr.L" 2>&1
+			frc=$?
+			if [ $prc != 0 ]; then
+				[ $frc = 1 ] && grep -q "^fdr probe: .*not found" "$T/fdr.L" && continue
+			elif [ $frc = 0 ] && cmp -s "$T/perf.L" "$T/fdr.L"; then
+				continue
+			fi
+			diag "-L $p on $bin:"
+			diag "$(diff "$T/perf.L" "$T/fdr.L")"
+			st=1
 		done
 	done
 	"$PERF" probe -x "$B/libpp2.so" -V box_area >"$T/perf.V" 2>&1
@@ -311,6 +331,8 @@ test_errors() {
 	expect_fail 2 "expected a member name" -n -x "$B/prog0" -a 'record_point it->' || st=1
 	expect_fail 2 "expected -x BINARY" -n -a 'scale' || st=1
 	expect_fail 2 "lazy patterns" -n -x "$B/prog0" -a 'scale;r = *' || st=1
+	expect_fail 2 "Start line must be smaller than end line" -x "$B/prog0" -L 'scale:5-2' || st=1
+	expect_fail 1 "has no debug information" -x "$B/nodebug" -L 'nd_work' || st=1
 	"$FDR" probe -n -x "$B/prog0" -a 'record_point it->hist[x]' >"$T/o" 2>&1
 	# the caret is under the index: 2 spaces of indent, then the column
 	if ! grep -qx "  record_point it->hist\[x\]" "$T/o" || ! grep -qx "  $(printf '%*s' 22 '')^" "$T/o"; then
@@ -373,5 +395,5 @@ test_kernel_untouched() {
 	return 1
 }
 
-run_cases "test_perf_table test_funcs_vars test_errors test_debuglink test_names test_kernel_untouched"
+run_cases "test_perf_table test_funcs_vars_lines test_errors test_debuglink test_names test_kernel_untouched"
 tap_summary
