@@ -604,6 +604,8 @@ struct finder {
 	size_t nlocs;
 	int has_vars; /* an argument is a C name, $params or $vars */
 	int vars_mode; /* pd_vars(): list the variables instead of fetching */
+	int *lazy_lines; /* the lines of the source that match def->lazy */
+	size_t lazy_n;
 	int externs; /* pd_vars(): the CU's globals too */
 	char *why[PD_MAX_ARGS]; /* why argument N had no location at some place */
 	int ret;
@@ -1275,9 +1277,13 @@ static int add_place(struct finder *f, Dwarf_Die *sc)
 	Dwarf_Addr entry, high;
 	struct pd_loc *loc;
 	char *args;
-	size_t nops, argmax = 8192;
+	size_t nops, argmax = 8192, seen;
 	int i, ret;
 
+	/* one place per address (a line and an inlined declaration can share one) */
+	for (seen = 0; seen < f->nlocs; seen++)
+		if (f->locs[seen].addr == f->addr)
+			return 0;
 	/* the real function around the place */
 	if (!die_is_func_def(sc)) {
 		if (!die_find_realfunc(&f->cu, f->addr, &f->sp))
@@ -1444,6 +1450,9 @@ static Dwarf_Die *best_scope(struct finder *f, Dwarf_Die *mem)
 		if (best_scope_cb(&copy, &s))
 			break;
 	}
+	/* perf: none fits, the function around the address (its find_inner_scope_cb) */
+	if (!s.found && die_find_realfunc(&f->cu, f->addr, mem))
+		s.found = 1;
 	return s.found ? mem : NULL;
 }
 
@@ -1739,6 +1748,141 @@ static int find_by_line(struct finder *f)
 	return walk_lines(&f->cu, line_place_cb, f);
 }
 
+/* ---- lazy patterns ---------------------------------------------------------------- */
+
+/* perf's strlazymatch: a glob (*, ?, [...], \\) where white space does not count */
+static int lazy_match(const char *str, const char *pat)
+{
+	while (*str && *pat && *pat != '*') {
+		if (isspace((unsigned char)*str)) {
+			str++;
+			continue;
+		}
+		if (isspace((unsigned char)*pat)) {
+			pat++;
+			continue;
+		}
+		if (*pat == '?') {
+			str++;
+			pat++;
+			continue;
+		}
+		if (*pat == '[') {
+			const char *q = pat + 1;
+			int neg = *q == '!', ok = 0;
+
+			if (neg)
+				q++;
+			for (; *q && (*q != ']' || q == pat + 1 + neg); q++) {
+				if (q[1] == '-' && q[2] && q[2] != ']') {
+					ok |= *str >= q[0] && *str <= q[2];
+					q += 2;
+				} else {
+					ok |= *str == *q;
+				}
+			}
+			if (*q != ']' || ok == neg)
+				return 0;
+			str++;
+			pat = q + 1;
+			continue;
+		}
+		if (*pat == '\\' && pat[1])
+			pat++;
+		if (*str++ != *pat++)
+			return 0;
+	}
+	if (*pat == '*') {
+		while (*pat == '*')
+			pat++;
+		if (!*pat)
+			return 1;
+		while (*str)
+			if (lazy_match(str++, pat))
+				return 1;
+	}
+	while (*str && isspace((unsigned char)*str))
+		str++;
+	while (*pat && isspace((unsigned char)*pat))
+		pat++;
+	return !*str && !*pat;
+}
+
+/* the lines of f->fname (relative to the CU's directory) that match the pattern */
+static int lazy_lines(struct finder *f)
+{
+	Dwarf_Attribute attr;
+	const char *comp = dwarf_attr(&f->cu, DW_AT_comp_dir, &attr) ? dwarf_formstring(&attr) :
+								       NULL;
+	char path[4096], *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	FILE *fp;
+	int lno = 1;
+
+	if (f->lazy_n)
+		return 0;
+	if (f->fname[0] != '/' && comp)
+		snprintf(path, sizeof(path), "%s/%s", comp, f->fname);
+	else
+		snprintf(path, sizeof(path), "%s", f->fname);
+	fp = fopen(path, "r");
+	if (!fp)
+		return pd_fail(f->err, -errno, -1, "the source file %s (for the pattern '%s'): %s",
+			       path, f->def->lazy, strerror(errno));
+	while ((len = getline(&line, &cap, fp)) > 0) {
+		if (line[len - 1] == '\n')
+			line[len - 1] = 0;
+		if (lazy_match(line, f->def->lazy)) {
+			int *p = realloc(f->lazy_lines, (f->lazy_n + 1) * sizeof(int));
+
+			if (!p) {
+				free(line);
+				fclose(fp);
+				return pd_fail(f->err, -ENOMEM, -1, "out of memory");
+			}
+			f->lazy_lines = p;
+			f->lazy_lines[f->lazy_n++] = lno;
+		}
+		lno++;
+	}
+	free(line);
+	fclose(fp);
+	return 0;
+}
+
+static int lazy_place_cb(void *data, const char *fname, int lineno, Dwarf_Addr addr)
+{
+	struct finder *f = data;
+	Dwarf_Die mem, *sc;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < f->lazy_n && f->lazy_lines[i] != lineno; i++)
+		;
+	if (i == f->lazy_n || strtailcmp(fname, f->fname))
+		return 0;
+	f->addr = addr;
+	f->lno = lineno;
+	sc = best_scope(f, &mem);
+	if (!sc)
+		return pd_fail(f->err, -ENOENT, -1,
+			       "Failed to find the scope of line %d at 0x%" PRIx64, lineno,
+			       (uint64_t)addr);
+	ret = add_place(f, sc);
+	return ret < 0 ? ret : 0;
+}
+
+/* perf's find_probe_point_lazy: the matching lines in @rt (a function, or the CU) */
+static int find_lazy(struct finder *f, Dwarf_Die *rt)
+{
+	int ret = lazy_lines(f);
+
+	if (ret || !f->lazy_n)
+		return ret;
+	return walk_lines(rt, lazy_place_cb, f);
+}
+
 /* ---- places from functions ---------------------------------------------------------- */
 
 struct inst_walk {
@@ -1774,6 +1918,10 @@ static int inst_cb(Dwarf_Die *in, void *data)
 		return FIND_END;
 	}
 	iw->found = 1;
+	if (f->def->lazy) {
+		iw->ret = find_lazy(f, in);
+		return iw->ret ? FIND_END : FIND_CONTINUE;
+	}
 	f->addr = addr + f->def->offset;
 	iw->ret = add_place(f, in);
 	return iw->ret ? FIND_END : FIND_CONTINUE;
@@ -1804,7 +1952,9 @@ static int func_cb(Dwarf_Die *sp, void *data)
 		fs->ret = find_by_line(f);
 	} else if (die_is_func_instance(sp)) {
 		die_entrypc(sp, &f->addr);
-		if (f->addr) {
+		if (f->addr && def->lazy) {
+			fs->ret = find_lazy(f, sp);
+		} else if (f->addr) {
 			if (!def->offset && !def->retprobe && f->has_vars &&
 			    !cu_is_optimized(&f->cu))
 				skip_prologue(sp, &f->cu, &f->addr);
@@ -2033,6 +2183,9 @@ static int resolve(struct pd_bin *b, const struct pd_def *def, struct pd_loc **l
 				dwarf_getfuncs(&f.cu, func_cb, &fs, 0);
 				ret = fs.ret;
 				matched |= fs.matched;
+			} else if (def->lazy) {
+				ret = find_lazy(&f, &f.cu);
+				matched = 1;
 			} else {
 				f.lno = def->line;
 				ret = find_by_line(&f);
@@ -2044,6 +2197,7 @@ static int resolve(struct pd_bin *b, const struct pd_def *def, struct pd_loc **l
 		off = noff;
 	}
 	if (ret < 0) {
+		free(f.lazy_lines);
 		pd_locs_free(f.locs, f.nlocs);
 		return ret;
 	}
@@ -2061,16 +2215,26 @@ static int resolve(struct pd_bin *b, const struct pd_def *def, struct pd_loc **l
 				"information of %s (%s)",
 				def->func, b->path, b->debug_file);
 		}
-		if (def->line)
+		if (def->line && f.fname)
 			return pd_fail(
 				err, -ENOENT, -1,
 				"Probe point not found: line %d of %s has no code that can be probed",
-				f.lno,
-				f.fname	  ? f.fname :
-				def->file ? def->file :
-					    def->func);
+				f.lno, f.fname);
+		if (def->file)
+			return pd_fail(
+				err, -ENOENT, -1,
+				"Probe point not found: no compilation unit of %s has the source file %s",
+				b->path, def->file);
+		if (def->lazy)
+			return pd_fail(
+				err, -ENOENT, -1,
+				"Probe point not found: no line of %s with code matches '%s' "
+				"(perf would probe the function's entry instead)",
+				def->func ? def->func : "the file", def->lazy);
 		return pd_fail(err, -ENOENT, -1, "Probe point not found in %s", b->path);
 	}
+	free(f.lazy_lines);
+	f.lazy_lines = NULL;
 	ret = fill_missing(&f);
 	for (i = 0; i < PD_MAX_ARGS; i++)
 		free(f.why[i]);

@@ -37,6 +37,7 @@ struct pd_def {
 	char *group, *event; /* NULL: the defaults */
 	char *func, *file; /* FUNC, @SRC or SRC */
 	int line; /* FUNC:RELLINE (relative) or SRC:LINE; 0 none */
+	char *lazy; /* ;PATTERN: the lines of the source that match it */
 	unsigned long offset; /* FUNC+OFF */
 	int retprobe;
 	struct pd_arg arg[PD_MAX_ARGS];

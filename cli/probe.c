@@ -232,10 +232,12 @@ static int pd_parse(const char *text, struct pd_def *def)
 		char *arg = p, c = nc, *end;
 		int apos = (int)(arg - buf);
 
-		if (c == ';')
-			return def_error(
-				text, apos - 1,
-				"lazy patterns (';PATTERN') are not supported by fdr probe yet");
+		if (c == ';') { /* the lazy pattern is the last part */
+			if (!*arg)
+				return def_error(text, apos, "expected a pattern after ';'");
+			def->lazy = arg;
+			break;
+		}
 		p = strpbrk(arg, ";:+@%");
 		if (p) {
 			nc = *p;
@@ -274,14 +276,19 @@ static int pd_parse(const char *text, struct pd_def *def)
 			break;
 		}
 	}
+	if (def->lazy && def->line)
+		return def_error(text, pos, "Lazy pattern can't be used with line number");
+	if (def->lazy && def->offset)
+		return def_error(text, pos, "Lazy pattern can't be used with offset");
 	if (def->line && def->offset)
 		return def_error(text, pos, "Offset can't be used with line number");
-	if (!def->line && def->file && !def->func)
+	if (!def->line && !def->lazy && def->file && !def->func)
 		return def_error(text, pos, "File always requires line number or lazy pattern");
 	if (def->offset && !def->func)
 		return def_error(text, pos, "Offset requires an entry function");
-	if ((def->offset || def->line) && def->retprobe)
-		return def_error(text, pos, "Offset/Line can't be used with return probe");
+	if ((def->offset || def->line || def->lazy) && def->retprobe)
+		return def_error(text, pos,
+				 "Offset/Line/Lazy pattern can't be used with return probe");
 	/* the arguments */
 	while ((w = strtok_r(NULL, " \t", &save))) {
 		struct pd_arg *a;
@@ -389,10 +396,14 @@ static void point_text(const struct pd_def *d, char *out, size_t len)
 		if (d->offset && n < len)
 			n += (size_t)snprintf(out + n, len - n, "+%lu", d->offset);
 		if (d->retprobe && n < len)
-			snprintf(out + n, len - n, "%%return");
+			n += (size_t)snprintf(out + n, len - n, "%%return");
+	} else if (d->lazy) {
+		n += (size_t)snprintf(out + n, len - n, "%s", d->file);
 	} else {
-		snprintf(out + n, len - n, "%s:%d", d->file, d->line);
+		n += (size_t)snprintf(out + n, len - n, "%s:%d", d->file, d->line);
 	}
+	if (d->lazy && n < len)
+		snprintf(out + n, len - n, ";%s", d->lazy);
 }
 
 /* ---- the verb ----------------------------------------------------------------------- */
@@ -412,6 +423,39 @@ struct probe_opts {
 	char last[256]; /* GROUP:EVENT of the last event added, for the hint */
 };
 
+/* perf's "  GROUP:EVENT (on POINT in PATH with ARGS)" after --add */
+static void show_added(struct probe_opts *o, const struct pd_def *def, const char *group,
+		       const char *event, const char *path, int *shown)
+{
+	char ge[256], point[256];
+	int k;
+
+	point_text(def, point, sizeof(point));
+	if (!*shown)
+		printf("%s new event%s:\n", o->dry ? "Would add" : "Added",
+		       o->ndefs > 1 ? "s" : "");
+	snprintf(ge, sizeof(ge), "%s:%s", group, event);
+	printf("  %-20s (on %s in %s", ge, point, path);
+	for (k = 0; k < def->narg; k++) {
+		const struct pd_arg *a = &def->arg[k];
+		int f;
+
+		printf("%s %s%s%s", k ? "" : " with", a->name ? a->name : "", a->name ? "=" : "",
+		       a->var);
+		for (f = 0; f < a->nfield; f++)
+			printf("%s%s",
+			       a->field[f].is_index ? "" :
+			       a->field[f].ref	    ? "->" :
+						      ".",
+			       a->field[f].name);
+		if (a->type)
+			printf(":%s", a->type);
+	}
+	printf(")\n");
+	snprintf(o->last, sizeof(o->last), "%s", ge);
+	*shown = 1;
+}
+
 /* one definition: resolve, name, print, append */
 static int add_one(struct probe_opts *o, const char *text, struct pd_bin *bin, const char *path,
 		   struct fdr_session *s, struct names *nm, int *shown)
@@ -420,7 +464,10 @@ static int add_one(struct probe_opts *o, const char *text, struct pd_bin *bin, c
 	struct pd_loc *locs = NULL;
 	size_t nlocs = 0, i;
 	struct pd_err err;
-	char group[80], base[80], event[100], point[256], line[10240];
+	struct {
+		char base[80], event[100];
+	} *evs = NULL;
+	char group[80], base[80], event[100], line[10240];
 	int ret;
 
 	ret = pd_parse(text, &def);
@@ -439,39 +486,66 @@ static int add_one(struct probe_opts *o, const char *text, struct pd_bin *bin, c
 		snprintf(group, sizeof(group), "%s", def.group);
 	else
 		default_group(path, group, sizeof(group));
-	if (def.event)
-		snprintf(base, sizeof(base), "%s", def.event);
-	else if (def.func && def.line)
-		snprintf(base, sizeof(base), "%s_L%d", def.func, def.line);
-	else if (def.func)
-		snprintf(base, sizeof(base), "%s", def.func);
-	else
-		snprintf(base, sizeof(base), "%s", locs[0].realname);
-	if (!is_ident(base)) {
-		fprintf(stderr, "fdr %s: '%s' is not a valid event name; name it: EVENT=%s\n", verb,
-			base, text);
-		ret = EXIT_USAGE;
+	/*
+	 * Each place's event: EVENT=, else FUNC (FUNC_L<N>), else, for SRC:LINE
+	 * and SRC;PATTERN, the function the place is in (perf names each place
+	 * so: places in different functions are different events).
+	 */
+	evs = calloc(nlocs, sizeof(*evs));
+	if (!evs) {
+		ret = die(1, "out of memory");
 		goto out;
 	}
-	snprintf(event, sizeof(event), "%s%s", base, def.retprobe ? "__return" : "");
-	if (names_has(nm, group, event)) {
-		if (!o->force) {
+	for (i = 0; i < nlocs; i++) {
+		size_t j;
+
+		if (def.event)
+			snprintf(base, sizeof(base), "%s", def.event);
+		else if (def.func && def.line)
+			snprintf(base, sizeof(base), "%s_L%d", def.func, def.line);
+		else if (def.func)
+			snprintf(base, sizeof(base), "%s", def.func);
+		else
+			snprintf(base, sizeof(base), "%s", locs[i].realname);
+		if (!is_ident(base)) {
 			fprintf(stderr,
-				"fdr %s: event \"%s:%s\" already exists.\n"
-				"  Remove it with 'fdr probe -d %s:%s', or add another with -f (%s_1...)\n",
-				verb, group, event, group, event, base);
-			ret = 1;
+				"fdr %s: '%s' is not a valid event name; name it: EVENT=%s\n", verb,
+				base, text);
+			ret = EXIT_USAGE;
 			goto out;
 		}
-		for (i = 1; i < 10000; i++) {
-			snprintf(event, sizeof(event), "%s_%zu", base, i);
-			if (!names_has(nm, group, event))
+		snprintf(event, sizeof(event), "%s%s", base, def.retprobe ? "__return" : "");
+		/* a name this definition already chose: the same event */
+		for (j = 0; j < i; j++)
+			if (!strcmp(evs[j].base, base)) {
+				evs[i] = evs[j];
 				break;
+			}
+		if (j < i)
+			continue;
+		snprintf(evs[i].base, sizeof(evs[i].base), "%s", base);
+		if (names_has(nm, group, event)) {
+			size_t k;
+
+			if (!o->force) {
+				fprintf(stderr,
+					"fdr %s: event \"%s:%s\" already exists.\n"
+					"  Remove it with 'fdr probe -d %s:%s', or add another with -f (%s_1...)\n",
+					verb, group, event, group, event, base);
+				ret = 1;
+				goto out;
+			}
+			for (k = 1; k < 10000; k++) {
+				snprintf(event, sizeof(event), "%s_%zu", base, k);
+				if (!names_has(nm, group, event))
+					break;
+			}
 		}
+		snprintf(evs[i].event, sizeof(evs[i].event), "%s", event);
 	}
 	for (i = 0; i < nlocs; i++) {
 		snprintf(line, sizeof(line), "%c:%s/%s %s:0x%" PRIx64 "%s\n",
-			 def.retprobe ? 'r' : 'p', group, event, path, locs[i].offset,
+			 def.retprobe ? 'r' : 'p', group, evs[i].event, path, locs[i].offset,
 			 locs[i].args);
 		if (o->verbose)
 			fprintf(stderr, "Writing event: %s", line);
@@ -481,41 +555,20 @@ static int add_one(struct probe_opts *o, const char *text, struct pd_bin *bin, c
 				goto out;
 		}
 	}
-	if (names_add(nm, group, event)) {
-		ret = die(1, "out of memory");
-		goto out;
-	}
-	if (!o->quiet) {
-		char ge[256];
-		int k;
-
-		point_text(&def, point, sizeof(point));
-		if (!*shown)
-			printf("%s new event%s:\n", o->dry ? "Would add" : "Added",
-			       o->ndefs > 1 ? "s" : "");
-		snprintf(ge, sizeof(ge), "%s:%s", group, event);
-		printf("  %-20s (on %s in %s", ge, point, path);
-		for (k = 0; k < def.narg; k++) {
-			const struct pd_arg *a = &def.arg[k];
-			int f;
-
-			printf("%s %s%s%s", k ? "" : " with", a->name ? a->name : "",
-			       a->name ? "=" : "", a->var);
-			for (f = 0; f < a->nfield; f++)
-				printf("%s%s",
-				       a->field[f].is_index ? "" :
-				       a->field[f].ref	    ? "->" :
-							      ".",
-				       a->field[f].name);
-			if (a->type)
-				printf(":%s", a->type);
+	for (i = 0; i < nlocs; i++) {
+		if (i && !strcmp(evs[i].event, evs[i - 1].event))
+			continue;
+		snprintf(event, sizeof(event), "%s", evs[i].event);
+		if (!names_has(nm, group, event) && names_add(nm, group, event)) {
+			ret = die(1, "out of memory");
+			goto out;
 		}
-		printf(")\n");
-		snprintf(o->last, sizeof(o->last), "%s", ge);
-		*shown = 1;
+		if (!o->quiet)
+			show_added(o, &def, group, event, path, shown);
 	}
 	ret = 0;
 out:
+	free(evs);
 	pd_locs_free(locs, nlocs);
 	free(def.text);
 	return ret;

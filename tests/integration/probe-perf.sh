@@ -135,6 +135,15 @@ TABLE=(
 	"prog2|mix f|fail"
 	"prog0|mix w.u w.b[1]|same"
 	"prog2|mix w.u|fail"
+	"prog0|record_point;t+=*|same"
+	"prog2|record_point;t+=* t|same"
+	"prog0|record_point;if*|same"
+	"prog0|clamp;return* v|same"
+	"prog0|prog.c;*clamp(*|same"
+	"prog2|prog.c;*clamp(*|same"
+	"prog0|prog.c;*return*|same"
+	"prog2|main;v+=*|same"
+	"libpp0.so|lib.c;*lib_calls*|same"
 	"prog0|record_point total_hits|global"
 	"prog0|record_point origin.y banner:string|global"
 	"prog2|scale total_hits|global"
@@ -330,7 +339,9 @@ test_errors() {
 	expect_fail 2 "Offset can't be used with line number" -n -x "$B/prog0" -a 'scale:2+4' || st=1
 	expect_fail 2 "expected a member name" -n -x "$B/prog0" -a 'record_point it->' || st=1
 	expect_fail 2 "expected -x BINARY" -n -a 'scale' || st=1
-	expect_fail 2 "lazy patterns" -n -x "$B/prog0" -a 'scale;r = *' || st=1
+	expect_fail 2 "Lazy pattern can't be used with line number" -n -x "$B/prog0" -a 'scale:2;r=*' || st=1
+	# perf probes the function's entry when no line matches; fdr refuses
+	expect_fail 1 "no line of scale with code matches 'nomatch'" -n -x "$B/prog0" -a 'scale;nomatch' || st=1
 	expect_fail 2 "Start line must be smaller than end line" -x "$B/prog0" -L 'scale:5-2' || st=1
 	expect_fail 1 "has no debug information" -x "$B/nodebug" -L 'nd_work' || st=1
 	"$FDR" probe -n -x "$B/prog0" -a 'record_point it->hist[x]' >"$T/o" 2>&1
