@@ -259,7 +259,7 @@ static const struct verb verbs[] = {
 	{ "stat", cmd_stat, "stat [-i INSTANCE]",
 	  "Show the session's state and per-CPU statistics." },
 	{ "probe", cmd_probe,
-	  "probe -x BINARY [-n] [-v|-q] [-f] [-a] '[[GROUP:]EVENT=]POINT [ARG...]'...\n"
+	  "probe -x BINARY|-p PID [-n] [-v|-q] [-f] [-a] '[[GROUP:]EVENT=]POINT [ARG...]'...\n"
 	  "       probe [-n] -d [GROUP:]EVENT_GLOB...  |  probe -l\n"
 	  "       probe -x BINARY -F [FILTER]  |  probe -x BINARY -V POINT [--externs]\n"
 	  "       probe -x BINARY -L 'FUNC[@SRC][:START[+NUM|-END]]' | -L 'SRC[:START[+NUM|-END]]'",
@@ -269,7 +269,8 @@ static const struct verb verbs[] = {
 	  "NAME=ARG, ARG:TYPE (:string for char *), $params, $vars, $retval (%return) or any\n"
 	  "raw fetch argument. The group is probe_BINARY, the event FUNC (FUNC_L<line>,\n"
 	  "FUNC__return); -f adds _1, _2... to a name in use. -n: print, add nothing;\n"
-	  "-v: print each uprobe_events line (\"Writing event: ...\"); -q: quiet.\n"
+	  "-v: print each uprobe_events line (\"Writing event: ...\"); -q: quiet; -p PID: the\n"
+	  "executable of process PID as BINARY.\n"
 	  "-d: remove the matching probe events; -l: list them. -F: the symbols that can be\n"
 	  "probed (FILTER: a glob); -V: the variables available at POINT, with their types\n"
 	  "(--externs: and the file's globals); -L: the source, the lines that can be probed\n"

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fdr/fdr-ctl.h"
 #include "fdr/fdr-read.h"
@@ -781,35 +782,48 @@ static int show_funcs_vars(const struct probe_opts *o, const char *filter)
 int cmd_probe(int argc, char **argv)
 {
 	static const struct option lopts[] = {
-		{ "exec", required_argument, NULL, 'x' },
-		{ "add", required_argument, NULL, 'a' },
-		{ "del", required_argument, NULL, 'd' },
-		{ "list", no_argument, NULL, 'l' },
-		{ "dry-run", no_argument, NULL, 'n' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "funcs", no_argument, NULL, 'F' },
-		{ "vars", required_argument, NULL, 'V' },
-		{ "externs", no_argument, NULL, 'E' },
-		{ "line", required_argument, NULL, 'L' },
-		{ NULL, 0, NULL, 0 },
+		{ "exec", required_argument, NULL, 'x' }, { "pid", required_argument, NULL, 'p' },
+		{ "add", required_argument, NULL, 'a' },  { "del", required_argument, NULL, 'd' },
+		{ "list", no_argument, NULL, 'l' },	  { "dry-run", no_argument, NULL, 'n' },
+		{ "verbose", no_argument, NULL, 'v' },	  { "quiet", no_argument, NULL, 'q' },
+		{ "force", no_argument, NULL, 'f' },	  { "funcs", no_argument, NULL, 'F' },
+		{ "vars", required_argument, NULL, 'V' }, { "externs", no_argument, NULL, 'E' },
+		{ "line", required_argument, NULL, 'L' }, { NULL, 0, NULL, 0 },
 	};
 	struct probe_opts o;
 	struct pd_bin *bin = NULL;
 	struct fdr_session *s = NULL;
 	struct names nm = { NULL, 0 };
 	struct fdr_buf raw = { NULL, 0, 0 };
-	char path[PATH_MAX], *joined = NULL;
+	char path[PATH_MAX], pexe[PATH_MAX], *joined = NULL;
 	int c, ret = 0, k, shown = 0;
 
 	memset(&o, 0, sizeof(o));
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "+x:a:d:lnvqfFV:L:", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+x:p:a:d:lnvqfFV:L:", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'x':
 			o.exe = optarg;
 			break;
+		case 'p': {
+			unsigned long pid;
+			char link[64];
+			ssize_t n;
+
+			ret = parse_num_arg(argc, argv, optind - 1, "a process id", 1, INT_MAX,
+					    &pid);
+			if (ret)
+				return ret;
+			/* perf's -p: the process's executable */
+			snprintf(link, sizeof(link), "/proc/%lu/exe", pid);
+			n = readlink(link, pexe, sizeof(pexe) - 1);
+			if (n <= 0)
+				return die(1, "process %lu: cannot read %s: %s", pid, link,
+					   strerror(errno));
+			pexe[n] = 0;
+			o.exe = pexe;
+			break;
+		}
 		case 'a':
 		case 'd':
 			if ((c == 'a' ? o.ndefs : o.ndels) >= PROBE_MAX_DEFS)
