@@ -151,7 +151,7 @@ static void find_debug_info(struct pd_bin *b)
 	ssize_t idlen;
 	const char *link;
 	GElf_Word crc;
-	char file[4096], dir[4096], *slash;
+	char file[8192], dir[4096], *slash;
 
 	where_add(b, b->path);
 	if (has_debug_info(b->elf)) {
