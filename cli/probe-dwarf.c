@@ -634,6 +634,27 @@ static const char *const x86_regs[16] = { "%ax",  "%dx",  "%cx",  "%bx", "%si",	
 					  "%bp",  "%sp",  "%r8",  "%r9", "%r10", "%r11",
 					  "%r12", "%r13", "%r14", "%r15" };
 
+/*
+ * A global at link-time address @va: "@+OFFSET", OFFSET what a uprobe's
+ * @+OFFSET takes, relative to the mapping of the probed code (the segment
+ * holding f->addr), so that it is right wherever the file is loaded.
+ */
+static int global_at(struct finder *f, Dwarf_Addr va, struct targ *t)
+{
+	GElf_Phdr text;
+	uint64_t off;
+
+	if (addr_to_offset(f->b, f->addr, &off) || load_seg(f->b, f->addr, &text))
+		return pd_fail(f->err, -ENOENT, -1, "no code segment holds 0x%" PRIx64,
+			       (uint64_t)f->addr);
+	snprintf(t->value, sizeof(t->value), "@+0x%" PRIx64,
+		 (uint64_t)(va - text.p_vaddr + text.p_offset));
+	t->global = 1;
+	t->nref = 1;
+	t->ref[0].offset = 0;
+	return 0;
+}
+
 /* The location of variable @vr at f->addr into @t; perf's convert_variable_location. */
 static int var_location(struct finder *f, Dwarf_Die *vr, struct targ *t, const char *what,
 			int check)
@@ -648,12 +669,21 @@ static int var_location(struct finder *f, Dwarf_Die *vr, struct targ *t, const c
 
 	memset(t, 0, sizeof(*t));
 	if (!dwarf_attr(vr, DW_AT_location, &attr)) {
-		if (dwarf_attr(vr, DW_AT_external, &attr))
-			goto global;
-		return pd_fail(
-			f->err, -ENOENT, -1,
-			"'%s' has no location in the debug information of %s (optimised out)", what,
-			f->b->debug_file);
+		GElf_Sym sym;
+		const char *name = die_name(vr);
+
+		if (!dwarf_attr(vr, DW_AT_external, &attr))
+			return pd_fail(
+				f->err, -ENOENT, -1,
+				"'%s' has no location in the debug information of %s (optimised out)",
+				what, f->b->debug_file);
+		/* declared here, defined in another file: the symbol table has it */
+		if (!name || sym_lookup(f->b->elf, name, 0, &sym))
+			return pd_fail(f->err, -ENOENT, -1,
+				       "'%s' is declared here but defined elsewhere; "
+				       "%s's symbol table does not have it",
+				       what, f->b->path);
+		return global_at(f, sym.st_value, t);
 	}
 	n = dwarf_getlocation_addr(&attr, f->addr, &op, &nops, 1);
 	if (n <= 0) {
@@ -675,35 +705,8 @@ found:
 	if (nops == 0)
 		return pd_fail(f->err, -ENODATA, -1, "'%s' is optimised out at address 0x%" PRIx64,
 			       what, (uint64_t)f->addr);
-	if (op->atom == DW_OP_addr) {
-		Dwarf_Addr va = op->number;
-		GElf_Phdr text;
-		uint64_t off;
-
-have_addr:
-		/* @+OFFSET: an offset from the mapping of the probed code (docs) */
-		if (addr_to_offset(f->b, f->addr, &off) || load_seg(f->b, f->addr, &text))
-			return pd_fail(f->err, -ENOENT, -1, "no code segment holds 0x%" PRIx64,
-				       (uint64_t)f->addr);
-		snprintf(t->value, sizeof(t->value), "@+0x%" PRIx64,
-			 (uint64_t)(va - text.p_vaddr + text.p_offset));
-		t->global = 1;
-		t->nref = 1;
-		t->ref[0].offset = 0;
-		return 0;
-global : {
-	GElf_Sym sym;
-	const char *name = die_name(vr);
-
-	if (!name || sym_lookup(f->b->elf, name, 0, &sym))
-		return pd_fail(f->err, -ENOENT, -1,
-			       "'%s' is declared here but defined elsewhere; "
-			       "%s's symbol table does not have it",
-			       what, f->b->path);
-	va = sym.st_value;
-	goto have_addr;
-}
-	}
+	if (op->atom == DW_OP_addr)
+		return global_at(f, op->number, t);
 	if (op->atom == DW_OP_fbreg) {
 		if (!f->fb_ops)
 			return pd_fail(
