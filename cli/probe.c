@@ -548,8 +548,10 @@ static int add_one(struct probe_opts *o, const char *text, struct pd_bin *bin, c
 		snprintf(line, sizeof(line), "%c:%s/%s %s:0x%" PRIx64 "%s\n",
 			 def.retprobe ? 'r' : 'p', group, evs[i].event, path, locs[i].offset,
 			 locs[i].args);
-		if (o->verbose)
+		if (o->verbose) {
+			fflush(stdout); /* stdout and stderr in the order they are written */
 			fprintf(stderr, "Writing event: %s", line);
+		}
 		if (!o->dry) {
 			ret = write_path(s, "uprobe_events", line, O_APPEND);
 			if (ret)
