@@ -4,7 +4,7 @@
 # probe-perf.sh FDR - fdr probe against perf probe, the reference.
 #
 # Builds probe-perf/prog.c and probe-perf/lib.c (a shared library) at -O0 -g
-# and -O2 -g, then for every definition of the table below runs
+# and -O2 -g (and prog.c -O2 -g non-PIE), then for every definition of the table below runs
 #   perf probe -x BIN -n -v --add DEF       (-n: perf writes nothing)
 #   fdr probe  -x BIN -n -v --add DEF
 # and compares the "Writing event:" lines: the same place (file offset), the
@@ -58,6 +58,9 @@ for o in 0 2; do
 		"$CC" -O$o -g -I"$SRC" -o "$B/prog$o" "$SRC/prog.c" -L"$B" -lpp$o -Wl,-rpath,"$B" ||
 		{ echo "cannot build the test programs"; exit 1; }
 done
+# a non-PIE executable: addresses are not file offsets there
+"$CC" -O2 -g -fno-pie -no-pie -I"$SRC" -o "$B/prognp" "$SRC/prog.c" -L"$B" -lpp2 -Wl,-rpath,"$B" ||
+	{ echo "cannot build the non-PIE test program"; exit 1; }
 # without debug information (its own code, so that no build id matches a cache)
 "$CC" -O1 -o "$B/nodebug" -x c - <<'EOF' || exit 1
 #include <stdio.h>
@@ -144,6 +147,12 @@ TABLE=(
 	"prog0|prog.c;*return*|same"
 	"prog2|main;v+=*|same"
 	"libpp0.so|lib.c;*lib_calls*|same"
+	"prognp|record_point|same"
+	"prognp|record_point it->name:string it->pos.y n|same"
+	"prognp|prog.c:$RP_NEXT it|same"
+	"prognp|clamp|same"
+	"prognp|count_byte%return \$retval|same"
+	"prognp|scale total_hits|global"
 	"prog0|record_point total_hits|global"
 	"prog0|record_point origin.y banner:string|global"
 	"prog2|scale total_hits|global"
@@ -179,7 +188,7 @@ perf_globals() {
 	local bin=$1 line out="" w sym n addr base off vaddr
 
 	# the text segment (R E): its address minus its file offset
-	read -r off vaddr < <(readelf -lW "$bin" | awk '$1 == "LOAD" && $7 ~ /E/ { print $2, $3; exit }')
+	read -r off vaddr < <(readelf -lW "$bin" | awk '$1 == "LOAD" && / R E | RWE / { print $2, $3; exit }')
 	base=$((vaddr - off))
 	while IFS= read -r line; do
 		out=""
