@@ -2680,3 +2680,87 @@ eof:
 	free(lf.path);
 	return pd_fail(err, -EINVAL, -1, "Source file %s is shorter than expected", path);
 }
+
+/* ---- -l: a place back to FUNC+OFF or FUNC:LINE ------------------------------------- */
+
+int pd_where(struct pd_bin *b, uint64_t offset, char *out, size_t len)
+{
+	Dwarf_Die cu, sp, in;
+	Dwarf_Addr addr = 0, base = 0, ea;
+	const char *fname = NULL, *func = NULL, *basefunc = NULL, *tmp;
+	int baseline = 0, lineno = 0, found = 0;
+	long line = 0;
+	uint64_t off = 0;
+	size_t n, i, flen;
+
+	if (!b->dw || elf_getphdrnum(b->elf, &n))
+		return -ENOENT;
+	for (i = 0; i < n && !found; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(b->elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
+		    (ph.p_flags & PF_X) && offset >= ph.p_offset &&
+		    offset - ph.p_offset < ph.p_filesz) {
+			addr = offset - ph.p_offset + ph.p_vaddr;
+			found = 1;
+		}
+	}
+	if (!found || !dwarf_addrdie(b->dw, addr, &cu))
+		return -ENOENT;
+	/* perf's debuginfo__find_probe_point */
+	reverse_line(&cu, addr, &fname, &lineno);
+	if (die_find_realfunc(&cu, addr, &sp)) {
+		func = basefunc = dwarf_diename(&sp);
+		if (!func || dwarf_entrypc(&sp, &base) || dwarf_decl_line(&sp, &baseline)) {
+			lineno = 0;
+			goto post;
+		}
+		fname = dwarf_decl_file(&sp);
+		if (addr == base) {
+			lineno = baseline;
+			goto post;
+		}
+		while (die_find_child(&sp, inline_cb, &addr, &in)) {
+			Dwarf_Word cl;
+
+			if (dwarf_entrypc(&in, &ea) == 0 && ea == addr) {
+				lineno = die_udata(&in, DW_AT_call_line, &cl) ? 0 : (int)cl;
+				fname = call_file(&in);
+				break;
+			}
+			tmp = dwarf_diename(&in);
+			if (!tmp || dwarf_decl_line(&in, &baseline))
+				break;
+			func = tmp;
+			sp = in;
+		}
+		tmp = dwarf_decl_file(&sp);
+		if (!tmp || !fname || strcmp(tmp, fname))
+			lineno = 0;
+	}
+post:
+	if (lineno)
+		line = lineno - baseline;
+	else if (basefunc) {
+		off = addr - base;
+		func = basefunc;
+	}
+	if (!func)
+		return -ENOENT;
+	n = (size_t)snprintf(out, len, "%s", func);
+	if (off && n < len)
+		n += (size_t)snprintf(out + n, len - n, "+%" PRIu64, off);
+	if (line && n < len)
+		n += (size_t)snprintf(out + n, len - n, ":%ld", line);
+	if (fname && n < len) {
+		/* perf: at most the last 30 characters, from a '/' */
+		flen = strlen(fname);
+		tmp = fname;
+		if (flen > 30) {
+			tmp = strchr(fname + flen - 30, '/');
+			tmp = tmp ? tmp + 1 : fname + flen - 30;
+		}
+		snprintf(out + n, len - n, "@%s", tmp);
+	}
+	return 0;
+}

@@ -103,4 +103,11 @@ int pd_funcs(struct pd_bin *b, const char *filter, char ***names, size_t *n);
 int pd_lines(struct pd_bin *b, const char *func, const char *file, int start, int end,
 	     struct pd_err *err);
 
+/*
+ * perf probe -l's place of file offset @offset: "FUNC[+OFF|:LINE]@FILE"
+ * (FILE at most its last 30 characters). 0, or -ENOENT without debug
+ * information there.
+ */
+int pd_where(struct pd_bin *b, uint64_t offset, char *out, size_t len);
+
 #endif /* FDR_CLI_PROBE_DWARF_H */

@@ -626,29 +626,82 @@ static int del_events(struct probe_opts *o, struct fdr_session *s, const struct 
 	return ret;
 }
 
-/* -l: the session's probe events, one line per location */
+/*
+ * -l: the session's probe events, one line per location, as perf lists them:
+ * "  GROUP:EVENT (on FUNC[+OFF|:LINE][%return]@FILE in PATH with NAMES)", the
+ * place read back from the file's debug information (PATH:0xOFFSET without it).
+ */
 static int list_events(const struct fdr_buf *raw)
 {
 	const char *p = raw->data, *end = raw->data ? raw->data + raw->len : NULL;
+	struct pd_bin *bin = NULL;
+	char binpath[4096] = "";
 
 	while (p && p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p)), *sp, *sl, *sp2;
+		const char *nl = memchr(p, '\n', (size_t)(end - p)), *sp, *sl, *c;
 		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
-		char ge[256];
+		char ge[256], path[4096], where[512], names[2048];
+		unsigned long long off;
+		size_t nn = 0;
 
 		sp = memchr(p, ' ', len);
 		sl = sp ? memchr(p, '/', (size_t)(sp - p)) : NULL;
-		if (len > 2 && p[1] == ':' && sp && sl) {
-			sp2 = memchr(sp + 1, ' ', len - (size_t)(sp + 1 - p));
-			snprintf(ge, sizeof(ge), "%.*s:%.*s", (int)(sl - p - 2), p + 2,
-				 (int)(sp - sl - 1), sl + 1);
-			printf("  %-20s (on %.*s%s%s%.*s)\n", ge,
-			       (int)((sp2 ? sp2 : p + len) - sp - 1), sp + 1,
-			       p[0] == 'r' ? "%return" : "", sp2 ? " with" : "",
-			       sp2 ? (int)(p + len - sp2) : 0, sp2 ? sp2 : "");
+		if (len < 3 || p[1] != ':' || !sp || !sl)
+			goto next;
+		snprintf(ge, sizeof(ge), "%.*s:%.*s", (int)(sl - p - 2), p + 2, (int)(sp - sl - 1),
+			 sl + 1);
+		/* PATH:0xOFFSET, then the arguments' names */
+		c = sp + 1;
+		{
+			const char *w = memchr(c, ' ', (size_t)(p + len - c)), *colon;
+
+			if (!w)
+				w = p + len;
+			for (colon = w; colon > c && colon[-1] != ':'; colon--)
+				;
+			if (colon == c)
+				goto next;
+			snprintf(path, sizeof(path), "%.*s", (int)(colon - 1 - c), c);
+			off = strtoull(colon, NULL, 0);
+			names[0] = 0;
+			while (w < p + len) {
+				const char *a = w + 1, *e = memchr(a, ' ', (size_t)(p + len - a)),
+					   *eq;
+
+				if (!e)
+					e = p + len;
+				eq = memchr(a, '=', (size_t)(e - a));
+				if (nn < sizeof(names))
+					nn += (size_t)snprintf(names + nn, sizeof(names) - nn,
+							       " %.*s", (int)((eq ? eq : e) - a),
+							       a);
+				w = e;
+			}
 		}
+		if (strcmp(path, binpath)) {
+			struct pd_err err;
+
+			pd_close(bin);
+			bin = NULL;
+			snprintf(binpath, sizeof(binpath), "%s", path);
+			if (pd_open(path, &bin, &err))
+				bin = NULL;
+		}
+		if (bin && pd_where(bin, off, where, sizeof(where)) == 0) {
+			char *at = strchr(where, '@');
+
+			printf("  %-20s (on %.*s%s%s in %s%s%s)\n", ge,
+			       (int)(at ? at - where : (long)strlen(where)), where,
+			       p[0] == 'r' ? "%return" : "", at ? at : "", path, nn ? " with" : "",
+			       names);
+		} else {
+			printf("  %-20s (on %s:0x%llx%s%s%s)\n", ge, path, off,
+			       p[0] == 'r' ? "%return" : "", nn ? " with" : "", names);
+		}
+next:
 		p += len + 1;
 	}
+	pd_close(bin);
 	return 0;
 }
 

@@ -400,7 +400,9 @@ test_names() {
 	run "$FDR" probe -f -x "$B/prog0" -a 'scale v by'
 	grep -q "probe_prog0:scale_1" "$OUT" || { diag "-f: $(cat "$OUT" "$ERR")"; st=1; }
 	run "$FDR" probe -l
-	grep -q "probe_prog0:scale_1" "$OUT" || { diag "-l: $(cat "$OUT" "$ERR")"; st=1; }
+	# perf's layout: the place read back from the debug information
+	grep -q "^  probe_prog0:scale_1 *(on scale:2@.*prog.c in $B/prog0 with v by)$" "$OUT" ||
+		{ diag "-l: $(cat "$OUT" "$ERR")"; st=1; }
 	run "$FDR" probe -d 'probe_prog0:scale*'
 	[ $rc = 0 ] && grep -q "Removed event: probe_prog0:scale_1" "$OUT" ||
 		{ diag "-d: $(cat "$OUT" "$ERR")"; st=1; }
