@@ -273,7 +273,8 @@ static const struct verb verbs[] = {
 	  "executable of process PID as BINARY.\n"
 	  "-d: remove the matching probe events; -l: list them. -F: the symbols that can be\n"
 	  "probed (FILTER: a glob); -V: the variables available at POINT, with their types\n"
-	  "(--externs: and the file's globals); -L: the source, the lines that can be probed\n"
+	  "(--externs: and the file's globals; --no-inlines, for -V and --add: functions\n"
+	  "without code of their own are left out); -L: the source, the lines that can be probed\n"
 	  "numbered (from FUNC's declaration, or of SRC)." },
 	{ "cat", cmd_cat, "cat [-i INSTANCE] PATH...",
 	  "Read control-tree files, like cat on tracefs; -i: the instance's files." },

@@ -1964,7 +1964,7 @@ static int func_cb(Dwarf_Die *sp, void *data)
 			f->addr += def->offset;
 			fs->ret = add_place(f, sp);
 		}
-	} else {
+	} else if (!def->no_inlines) {
 		struct inst_walk iw = { f, sp->addr, 0, 0 };
 		Dwarf_Die mem;
 

@@ -40,6 +40,7 @@ struct pd_def {
 	char *lazy; /* ;PATTERN: the lines of the source that match it */
 	unsigned long offset; /* FUNC+OFF */
 	int retprobe;
+	int no_inlines; /* --no-inlines: a function without code of its own is not probed */
 	struct pd_arg arg[PD_MAX_ARGS];
 	int narg;
 	char *text; /* the definition, as written (the strings point into copies of it) */

@@ -421,6 +421,7 @@ struct probe_opts {
 	const char *vars; /* -V DEF */
 	const char *lines; /* -L RANGE */
 	int externs;
+	int no_inlines;
 	char last[256]; /* GROUP:EVENT of the last event added, for the hint */
 };
 
@@ -474,6 +475,7 @@ static int add_one(struct probe_opts *o, const char *text, struct pd_bin *bin, c
 	ret = pd_parse(text, &def);
 	if (ret)
 		goto out;
+	def.no_inlines = o->no_inlines;
 	ret = pd_resolve(bin, &def, &locs, &nlocs, &err);
 	if (ret) {
 		if (err.pos >= 0)
@@ -807,6 +809,7 @@ static int show_funcs_vars(const struct probe_opts *o, const char *filter)
 		size_t n = 0, i;
 
 		ret = pd_parse(o->vars, &def);
+		def.no_inlines = o->no_inlines;
 		if (!ret && def.narg)
 			ret = def_error(o->vars, def.arg[0].pos,
 					"-V takes a probe point, without arguments");
@@ -837,13 +840,21 @@ static int show_funcs_vars(const struct probe_opts *o, const char *filter)
 int cmd_probe(int argc, char **argv)
 {
 	static const struct option lopts[] = {
-		{ "exec", required_argument, NULL, 'x' }, { "pid", required_argument, NULL, 'p' },
-		{ "add", required_argument, NULL, 'a' },  { "del", required_argument, NULL, 'd' },
-		{ "list", no_argument, NULL, 'l' },	  { "dry-run", no_argument, NULL, 'n' },
-		{ "verbose", no_argument, NULL, 'v' },	  { "quiet", no_argument, NULL, 'q' },
-		{ "force", no_argument, NULL, 'f' },	  { "funcs", no_argument, NULL, 'F' },
-		{ "vars", required_argument, NULL, 'V' }, { "externs", no_argument, NULL, 'E' },
-		{ "line", required_argument, NULL, 'L' }, { NULL, 0, NULL, 0 },
+		{ "exec", required_argument, NULL, 'x' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "add", required_argument, NULL, 'a' },
+		{ "del", required_argument, NULL, 'd' },
+		{ "list", no_argument, NULL, 'l' },
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "funcs", no_argument, NULL, 'F' },
+		{ "vars", required_argument, NULL, 'V' },
+		{ "externs", no_argument, NULL, 'E' },
+		{ "line", required_argument, NULL, 'L' },
+		{ "no-inlines", no_argument, NULL, 'I' },
+		{ NULL, 0, NULL, 0 },
 	};
 	struct probe_opts o;
 	struct pd_bin *bin = NULL;
@@ -915,6 +926,9 @@ int cmd_probe(int argc, char **argv)
 			break;
 		case 'L':
 			o.lines = optarg;
+			break;
+		case 'I':
+			o.no_inlines = 1;
 			break;
 		default:
 			return usage_error(argc, argv, optind - 1, "unknown option");
@@ -1008,135 +1022,6 @@ out:
 	return ret;
 }
 #else /* !FDR_HAVE_LIBDW */
-/*
- * -L's argument, perf's "FUNC[@SRC][:START[+NUM|-END]]" or "SRC[:START[+NUM|-END]]";
- * EXIT_USAGE with a message when it is wrong.
- */
-static int parse_range(const char *arg, char *buf, size_t len, const char **func, const char **file,
-		       int *start, int *end)
-{
-	char *range, *at, *p;
-	long v;
-
-	snprintf(buf, len, "%s", arg);
-	*func = *file = NULL;
-	*start = 0;
-	*end = INT_MAX;
-	range = strchr(buf, ':');
-	if (range) {
-		*range++ = 0;
-		errno = 0;
-		v = strtol(range, &p, 0);
-		if (p == range || errno || v < 0 || v > INT_MAX)
-			return def_error(arg, (int)(range - buf), "expected a start line number");
-		*start = (int)v;
-		if (*p == '+' || *p == '-') {
-			char c = *p++;
-			char *q;
-
-			errno = 0;
-			v = strtol(p, &q, 0);
-			if (q == p || errno || v < 0 || v > INT_MAX)
-				return def_error(arg, (int)(p - buf),
-						 "expected an end line number");
-			*end = c == '+' ? (int)(*start + v - 1) : (int)v;
-			p = q;
-		}
-		if (*start > *end)
-			return def_error(arg, (int)(range - buf),
-					 "Start line must be smaller than end line");
-		if (*p)
-			return def_error(arg, (int)(p - buf),
-					 "unexpected text after the line range");
-	}
-	at = strchr(buf, '@');
-	if (at) {
-		*at = 0;
-		*file = at + 1;
-		*func = buf;
-	} else if (strchr(buf, '/') || strchr(buf, '.')) {
-		*file = buf;
-	} else {
-		*func = buf;
-	}
-	if (*func && !is_ident(*func))
-		return def_error(arg, 0, "expected a function name or a source file");
-	return 0;
-}
-
-/* -F [FILTER] and -V POINT: what can be probed, as perf prints it */
-static int show_funcs_vars(const struct probe_opts *o, const char *filter)
-{
-	struct pd_bin *bin = NULL;
-	struct pd_err err;
-	char path[PATH_MAX];
-	int ret;
-
-	if (!realpath(o->exe, path))
-		return die(1, "%s: %s", o->exe, strerror(errno));
-	ret = pd_open(path, &bin, &err);
-	if (ret)
-		return die(1, "%s", err.msg);
-	if (o->lines) {
-		char buf[1024];
-		const char *func, *file;
-		int start, end;
-
-		ret = parse_range(o->lines, buf, sizeof(buf), &func, &file, &start, &end);
-		if (!ret) {
-			ret = pd_lines(bin, func, file, start, end, &err);
-			if (ret) {
-				fprintf(stderr, "fdr %s: %s\n", verb, err.msg);
-				ret = 1;
-			}
-		}
-	} else if (o->funcs) {
-		char **names;
-		size_t n, i;
-
-		ret = pd_funcs(bin, filter, &names, &n);
-		if (ret) {
-			pd_close(bin);
-			return die_err(1, ret, "%s", path);
-		}
-		for (i = 0; i < n; i++) {
-			printf("%s\n", names[i]);
-			free(names[i]);
-		}
-		free(names);
-	} else {
-		struct pd_def def;
-		struct pd_loc *locs = NULL;
-		size_t n = 0, i;
-
-		ret = pd_parse(o->vars, &def);
-		if (!ret && def.narg)
-			ret = def_error(o->vars, def.arg[0].pos,
-					"-V takes a probe point, without arguments");
-		if (!ret) {
-			ret = pd_vars(bin, &def, o->externs, &locs, &n, &err);
-			if (ret) {
-				if (err.pos >= 0)
-					def_error(o->vars, err.pos, err.msg);
-				else
-					fprintf(stderr, "fdr %s: %s\n", verb, err.msg);
-				ret = 1;
-			} else {
-				char point[256];
-
-				point_text(&def, point, sizeof(point));
-				printf("Available variables at %s\n", point);
-				for (i = 0; i < n; i++)
-					fputs(locs[i].args, stdout);
-			}
-		}
-		pd_locs_free(locs, n);
-		free(def.text);
-	}
-	pd_close(bin);
-	return ret;
-}
-
 int cmd_probe(int argc, char **argv)
 {
 	(void)argc;
