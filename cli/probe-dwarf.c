@@ -2218,6 +2218,12 @@ static int resolve(struct pd_bin *b, const struct pd_def *def, struct pd_loc **l
 				"information of %s (%s)",
 				def->func, b->path, b->debug_file);
 		}
+		if (def->func && def->no_inlines && !def->line && !def->lazy)
+			return pd_fail(
+				err, -ENOENT, -1,
+				"Probe point '%s' not found: it has no code of its own (it is only "
+				"inlined), and --no-inlines leaves its inlined copies out",
+				def->func);
 		if (def->line && f.fname)
 			return pd_fail(
 				err, -ENOENT, -1,

@@ -331,6 +331,7 @@ test_errors() {
 	expect_fail 1 "'t' is optimised out at record_point" -n -x "$B/prog2" -a 'record_point t' || st=1
 	expect_fail 1 "line 9999 of .*prog.c has no code" -n -x "$B/prog0" -a 'prog.c:9999' || st=1
 	expect_fail 1 "shares its address .* probe scale:0 instead" -n -x "$B/prog0" -a 'scale:1' || st=1
+	expect_fail 1 "only inlined), and --no-inlines" -n --no-inlines -x "$B/prog0" -a 'clamp v' || st=1
 	expect_fail 1 "has no member zz" -n -x "$B/prog0" -a 'record_point it->zz' || st=1
 	expect_fail 1 "must be referred by '->'" -n -x "$B/prog0" -a 'record_point it.id' || st=1
 	# no debug information: says which file and where fdr looked
