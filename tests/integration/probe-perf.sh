@@ -13,6 +13,12 @@
 #   same    both write, and the lines are equal
 #   fail    both refuse (optimised out, not found, unsupported location...),
 #           fdr with exit 1 and a message
+#   better REF  fdr differs on purpose: perf 6.1 fails where the debug
+#           information is in a separate file and a variable is relative to
+#           the frame base (it looks for the call frame information in the
+#           .debug file, where .eh_frame is empty); fdr takes it from the
+#           binary and must write what it writes for REF, the same code with
+#           its debug information inside
 #   global  fdr differs on purpose: a global variable is @+OFFSET (a file
 #           offset, which a uprobe takes), where perf writes @SYMBOL+N, which
 #           the kernel's uprobes refuse; the test computes the offset from
@@ -20,6 +26,9 @@
 # -F (the symbols), -V (the variables at a place, with their types) and -L
 # (the source, the lines that can be probed numbered) must print what perf
 # prints.
+# The program built -O0 and -O2 again, its debug information installed under
+# /usr/lib/debug/.build-id/ for the suite (removed at exit), is compared with
+# perf too.
 # Then fdr alone: the error paths (exit codes, messages naming the file and
 # the place), a binary without debug information (FUNC and FUNC+OFF still
 # compared with perf, from the symbol table), debug information split out
@@ -71,6 +80,32 @@ EOF
 cp "$B/prog2" "$B/split2" && objcopy --only-keep-debug "$B/split2" "$B/split2.debug" &&
 	objcopy --strip-debug --add-gnu-debuglink="$B/split2.debug" "$B/split2" ||
 	{ echo "cannot split the debug information"; exit 1; }
+
+# split debug information found by build id, as distributions install it
+# (/usr/lib/debug/.build-id/NN/REST.debug, which perf looks up too): prog.c
+# built -O0 and -O2 with build ids of their own, their debug sections moved to
+# those files for the time of the suite (removed at exit)
+BUILDID_ROWS=()
+BID_FILES=()
+remove_bid_files() { [ ${#BID_FILES[@]} -gt 0 ] && rm -f "${BID_FILES[@]}"; }
+at_exit remove_bid_files
+for o in 0 2; do
+	bid=$(printf 'fd7e%08x%028x' $$ "$o")
+	"$CC" -O$o -g -I"$SRC" -o "$B/splitb$o" "$SRC/prog.c" -L"$B" -lpp$o -Wl,-rpath,"$B" \
+		-Wl,--build-id=0x"$bid" || exit 1
+	f=/usr/lib/debug/.build-id/${bid:0:2}/${bid:2}.debug
+	if [ -e "$f" ] || ! mkdir -p "${f%/*}" || ! objcopy --only-keep-debug "$B/splitb$o" "$f"; then
+		echo "# no build-id rows: cannot make $f"
+		continue
+	fi
+	BID_FILES+=("$f")
+	objcopy --strip-debug "$B/splitb$o" || exit 1
+done
+if [ ${#BID_FILES[@]} = 2 ]; then
+	BUILDID_ROWS=("splitb2|record_point it->name:string n|same" "splitb2|clamp v|same"
+		"splitb2|count_byte buf len c|same" "splitb0|record_point|same"
+		"splitb0|record_point it n|better prog0" "splitb0|prog.c:$(grep -n 'L:rp_next ' "$SRC/prog.c" | cut -d: -f1) t it->id|better prog0")
+fi
 
 line_of() { grep -n "L:$1 " "$SRC/prog.c" | cut -d: -f1; }
 lib_line_of() { grep -n "L:$1 " "$SRC/lib.c" | cut -d: -f1; }
@@ -178,6 +213,7 @@ TABLE=(
 	"nodebug|nd_work|same"
 	"nodebug|nd_work+4|same"
 	"nodebug|nd_work%return \$retval|same"
+	"${BUILDID_ROWS[@]}"
 )
 
 # the "Writing event:" lines of a run's output
@@ -210,10 +246,12 @@ ours() { grep -E '^[pr]:probe_(prog|libpp|nodebug|split)' "$TRACEFS/uprobe_event
 K_BEFORE=$(ours)
 
 test_perf_table() {
-	local row bin def want prc frc pw fw st=0 n=0
+	local row bin def want ref prc frc pw fw st=0 n=0
 
 	for row in "${TABLE[@]}"; do
 		IFS='|' read -r bin def want <<<"$row"
+		ref=${want#better }
+		[ "$ref" != "$want" ] && want=better
 		n=$((n + 1))
 		"$PERF" probe -x "$B/$bin" -n -v --add "$def" >"$T/perf.out" 2>&1
 		prc=$?
@@ -236,6 +274,19 @@ test_perf_table() {
 				diag "$bin '$def': expected both to refuse"
 				diag "  perf (rc $prc): ${pw:-$(tail -3 "$T/perf.out")}"
 				diag "  fdr  (rc $frc): $(cat "$T/fdr.out")"
+				st=1
+			fi
+			;;
+		better)
+			# perf fails; fdr writes what it writes for the same code with its
+			# debug information inside (the file REF)
+			"$FDR" probe -x "$B/$ref" -n -v --add "$def" 2>&1 | writes /dev/stdin |
+				sed "s|$B/$ref:|$B/$bin:|; s|probe_$ref/|probe_$bin/|" >"$T/ref.w"
+			if [ -n "$pw" ] || [ $frc != 0 ] || [ -z "$fw" ] || [ "$fw" != "$(cat "$T/ref.w")" ]; then
+				diag "$bin '$def': expected perf to fail and fdr to write what it writes for $ref"
+				diag "  perf (rc $prc): ${pw:-$(tail -3 "$T/perf.out")}"
+				diag "  fdr  (rc $frc): ${fw:-$(cat "$T/fdr.out")}"
+				diag "  fdr on $ref: $(cat "$T/ref.w")"
 				st=1
 			fi
 			;;
