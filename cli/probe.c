@@ -1009,7 +1009,9 @@ int cmd_probe(int argc, char **argv)
 			ret = add_one(&o, o.defs[k], bin, path, s, &nm, &shown);
 		if (shown && !o.quiet && !o.dry)
 			printf("\nYou can now use it in all fdr tools, such as:\n\n"
-			       "\tfdr record -e %s -- COMMAND\n\n",
+			       "\tfdr record -e %s -- COMMAND\n\n"
+			       "(a program records it while it runs fdr's probe agent: linked with "
+			       "libfdr, or started with LD_PRELOAD=libfdr-probe.so)\n",
 			       o.last);
 	}
 out:
