@@ -627,7 +627,8 @@ struct targ {
 	struct ref ref[PD_MAX_FIELDS + 4];
 	int nref;
 	char type[32];
-	int global; /* value is an address of a global (first ref folded in) */
+	int global; /* a global: @+(goff + the first load's offset), that load folded in */
+	uint64_t goff;
 };
 
 static const char *const x86_regs[16] = { "%ax",  "%dx",  "%cx",  "%bx", "%si",	 "%di",
@@ -647,8 +648,7 @@ static int global_at(struct finder *f, Dwarf_Addr va, struct targ *t)
 	if (addr_to_offset(f->b, f->addr, &off) || load_seg(f->b, f->addr, &text))
 		return pd_fail(f->err, -ENOENT, -1, "no code segment holds 0x%" PRIx64,
 			       (uint64_t)f->addr);
-	snprintf(t->value, sizeof(t->value), "@+0x%" PRIx64,
-		 (uint64_t)(va - text.p_vaddr + text.p_offset));
+	t->goff = va - text.p_vaddr + text.p_offset;
 	t->global = 1;
 	t->nref = 1;
 	t->ref[0].offset = 0;
@@ -1021,10 +1021,8 @@ static int targ_format(const char *name, const struct targ *t, char *buf, size_t
 		n += (size_t)snprintf(buf + n, len - n, "%+ld(", t->ref[i].offset);
 	if (n < len) {
 		if (t->global) {
-			uint64_t off =
-				strtoull(t->value + 2, NULL, 16) + (uint64_t)t->ref[0].offset;
-
-			n += (size_t)snprintf(buf + n, len - n, "@+0x%" PRIx64, off);
+			n += (size_t)snprintf(buf + n, len - n, "@+0x%" PRIx64,
+					      t->goff + (uint64_t)t->ref[0].offset);
 		} else {
 			n += (size_t)snprintf(buf + n, len - n, "%s", t->value);
 		}
