@@ -781,8 +781,18 @@ static int member_offset(Dwarf_Die *m, Dwarf_Word *offs)
 	Dwarf_Op *expr;
 	size_t n;
 
-	if (!dwarf_attr(m, DW_AT_data_member_location, &attr))
+	if (!dwarf_attr(m, DW_AT_data_member_location, &attr)) {
+		/*
+		 * A DWARF 4+ bitfield has DW_AT_data_bit_offset instead: its byte
+		 * offset is added with its bit offset (var_type()); perf 6.1 fails
+		 * here, fdr deliberately does not
+		 */
+		if (dwarf_attr(m, DW_AT_data_bit_offset, &attr)) {
+			*offs = 0;
+			return 0;
+		}
 		return -ENOENT;
+	}
 	if (dwarf_formudata(&attr, offs) == 0)
 		return 0;
 	if (dwarf_getlocation(&attr, &expr, &n) || n != 1 || expr[0].atom != DW_OP_plus_uconst)

@@ -34,17 +34,18 @@ done
 "$CC" -O2 -g -fno-pie -no-pie -I"$SRC" -o "$B/prognp" "$SRC/prog.c" -L"$B" -lpp2 -Wl,-rpath,"$B" ||
 	{ echo "cannot build the non-PIE test program"; exit 1; }
 
-# one probe, the values the program prints: record_point id=.. size=.. n=.. x=.. y=.. name=.. tag=.. h2=..
-DEF='record_point it->id it->size n it->pos.x it->ref->y it->name:string it->tag:string h2=it->hist[2]'
+# one probe, the values the program prints: record_point id=.. size=.. n=.. x=.. y=.. name=.. tag=.. h2=.. mode=..
+# (mode a bitfield, which perf 6.1 cannot fetch from DWARF 5)
+DEF='record_point it->id it->size n it->pos.x it->ref->y it->name:string it->tag:string h2=it->hist[2] fl->mode'
 
 # the program's lines and the trace's, both as "id size n x y name tag h2" in decimal
-printed() { sed -n 's/^record_point id=\([0-9]*\) size=\([-0-9]*\) n=\([-0-9]*\) x=\([-0-9]*\) y=\([-0-9]*\) name=\([^ ]*\) tag=\([^ ]*\) h2=\([-0-9]*\) .*/\1 \2 \3 \4 \5 \6 \7 \8/p' "$1"; }
+printed() { sed -n 's/^record_point id=\([0-9]*\) size=\([-0-9]*\) n=\([-0-9]*\) x=\([-0-9]*\) y=\([-0-9]*\) name=\([^ ]*\) tag=\([^ ]*\) h2=\([-0-9]*\) mode=\([0-9]*\)$/\1 \2 \3 \4 \5 \6 \7 \8 \9/p' "$1"; }
 recorded() {
-	local id size n x y name tag h2
+	local id size n x y name tag h2 mode
 
-	sed -n 's/.* record_point: ([^)]*) id=\([^ ]*\) size=\([^ ]*\) n=\([^ ]*\) x=\([^ ]*\) y=\([^ ]*\) name="\([^"]*\)" tag="\([^"]*\)" h2=\([^ ]*\)$/\1 \2 \3 \4 \5 \6 \7 \8/p' "$1" |
-		while read -r id size n x y name tag h2; do
-			echo "$((id)) $size $n $x $y $name $tag $h2"
+	sed -n 's/.* record_point: ([^)]*) id=\([^ ]*\) size=\([^ ]*\) n=\([^ ]*\) x=\([^ ]*\) y=\([^ ]*\) name="\([^"]*\)" tag="\([^"]*\)" h2=\([^ ]*\) mode=\([^ ]*\)$/\1 \2 \3 \4 \5 \6 \7 \8 \9/p' "$1" |
+		while read -r id size n x y name tag h2 mode; do
+			echo "$((id)) $size $n $x $y $name $tag $h2 $mode"
 		done
 }
 

@@ -19,6 +19,10 @@
 #           .debug file, where .eh_frame is empty); fdr takes it from the
 #           binary and must write what it writes for REF, the same code with
 #           its debug information inside
+#   beyond  perf 6.1 fails on a DWARF 5 bitfield member (DW_AT_data_bit_offset,
+#           no DW_AT_data_member_location); fdr writes the kernel's bitfield
+#           type b<width>@<bit offset>/<container bits> (probe-e2e checks the
+#           values recorded)
 #   global  fdr differs on purpose: a global variable is @+OFFSET (a file
 #           offset, which a uprobe takes), where perf writes @SYMBOL+N, which
 #           the kernel's uprobes refuse; the test computes the offset from
@@ -191,6 +195,8 @@ TABLE=(
 	"prog0|record_point total_hits|global"
 	"prog0|record_point origin.y banner:string|global"
 	"prog2|scale total_hits|global"
+	"prog0|record_point fl->ready fl->mode fl->level|beyond"
+	"prog2|record_point fl->mode|beyond"
 	"prog0|record_point it->nosuch|fail"
 	"prog0|record_point nosuch|fail"
 	"prog0|nosuch_function|fail"
@@ -287,6 +293,16 @@ test_perf_table() {
 				diag "  perf (rc $prc): ${pw:-$(tail -3 "$T/perf.out")}"
 				diag "  fdr  (rc $frc): ${fw:-$(cat "$T/fdr.out")}"
 				diag "  fdr on $ref: $(cat "$T/ref.w")"
+				st=1
+			fi
+			;;
+		beyond)
+			# perf fails (bitfields of DWARF 5); fdr writes the kernel's
+			# bitfield type (its values: probe-e2e)
+			if [ -n "$pw" ] || [ $frc != 0 ] || ! printf '%s\n' "$fw" | grep -q ':b3@1/32'; then
+				diag "$bin '$def': expected perf to fail and fdr to write b3@1/32 for mode"
+				diag "  perf (rc $prc): ${pw:-$(tail -3 "$T/perf.out")}"
+				diag "  fdr  (rc $frc): ${fw:-$(cat "$T/fdr.out")}"
 				st=1
 			fi
 			;;
