@@ -965,6 +965,17 @@ static int var_type(struct finder *f, Dwarf_Die *d, int is_type, const struct pd
 			mo = dbo / (total * 8) * total;
 			t->ref[t->nref - 1].offset += (long)mo;
 			boffs = (int)(dbo - mo * 8);
+		} else {
+			/*
+			 * DW_AT_bit_offset counts from the storage unit's most
+			 * significant bit; the kernel's b@offset from its least
+			 * (x86-64 is little-endian). perf 6.1 writes DW_AT_bit_offset
+			 * as it is, and records the wrong bits: fdr converts.
+			 */
+			boffs = (int)total * 8 - boffs - (int)bsize;
+			if (boffs < 0)
+				return pd_fail(f->err, -EINVAL, a->pos,
+					       "bitfield %s lies outside its storage unit", a->var);
 		}
 		snprintf(t->type, sizeof(t->type), "b%d@%d/%d", (int)bsize, boffs, (int)total * 8);
 		return 0;

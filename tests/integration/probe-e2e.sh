@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # probe-e2e.sh FDR LIBPROBE - fdr probe end to end: probe-perf/prog.c built
-# -O0 -g, -O2 -g and -O2 -g non-PIE, a probe on record_point() defined by variable names
+# -O0 -g, -O2 -g, -O2 -g non-PIE and -O0 -gdwarf-4, a probe on record_point() defined by variable names
 # (fdr probe --add, members through pointers, a string, an array element, a
 # pointer chain), enabled, the program run with the probe agent (LD_PRELOAD
 # LIBPROBE); the values recorded must be those the program printed for the
@@ -30,6 +30,9 @@ for o in 0 2; do
 		"$CC" -O$o -g -I"$SRC" -o "$B/prog$o" "$SRC/prog.c" -L"$B" -lpp$o -Wl,-rpath,"$B" ||
 		{ echo "cannot build the test programs"; exit 1; }
 done
+# DWARF 4: bitfields by DW_AT_bit_offset (from the storage unit's top bit)
+"$CC" -O0 -gdwarf-4 -I"$SRC" -o "$B/progd4" "$SRC/prog.c" -L"$B" -lpp0 -Wl,-rpath,"$B" ||
+	{ echo "cannot build the DWARF 4 test program"; exit 1; }
 # non-PIE: its probe offsets and the agent's mapping of them differ from a PIE's
 "$CC" -O2 -g -fno-pie -no-pie -I"$SRC" -o "$B/prognp" "$SRC/prog.c" -L"$B" -lpp2 -Wl,-rpath,"$B" ||
 	{ echo "cannot build the non-PIE test program"; exit 1; }
@@ -84,6 +87,7 @@ run_one() {
 test_values_O0() { run_one 0; }
 test_values_O2() { run_one 2; }
 test_values_nopie() { run_one np; }
+test_values_dwarf4() { run_one d4; }
 
-run_cases "test_values_O0 test_values_O2 test_values_nopie"
+run_cases "test_values_O0 test_values_O2 test_values_nopie test_values_dwarf4"
 tap_summary

@@ -23,6 +23,10 @@
 #           no DW_AT_data_member_location); fdr writes the kernel's bitfield
 #           type b<width>@<bit offset>/<container bits> (probe-e2e checks the
 #           values recorded)
+#   lsb     fdr differs on purpose: a DWARF 4 bitfield's DW_AT_bit_offset counts
+#           from the storage unit's top bit, the kernel's b<w>@<bit> from its
+#           bottom; perf writes the first as the second (wrong bits, on
+#           x86-64), fdr converts (probe-e2e checks the values recorded)
 #   global  fdr differs on purpose: a global variable is @+OFFSET (a file
 #           offset, which a uprobe takes), where perf writes @SYMBOL+N, which
 #           the kernel's uprobes refuse; the test computes the offset from
@@ -71,6 +75,9 @@ for o in 0 2; do
 		"$CC" -O$o -g -I"$SRC" -o "$B/prog$o" "$SRC/prog.c" -L"$B" -lpp$o -Wl,-rpath,"$B" ||
 		{ echo "cannot build the test programs"; exit 1; }
 done
+# DWARF 4 bitfields (DW_AT_bit_offset)
+"$CC" -O0 -gdwarf-4 -I"$SRC" -o "$B/progd4" "$SRC/prog.c" -L"$B" -lpp0 -Wl,-rpath,"$B" ||
+	{ echo "cannot build the DWARF 4 test program"; exit 1; }
 # a non-PIE executable: addresses are not file offsets there
 "$CC" -O2 -g -fno-pie -no-pie -I"$SRC" -o "$B/prognp" "$SRC/prog.c" -L"$B" -lpp2 -Wl,-rpath,"$B" ||
 	{ echo "cannot build the non-PIE test program"; exit 1; }
@@ -197,6 +204,8 @@ TABLE=(
 	"prog2|scale total_hits|global"
 	"prog0|record_point fl->ready fl->mode fl->level|beyond"
 	"prog2|record_point fl->mode|beyond"
+	"progd4|record_point it n it->name:string|same"
+	"progd4|record_point fl->ready fl->mode fl->level|lsb"
 	"prog0|record_point it->nosuch|fail"
 	"prog0|record_point nosuch|fail"
 	"prog0|nosuch_function|fail"
@@ -302,6 +311,23 @@ test_perf_table() {
 			if [ -n "$pw" ] || [ $frc != 0 ] || ! printf '%s\n' "$fw" | grep -q ':b3@1/32'; then
 				diag "$bin '$def': expected perf to fail and fdr to write b3@1/32 for mode"
 				diag "  perf (rc $prc): ${pw:-$(tail -3 "$T/perf.out")}"
+				diag "  fdr  (rc $frc): ${fw:-$(cat "$T/fdr.out")}"
+				st=1
+			fi
+			;;
+		lsb)
+			# perf writes DW_AT_bit_offset (from the top bit) as the kernel's
+			# bit offset (from the bottom): fdr must write W@(C-O-W)/C
+			pw=$(printf '%s\n' "$pw" | awk '{
+				for (i = 1; i <= NF; i++)
+					if (match($i, /:b[0-9]+@[0-9]+\/[0-9]+$/)) {
+						split(substr($i, RSTART + 2), v, /[@\/]/)
+						$i = substr($i, 1, RSTART - 1) ":b" v[1] "@" (v[3] - v[2] - v[1]) "/" v[3]
+					}
+				print }')
+			if [ -z "$pw" ] || [ "$pw" != "$fw" ] || [ $frc != 0 ]; then
+				diag "$bin '$def': expected perf's line with the bit offsets from the bottom"
+				diag "  perf (converted): $pw"
 				diag "  fdr  (rc $frc): ${fw:-$(cat "$T/fdr.out")}"
 				st=1
 			fi
