@@ -655,7 +655,11 @@ static int global_at(struct finder *f, Dwarf_Addr va, struct targ *t)
 	return 0;
 }
 
-/* The location of variable @vr at f->addr into @t; perf's convert_variable_location. */
+/*
+ * The location of variable @vr at f->addr into @t; perf's
+ * convert_variable_location. @check: 0 to fetch it, 1 to know whether perf
+ * would call it available (-V), 2 whether fdr can fetch it ($params, $vars).
+ */
 static int var_location(struct finder *f, Dwarf_Die *vr, struct targ *t, const char *what,
 			int check)
 {
@@ -705,6 +709,25 @@ found:
 	if (nops == 0)
 		return pd_fail(f->err, -ENODATA, -1, "'%s' is optimised out at address 0x%" PRIx64,
 			       what, (uint64_t)f->addr);
+	/*
+	 * perf reads the first operation only. Where more follow, the value is
+	 * computed (DW_OP_stack_value: a register plus an offset is the value,
+	 * not an address to load from) or pieced together; perf then fetches a
+	 * wrong value, fdr refuses (a piece that covers the whole is fine).
+	 */
+	if (nops > 1 && !(nops == 2 && op[1].atom == DW_OP_piece) && check != 1) {
+		/* (perf's check, for -V, looks at the first operation only) */
+		if (check)
+			return -ENOTSUP;
+		return pd_fail(f->err, -ENOTSUP, -1,
+			       "'%s' at 0x%" PRIx64
+			       " is %s (a DWARF expression of %zu operations), "
+			       "which a fetch argument cannot express",
+			       what, (uint64_t)f->addr,
+			       op[nops - 1].atom == DW_OP_stack_value ? "a computed value" :
+									"pieced together",
+			       nops);
+	}
 	if (op->atom == DW_OP_addr)
 		return global_at(f, op->number, t);
 	if (op->atom == DW_OP_fbreg) {
@@ -736,7 +759,7 @@ found:
 			" is a DWARF expression (DW_OP 0x%x) that fdr, as perf, cannot fetch",
 			what, (uint64_t)f->addr, op->atom);
 	}
-	if (check)
+	if (check == 1)
 		return 0; /* perf's check (no fetch asked) stops here: any register will do */
 	if (regn >= 16)
 		return pd_fail(f->err, -ENOTSUP, -1,
@@ -1164,7 +1187,7 @@ static int expand_cb(Dwarf_Die *d, void *data)
 		struct targ t;
 		struct pd_err saved = *e->f->err;
 
-		if (var_location(e->f, d, &t, die_name(d), 1) == 0)
+		if (var_location(e->f, d, &t, die_name(d), 2) == 0)
 			e->names[e->n++] = die_name(d);
 		*e->f->err = saved;
 	}

@@ -27,6 +27,11 @@
 #           from the storage unit's top bit, the kernel's b<w>@<bit> from its
 #           bottom; perf writes the first as the second (wrong bits, on
 #           x86-64), fdr converts (probe-e2e checks the values recorded)
+#   refuse  fdr differs on purpose: where a variable's location is computed
+#           (DW_OP_stack_value: the value is a register plus an offset), perf
+#           reads the first operation only and loads from that address, a wrong
+#           value; fdr refuses and says so
+#   without V  the same for $vars: fdr leaves V out, perf fetches it wrongly
 #   global  fdr differs on purpose: a global variable is @+OFFSET (a file
 #           offset, which a uprobe takes), where perf writes @SYMBOL+N, which
 #           the kernel's uprobes refuse; the test computes the offset from
@@ -206,6 +211,8 @@ TABLE=(
 	"prog2|record_point fl->mode|beyond"
 	"progd4|record_point it n it->name:string|same"
 	"progd4|record_point fl->ready fl->mode fl->level|lsb"
+	"prog2|prog.c:$CB_LOOP i|refuse"
+	"prog2|prog.c:$CB_LOOP \$vars|without i"
 	"prog0|record_point it->nosuch|fail"
 	"prog0|record_point nosuch|fail"
 	"prog0|nosuch_function|fail"
@@ -265,8 +272,8 @@ test_perf_table() {
 
 	for row in "${TABLE[@]}"; do
 		IFS='|' read -r bin def want <<<"$row"
-		ref=${want#better }
-		[ "$ref" != "$want" ] && want=better
+		ref=${want#* }
+		[ "$ref" != "$want" ] && want=${want%% *}
 		n=$((n + 1))
 		"$PERF" probe -x "$B/$bin" -n -v --add "$def" >"$T/perf.out" 2>&1
 		prc=$?
@@ -328,6 +335,27 @@ test_perf_table() {
 			if [ -z "$pw" ] || [ "$pw" != "$fw" ] || [ $frc != 0 ]; then
 				diag "$bin '$def': expected perf's line with the bit offsets from the bottom"
 				diag "  perf (converted): $pw"
+				diag "  fdr  (rc $frc): ${fw:-$(cat "$T/fdr.out")}"
+				st=1
+			fi
+			;;
+		refuse)
+			# perf fetches a wrong value (a computed one read as an address);
+			# fdr refuses and says why
+			if [ -z "$pw" ] || [ -n "$fw" ] || [ $frc != 1 ] ||
+				! grep -q "is a computed value" "$T/fdr.out"; then
+				diag "$bin '$def': expected perf to write and fdr to refuse a computed value"
+				diag "  perf (rc $prc): ${pw:-$(tail -3 "$T/perf.out")}"
+				diag "  fdr  (rc $frc): $(cat "$T/fdr.out")"
+				st=1
+			fi
+			;;
+		without)
+			# \$vars: fdr leaves out the variable REF that it cannot fetch
+			pw=$(printf '%s\n' "$pw" | sed "s/ $ref=[^ ]*//")
+			if [ -z "$pw" ] || [ "$pw" != "$fw" ] || [ $frc != 0 ]; then
+				diag "$bin '$def': expected perf's line without $ref"
+				diag "  perf (without $ref): $pw"
 				diag "  fdr  (rc $frc): ${fw:-$(cat "$T/fdr.out")}"
 				st=1
 			fi
