@@ -313,14 +313,14 @@ static int pd_parse(const char *text, struct pd_def *def)
 
 /* ---- names -------------------------------------------------------------------------- */
 
-/* perf's default group: probe_ and the file's name up to its first '.' */
+/* perf's default group: probe_ and the file's name up to its first '-', '.' or '_' */
 static void default_group(const char *path, char *out, size_t len)
 {
 	const char *base = strrchr(path, '/');
 	size_t n, i;
 
 	base = base ? base + 1 : path;
-	n = (size_t)snprintf(out, len, "probe_%.*s", (int)strcspn(base, "."), base);
+	n = (size_t)snprintf(out, len, "probe_%.*s", (int)strcspn(base, "-._"), base);
 	for (i = 6; i < n && i < len; i++)
 		if (!isalnum((unsigned char)out[i]) && out[i] != '_')
 			out[i] = '_';

@@ -83,6 +83,8 @@ done
 # DWARF 4 bitfields (DW_AT_bit_offset)
 "$CC" -O0 -gdwarf-4 -I"$SRC" -o "$B/progd4" "$SRC/prog.c" -L"$B" -lpp0 -Wl,-rpath,"$B" ||
 	{ echo "cannot build the DWARF 4 test program"; exit 1; }
+# a name with '-', '.' and '_': the default group is cut at the first
+cp "$B/prog0" "$B/my-prog_0.bin" || exit 1
 # a non-PIE executable: addresses are not file offsets there
 "$CC" -O2 -g -fno-pie -no-pie -I"$SRC" -o "$B/prognp" "$SRC/prog.c" -L"$B" -lpp2 -Wl,-rpath,"$B" ||
 	{ echo "cannot build the non-PIE test program"; exit 1; }
@@ -213,6 +215,7 @@ TABLE=(
 	"progd4|record_point fl->ready fl->mode fl->level|lsb"
 	"prog2|prog.c:$CB_LOOP i|refuse"
 	"prog2|prog.c:$CB_LOOP \$vars|without i"
+	"my-prog_0.bin|scale v|same"
 	"prog0|record_point it->nosuch|fail"
 	"prog0|record_point nosuch|fail"
 	"prog0|nosuch_function|fail"
