@@ -433,6 +433,17 @@ test_funcs_vars_lines() {
 			st=1
 		done
 	done
+	for bin in prog0 prog2; do
+		for p in record_point clamp; do
+			"$PERF" probe -x "$B/$bin" -V "$p" --externs >"$T/perf.V" 2>&1
+			"$FDR" probe -x "$B/$bin" -V "$p" --externs >"$T/fdr.V" 2>&1
+			if ! cmp -s "$T/perf.V" "$T/fdr.V"; then
+				diag "-V $p --externs on $bin:"
+				diag "$(diff "$T/perf.V" "$T/fdr.V")"
+				st=1
+			fi
+		done
+	done
 	"$PERF" probe -x "$B/libpp2.so" -V box_area >"$T/perf.V" 2>&1
 	"$FDR" probe -x "$B/libpp2.so" -V box_area >"$T/fdr.V" 2>&1
 	cmp -s "$T/perf.V" "$T/fdr.V" || { diag "-V box_area: $(diff "$T/perf.V" "$T/fdr.V")"; st=1; }
