@@ -7,6 +7,8 @@
 # pointer chain), enabled, the program run with the probe agent (LD_PRELOAD
 # LIBPROBE); the values recorded must be those the program printed for the
 # same variables, call by call. Then the probe is removed with fdr probe -d.
+# Last, the same with the probe added while the program runs (it waits on
+# stdin for it).
 # Needs neither root nor perf; SKIP (77) when fdr was built without libdw.
 set -u
 # shellcheck source=../harness/lib.sh
@@ -75,6 +77,9 @@ run_one() {
 		diag "$(cat "$T/got")"
 		diag "trace:"
 		diag "$(grep -v '^#' "$T/trace")"
+		diag "uprobe_events: $("$FDR" cat uprobe_events 2>&1)"
+		diag "uprobe_profile: $("$FDR" cat uprobe_profile 2>&1)"
+		diag "error_log: $("$FDR" cat error_log 2>&1 | tail -5)"
 		st=1
 	fi
 	run "$FDR" probe -d "probe_prog$o:*"
@@ -84,10 +89,49 @@ run_one() {
 	return $st
 }
 
+# the probe added while the program runs: it waits (a line on stdin), fdr probe
+# --add and enable, then it goes on; its agent arms the probe meanwhile
+test_values_running() {
+	local st=0 pid i
+
+	"$FDR" start >/dev/null 2>&1 || { diag "fdr start failed"; return 1; }
+	mkfifo "$T/go" || return 1
+	LD_PRELOAD=$LIBPROBE "$B/prog2" 3 wait <"$T/go" >"$T/prog.out" 2>&1 &
+	pid=$!
+	bg_add "$pid"
+	exec 7>"$T/go"
+	for i in $(seq 100); do
+		grep -q waiting "$T/prog.out" && break
+		sleep 0.05
+	done
+	run "$FDR" probe -x "$B/prog2" -a "$DEF"
+	[ $rc = 0 ] || { diag "fdr probe: rc $rc: $(cat "$OUT" "$ERR")"; st=1; }
+	"$FDR" write events/probe_prog2/enable 1 || st=1
+	# armed once the agent has seen the change (it says so in no file: wait)
+	sleep 1.5
+	echo go >&7
+	exec 7>&-
+	wait "$pid" || { diag "prog2 failed: $(cat "$T/prog.out")"; st=1; }
+	"$FDR" show >"$T/trace" 2>&1
+	"$FDR" write events/probe_prog2/enable 0
+	printed "$T/prog.out" >"$T/want"
+	recorded "$T/trace" >"$T/got"
+	if [ "$(wc -l <"$T/want")" != 3 ] || ! cmp -s "$T/want" "$T/got"; then
+		diag "running prog2: printed:"
+		diag "$(cat "$T/want")"
+		diag "recorded:"
+		diag "$(cat "$T/got")"
+		st=1
+	fi
+	"$FDR" probe -q -d "probe_prog2:*" || st=1
+	"$FDR" destroy >/dev/null 2>&1
+	return $st
+}
+
 test_values_O0() { run_one 0; }
 test_values_O2() { run_one 2; }
 test_values_nopie() { run_one np; }
 test_values_dwarf4() { run_one d4; }
 
-run_cases "test_values_O0 test_values_O2 test_values_nopie test_values_dwarf4"
+run_cases "test_values_O0 test_values_O2 test_values_nopie test_values_dwarf4 test_values_running"
 tap_summary

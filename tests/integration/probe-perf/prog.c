@@ -4,7 +4,8 @@
  * and perf probe (built -O0 -g and -O2 -g): structures, pointers to them,
  * arrays, a union, bitfields, an enum, globals, static, inlined and exported
  * functions, and a call into a shared library (lib.c). It prints the values
- * the end-to-end case records, one line per call of record_point().
+ * the end-to-end case records, one line per call of record_point(); with a
+ * second argument it first waits for a line on stdin.
  * Comments "L:NAME" mark the lines the test probes by number.
  */
 #include <stdbool.h>
@@ -112,6 +113,14 @@ int main(int argc, char **argv)
 			      3, false, GREEN,	 { 9 }, 1.5,	  &second, { { 3, 3 }, { 4, 4 } } };
 	long v = 0;
 
+	if (argc > 2) { /* "wait": a line on stdin first (probes added while it runs) */
+		char go[16];
+
+		printf("waiting\n");
+		fflush(stdout);
+		if (!fgets(go, sizeof(go), stdin))
+			return 1;
+	}
 	for (int r = 0; r < rounds; r++) {
 		first.id = 100 + (unsigned long)r;
 		first.size = 10 + r;
