@@ -1011,7 +1011,8 @@ int cmd_probe(int argc, char **argv)
 			printf("\nYou can now use it in all fdr tools, such as:\n\n"
 			       "\tfdr record -e %s -- COMMAND\n\n"
 			       "(a program records it while it runs fdr's probe agent: linked with "
-			       "libfdr, or started with LD_PRELOAD=libfdr-probe.so)\n",
+			       "libfdr, started with LD_PRELOAD=libfdr-probe.so, or given it by "
+			       "'fdr attach PID')\n",
 			       o.last);
 	}
 out:
