@@ -2319,11 +2319,12 @@ int pd_funcs(struct pd_bin *b, const char *filter, char ***out, size_t *nout)
 {
 	char **v = NULL;
 	size_t n = 0, cap = 0, i, k;
-	int pass, found_symtab = 0;
+	int pass;
 
 	*out = NULL;
 	*nout = 0;
-	for (pass = 0; pass < 2 && !(pass == 1 && found_symtab); pass++) {
+	/* both tables, as perf: .dynsym has names .symtab gives versioned (stdin@GLIBC_2.2.5) */
+	for (pass = 0; pass < 2; pass++) {
 		Elf_Scn *scn = NULL;
 
 		while ((scn = elf_nextscn(b->elf, scn))) {
@@ -2334,7 +2335,6 @@ int pd_funcs(struct pd_bin *b, const char *filter, char ***out, size_t *nout)
 			if (!gelf_getshdr(scn, &sh) ||
 			    sh.sh_type != (pass ? SHT_DYNSYM : SHT_SYMTAB) || !sh.sh_entsize)
 				continue;
-			found_symtab |= !pass;
 			data = elf_getdata(scn, NULL);
 			if (!data)
 				continue;
