@@ -24,6 +24,26 @@ if(TARGET fdr-probe)
       TIMEOUT 300
       ENVIRONMENT "${venv};TMPDIR=${CMAKE_CURRENT_BINARY_DIR};${FDR_TEST_SAN_ENV}")
   endforeach()
+  # jump-optimised probes (lib/probe/jump.c): every target, refusals, registers,
+  # vector registers, the switch, a thread inside the window, live optimisation
+  add_executable(test-probe-jump unit/test-probe-jump.c unit/probe-targets.S)
+  target_include_directories(test-probe-jump PRIVATE ${CRITERION_INCLUDE_DIRS})
+  target_compile_options(test-probe-jump PRIVATE ${CRITERION_CFLAGS_OTHER})
+  target_link_libraries(test-probe-jump PRIVATE fdr-probe ${CRITERION_LINK_LIBRARIES}
+                        Threads::Threads)
+  foreach(variant "default;" "mremap;FDR_PROBE_PATCH=mremap")
+    list(GET variant 0 vname)
+    list(GET variant 1 venv)
+    set(tname unit/test-probe-jump)
+    if(NOT vname STREQUAL "default")
+      set(tname unit/test-probe-jump-${vname})
+    endif()
+    add_test(NAME ${tname} COMMAND test-probe-jump --jobs=2 --short-filename)
+    set_tests_properties(${tname} PROPERTIES
+      LABELS unit
+      TIMEOUT 300
+      ENVIRONMENT "${venv};TMPDIR=${CMAKE_CURRENT_BINARY_DIR};${FDR_TEST_SAN_ENV}")
+  endforeach()
   # return probes: normal returns, recursion, longjmp, thread exit, signals, unwinding
   add_executable(test-probe-ret unit/test-probe-ret.c)
   target_include_directories(test-probe-ret PRIVATE ${CRITERION_INCLUDE_DIRS})

@@ -75,6 +75,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "jump.h"
 #include "probe-local.h"
 #include "reloc.h"
 
@@ -85,6 +86,7 @@
 #define PR_MAX_FUNC_LEN (16u << 20) /* fdr_probe_check() decodes at most this much */
 
 _Static_assert(PR_SLOT_SIZE >= FDR_RELOC_SLOT_MAX, "an XOL slot holds any emitted instruction");
+_Static_assert(PR_SITES == FDR_PROBE_SITES, "jump.c keeps one entry per site");
 
 struct fdr_probe_site {
 	_Atomic uintptr_t addr; /* 0: free entry; published with release (pr_insert) */
@@ -97,6 +99,8 @@ struct fdr_probe_site {
 	int xol_all; /* test hook: branches run out of line too */
 	int ret; /* FDR_PROBE_ARM_RETURN: the handler runs at the return */
 	atomic_uint_fast64_t hits, misses;
+	/* jump.c: where an int3 hit resumes while the window holds (part of) a jmp */
+	_Atomic uintptr_t jump_resume;
 };
 
 static struct fdr_probe_site pr_sites[PR_SITES];
@@ -215,6 +219,7 @@ static size_t pr_read_orig(uintptr_t addr, uint8_t *buf, size_t len)
 		if (a >= addr && a < addr + (size_t)got && s->insn.len && atomic_load(&s->armed))
 			buf[a - addr] = s->insn.bytes[0];
 	}
+	fdr_jump_orig_bytes(addr, buf, (size_t)got); /* jump-optimised windows */
 	return (size_t)got;
 }
 
@@ -447,6 +452,10 @@ int fdr_probe_arm_flags(uintptr_t addr, unsigned int flags, fdr_probe_handler fn
 		ret = -EBUSY;
 		goto out;
 	}
+	/* inside another probe's jump window: that one goes back to its int3 first */
+	ret = fdr_jump_before_arm(addr);
+	if (ret < 0)
+		goto out;
 	got = pr_read_orig(addr, code, sizeof(code));
 	ret = fdr_reloc_decode(addr, code, got, &insn, NULL, 0);
 	if (ret < 0)
@@ -524,6 +533,11 @@ int fdr_probe_disarm(struct fdr_probe_site *site)
 	if (!atomic_load(&site->armed)) {
 		fdr_probe_unlock();
 		return -EINVAL;
+	}
+	ret = fdr_jump_before_disarm(site); /* a jmp goes back to the int3 first */
+	if (ret < 0) {
+		fdr_probe_unlock();
+		return ret;
 	}
 	ret = fdr_patch_write(atomic_load(&site->addr), &site->insn.bytes[0], 1);
 	if (ret < 0) {
@@ -699,7 +713,11 @@ static void pr_sigtrap(int sig, siginfo_t *si, void *ucv)
 		atomic_fetch_add_explicit(&s->misses, 1, memory_order_relaxed);
 	}
 	next = addr + in->len;
-	if (s->xol_all) {
+	tramp = atomic_load(&s->jump_resume);
+	if (tramp) {
+		/* the window's tail may be a jmp's: the trampoline runs all of it */
+		g[REG_RIP] = (greg_t)tramp;
+	} else if (s->xol_all) {
 		g[REG_RIP] = (greg_t)s->slot;
 	} else {
 		switch (in->kind) {
@@ -727,4 +745,95 @@ static void pr_sigtrap(int sig, siginfo_t *si, void *ucv)
 chain:
 	errno = saved_errno;
 	fdr_probe_sig_chain(sig, si, ucv);
+}
+
+/* ---- for jump.c (jump-optimised probes): the site seen from outside ---- */
+
+/* Under pr_lock: the bytes of @addr.. with every probe's patch undone (pr_read_orig()). */
+size_t fdr_probe_read_orig(uintptr_t addr, uint8_t *buf, size_t len)
+{
+	return pr_read_orig(addr, buf, len);
+}
+
+unsigned int fdr_probe_site_index(const struct fdr_probe_site *s)
+{
+	return (unsigned int)(s - pr_sites);
+}
+
+/* The site at index @i of the table, or NULL if that entry was never used. */
+struct fdr_probe_site *fdr_probe_site_nth(unsigned int i)
+{
+	if (i >= PR_SITES || !atomic_load_explicit(&pr_sites[i].addr, memory_order_acquire))
+		return NULL;
+	return &pr_sites[i];
+}
+
+uintptr_t fdr_probe_site_addr(const struct fdr_probe_site *s)
+{
+	return atomic_load_explicit(&s->addr, memory_order_relaxed);
+}
+
+int fdr_probe_site_armed(const struct fdr_probe_site *s)
+{
+	return atomic_load((atomic_int *)&s->armed);
+}
+
+int fdr_probe_site_is_return(const struct fdr_probe_site *s)
+{
+	return s->ret;
+}
+
+const struct fdr_reloc_insn *fdr_probe_site_insn(const struct fdr_probe_site *s)
+{
+	return &s->insn;
+}
+
+uintptr_t fdr_probe_site_slot(const struct fdr_probe_site *s)
+{
+	return s->slot;
+}
+
+/* seq_cst: an int3 hit that reads it after this store resumes at @resume (0: as usual). */
+void fdr_probe_site_set_resume(struct fdr_probe_site *s, uintptr_t resume)
+{
+	atomic_store(&s->jump_resume, resume);
+}
+
+/* Wait until no handler runs on @s (one that read jump_resume before it changed). */
+void fdr_probe_site_wait_idle(struct fdr_probe_site *s)
+{
+	while (atomic_load(&s->active) != 0)
+		sched_yield();
+}
+
+int fdr_probe_in_handler(void)
+{
+	return pr_depth > 0;
+}
+
+/*
+ * A hit through a jump trampoline: what the SIGTRAP handler does for an entry
+ * probe, the same rules (nesting is a miss, "active" around the armed test,
+ * no handler once disarmed), errno kept. The trampoline then runs the
+ * displaced instructions whether or not a handler ran.
+ */
+void fdr_probe_site_fire(struct fdr_probe_site *s, const struct fdr_probe_regs *regs)
+{
+	int saved_errno = errno;
+
+	atomic_fetch_add(&s->active, 1); /* seq_cst: before the armed load (essay) */
+	if (atomic_load(&s->armed) && !s->ret) {
+		if (pr_depth == 0) {
+			fdr_probe_handler fn = atomic_load_explicit(&s->fn, memory_order_relaxed);
+
+			pr_depth++;
+			fn(regs, atomic_load_explicit(&s->arg, memory_order_relaxed));
+			pr_depth--;
+			atomic_fetch_add_explicit(&s->hits, 1, memory_order_relaxed);
+		} else {
+			atomic_fetch_add_explicit(&s->misses, 1, memory_order_relaxed);
+		}
+	}
+	atomic_fetch_sub(&s->active, 1);
+	errno = saved_errno;
 }
