@@ -68,6 +68,16 @@ if(TARGET fdr-probe)
       TIMEOUT 300
       ENVIRONMENT "${venv};${FDR_TEST_SAN_ENV}")
   endforeach()
+  # the same with every probe jump-optimised, switched back to int3 and on again
+  # every other cycle (about 0.1 s a cycle on a loaded 2-CPU machine: 2000 cycles).
+  # Not under TSan: it defers asynchronous signals until a thread enters its
+  # runtime, so the threads calling the probed functions never answer jump.c's
+  # request in time and every probe stays int3 (docs/design/probes.md)
+  add_test(NAME stress/probe-live-jump COMMAND probe-live 2000)
+  set_tests_properties(stress/probe-live-jump PROPERTIES
+    LABELS "stress;no-tsan"
+    TIMEOUT 600
+    ENVIRONMENT "PROBE_LIVE_JUMP=1;${FDR_TEST_SAN_ENV}")
   # LD_PRELOADed into a program not linked with it: the interposition still works
   add_executable(probe-preload unit/probe-preload.c unit/probe-targets.S)
   target_include_directories(probe-preload PRIVATE ${PROJECT_SOURCE_DIR}/lib/probe)

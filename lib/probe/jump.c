@@ -48,14 +48,19 @@
  *	3. site->jump_resume = the body: from now on an int3 hit resumes in the
  *	   trampoline's copy of the window, never in the window itself; wait until
  *	   no SIGTRAP handler of the site runs (one may have read it before);
- *	4. every other thread gets a SIGTRAP (rt_tgsigqueueinfo, SI_QUEUE, a
- *	   magic value): the engine's handler hands it to fdr_jump_sigfix(), which
- *	   looks at the interrupted RIP in the ucontext. Inside the interior (it is
- *	   at an instruction boundary: a thread there runs the original code) or in
- *	   the site's XOL slot (a hit resumed there before step 3), RIP moves to
- *	   the equivalent address in the trampoline's body. The thread acks; the
- *	   patcher waits for every ack (2 s at most: a thread blocking SIGTRAP
- *	   with a raw sigprocmask never answers, and the probe stays int3);
+ *	4. every other thread (/proc/self/task) gets FDR_PROBE_SIG_FIX, a
+ *	   real-time signal (rt_tgsigqueueinfo, SI_QUEUE, a magic value and a
+ *	   round number): its handler, jp_sigfix(), looks at the interrupted RIP in
+ *	   the ucontext. Inside the interior (it is at an instruction boundary: a
+ *	   thread there runs the original code) or in the site's XOL slot (a hit
+ *	   resumed there before step 3), RIP moves to the equivalent address in
+ *	   the trampoline's body. The thread acks; the patcher waits for every ack
+ *	   (2 s at most: a thread blocking the signal with a raw rt_sigprocmask
+ *	   never answers, and the probe stays int3). Not SIGTRAP: a standard
+ *	   signal does not queue, so ours would merge with an int3's pending
+ *	   SIGTRAP (one of the two lost). The engine's SIGTRAP handler runs with
+ *	   the signal blocked, so a thread in it is looked at once it returns, at
+ *	   the RIP the handler chose;
  *	5. the tail (A+1 .. A+len-1: rel32 and int3 padding) is written, sync;
  *	6. 0xe9 goes on A, sync.
  * After step 3, no thread can enter the interior: A traps (and resumes in the
@@ -66,7 +71,7 @@
  *
  * Not covered: a thread that was interrupted inside the window by a signal
  * and is still in that signal's handler (blocked in it, or in a handler that
- * never returns soon). Our SIGTRAP then interrupts the handler, and the
+ * never returns soon). Our signal then interrupts the handler, and the
  * window address lies in the outer signal frame, which fdr cannot find
  * reliably (nothing links the frames; scanning the stack for the restorer's
  * address would guess). When the handler returns, it resumes in the middle
@@ -146,8 +151,7 @@ static uint32_t jp_xs_size;
 static uint16_t jp_cs, jp_ss;
 
 /*
- * The fix-up request in flight (step 4), read by other threads' SIGTRAP
- * handlers: gen 0 when none. A handler counts itself in 'busy' while it looks,
+ * The fix-up request in flight (step 4), read by other threads' jp_sigfix(): gen 0 when none. A handler counts itself in 'busy' while it looks,
  * and a round ends only when none looks (a late one then sees another gen).
  */
 static struct {
@@ -222,8 +226,9 @@ static uint8_t *jp_xs(uint8_t *p, int restore)
 		p = jp_put(p, "\x31\xd2", 2);
 	}
 	if (restore)
-		return jp_put(p, jp_xs_kind == JP_FXSAVE ? "\x48\x0f\xae\x0c\x24" : /* fxrstor64 */
-						 "\x48\x0f\xae\x2c\x24", /* xrstor64 */
+		return jp_put(p,
+			      jp_xs_kind == JP_FXSAVE ? "\x48\x0f\xae\x0c\x24" : /* fxrstor64 */
+							"\x48\x0f\xae\x2c\x24", /* xrstor64 */
 			      5);
 	return jp_put(p,
 		      jp_xs_kind == JP_FXSAVE ? "\x48\x0f\xae\x04\x24" : /* fxsave64 (%rsp) */
@@ -388,8 +393,7 @@ static int jp_refuse(char *why, size_t n, int err, const char *fmt, ...)
 }
 
 /* Another armed probe in [lo, hi)? (its int3 in the window would be overwritten) */
-static int jp_other_armed(const struct fdr_probe_site *s, uintptr_t lo, uintptr_t hi,
-			  uintptr_t *at)
+static int jp_other_armed(const struct fdr_probe_site *s, uintptr_t lo, uintptr_t hi, uintptr_t *at)
 {
 	unsigned int i;
 
@@ -510,12 +514,12 @@ static int jp_plan(struct fdr_probe_site *s, uintptr_t fs, size_t fl, struct jp_
 			if (!ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&in, &ops[k], ia, &t)))
 				continue;
 			if (t > addr && t < wend) {
-				ret = jp_refuse(why, n, -ENOTSUP,
-						"'%s' at 0x%lx branches to 0x%lx, inside the window "
-						"0x%lx..0x%lx",
-						ZydisMnemonicGetString(in.mnemonic),
-						(unsigned long)ia, (unsigned long)t,
-						(unsigned long)addr, (unsigned long)wend);
+				ret = jp_refuse(
+					why, n, -ENOTSUP,
+					"'%s' at 0x%lx branches to 0x%lx, inside the window "
+					"0x%lx..0x%lx",
+					ZydisMnemonicGetString(in.mnemonic), (unsigned long)ia,
+					(unsigned long)t, (unsigned long)addr, (unsigned long)wend);
 				goto out;
 			}
 		}
@@ -541,7 +545,8 @@ static int jp_plan(struct fdr_probe_site *s, uintptr_t fs, size_t fl, struct jp_
 		fallthrough = in.meta.category != ZYDIS_CATEGORY_UNCOND_BR &&
 			      in.meta.category != ZYDIS_CATEGORY_RET &&
 			      in.meta.category != ZYDIS_CATEGORY_CALL &&
-			      in.mnemonic != ZYDIS_MNEMONIC_UD2 && in.mnemonic != ZYDIS_MNEMONIC_HLT;
+			      in.mnemonic != ZYDIS_MNEMONIC_UD2 &&
+			      in.mnemonic != ZYDIS_MNEMONIC_HLT;
 		if (ia >= addr && ia + in.length < wend && !fallthrough) {
 			ret = jp_refuse(why, n, -ENOTSUP,
 					"'%s' at 0x%lx does not fall through to the rest of the "
@@ -784,9 +789,10 @@ static int jp_optimize(struct fdr_probe_site *s, uintptr_t fs, size_t fl, char *
 		int lb = fdr_reloc_emit(in0, w->tcopy[0], w->addr + in0->len, b, sizeof(b));
 
 		if (la < 0 || la != lb)
-			return jp_refuse(why, n, -ERANGE,
-					 "the out-of-line copy of 0x%lx and the trampoline's differ",
-					 (unsigned long)w->addr);
+			return jp_refuse(
+				why, n, -ERANGE,
+				"the out-of-line copy of 0x%lx and the trampoline's differ",
+				(unsigned long)w->addr);
 		w->slot_len = la;
 	}
 	/* 3: int3 hits resume in the body; wait for handlers that read it before */
@@ -826,8 +832,8 @@ undo:
  * @n: size of @why
  *
  * The probe keeps working in its int3 form meanwhile and whenever this fails.
- * Not async-signal-safe; must not be called from a probe handler. Sends a
- * SIGTRAP to every other thread and waits for each (see the essay).
+ * Not async-signal-safe; must not be called from a probe handler. Sends
+ * FDR_PROBE_SIG_FIX to every other thread and waits for each (see the essay).
  *
  * Returns: 0 (optimised, or already); -ECANCELED if optimisation is switched
  * off (FDR_PROBE_OPTIMIZE=0, fdr_probe_set_optimize(0): it is tried again

@@ -144,7 +144,8 @@ int fdr_probe_sig_is_taken(int sig)
  *
  * The program's current action becomes the chained one; from now on its
  * sigaction()/signal() calls for @sig only change the chained action, and its
- * masks never block @sig. Runs SA_SIGINFO | SA_ONSTACK | SA_NODEFER | SA_RESTART.
+ * masks never block @sig. Runs SA_SIGINFO | SA_ONSTACK | SA_NODEFER | SA_RESTART
+ * (FDR_PROBE_SIG_FIX without SA_NODEFER).
  * Returns: 0 (also if already taken); -EINVAL; -ENOSYS if the real functions
  * cannot be found; a negative errno from sigaction().
  */
@@ -163,6 +164,12 @@ int fdr_probe_sig_take(int sig, fdr_sig_fn fn)
 	ours.sa_sigaction = fn;
 	ours.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER | SA_RESTART;
 	sigemptyset(&ours.sa_mask);
+	/*
+	 * FDR_PROBE_SIG_FIX requests that pile up are handled one after another,
+	 * each seeing the context the thread returns to, never nested in another
+	 */
+	if (sig == FDR_PROBE_SIG_FIX)
+		ours.sa_flags &= ~SA_NODEFER;
 	/*
 	 * jump.c's request (FDR_PROBE_SIG_FIX) waits while our handlers run: it then
 	 * sees the context they return to (an int3 hit resuming in a window), never
@@ -241,8 +248,28 @@ void fdr_probe_sig_chain(int sig, siginfo_t *si, void *uc)
 __attribute__((visibility("default"))) int sigaction(int sig, const struct sigaction *act,
 						     struct sigaction *old)
 {
-	if (!fdr_probe_sig_is_taken(sig))
-		return sg_real_sigaction(sig, act, old);
+	if (!fdr_probe_sig_is_taken(sig)) {
+		struct sigaction mine;
+		int ret;
+
+		/*
+		 * The program's handlers run with FDR_PROBE_SIG_FIX blocked: jump.c's
+		 * request then waits until the handler returns and sees the context it
+		 * returns to (a window being patched), not the handler's own code. It is
+		 * ours: "old" never shows it.
+		 */
+		if (act && sig != FDR_PROBE_SIG_FIX &&
+		    ((act->sa_flags & SA_SIGINFO) ||
+		     (act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN))) {
+			mine = *act;
+			sigaddset(&mine.sa_mask, FDR_PROBE_SIG_FIX);
+			act = &mine;
+		}
+		ret = sg_real_sigaction(sig, act, old);
+		if (ret == 0 && old && sig != FDR_PROBE_SIG_FIX)
+			sigdelset(&old->sa_mask, FDR_PROBE_SIG_FIX);
+		return ret;
+	}
 	if (old)
 		sg_read(sig, old);
 	if (act)

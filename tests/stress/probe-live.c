@@ -126,10 +126,12 @@ int main(int argc, char **argv)
 			char why[256];
 			uintptr_t f1 = (uintptr_t)pt_slow, f2 = (uintptr_t)pt_add;
 
-			r1 = fdr_probe_optimize(s1, f1, (uintptr_t)pt_slow_end - f1, why, sizeof(why));
+			r1 = fdr_probe_optimize(s1, f1, (uintptr_t)pt_slow_end - f1, why,
+						sizeof(why));
 			if (r1 && r1 != -ETIMEDOUT)
 				fprintf(stderr, "probe-live: cycle %ld: pt_slow: %s\n", c, why);
-			r2 = fdr_probe_optimize(s2, f2, (uintptr_t)pt_add_end - f2, why, sizeof(why));
+			r2 = fdr_probe_optimize(s2, f2, (uintptr_t)pt_add_end - f2, why,
+						sizeof(why));
 			if (r2 && r2 != -ETIMEDOUT)
 				fprintf(stderr, "probe-live: cycle %ld: pt_add: %s\n", c, why);
 			optimised += (r1 == 0) + (r2 == 0);
@@ -141,7 +143,8 @@ int main(int argc, char **argv)
 		}
 		if (c % 16 == 0)
 			sched_yield();
-		if (jump && c % 2 && !getenv("NOTOGGLE") && (fdr_probe_set_optimize(0) < 0 || fdr_probe_set_optimize(1) < 0)) {
+		if (jump && c % 2 &&
+		    (fdr_probe_set_optimize(0) < 0 || fdr_probe_set_optimize(1) < 0)) {
 			fprintf(stderr, "probe-live: cycle %ld: switching off and on failed\n", c);
 			failed++;
 			break;

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -52,11 +53,11 @@ double pt_addsd(double a, double b);
 void pt_vaddpd(double *p);
 long pt_sys(long a1, long a2, long a3, long nr);
 void pt_allregs(void);
-extern char pt_add_end[], pt_riprel_end[], pt_riprel_store_end[], pt_call_end[],
-	pt_call_ra_end[], pt_callind_end[], pt_callind_mem_end[], pt_jmp_end[], pt_jmp32_end[],
-	pt_jcc_end[], pt_jcc32_end[], pt_redzone_end[], pt_push_end[], pt_slow_end[],
-	pt_nop_end[], pt_nop5_end[], pt_loop_end[], pt_jtable_end[], pt_addsd_end[],
-	pt_vaddpd_end[], pt_sys_end[], pt_allregs_end[];
+extern char pt_add_end[], pt_riprel_end[], pt_riprel_store_end[], pt_call_end[], pt_call_ra_end[],
+	pt_callind_end[], pt_callind_mem_end[], pt_jmp_end[], pt_jmp32_end[], pt_jcc_end[],
+	pt_jcc32_end[], pt_redzone_end[], pt_push_end[], pt_slow_end[], pt_nop_end[], pt_nop5_end[],
+	pt_loop_end[], pt_jtable_end[], pt_addsd_end[], pt_vaddpd_end[], pt_sys_end[],
+	pt_allregs_end[];
 extern char pt_allregs_probe[], pt_riprel_lea[], pt_jcc_br[], pt_jcc32_br[], pt_redzone_mid[],
 	pt_push_pop[], pt_vaddpd_add[];
 extern uint64_t pt_saved_sp;
@@ -252,8 +253,8 @@ static uint64_t w_sys(uint64_t i)
 static const struct jcase cases[] = {
 	{ "mov ; add", A(pt_add), FN(pt_add), c_add, w_add, NULL },
 	{ "mov pt_global(%rip),%eax", A(pt_riprel), FN(pt_riprel), c_riprel, w_u32, NULL },
-	{ "mov %edi,pt_global2(%rip)", A(pt_riprel_store), FN(pt_riprel_store), c_store,
-	  w_store, NULL },
+	{ "mov %edi,pt_global2(%rip)", A(pt_riprel_store), FN(pt_riprel_store), c_store, w_store,
+	  NULL },
 	{ "lea pt_global2(%rip),%rax", A(pt_riprel_lea), FN(pt_riprel_store), c_store, w_store,
 	  NULL },
 	{ "call rel32", A(pt_call), FN(pt_call), c_call, w_call, NULL },
@@ -267,8 +268,8 @@ static const struct jcase cases[] = {
 	{ "test ; je rel32", A(pt_jcc32), FN(pt_jcc32), c_jcc32, w_jcc32, NULL },
 	{ "je rel32", A(pt_jcc32_br), FN(pt_jcc32), c_jcc32, w_jcc32, NULL },
 	{ "red zone leaf, entry", A(pt_redzone), FN(pt_redzone), c_redzone, w_redzone, NULL },
-	{ "red zone leaf, red zone in use", A(pt_redzone_mid), FN(pt_redzone), c_redzone,
-	  w_redzone, NULL },
+	{ "red zone leaf, red zone in use", A(pt_redzone_mid), FN(pt_redzone), c_redzone, w_redzone,
+	  NULL },
 	{ "push ; mov ; lea", A(pt_push), FN(pt_push), c_push, w_push, NULL },
 	{ "load ; add", A(pt_slow), FN(pt_slow), c_slow, w_slow, NULL },
 	{ "5-byte nop", A(pt_nop5), FN(pt_nop5), c_nop, w_zero, NULL },
@@ -282,8 +283,8 @@ static const struct jcase cases[] = {
 	  "the function ends" },
 	{ "xor ; ret (a 3-byte function)", A(pt_nop), FN(pt_nop), c_nop, w_zero,
 	  "the function ends" },
-	{ "a loop back to the window's second instruction", A(pt_loop), FN(pt_loop), c_loop,
-	  w_loop, "inside the window" },
+	{ "a loop back to the window's second instruction", A(pt_loop), FN(pt_loop), c_loop, w_loop,
+	  "inside the window" },
 	{ "a jump table in the function", A(pt_jtable), FN(pt_jtable), c_jtable, w_jtable,
 	  "indirect jmp" },
 };
@@ -560,11 +561,80 @@ Test(jump, thread_blocked_inside_window)
 	cr_assert_eq(fdr_probe_disarm(s), 0);
 }
 
+/*
+ * The reader is stopped in a signal handler of the program's, and the frame
+ * that handler returns to is inside the window (read() restarts at the
+ * syscall). libfdr-probe's sigaction() keeps FDR_PROBE_SIG_FIX blocked in the
+ * program's handlers, so the patcher's request waits for the handler to return
+ * and then moves the thread: while the handler does not return, optimising
+ * fails (-ETIMEDOUT, still int3, still correct); once it returns within the wait,
+ * the window is patched and the restarted read() runs in the trampoline.
+ */
+static atomic_int in_usr1, release_usr1;
+
+static void usr1_wait(int sig)
+{
+	(void)sig;
+	atomic_store(&in_usr1, 1);
+	while (!atomic_load(&release_usr1))
+		usleep(1000);
+}
+
+static void *releaser(void *arg)
+{
+	(void)arg;
+	usleep(300 * 1000);
+	atomic_store(&release_usr1, 1);
+	return NULL;
+}
+
+Test(jump, thread_in_signal_handler_over_window, .timeout = 60)
+{
+	struct fdr_probe_site *s;
+	struct hits h = { 0 };
+	struct sigaction sa, old;
+	pthread_t th, rel;
+	char why[256];
+	int i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = usr1_wait;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	cr_assert_eq(sigaction(SIGUSR1, &sa, NULL), 0);
+	cr_assert_eq(sigaction(SIGUSR1, NULL, &old), 0);
+	cr_assert_eq(sigisemptyset(&old.sa_mask), 1, "the program sees the mask it set");
+	cr_assert_eq(pipe(sys_pipe), 0);
+	cr_assert_eq(pthread_create(&th, NULL, blocked_reader, NULL), 0);
+	for (i = 0; i < 5000 && !(atomic_load(&sys_tid) && in_read(atomic_load(&sys_tid))); i++)
+		usleep(1000);
+	cr_assert(in_read(atomic_load(&sys_tid)), "the reader blocks in pt_sys's syscall");
+	cr_assert_eq(pthread_kill(th, SIGUSR1), 0);
+	for (i = 0; i < 5000 && !atomic_load(&in_usr1); i++)
+		usleep(1000);
+	cr_assert(atomic_load(&in_usr1), "the reader is in its SIGUSR1 handler");
+	cr_assert_eq(fdr_probe_arm(A(pt_sys), count_hit, &h, &s), 0);
+	cr_assert_eq(fdr_probe_optimize(s, FN(pt_sys) - A(pt_sys), why, sizeof(why)), -ETIMEDOUT,
+		     "%s", why);
+	cr_assert_eq(*(volatile uint8_t *)A(pt_sys), 0xcc, "still a breakpoint");
+	cr_assert_eq(pthread_create(&rel, NULL, releaser, NULL), 0);
+	cr_assert_eq(fdr_probe_optimize(s, FN(pt_sys) - A(pt_sys), why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(*(volatile uint8_t *)A(pt_sys), 0xe9);
+	cr_assert_eq(pthread_join(rel, NULL), 0);
+	cr_assert_eq(write(sys_pipe[1], "y", 1), 1);
+	cr_assert_eq(pthread_join(th, NULL), 0);
+	cr_assert_eq(atomic_load(&sys_ret), 1, "the read returned %ld", atomic_load(&sys_ret));
+	cr_assert_eq(sys_byte, 'y');
+	cr_assert_eq(pt_sys(0, 0, 0, SYS_getpid), getpid());
+	cr_assert_eq(atomic_load(&h.n), 1);
+	cr_assert_eq(fdr_probe_disarm(s), 0);
+}
+
 /* ---- live: optimise and unoptimise while 4 threads call ---- */
 
 #define COLD_WORDS (8u << 20) /* 64 MiB: pt_slow's first instruction misses the caches */
 #ifndef JUMP_LIVE_CYCLES
-#define JUMP_LIVE_CYCLES 2000
+#define JUMP_LIVE_CYCLES 500
 #endif
 
 struct runner {
@@ -657,7 +727,8 @@ Test(jump, live_optimize_4_threads, .timeout = 300)
 	cr_log_info("calls %lu %lu %lu %lu, hits %lu, optimised %lu of %d\n",
 		    (unsigned long)run[0].calls, (unsigned long)run[1].calls,
 		    (unsigned long)run[2].calls, (unsigned long)run[3].calls,
-		    (unsigned long)atomic_load(&h.n), (unsigned long)optimised, 3 * JUMP_LIVE_CYCLES);
+		    (unsigned long)atomic_load(&h.n), (unsigned long)optimised,
+		    3 * JUMP_LIVE_CYCLES);
 	cr_assert_gt(atomic_load(&h.n), 0, "the probes were hit");
 	cr_assert_gt(optimised, 3 * JUMP_LIVE_CYCLES / 2, "nearly every optimisation went through");
 	munmap(cold, COLD_WORDS * 8);
