@@ -48,6 +48,9 @@ if(TARGET fdr-probe)
   add_executable(test-probe-ret unit/test-probe-ret.c)
   target_include_directories(test-probe-ret PRIVATE ${CRITERION_INCLUDE_DIRS})
   target_compile_options(test-probe-ret PRIVATE ${CRITERION_CFLAGS_OTHER})
+  # -fexceptions: pthread_cleanup_push() and cleanup attributes run during pthread_exit()'s
+  # forced unwind, which must pass the trampoline (thread_exit_pending)
+  target_compile_options(test-probe-ret PRIVATE -fexceptions)
   target_link_libraries(test-probe-ret PRIVATE fdr-probe ${CRITERION_LINK_LIBRARIES}
                         Threads::Threads)
   add_test(NAME unit/test-probe-ret COMMAND test-probe-ret --jobs=2 --short-filename)
@@ -55,6 +58,43 @@ if(TARGET fdr-probe)
     LABELS unit
     TIMEOUT 120
     ENVIRONMENT "TMPDIR=${CMAKE_CURRENT_BINARY_DIR};${FDR_TEST_SAN_ENV}")
+  # C++ exceptions and forced unwinds through pending returns: built where a C++
+  # compiler is found (the library itself is C). A plain program, label stress too:
+  # the TSan build runs it.
+  include(CheckLanguage)
+  check_language(CXX)
+  if(CMAKE_CXX_COMPILER)
+    enable_language(CXX)
+    add_executable(test-probe-ret-cxx unit/test-probe-ret-cxx.cc)
+    target_compile_options(test-probe-ret-cxx PRIVATE -Wall -Wextra
+                           $<$<BOOL:${FDR_WERROR}>:-Werror>)
+    target_link_libraries(test-probe-ret-cxx PRIVATE fdr-probe Threads::Threads)
+    add_test(NAME unit/test-probe-ret-cxx COMMAND test-probe-ret-cxx)
+    set_tests_properties(unit/test-probe-ret-cxx PROPERTIES
+      LABELS "unit;stress"
+      TIMEOUT 120
+      ENVIRONMENT "${FDR_TEST_SAN_ENV}")
+  else()
+    message(STATUS "probe: no C++ compiler, test-probe-ret-cxx not built")
+  endif()
+  # a probe whose text was unmapped or replaced (dlclose): fdr_probe_forget()
+  add_executable(test-probe-forget unit/test-probe-forget.c)
+  target_include_directories(test-probe-forget PRIVATE ${CRITERION_INCLUDE_DIRS})
+  target_compile_options(test-probe-forget PRIVATE ${CRITERION_CFLAGS_OTHER})
+  target_link_libraries(test-probe-forget PRIVATE fdr-probe ${CRITERION_LINK_LIBRARIES})
+  foreach(variant "default;" "mremap;FDR_PROBE_PATCH=mremap")
+    list(GET variant 0 vname)
+    list(GET variant 1 venv)
+    set(tname unit/test-probe-forget)
+    if(NOT vname STREQUAL "default")
+      set(tname unit/test-probe-forget-${vname})
+    endif()
+    add_test(NAME ${tname} COMMAND test-probe-forget --jobs=2 --short-filename)
+    set_tests_properties(${tname} PROPERTIES
+      LABELS unit
+      TIMEOUT 60
+      ENVIRONMENT "${venv};TMPDIR=${CMAKE_CURRENT_BINARY_DIR};${FDR_TEST_SAN_ENV}")
+  endforeach()
   # live patching, outside Criterion (label stress: the TSan build runs it too)
   add_executable(probe-live stress/probe-live.c unit/probe-targets.S)
   target_link_libraries(probe-live PRIVATE fdr-probe Threads::Threads)
@@ -103,12 +143,21 @@ if(TARGET fdr-probe AND TARGET fdr-ctl_static)
   add_library(probe-agent-dl MODULE integration/probe-agent-lib.c)
   target_compile_definitions(probe-agent-dl PRIVATE PA_LIB_FN=pa_dl_fn)
   target_compile_options(probe-agent-dl PRIVATE -O1)
+  add_library(probe-agent-dl2 MODULE integration/probe-agent-lib.c)
+  target_compile_definitions(probe-agent-dl2 PRIVATE PA_LIB_FN=pa_dl_fn PA_LIB_NOP)
+  target_compile_options(probe-agent-dl2 PRIVATE -O1)
   # PIE, -O1: the probed function's arguments are in %edi and %rsi at its entry
   add_executable(probe-agent-target integration/probe-agent-target.c)
   target_compile_definitions(probe-agent-target PRIVATE PA_WITH_FDR)
   target_compile_options(probe-agent-target PRIVATE -fPIE -O1)
   target_link_options(probe-agent-target PRIVATE -pie)
   target_link_libraries(probe-agent-target PRIVATE fdr probe-agent-lib ${CMAKE_DL_LIBS})
+  # linked with libfdr, no static event: the agent from libfdr's constructor
+  add_executable(probe-agent-target-noev integration/probe-agent-target.c)
+  target_compile_definitions(probe-agent-target-noev PRIVATE PA_NO_EVENT)
+  target_compile_options(probe-agent-target-noev PRIVATE -fPIE -O1)
+  target_link_options(probe-agent-target-noev PRIVATE -pie)
+  target_link_libraries(probe-agent-target-noev PRIVATE fdr probe-agent-lib ${CMAKE_DL_LIBS})
   add_executable(probe-agent-target-nofdr integration/probe-agent-target.c)
   target_compile_options(probe-agent-target-nofdr PRIVATE -fPIE -O1)
   target_link_options(probe-agent-target-nofdr PRIVATE -pie)
@@ -117,7 +166,8 @@ if(TARGET fdr-probe AND TARGET fdr-ctl_static)
     COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/integration/probe-agent.sh $<TARGET_FILE:fdr-cli>
       $<TARGET_FILE:probe-count> $<TARGET_FILE:probe-agent-target>
       $<TARGET_FILE:probe-agent-target-nofdr> $<TARGET_FILE:fdr-probe>
-      $<TARGET_FILE:probe-agent-lib> $<TARGET_FILE:probe-agent-dl>)
+      $<TARGET_FILE:probe-agent-lib> $<TARGET_FILE:probe-agent-dl>
+      $<TARGET_FILE:probe-agent-target-noev> $<TARGET_FILE:probe-agent-dl2>)
   # label stress too: the TSan build runs it. There the fork child's agent thread
   # (libfdr starts it again in a child) needs die_after_fork=0; every target must
   # exit 0, so a sanitizer's report fails the case.
@@ -136,5 +186,25 @@ if(TARGET fdr-probe)
   set_tests_properties(integration/readme-probes PROPERTIES
     LABELS integration
     TIMEOUT 120
+    ENVIRONMENT "TMPDIR=${CMAKE_CURRENT_BINARY_DIR};ASAN_OPTIONS=verify_asan_link_order=0;${FDR_TEST_SAN_ENV}")
+endif()
+
+# fdr attach and fdr detach (cli/attach.c): a program that never linked fdr,
+# attached, probed, detached and attached again while it checks its results;
+# fdr killed at each point of its work and at random; a thread blocking SIGTRAP;
+# a user without the right to ptrace (root only); a program linked with libfdr
+# (left alone) and one with libfdr-probe preloaded (refused).
+if(TARGET fdr-probe AND TARGET fdr-ctl_static AND CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64|amd64")
+  add_executable(attach-target integration/attach-target.c)
+  target_compile_options(attach-target PRIVATE -fPIE -O1)
+  target_link_options(attach-target PRIVATE -pie)
+  target_link_libraries(attach-target PRIVATE Threads::Threads)
+  add_test(NAME integration/attach
+    COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/integration/attach.sh $<TARGET_FILE:fdr-cli>
+      $<TARGET_FILE:attach-target> $<TARGET_FILE:probe-count>
+      $<TARGET_FILE:probe-agent-target> $<TARGET_FILE:fdr-probe>)
+  set_tests_properties(integration/attach PROPERTIES
+    LABELS "integration"
+    TIMEOUT 300
     ENVIRONMENT "TMPDIR=${CMAKE_CURRENT_BINARY_DIR};ASAN_OPTIONS=verify_asan_link_order=0;${FDR_TEST_SAN_ENV}")
 endif()

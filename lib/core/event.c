@@ -6,7 +6,8 @@
  * constructors). While it is attached to a session, each definition has a slot
  * in the session's registry, and def->enabled mirrors "enabled in some instance".
  *
- * The agent is one thread per process, started with the first registration. It
+ * The agent is one thread per process, started with the first registration (or
+ * by libfdr.so's constructor, below: fdr_agent_boot()). It
  * attaches to $FDR_SESSION when that session appears (polled every 200 ms), then
  * sleeps on a futex on control.gen, which every control change bumps and wakes,
  * and on each wake resynchronises: registers new definitions, updates enabled
@@ -23,7 +24,14 @@
  * each control change and at least once a second; libfdr itself never links
  * the probe library. libfdr-probe's constructor calls fdr_agent_probes_start(),
  * so a program that has it (linked or LD_PRELOADed) gets the agent even without
- * a static event.
+ * a static event; so does a program linked with libfdr.so that has none, from
+ * libfdr's own constructor (boot.c, fdr_agent_boot()), unless it is an fdr tool.
+ *
+ * fdr attach (cli/attach.c) loads libfdr and libfdr-probe into a program that
+ * has neither: fdr_agent_attach_prepare() names the session first (such a
+ * program has no $FDR_SESSION of ours), libfdr-probe's constructor then
+ * attaches as above; fdr_agent_detach_dir() (fdr detach) leaves the session
+ * and attaches to none until the next fdr attach.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -51,6 +59,7 @@ _Atomic(struct fdr_session *) fdr_proc_session;
 static pthread_mutex_t ev_lock = PTHREAD_MUTEX_INITIALIZER; /* defs list, attach */
 static struct fdr_event_def *ev_defs; /* protected by ev_lock */
 static int ev_agent_running; /* protected by ev_lock */
+static int ev_agent_wanted; /* runs without a definition or a session (ev_lock) */
 static uint32_t ev_seen_gen;
 static ino_t ev_ctl_ino;
 
@@ -333,14 +342,25 @@ static ino_t ev_control_ino(const char *dir)
 }
 
 /* Try to attach to $FDR_SESSION (ev_lock held). */
+/*
+ * fdr attach (docs/design/probes.md, "fdr attach"): a process that never
+ * linked fdr has no $FDR_SESSION; the session it records into is the one
+ * fdr attach named (ev_attach_dir), and after fdr detach it attaches to none
+ * (ev_attach_off) until the next fdr attach. Both under ev_lock.
+ */
+static char *ev_attach_dir;
+static int ev_attach_off;
+
 static void ev_attach(void)
 {
 	char dir[4096];
 	struct fdr_session *s;
 
-	if (atomic_load(&fdr_proc_session))
+	if (atomic_load(&fdr_proc_session) || ev_attach_off)
 		return;
-	if (fdr_session_default_dir(dir, sizeof(dir)))
+	if (ev_attach_dir)
+		snprintf(dir, sizeof(dir), "%s", ev_attach_dir);
+	else if (fdr_session_default_dir(dir, sizeof(dir)))
 		return;
 	if (fdr_session_open(dir, &s))
 		return;
@@ -565,7 +585,15 @@ static void ev_agent_start(void)
 	if (ev_agent_running || (off && *off == '1'))
 		return;
 	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old); /* the agent takes none of the host's signals */
+	/*
+	 * The agent takes none of the host's signals, but the synchronous ones stay
+	 * open: a probe hit in the agent thread (a probed libc function) must reach
+	 * libfdr-probe's handler, and a blocked int3 SIGTRAP kills the process.
+	 */
+	sigdelset(&all, SIGTRAP);
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGBUS);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&a);
 	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&a, 64 * 1024);
@@ -699,7 +727,7 @@ static void ev_atfork_child(void)
 	pthread_mutex_init(&ev_probe_lock, NULL); /* another thread may have held it */
 	if (s) /* options/event-fork */
 		ev_fork_follow(s, ev_fork_tid, ev_fork_tgid, (int32_t)getpid());
-	if (ev_defs || s)
+	if (ev_defs || s || ev_agent_wanted)
 		ev_agent_start();
 	pthread_mutex_unlock(&ev_lock);
 }
@@ -803,10 +831,148 @@ void fdr_agent_probes_start(void (*sync)(struct fdr_session *s))
 		atomic_compare_exchange_strong(&ev_probe_sync, &none, sync);
 	pthread_once(&ev_once, ev_init_once);
 	pthread_mutex_lock(&ev_lock);
+	ev_agent_wanted = 1;
 	ev_attach();
 	ev_agent_start();
 	pthread_mutex_unlock(&ev_lock);
 	ev_probe_round(1);
+}
+
+/*
+ * fdr_agent_boot - libfdr.so is loaded (its constructor, boot.c): start the
+ * agent as fdr_agent_probes_start() does, so that probes reach a program linked
+ * with libfdr that has no static event (docs/design/probes.md, "Starting the
+ * agent"). It runs before any constructor of the program and of the libraries
+ * that need libfdr, and it costs what a program's first registration costs: an
+ * attempt to attach, and a thread. The probe round runs after ev_lock is
+ * released, as everywhere: loading libfdr-probe runs its constructor, which
+ * takes ev_lock.
+ *
+ * Not in the fdr tools: a process in which libfdr-read is loaded (fdr itself,
+ * the programs that read traces) never arms probes in itself through this path
+ * (it would trace its own reads of the trace it is reading, attach to the
+ * session it is destroying); it still does with a static event or libfdr-probe.
+ * Not where libfdr is outside the global scope (dlopen()ed RTLD_LOCAL, as fdr
+ * attach does: it names the session after this constructor ran, with
+ * fdr_agent_attach_prepare()). Nor with FDR_NO_AGENT=1. A static libfdr
+ * (libfdr.a) has no such constructor: libfdr-probe needs libfdr.so.
+ */
+void fdr_agent_boot(void)
+{
+	const char *off = getenv("FDR_NO_AGENT");
+	void *prog = dlopen(NULL, RTLD_LAZY); /* the global scope */
+	int attached, here;
+
+	/* libfdr in the global scope (not fdr attach's RTLD_LOCAL load), no libfdr-read */
+	here = prog && dlsym(prog, "fdr_version") && !dlsym(prog, "fdr_reader_open");
+	if (prog)
+		dlclose(prog);
+	if ((off && *off == '1') || !here)
+		return;
+	pthread_once(&ev_once, ev_init_once);
+	pthread_mutex_lock(&ev_lock);
+	ev_agent_wanted = 1;
+	ev_attach();
+	attached = atomic_load(&fdr_proc_session) != NULL;
+	ev_agent_start();
+	pthread_mutex_unlock(&ev_lock);
+	if (attached)
+		ev_probe_round(1);
+}
+
+/**
+ * fdr_agent_attach_prepare - fdr attach, before libfdr-probe is loaded: the
+ * session this process records into is @dir (not $FDR_SESSION)
+ * @dir: a session directory
+ *
+ * Only records the directory; libfdr-probe's constructor (fdr_agent_probes_start())
+ * then attaches to it. Returns 0, -EEXIST if this process already uses fdr
+ * (attached, or static events registered) without fdr attach, -ENOMEM.
+ */
+int fdr_agent_attach_prepare(const char *dir)
+{
+	char *d;
+	int ret = 0;
+
+	if (!dir || !*dir)
+		return -EINVAL;
+	pthread_once(&ev_once, ev_init_once);
+	pthread_mutex_lock(&ev_lock);
+	if (!ev_attach_dir && (ev_defs || atomic_load(&fdr_proc_session))) {
+		ret = -EEXIST;
+	} else if (!ev_attach_dir || strcmp(ev_attach_dir, dir) != 0) {
+		d = strdup(dir);
+		if (!d) {
+			ret = -ENOMEM;
+		} else {
+			free(ev_attach_dir);
+			ev_attach_dir = d;
+			ev_detach();
+		}
+	}
+	ev_attach_off = 0;
+	pthread_mutex_unlock(&ev_lock);
+	return ret;
+}
+
+/**
+ * fdr_agent_attach_mode - whether the session of this process was set by fdr attach
+ */
+int fdr_agent_attach_mode(void)
+{
+	int r;
+
+	pthread_mutex_lock(&ev_lock);
+	r = ev_attach_dir != NULL;
+	pthread_mutex_unlock(&ev_lock);
+	return r;
+}
+
+/**
+ * fdr_agent_attach_dir - fdr attach: record into session @dir from now on, attach
+ * now, start the agent and run a probe round (@sync: libfdr-probe's sync).
+ * Returns 0 (attached), 1 (was attached to @dir already), -EEXIST (this process
+ * uses fdr without fdr attach), -ENOENT (no live session at @dir), -ENOMEM.
+ */
+int fdr_agent_attach_dir(const char *dir, void (*sync)(struct fdr_session *s))
+{
+	struct fdr_session *s;
+	int ret, was;
+
+	pthread_once(&ev_once, ev_init_once);
+	pthread_mutex_lock(&ev_lock);
+	s = atomic_load(&fdr_proc_session);
+	was = s && !ev_attach_off && ev_attach_dir && strcmp(ev_attach_dir, dir) == 0;
+	pthread_mutex_unlock(&ev_lock);
+	ret = fdr_agent_attach_prepare(dir);
+	if (ret < 0)
+		return ret;
+	fdr_agent_probes_start(sync);
+	if (!atomic_load(&fdr_proc_session))
+		return -ENOENT;
+	return was;
+}
+
+/**
+ * fdr_agent_detach_dir - fdr detach: leave the session and attach to none until
+ * the next fdr attach; every probe is disarmed (libfdr-probe's sync with NULL)
+ * before this returns. Returns 0, 1 (not attached), -EEXIST (not fdr attach's).
+ */
+int fdr_agent_detach_dir(void)
+{
+	int was;
+
+	pthread_mutex_lock(&ev_lock);
+	if (!ev_attach_dir) {
+		pthread_mutex_unlock(&ev_lock);
+		return -EEXIST;
+	}
+	was = !ev_attach_off;
+	ev_attach_off = 1;
+	ev_detach();
+	pthread_mutex_unlock(&ev_lock);
+	ev_probe_round(1);
+	return was ? 0 : 1;
 }
 
 /** fdr_sync - attach and resynchronise now instead of at the agent's next wake-up */

@@ -21,9 +21,13 @@
  *      (dev, ino) that holds its offset gives an address,
  *      start + offset - file offset; that is a location wanted;
  *   4. disarms the armed locations that are no longer wanted (slot freed or
- *      changed, event disabled everywhere, file unmapped), then arms the new
+ *      changed, event disabled everywhere, file unmapped; where an object was
+ *      unloaded, first forgets those whose text went, fdr_probe_forget(),
+ *      without writing into the page now there), then arms the new
  *      ones: the function holding the offset from the file's symbols
- *      (elf-func.c), fdr_probe_check(), fdr_probe_arm(). A refusal is told to
+ *      (elf-func.c), fdr_probe_check(), the slot's SDT semaphore (its
+ *      ref_ctr_offset, in a writable mapping of the same file) + 1, then
+ *      fdr_probe_arm(); a disarm takes the 1 away again. A refusal is told to
  *      the top instance's error_log once per slot generation, with the engine's
  *      message.
  *
@@ -40,11 +44,22 @@
  * with the return's registers, and the fetch program (FDR_FETCH_F_RETURN, which
  * must agree with the slot's flag) writes __probe_func and __probe_ret_ip.
  *
+ * Before the first new location of a sync is armed, SigBlk of every thread is
+ * read (/proc/self/task/TID/status): a thread that keeps SIGTRAP blocked would
+ * be killed by a hit, and this library's pthread_sigmask() cannot have kept it
+ * open if the mask came first (fdr attach) or the library was dlopen()ed. The
+ * locations then wait, with a line in error_log, until no thread blocks it.
+ *
+ * fdr attach and fdr detach (cli/attach.c) call fdr_probe_attach() and
+ * fdr_probe_detach() from code they inject into the process (probes.md,
+ * "fdr attach").
+ *
  * After fork the child has the int3s (copy-on-write pages), the engine's
  * tables and these ones: libfdr restarts its agent in the child, whose syncs
  * carry on from the parent's state; the locks are made anew (pthread_atfork).
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
@@ -54,12 +69,14 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/core-local.h"
 #include "engine.h"
 #include "fetch.h"
 #include "probe-agent.h"
+#include "probe-local.h"
 
 #define PA_MAX_LOCS 1024 /* armed locations per process */
 #define PA_MAX_MAPS 4096 /* executable file mappings looked at */
@@ -82,11 +99,13 @@ struct pa_loc {
 	struct fdr_probe_site *site;
 	struct pa_arg *arg;
 	uint64_t misses_seen; /* the engine's nested misses already added to the slot */
+	uint16_t *sem; /* the SDT semaphore this location added 1 to, or NULL */
 };
 
 struct pa_map {
 	uintptr_t start, end;
 	uint64_t off, dev, ino;
+	int exec; /* r-x text; else a private writable mapping (SDT semaphores) */
 	char path[256];
 };
 
@@ -95,6 +114,10 @@ static struct pa_loc pa_locs[PA_MAX_LOCS];
 static struct fdr_session *pa_sess; /* the session the mapping below is of */
 static struct fdr_abi_probes *pa_probes; /* pa_sess's, fdr_session_probes() */
 static uint32_t pa_reported[FDR_MAX_PROBES]; /* gen + 1 of the slot last reported */
+static uint32_t pa_sem_missed[FDR_MAX_PROBES]; /* gen + 1: its semaphore was not mapped */
+static int pa_ever_ret; /* a return probe was armed once (pa_lock): fdr detach keeps SIGTRAP */
+/* fdr attach's entries (pa_lock): 0 never called, 1 attached, 2 detached */
+static int pa_attach_state;
 
 /*
  * The dynamic linker's counts of objects loaded and unloaded (dl_iterate_phdr's
@@ -158,7 +181,10 @@ static int pa_map_probes(struct fdr_session *s)
 	return pa_probes ? 0 : fdr_session_probes(s, &pa_probes);
 }
 
-/* The executable file mappings of this process; how many (at most @max). */
+/*
+ * The executable file mappings of this process, and the private writable ones
+ * (where an SDT semaphore lives); how many (at most @max).
+ */
 static int pa_read_maps(struct pa_map *maps, int max)
 {
 	FILE *f = fopen("/proc/self/maps", "re");
@@ -175,8 +201,9 @@ static int pa_read_maps(struct pa_map *maps, int max)
 
 		if (sscanf(line, "%lx-%lx %7s %lx %x:%x %lu %n", &start, &end, perms, &off, &maj,
 			   &min, &ino, &pos) < 7 ||
-		    perms[2] != 'x' || !ino)
+		    !ino || (perms[2] != 'x' && (perms[1] != 'w' || perms[3] != 'p')))
 			continue;
+		maps[n].exec = perms[2] == 'x';
 		maps[n].start = start;
 		maps[n].end = end;
 		maps[n].off = off;
@@ -203,11 +230,19 @@ static int pa_dl_count(struct dl_phdr_info *info, size_t size, void *arg)
 
 /* ---- arming and disarming ----------------------------------------------------------------- */
 
-/* Disarm @l (pa_lock held); the engine's nested misses are added to the slot first. */
+/*
+ * Disarm @l (pa_lock held). A location whose library was unloaded (its text
+ * unmapped, or mapped afresh: the same file or another one loaded at that
+ * address) is forgotten without a write: writing the byte back would fail, or
+ * corrupt the new code. Either way the engine's handler is done with l->arg.
+ */
 static void pa_disarm(struct pa_loc *l)
 {
-	if (fdr_probe_disarm(l->site) < 0) {
-		/* the text is gone (a library unloaded): no thread can run it any more */
+	if (fdr_probe_forget(l->site) == -EBUSY) {
+		(void)fdr_probe_disarm(l->site);
+		/* the object is still loaded (its text still ours): so is its semaphore */
+		if (l->sem)
+			__atomic_fetch_sub(l->sem, 1, __ATOMIC_RELAXED);
 	}
 	free(l->arg);
 	memset(l, 0, sizeof(*l));
@@ -236,6 +271,28 @@ static void pa_disarm_all(void)
 		}
 }
 
+/*
+ * An object was unloaded since the last sync (pa_lock held): forget the
+ * locations whose text went with it, even where the address is mapped again
+ * (dlclose() then dlopen() between two syncs: the new page holds no int3). The
+ * arm pass then arms what is wanted there anew. Their semaphores went with the
+ * object: nothing is written there.
+ */
+static void pa_forget_unloaded(void)
+{
+	unsigned int k;
+
+	for (k = 0; k < PA_MAX_LOCS; k++) {
+		struct pa_loc *l = &pa_locs[k];
+
+		if (!l->used || fdr_probe_forget(l->site) < 0)
+			continue;
+		pa_count_nested(l);
+		free(l->arg);
+		memset(l, 0, sizeof(*l));
+	}
+}
+
 static struct pa_loc *pa_find(uint32_t slot, uint32_t gen, uintptr_t addr)
 {
 	unsigned int i;
@@ -247,12 +304,44 @@ static struct pa_loc *pa_find(uint32_t slot, uint32_t gen, uintptr_t addr)
 	return NULL;
 }
 
-/* Arm slot @i (copied in @c) at @addr of mapping @m. 0, or a negative errno with @why. */
+/*
+ * Slot @c's SDT semaphore in the object mapped by @m: the private writable
+ * mapping of the same file whose range holds the 2 bytes at file offset
+ * ref_ctr_offset (as the kernel's uprobes find it), the one nearest @m if the
+ * file is mapped more than once. NULL if there is none (yet).
+ */
+static uint16_t *pa_sem_addr(const struct pa_map *maps, int nmaps, const struct pa_map *m,
+			     const struct fdr_abi_probe_slot *c)
+{
+	uint64_t off = c->ref_ctr_offset;
+	uintptr_t best = 0, dist = UINTPTR_MAX;
+	int j;
+
+	for (j = 0; j < nmaps; j++) {
+		const struct pa_map *w = &maps[j];
+		uintptr_t d = w->start > m->start ? w->start - m->start : m->start - w->start;
+
+		if (w->exec || w->dev != c->dev || w->ino != c->ino || off < w->off ||
+		    off - w->off > w->end - w->start - sizeof(uint16_t) || d >= dist)
+			continue;
+		best = w->start + (uintptr_t)(off - w->off);
+		dist = d;
+	}
+	return (uint16_t *)best;
+}
+
+/*
+ * Arm slot @i (copied in @c) at @addr of mapping @m (@maps: all of them, for
+ * the semaphore). 0, or a negative errno with @why; -EAGAIN: its semaphore is
+ * not mapped (yet).
+ */
 static int pa_arm(struct fdr_session *s, uint32_t i, const struct fdr_abi_probe_slot *c,
-		  const struct pa_map *m, uintptr_t addr, char *why, size_t n)
+		  const struct pa_map *maps, int nmaps, const struct pa_map *m, uintptr_t addr,
+		  char *why, size_t n)
 {
 	uint64_t vaddr = 0, func = 0, flen = 0;
 	struct pa_loc *l = NULL;
+	uint16_t *sem = NULL;
 	struct pa_arg *a;
 	struct stat st;
 	unsigned int k;
@@ -292,6 +381,19 @@ static int pa_arm(struct fdr_session *s, uint32_t i, const struct fdr_abi_probe_
 			 (unsigned long long)(vaddr - func));
 		return -EINVAL;
 	}
+	if (c->ref_ctr_offset) {
+		sem = c->ref_ctr_offset & 1 ? NULL : pa_sem_addr(maps, nmaps, m, c);
+		if (!sem) {
+			snprintf(
+				why, n,
+				c->ref_ctr_offset & 1 ?
+					"its reference counter's file offset 0x%llx in %s is odd" :
+					"no writable mapping of its reference counter (file offset "
+					"0x%llx of %s)",
+				(unsigned long long)c->ref_ctr_offset, m->path);
+			return c->ref_ctr_offset & 1 ? -EINVAL : -EAGAIN;
+		}
+	}
 	a = malloc(sizeof(*a) + c->prog_len);
 	if (!a) {
 		snprintf(why, n, "out of memory");
@@ -302,12 +404,19 @@ static int pa_arm(struct fdr_session *s, uint32_t i, const struct fdr_abi_probe_
 	a->shm = &pa_probes->probes[i];
 	a->prog_len = c->prog_len;
 	memcpy(a->prog, c->prog, c->prog_len);
+	/* the SDT semaphore first, as the kernel does: the program runs its probe site */
+	if (sem)
+		__atomic_fetch_add(sem, 1, __ATOMIC_RELAXED);
 	ret = fdr_probe_arm_flags(addr, c->flags & FDR_PROBE_F_RETURN ? FDR_PROBE_ARM_RETURN : 0,
 				  pa_hit, a, &l->site);
+	if (ret == 0 && (c->flags & FDR_PROBE_F_RETURN))
+		pa_ever_ret = 1;
 	if (ret < 0) {
+		if (sem)
+			__atomic_fetch_sub(sem, 1, __ATOMIC_RELAXED);
 		free(a);
 		snprintf(why, n, "%s at 0x%lx (%s+0x%llx)",
-			 ret == -EBUSY	? "another probe is armed" :
+			 ret == -EBUSY	? "4 probes are armed there already" :
 			 ret == -EPERM	? "the page is writable and executable" :
 			 ret == -EFAULT ? "not in an executable mapping" :
 					  strerror(-ret),
@@ -321,6 +430,7 @@ static int pa_arm(struct fdr_session *s, uint32_t i, const struct fdr_abi_probe_
 	l->arg = a;
 	l->wanted = 1;
 	l->misses_seen = fdr_probe_site_misses(l->site);
+	l->sem = sem;
 	return 0;
 }
 
@@ -334,10 +444,80 @@ static int pa_mask_any(const uint64_t *mask)
 	return 0;
 }
 
+/*
+ * FDR_PROBE_SIGBLK_CHECK=0 turns the check below off, for runtimes that keep a
+ * thread of their own with every signal blocked and never run program code in
+ * it: ThreadSanitizer's background thread (the TSan test runs set it).
+ */
+static int pa_sigblk_check = 1;
+
+__attribute__((constructor)) static void pa_sigblk_env(void)
+{
+	const char *e = getenv("FDR_PROBE_SIGBLK_CHECK");
+
+	pa_sigblk_check = !(e && !strcmp(e, "0"));
+}
+
+/*
+ * A thread of this process that blocks SIGTRAP (SigBlk in /proc/self/task/TID/status),
+ * or 0. libfdr-probe's sigprocmask()/pthread_sigmask() keep SIGTRAP open only for
+ * masks set through them: a thread that blocked it before the library was loaded
+ * (fdr attach, or libfdr's dlopen() of it) or with the raw system call would be
+ * killed by its first hit (the kernel forces a blocked int3 SIGTRAP).
+ */
+static pid_t pa_sigtrap_blocker(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	pid_t found = 0;
+
+	if (!d)
+		return 0;
+	while (!found && (e = readdir(d)) != NULL) {
+		char path[64], line[256];
+		unsigned long long blk;
+		FILE *f;
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%.16s/status", e->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue; /* the thread exited */
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "SigBlk: %llx", &blk) == 1) {
+				if (blk & (1ull << (SIGTRAP - 1)))
+					found = (pid_t)atoi(e->d_name);
+				break;
+			}
+		fclose(f);
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * A thread that keeps blocking SIGTRAP for 20 ms, or 0: glibc blocks every
+ * signal for a moment in a thread being created (pthread_create), and in
+ * some of its own functions; only a mask that stays counts.
+ */
+static pid_t pa_sigtrap_blocker_stable(void)
+{
+	struct timespec ms = { 0, 1000 * 1000 };
+	pid_t t = pa_sigtrap_blocker();
+	int i;
+
+	for (i = 0; t && i < 20; i++) {
+		nanosleep(&ms, NULL);
+		t = pa_sigtrap_blocker();
+	}
+	return t;
+}
+
 /* Where @m maps slot @c's file offset: 1 and *@addr, or 0 (another file, or outside) */
 static int pa_map_addr(const struct pa_map *m, const struct fdr_abi_probe_slot *c, uintptr_t *addr)
 {
-	if (m->dev != c->dev || m->ino != c->ino || c->offset < m->off ||
+	if (!m->exec || m->dev != c->dev || m->ino != c->ino || c->offset < m->off ||
 	    c->offset - m->off >= m->end - m->start)
 		return 0;
 	*addr = m->start + (uintptr_t)(c->offset - m->off);
@@ -397,18 +577,21 @@ static int pa_slot_copy(struct fdr_session *s, uint32_t i, struct fdr_abi_probe_
 void fdr_probe_agent_sync(struct fdr_session *s)
 {
 	static struct pa_map maps[PA_MAX_MAPS]; /* under pa_lock */
+	static struct fdr_abi_probe_slot *pend[FDR_MAX_PROBES]; /* copies to arm (pa_lock) */
 	struct fdr_abi_probe_slot *c;
 	char why[FDR_ERROR_TEXT_LEN / 2];
 	struct pa_dl dl = { 0, 0 };
 	uint32_t i, ctl_gen;
 	unsigned int k;
-	int nmaps, j;
+	int nmaps, j, ret;
+	pid_t blocker = -1;
 
 	pthread_mutex_lock(&pa_lock);
 	if (s != pa_sess) {
 		pa_disarm_all();
 		pa_probes = NULL;
 		memset(pa_reported, 0, sizeof(pa_reported));
+		memset(pa_sem_missed, 0, sizeof(pa_sem_missed));
 		pa_sess = s;
 		pa_seen_ctl = 0;
 	}
@@ -422,19 +605,26 @@ void fdr_probe_agent_sync(struct fdr_session *s)
 	dl_iterate_phdr(pa_dl_count, &dl);
 	if (pa_seen_ctl && ctl_gen == pa_ctl_gen && dl.adds == pa_dl.adds && dl.subs == pa_dl.subs)
 		goto out;
+	if (dl.subs != pa_dl.subs)
+		pa_forget_unloaded();
 	pa_seen_ctl = 1;
 	pa_ctl_gen = ctl_gen;
 	pa_dl = dl;
-	c = malloc(sizeof(*c));
-	if (!c)
-		goto out;
 	nmaps = pa_read_maps(maps, PA_MAX_MAPS);
 	for (k = 0; k < PA_MAX_LOCS; k++)
 		pa_locs[k].wanted = 0;
-	/* what is wanted: mark the armed ones, remember nothing else yet */
+	/*
+	 * Each live slot copied and checked once: the armed locations it wants are
+	 * marked; a slot with a location to arm keeps its copy (pend[i]) for the
+	 * arm pass, after the disarms.
+	 */
+	c = NULL;
 	for (i = 0; i < FDR_MAX_PROBES; i++) {
-		int r = pa_slot_copy(s, i, c, why, sizeof(why));
+		int r, need = 0;
 
+		if (!c && !(c = malloc(sizeof(*c))))
+			break;
+		r = pa_slot_copy(s, i, c, why, sizeof(why));
 		if (r < 0)
 			pa_report(s, i, c->gen, c->line, why);
 		if (r <= 0)
@@ -448,7 +638,23 @@ void fdr_probe_agent_sync(struct fdr_session *s)
 			l = pa_find(i, c->gen, addr);
 			if (l)
 				l->wanted = 1;
+			else
+				need = 1;
 		}
+		if (need) {
+			pend[i] = c;
+			c = NULL;
+		}
+	}
+	free(c);
+	if (i < FDR_MAX_PROBES) {
+		/* out of memory: nothing changes, the next sync tries again */
+		for (i = 0; i < FDR_MAX_PROBES; i++) {
+			free(pend[i]);
+			pend[i] = NULL;
+		}
+		pa_seen_ctl = 0;
+		goto out;
 	}
 	for (k = 0; k < PA_MAX_LOCS; k++) {
 		if (!pa_locs[k].used)
@@ -457,10 +663,12 @@ void fdr_probe_agent_sync(struct fdr_session *s)
 		if (!pa_locs[k].wanted)
 			pa_disarm(&pa_locs[k]);
 	}
-	/* arm what is wanted and not armed */
+	/* arm what is wanted and not armed (a slot changed since its copy: the next sync) */
 	for (i = 0; i < FDR_MAX_PROBES; i++) {
-		if (pa_slot_copy(s, i, c, why, sizeof(why)) <= 0)
+		c = pend[i];
+		if (!c)
 			continue;
+		pend[i] = NULL;
 		for (j = 0; j < nmaps; j++) {
 			uintptr_t addr;
 
@@ -468,11 +676,37 @@ void fdr_probe_agent_sync(struct fdr_session *s)
 				continue;
 			if (pa_find(i, c->gen, addr))
 				continue;
-			if (pa_arm(s, i, c, &maps[j], addr, why, sizeof(why)) < 0)
+			/* once per sync, before the first new location: no thread may block SIGTRAP */
+			if (blocker < 0)
+				blocker = pa_sigblk_check ? pa_sigtrap_blocker_stable() : 0;
+			if (blocker > 0) {
+				snprintf(why, sizeof(why),
+					 "thread %d blocks SIGTRAP (its mask was set before "
+					 "libfdr-probe was loaded, or with the raw system call): "
+					 "a hit there would kill the process",
+					 (int)blocker);
+				pa_report(s, i, c->gen, c->line, why);
+				pa_seen_ctl = 0; /* looked at again at the next sync */
+				break;
+			}
+			ret = pa_arm(s, i, c, maps, nmaps, &maps[j], addr, why, sizeof(why));
+			/*
+			 * A semaphore not mapped: perhaps a dlopen() under way (its
+			 * text mapped, its data not yet). The next sync looks again;
+			 * told only if it is still missing then.
+			 */
+			if (ret == -EAGAIN) {
+				pa_seen_ctl = 0;
+				if (pa_sem_missed[i] != c->gen + 1) {
+					pa_sem_missed[i] = c->gen + 1;
+					continue;
+				}
+			}
+			if (ret < 0)
 				pa_report(s, i, c->gen, c->line, why);
 		}
+		free(c);
 	}
-	free(c);
 out:
 	pthread_mutex_unlock(&pa_lock);
 }
@@ -487,6 +721,69 @@ unsigned int fdr_probe_agent_armed(void)
 		n += pa_locs[k].used != 0;
 	pthread_mutex_unlock(&pa_lock);
 	return n;
+}
+
+/**
+ * fdr_probe_attach - fdr attach's entry (docs/design/probes.md, "fdr attach"):
+ * record into the session at @dir, arm its probes, keep syncing
+ * @dir: the session directory fdr attach names
+ *
+ * Called by the code fdr attach injects, in whichever thread it interrupted,
+ * right after it dlopen()ed this library (whose constructor has already
+ * attached to @dir: fdr_agent_attach_prepare() ran before). Returns 0
+ * (attached), 1 (attached already by an earlier fdr attach), -EEXIST (the
+ * library came in otherwise: linked, LD_PRELOAD, libfdr's own agent), -ENOENT
+ * (no live session at @dir), -EINVAL, -ENOMEM.
+ */
+int fdr_probe_attach(const char *dir)
+{
+	int ret, first;
+
+	if (!dir || !*dir)
+		return -EINVAL;
+	if (!fdr_agent_attach_mode())
+		return -EEXIST;
+	pthread_mutex_lock(&pa_lock);
+	first = pa_attach_state != 1;
+	pthread_mutex_unlock(&pa_lock);
+	ret = fdr_agent_attach_dir(dir, fdr_probe_agent_sync);
+	if (ret < 0)
+		return ret;
+	pthread_mutex_lock(&pa_lock);
+	pa_attach_state = 1;
+	pthread_mutex_unlock(&pa_lock);
+	return first ? 0 : ret;
+}
+
+/**
+ * fdr_probe_detach - fdr detach's entry: every probe of this process disarmed
+ * (original bytes back), the session left, no other attached until the next
+ * fdr attach; SIGTRAP given back to the program unless a return probe was
+ * ever armed (a return still pending on a thread's stack would trap into a
+ * handler that is gone). The library stays mapped (see probes.md).
+ * Returns 0, 1 (not attached), -EEXIST (the library came in otherwise).
+ */
+int fdr_probe_detach(void)
+{
+	int ret = fdr_agent_detach_dir();
+	int keep;
+
+	if (ret < 0)
+		return ret;
+	pthread_mutex_lock(&pa_lock);
+	pa_disarm_all(); /* the sync with NULL did it already; nothing armed after this */
+	pa_attach_state = 2;
+	keep = pa_ever_ret;
+	pthread_mutex_unlock(&pa_lock);
+	if (!keep) {
+		/* a trap fetched before the last disarm's serialisation is handled by now */
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+
+		nanosleep(&ts, NULL);
+		if (fdr_probe_agent_armed() == 0)
+			fdr_probe_sig_release(SIGTRAP);
+	}
+	return ret;
 }
 
 static void pa_atfork_child(void)

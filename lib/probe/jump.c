@@ -12,7 +12,7 @@
  *	tramp: lea -128(%rsp),%rsp         below the red zone
  *	       push a struct fdr_probe_regs (IP = A, SP as A sees it, pushfq)
  *	       cld; align the stack to 64; xsavec/xsave/fxsave the vector state
- *	       fdr_probe_site_fire(site, &regs)   the int3 path's rules (engine.c)
+ *	       fdr_probe_fire(site, &regs)   the int3 path's rules (engine.c)
  *	       restore the vector state, the registers, the flags, %rsp
  *	body:  insn 0 relocated (fdr_reloc_emit), resume = next copy
  *	       ...
@@ -242,14 +242,14 @@ static uint8_t *jp_xs(uint8_t *p, int restore)
  * fdr_probe_regs is built by pushes, its last field first: probe_addr, SS, CS,
  * FLAGS, IP, r15..r8, SP, rbp, rdi, rsi, rdx, rcx, rbx, rax at the lowest address.
  */
-static uint8_t *jp_emit_call(uint8_t *p, struct fdr_probe_site *s, uintptr_t addr)
+static uint8_t *jp_emit_call(uint8_t *p, void *s, uintptr_t addr)
 {
 	static const uint8_t push_hi[] = { 0x41, 0x57, 0x41, 0x56, 0x41, 0x55, 0x41, 0x54,
 					   0x41, 0x53, 0x41, 0x52, 0x41, 0x51, 0x41, 0x50 };
 	static const uint8_t pop_hi[] = { 0x41, 0x58, 0x41, 0x59, 0x41, 0x5a, 0x41, 0x5b,
 					  0x41, 0x5c, 0x41, 0x5d, 0x41, 0x5e, 0x41, 0x5f };
 	uint32_t xs = jp_xs_size + 64, d;
-	void (*fire)(struct fdr_probe_site *, const struct fdr_probe_regs *) = fdr_probe_site_fire;
+	void (*fire)(void *, const struct fdr_probe_regs *) = fdr_probe_fire;
 
 	_Static_assert(sizeof(struct fdr_probe_regs) == 168, "21 slots pushed");
 	_Static_assert(FDR_REG_SP == 7 && FDR_REG_IP == 16 && FDR_REG_FLAGS == 17 &&
@@ -327,8 +327,8 @@ found:
 }
 
 /* Under the lock: write @w's trampoline for @s (w->tramp, w->tcopy[] set). */
-static int jp_tramp_make(struct fdr_probe_site *s, struct jp_win *w,
-			 const struct fdr_reloc_insn *insns, char *why, size_t n)
+static int jp_tramp_make(unsigned int idx, struct jp_win *w, const struct fdr_reloc_insn *insns,
+			 char *why, size_t n)
 {
 	uint8_t code[JP_TRAMP_SIZE], *p;
 	uintptr_t at = jp_tramp_alloc(w->addr);
@@ -345,7 +345,7 @@ static int jp_tramp_make(struct fdr_probe_site *s, struct jp_win *w,
 	if (rel < INT32_MIN || rel > INT32_MAX)
 		return -ERANGE;
 	memset(code, 0xcc, sizeof(code));
-	p = jp_emit_call(code, s, w->addr);
+	p = jp_emit_call(code, fdr_probe_site_at(idx), w->addr);
 	for (i = 0; i < w->n; i++) {
 		uintptr_t here = at + (uintptr_t)(p - code), resume;
 		uint8_t tmp[FDR_RELOC_SLOT_MAX];
@@ -392,18 +392,16 @@ static int jp_refuse(char *why, size_t n, int err, const char *fmt, ...)
 	return err;
 }
 
-/* Another armed probe in [lo, hi)? (its int3 in the window would be overwritten) */
-static int jp_other_armed(const struct fdr_probe_site *s, uintptr_t lo, uintptr_t hi, uintptr_t *at)
+/* Another armed address in [lo, hi)? (its int3 in the window would be overwritten) */
+static int jp_other_armed(unsigned int idx, uintptr_t lo, uintptr_t hi, uintptr_t *at)
 {
 	unsigned int i;
 
 	for (i = 0; i < FDR_PROBE_SITES; i++) {
-		struct fdr_probe_site *o = fdr_probe_site_nth(i);
-		uintptr_t a;
+		uintptr_t a = fdr_probe_addr_at(i);
 
-		if (!o || o == s || !fdr_probe_site_armed(o))
+		if (!a || i == idx || !fdr_probe_armed_at(i))
 			continue;
-		a = fdr_probe_site_addr(o);
 		if (a >= lo && a < hi) {
 			*at = a;
 			return 1;
@@ -416,10 +414,10 @@ static int jp_other_armed(const struct fdr_probe_site *s, uintptr_t lo, uintptr_
  * Under the lock: decode the function [fs, fs+fl) and plan @s's window into
  * @w and @insns, or say why not (-ENOTSUP and friends; the probe stays int3).
  */
-static int jp_plan(struct fdr_probe_site *s, uintptr_t fs, size_t fl, struct jp_win *w,
+static int jp_plan(unsigned int idx, uintptr_t fs, size_t fl, struct jp_win *w,
 		   struct fdr_reloc_insn *insns, char *why, size_t n)
 {
-	uintptr_t addr = fdr_probe_site_addr(s), other;
+	uintptr_t addr = fdr_probe_addr_at(idx), other;
 	ZydisDecoder dec;
 	ZydisDecodedInstruction in;
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
@@ -434,7 +432,7 @@ static int jp_plan(struct fdr_probe_site *s, uintptr_t fs, size_t fl, struct jp_
 	if (fl > JP_MAX_FUNC_LEN)
 		return jp_refuse(why, n, -EINVAL, "function at 0x%lx is longer than %u bytes",
 				 (unsigned long)fs, JP_MAX_FUNC_LEN);
-	if (fdr_probe_site_is_return(s))
+	if (fdr_probe_ret_on_at(idx))
 		return jp_refuse(why, n, -ENOTSUP, "a return probe keeps its breakpoint");
 	if (!ZYAN_SUCCESS(ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64)))
 		return -EINVAL;
@@ -491,7 +489,7 @@ static int jp_plan(struct fdr_probe_site *s, uintptr_t fs, size_t fl, struct jp_
 	}
 	wend = addr + w->len;
 	memcpy(w->orig, code + (addr - fs), w->len);
-	if (jp_other_armed(s, addr + 1, wend, &other)) {
+	if (jp_other_armed(idx, addr + 1, wend, &other)) {
 		ret = jp_refuse(why, n, -EBUSY, "another probe is armed at 0x%lx, in the window",
 				(unsigned long)other);
 		goto out;
@@ -711,7 +709,7 @@ static int jp_write(uintptr_t addr, const uint8_t *buf, size_t len)
 }
 
 /* Under the lock: the window of @s back to int3 + original tail. */
-static int jp_unpatch(struct fdr_probe_site *s, struct jp_win *w)
+static int jp_unpatch(unsigned int idx, struct jp_win *w)
 {
 	uint8_t int3 = 0xcc;
 	int ret;
@@ -727,7 +725,7 @@ static int jp_unpatch(struct fdr_probe_site *s, struct jp_win *w)
 		return ret;
 	fdr_patch_sync();
 	w->patched = 0;
-	fdr_probe_site_set_resume(s, 0);
+	fdr_probe_set_resume_at(idx, 0);
 	return 0;
 }
 
@@ -741,10 +739,9 @@ static int jp_is_enabled(void)
 	return jp_enabled;
 }
 
-/* Under the lock: optimise @s, already armed, in the function [fs, fs+fl). */
-static int jp_optimize(struct fdr_probe_site *s, uintptr_t fs, size_t fl, char *why, size_t n)
+/* Under the lock: optimise the armed address @idx, in the function [fs, fs+fl). */
+static int jp_optimize(unsigned int idx, uintptr_t fs, size_t fl, char *why, size_t n)
 {
-	unsigned int idx = fdr_probe_site_index(s);
 	struct fdr_reloc_insn insns[JP_MAX_INSNS];
 	struct jp_win plan, *w = jp_wins[idx];
 	uint8_t tail[JP_MAX_LEN], e9 = 0xe9;
@@ -754,7 +751,7 @@ static int jp_optimize(struct fdr_probe_site *s, uintptr_t fs, size_t fl, char *
 
 	if (w && w->patched)
 		return 0;
-	ret = jp_plan(s, fs, fl, &plan, insns, why, n);
+	ret = jp_plan(idx, fs, fl, &plan, insns, why, n);
 	if (ret < 0)
 		return ret;
 	if (!w) {
@@ -771,7 +768,7 @@ static int jp_optimize(struct fdr_probe_site *s, uintptr_t fs, size_t fl, char *
 		plan.func_len = fl;
 		plan.wanted = 1;
 		jp_xs_init();
-		ret = jp_tramp_make(s, &plan, insns, why, n);
+		ret = jp_tramp_make(idx, &plan, insns, why, n);
 		if (ret < 0)
 			return ret;
 		*w = plan;
@@ -780,8 +777,8 @@ static int jp_optimize(struct fdr_probe_site *s, uintptr_t fs, size_t fl, char *
 	w->func_len = fl;
 	w->wanted = 1;
 	/* where a thread in the XOL slot of insn 0 goes: the same layout in the body */
-	in0 = fdr_probe_site_insn(s);
-	w->slot = fdr_probe_site_slot(s);
+	in0 = fdr_probe_insn_at(idx);
+	w->slot = fdr_probe_slot_at(idx);
 	w->slot_len = 0;
 	if (w->slot) {
 		uint8_t a[FDR_RELOC_SLOT_MAX], b[FDR_RELOC_SLOT_MAX];
@@ -796,8 +793,8 @@ static int jp_optimize(struct fdr_probe_site *s, uintptr_t fs, size_t fl, char *
 		w->slot_len = la;
 	}
 	/* 3: int3 hits resume in the body; wait for handlers that read it before */
-	fdr_probe_site_set_resume(s, w->tcopy[0]);
-	fdr_probe_site_wait_idle(s);
+	fdr_probe_set_resume_at(idx, w->tcopy[0]);
+	fdr_probe_wait_idle_at(idx);
 	/* 4: no thread in the interior or the slot */
 	ret = jp_fix_threads(w, why, n);
 	if (ret < 0)
@@ -817,9 +814,9 @@ static int jp_optimize(struct fdr_probe_site *s, uintptr_t fs, size_t fl, char *
 	fdr_patch_sync();
 	return 0;
 unpatch:
-	(void)jp_unpatch(s, w);
+	(void)jp_unpatch(idx, w);
 undo:
-	fdr_probe_site_set_resume(s, 0);
+	fdr_probe_set_resume_at(idx, 0);
 	return ret;
 }
 
@@ -845,6 +842,7 @@ undo:
 int fdr_probe_optimize(struct fdr_probe_site *site, uintptr_t func_start, size_t func_len,
 		       char *why, size_t n)
 {
+	unsigned int idx;
 	int ret;
 
 	if (why && n)
@@ -854,13 +852,14 @@ int fdr_probe_optimize(struct fdr_probe_site *site, uintptr_t func_start, size_t
 	if (fdr_probe_in_handler())
 		return -EDEADLK;
 	fdr_probe_lock();
-	if (!fdr_probe_site_armed(site)) {
+	idx = fdr_probe_index(site);
+	if (!fdr_probe_is_entry_on(site) || !fdr_probe_armed_at(idx)) {
 		ret = -EINVAL;
 	} else if (!jp_is_enabled()) {
-		struct jp_win *w = jp_wins[fdr_probe_site_index(site)];
+		struct jp_win *w = jp_wins[idx];
 
 		if (!w)
-			w = jp_wins[fdr_probe_site_index(site)] = calloc(1, sizeof(*w));
+			w = jp_wins[idx] = calloc(1, sizeof(*w));
 		if (w) {
 			w->wanted = 1;
 			w->func_start = func_start;
@@ -868,7 +867,7 @@ int fdr_probe_optimize(struct fdr_probe_site *site, uintptr_t func_start, size_t
 		}
 		ret = jp_refuse(why, n, -ECANCELED, "jump optimisation is switched off");
 	} else {
-		ret = jp_optimize(site, func_start, func_len, why, n);
+		ret = jp_optimize(idx, func_start, func_len, why, n);
 	}
 	fdr_probe_unlock();
 	return ret;
@@ -883,7 +882,7 @@ int fdr_probe_site_optimized(const struct fdr_probe_site *site)
 	if (!site)
 		return 0;
 	fdr_probe_lock();
-	w = jp_wins[fdr_probe_site_index(site)];
+	w = jp_wins[fdr_probe_index(site)];
 	ret = w && w->patched;
 	fdr_probe_unlock();
 	return ret;
@@ -922,16 +921,15 @@ int fdr_probe_set_optimize(int on)
 	fdr_probe_lock();
 	jp_enabled = on;
 	for (i = 0; i < FDR_PROBE_SITES; i++) {
-		struct fdr_probe_site *s = fdr_probe_site_nth(i);
 		struct jp_win *w = jp_wins[i];
 		int r = 0;
 
-		if (!s || !w)
+		if (!w)
 			continue;
 		if (!on)
-			r = jp_unpatch(s, w);
-		else if (w->wanted && !w->patched && fdr_probe_site_armed(s))
-			(void)jp_optimize(s, w->func_start, w->func_len, NULL, 0);
+			r = jp_unpatch(i, w);
+		else if (w->wanted && !w->patched && fdr_probe_armed_at(i))
+			(void)jp_optimize(i, w->func_start, w->func_len, NULL, 0);
 		if (r < 0 && ret == 0)
 			ret = r;
 		count += w->patched;
@@ -966,13 +964,11 @@ int fdr_jump_before_arm(uintptr_t addr)
 
 	for (i = 0; i < FDR_PROBE_SITES; i++) {
 		struct jp_win *w = jp_wins[i];
-		struct fdr_probe_site *s;
 		int ret;
 
 		if (!w || !w->patched || addr <= w->addr || addr >= w->addr + w->len)
 			continue;
-		s = fdr_probe_site_nth(i);
-		ret = s ? jp_unpatch(s, w) : -EINVAL;
+		ret = jp_unpatch(i, w);
 		if (ret < 0)
 			return ret;
 		w->wanted = 0; /* the window is not safe while the new probe is there */
@@ -980,13 +976,44 @@ int fdr_jump_before_arm(uintptr_t addr)
 	return 0;
 }
 
-/** fdr_jump_before_disarm - @s is being disarmed: its window back to the int3 form. */
-int fdr_jump_before_disarm(struct fdr_probe_site *s)
+/**
+ * fdr_jump_before_disarm - the address at @idx goes back to its int3 form (its
+ * last probe is being disarmed, or a return probe joins it)
+ */
+int fdr_jump_before_disarm(unsigned int idx)
 {
-	struct jp_win *w = jp_wins[fdr_probe_site_index(s)];
-	int ret = jp_unpatch(s, w);
+	struct jp_win *w = jp_wins[idx];
+	int ret = jp_unpatch(idx, w);
 
 	if (ret == 0 && w)
 		w->wanted = 0;
 	return ret;
+}
+
+/**
+ * fdr_jump_forget - the text at @idx went away (a library unloaded): nothing is
+ * written back, and the window is forgotten, trampoline included (a new one is
+ * made if code at that address is optimised again)
+ */
+void fdr_jump_forget(unsigned int idx)
+{
+	struct jp_win *w = jp_wins[idx];
+
+	if (!w)
+		return;
+	w->patched = 0;
+	w->wanted = 0;
+	w->tramp = 0;
+	fdr_probe_set_resume_at(idx, 0);
+}
+
+/** fdr_jump_patched - whether jump.c wrote a jmp at @addr (engine lock held). */
+int fdr_jump_patched(uintptr_t addr)
+{
+	unsigned int i;
+
+	for (i = 0; i < FDR_PROBE_SITES; i++)
+		if (jp_wins[i] && jp_wins[i]->patched && jp_wins[i]->addr == addr)
+			return 1;
+	return 0;
 }

@@ -16,23 +16,26 @@ struct fdr_probe_site;
 struct fdr_probe_regs;
 struct fdr_reloc_insn;
 
-/* jump.c, called by engine.c */
+/* jump.c, called by engine.c (sites by their index in engine.c's table) */
 void fdr_jump_orig_bytes(uintptr_t addr, uint8_t *buf, size_t len);
 int fdr_jump_before_arm(uintptr_t addr);
-int fdr_jump_before_disarm(struct fdr_probe_site *s);
+int fdr_jump_before_disarm(unsigned int idx);
+void fdr_jump_forget(unsigned int idx);
+int fdr_jump_patched(uintptr_t addr);
 
 /* engine.c, called by jump.c */
 size_t fdr_probe_read_orig(uintptr_t addr, uint8_t *buf, size_t len);
-unsigned int fdr_probe_site_index(const struct fdr_probe_site *s);
-struct fdr_probe_site *fdr_probe_site_nth(unsigned int i);
-uintptr_t fdr_probe_site_addr(const struct fdr_probe_site *s);
-int fdr_probe_site_armed(const struct fdr_probe_site *s);
-int fdr_probe_site_is_return(const struct fdr_probe_site *s);
-const struct fdr_reloc_insn *fdr_probe_site_insn(const struct fdr_probe_site *s);
-uintptr_t fdr_probe_site_slot(const struct fdr_probe_site *s);
-void fdr_probe_site_set_resume(struct fdr_probe_site *s, uintptr_t resume);
-void fdr_probe_site_wait_idle(struct fdr_probe_site *s);
+unsigned int fdr_probe_index(const struct fdr_probe_site *p);
+int fdr_probe_is_entry_on(const struct fdr_probe_site *p);
+uintptr_t fdr_probe_addr_at(unsigned int i);
+int fdr_probe_armed_at(unsigned int i);
+int fdr_probe_ret_on_at(unsigned int i);
+const struct fdr_reloc_insn *fdr_probe_insn_at(unsigned int i);
+uintptr_t fdr_probe_slot_at(unsigned int i);
+void *fdr_probe_site_at(unsigned int i);
+void fdr_probe_set_resume_at(unsigned int i, uintptr_t resume);
+void fdr_probe_wait_idle_at(unsigned int i);
 int fdr_probe_in_handler(void);
-void fdr_probe_site_fire(struct fdr_probe_site *s, const struct fdr_probe_regs *regs);
+void fdr_probe_fire(void *site, const struct fdr_probe_regs *regs);
 
 #endif /* FDR_PROBE_JUMP_H */

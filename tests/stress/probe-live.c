@@ -4,12 +4,16 @@
  * TSan build runs it too): 4 threads on 2 CPUs call pt_slow (first instruction:
  * a load that misses the caches) and pt_add and check every result, while the
  * main thread arms and disarms probes on both CYCLES times (default 10000,
- * argv[1]). Zero wrong results and zero crashes are required; each handler
+ * argv[1]). Every other cycle, a return probe joins the entry probe on pt_add,
+ * and the two leave in either order (the int3 goes with the last); its
+ * argument is cleared as soon as its disarm returns, so a handler running late
+ * would see it. Zero wrong results and zero crashes are required; each handler
  * checks the arguments it sees against the thread's record of the call.
  * FDR_PROBE_PATCH and FDR_PROBE_XOL_ALL select the paths as in the unit test;
  * with PROBE_LIVE_JUMP=1 each probe is also jump-optimised after it is armed
  * (lib/probe/jump.c), and every other cycle switched back to int3 and on again
- * before the disarm (the patched windows are 6 bytes, two instructions each).
+ * before the disarm (the patched windows are 6 bytes, two instructions each);
+ * pt_add's must be refused in the cycles where it has a return probe.
  * Prints the counts and "N passed, N failed"; exit status 1 on any failure.
  */
 #define _GNU_SOURCE
@@ -40,7 +44,10 @@ struct runner {
 };
 
 static atomic_int stop;
-static atomic_ulong hits_slow, hits_add, bad_args;
+static atomic_ulong hits_slow, hits_add, hits_ret, bad_args;
+
+#define RET_MAGIC 0x5eed5eedu
+static atomic_uint ret_arg; /* RET_MAGIC while the return probe is armed */
 static uint64_t *cold;
 
 /* pt_slow(p, x): p must point into the cold array; pt_add(a, b): b is a call count */
@@ -59,6 +66,15 @@ static void on_add(const struct fdr_probe_regs *r, void *arg)
 	if (r->gpr[FDR_REG_SI] > (1ull << 40))
 		atomic_fetch_add(&bad_args, 1);
 	atomic_fetch_add_explicit(&hits_add, 1, memory_order_relaxed);
+}
+
+/* pt_add's return: its argument must still be valid (the disarm waits for this handler) */
+static void on_add_ret(const struct fdr_probe_regs *r, void *arg)
+{
+	(void)r;
+	if (atomic_load((atomic_uint *)arg) != RET_MAGIC)
+		atomic_fetch_add(&bad_args, 1);
+	atomic_fetch_add_explicit(&hits_ret, 1, memory_order_relaxed);
 }
 
 static void *run(void *arg)
@@ -113,12 +129,18 @@ int main(int argc, char **argv)
 			return 1;
 	}
 	for (c = 0; c < cycles; c++) {
-		struct fdr_probe_site *s1, *s2;
+		struct fdr_probe_site *s1, *s2, *s3 = NULL;
 		int r1 = fdr_probe_arm((uintptr_t)pt_slow, on_slow, NULL, &s1);
 		int r2 = fdr_probe_arm((uintptr_t)pt_add, on_add, NULL, &s2);
+		int r3 = 0, d = 0;
 
-		if (r1 || r2) {
-			fprintf(stderr, "probe-live: cycle %ld: arm %d %d\n", c, r1, r2);
+		if (c & 1) {
+			atomic_store(&ret_arg, RET_MAGIC);
+			r3 = fdr_probe_arm_flags((uintptr_t)pt_add, FDR_PROBE_ARM_RETURN,
+						 on_add_ret, &ret_arg, &s3);
+		}
+		if (r1 || r2 || r3) {
+			fprintf(stderr, "probe-live: cycle %ld: arm %d %d %d\n", c, r1, r2, r3);
 			failed++;
 			break;
 		}
@@ -132,6 +154,10 @@ int main(int argc, char **argv)
 				fprintf(stderr, "probe-live: cycle %ld: pt_slow: %s\n", c, why);
 			r2 = fdr_probe_optimize(s2, f2, (uintptr_t)pt_add_end - f2, why,
 						sizeof(why));
+			if (s3 && r2 == -ENOTSUP && strstr(why, "return probe"))
+				r2 = -ETIMEDOUT; /* expected: a return probe keeps the int3 */
+			else if (s3)
+				r2 = -EINVAL; /* optimised, or refused for another reason */
 			if (r2 && r2 != -ETIMEDOUT)
 				fprintf(stderr, "probe-live: cycle %ld: pt_add: %s\n", c, why);
 			optimised += (r1 == 0) + (r2 == 0);
@@ -149,7 +175,17 @@ int main(int argc, char **argv)
 			failed++;
 			break;
 		}
-		if (fdr_probe_disarm(s1) || fdr_probe_disarm(s2)) {
+		d |= fdr_probe_disarm(s1);
+		if (s3 && (c & 2)) {
+			d |= fdr_probe_disarm(s3);
+			atomic_store(&ret_arg, 0);
+		}
+		d |= fdr_probe_disarm(s2);
+		if (s3 && !(c & 2)) {
+			d |= fdr_probe_disarm(s3);
+			atomic_store(&ret_arg, 0);
+		}
+		if (d) {
 			fprintf(stderr, "probe-live: cycle %ld: disarm failed\n", c);
 			failed++;
 			break;
@@ -165,11 +201,12 @@ int main(int argc, char **argv)
 		else
 			passed++;
 	}
-	printf("%ld cycles, hits %lu + %lu, bad arguments %lu\n", c,
+	printf("%ld cycles, hits %lu + %lu, returns %lu, bad arguments %lu\n", c,
 	       (unsigned long)atomic_load(&hits_slow), (unsigned long)atomic_load(&hits_add),
-	       (unsigned long)atomic_load(&bad_args));
+	       (unsigned long)atomic_load(&hits_ret), (unsigned long)atomic_load(&bad_args));
 	if (jump) {
-		printf("optimised %lu, left int3 (a thread did not answer in time) %lu\n",
+		printf("optimised %lu, left int3 (a return probe, or a thread did not answer in "
+		       "time) %lu\n",
 		       optimised, not_optimised);
 		if (optimised < (unsigned long)c)
 			failed++;

@@ -501,6 +501,42 @@ Test(jump, arm_inside_window)
 	cr_assert_eq(memcmp(before, (const void *)A(pt_add), sizeof(before)), 0);
 }
 
+/* A return probe joining an optimised entry probe: the address goes back to int3. */
+static void count_ret(const struct fdr_probe_regs *r, void *arg)
+{
+	(void)r;
+	atomic_fetch_add((atomic_ulong *)arg, 1);
+}
+
+Test(jump, return_probe_joins)
+{
+	struct fdr_probe_site *s1, *s2;
+	struct hits h = { 0 };
+	atomic_ulong rets = 0;
+	char why[256];
+
+	cr_assert_eq(fdr_probe_arm(A(pt_add), count_hit, &h, &s1), 0);
+	cr_assert_eq(fdr_probe_optimize(s1, FN(pt_add) - A(pt_add), why, sizeof(why)), 0, "%s",
+		     why);
+	cr_assert_eq(fdr_probe_arm_flags(A(pt_add), FDR_PROBE_ARM_RETURN, count_ret, &rets, &s2),
+		     0);
+	cr_assert_eq(fdr_probe_site_optimized(s1), 0);
+	cr_assert_eq(*(volatile uint8_t *)A(pt_add), 0xcc);
+	cr_assert_eq(pt_add(20, 22), 42);
+	cr_assert_eq(atomic_load(&h.n), 1, "entry hits %lu, returns %lu", atomic_load(&h.n),
+		     atomic_load(&rets));
+	cr_assert_eq(atomic_load(&rets), 1);
+	cr_assert_eq(fdr_probe_optimize(s1, FN(pt_add) - A(pt_add), why, sizeof(why)), -ENOTSUP);
+	cr_assert(strstr(why, "return probe"), "%s", why);
+	cr_assert_eq(fdr_probe_disarm(s2), 0);
+	cr_assert_eq(fdr_probe_optimize(s1, FN(pt_add) - A(pt_add), why, sizeof(why)), 0, "%s",
+		     why);
+	cr_assert_eq(pt_add(1, 1), 2);
+	cr_assert_eq(atomic_load(&h.n), 2);
+	cr_assert_eq(fdr_probe_disarm(s1), 0);
+	cr_assert_eq(*(volatile uint8_t *)A(pt_add), 0x48);
+}
+
 /*
  * A thread blocked in read() inside the window (RIP just after or at the
  * syscall, in the window's interior) while the window is patched: it is moved
