@@ -108,6 +108,8 @@ int cmd_detach(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 /* report.c */
 int cmd_report(int argc, char **argv);
+/* probe.c */
+int cmd_probe(int argc, char **argv);
 /* record.c */
 int cmd_record(int argc, char **argv);
 int cmd_extract(int argc, char **argv);

@@ -14,7 +14,8 @@
  * help, and the dispatch. The verbs live in one file per group (cli.h lists
  * them): session.c (start, stop, destroy), files.c (cat, write, append, ls,
  * mkdir, rmdir), events.c (list, enable, disable), show.c (show, pipe, stat),
- * snapshot.c, record.c (record, extract), report.c, export.c and mount-cmd.c.
+ * snapshot.c, record.c (record, extract), report.c, export.c, probe.c and
+ * mount-cmd.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -257,6 +258,24 @@ static const struct verb verbs[] = {
 	  "are left out), --cpu (-c) keeps one CPU." },
 	{ "stat", cmd_stat, "stat [-i INSTANCE]",
 	  "Show the session's state and per-CPU statistics." },
+	{ "probe", cmd_probe,
+	  "probe -x BINARY|-p PID [-n] [-v|-q] [-f] [-a] '[[GROUP:]EVENT=]POINT [ARG...]'...\n"
+	  "       probe [-n] -d [GROUP:]EVENT_GLOB...  |  probe -l\n"
+	  "       probe -x BINARY -F [FILTER]  |  probe -x BINARY -V POINT [--externs]\n"
+	  "       probe -x BINARY -L 'FUNC[@SRC][:START[+NUM|-END]]' | -L 'SRC[:START[+NUM|-END]]'",
+	  "Like perf probe: define probe events from the debug information (DWARF) of\n"
+	  "BINARY and append them to uprobe_events. POINT is FUNC[@SRC][+OFF|:RELLINE|%return]\n"
+	  "or SRC:LINE; ARG is VAR, VAR->MEMBER, VAR.MEMBER, VAR[N] and chains of them,\n"
+	  "NAME=ARG, ARG:TYPE (:string for char *), $params, $vars, $retval (%return) or any\n"
+	  "raw fetch argument. The group is probe_BINARY, the event FUNC (FUNC_L<line>,\n"
+	  "FUNC__return); -f adds _1, _2... to a name in use. -n: print, add nothing;\n"
+	  "-v: print each uprobe_events line (\"Writing event: ...\"); -q: quiet; -p PID: the\n"
+	  "executable of process PID as BINARY.\n"
+	  "-d: remove the matching probe events; -l: list them. -F: the symbols that can be\n"
+	  "probed (FILTER: a glob); -V: the variables available at POINT, with their types\n"
+	  "(--externs: and the file's globals; --no-inlines, for -V and --add: functions\n"
+	  "without code of their own are left out); -L: the source, the lines that can be probed\n"
+	  "numbered (from FUNC's declaration, or of SRC)." },
 	{ "cat", cmd_cat, "cat [-i INSTANCE] PATH...",
 	  "Read control-tree files, like cat on tracefs; -i: the instance's files." },
 	{ "write", cmd_write, "write [-i INSTANCE] PATH VALUE...",
