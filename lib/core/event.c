@@ -589,8 +589,12 @@ static void ev_agent_start(void)
 	 * The agent takes none of the host's signals, but the synchronous ones stay
 	 * open: a probe hit in the agent thread (a probed libc function) must reach
 	 * libfdr-probe's handler, and a blocked int3 SIGTRAP kills the process.
+	 * So does libfdr-probe's request signal (SIGRTMAX-1, FDR_PROBE_SIG_FIX): a
+	 * probe is made a jmp only once every other thread has answered it, and
+	 * libfdr-probe, dlopen()ed later, cannot unblock it in this thread.
 	 */
 	sigdelset(&all, SIGTRAP);
+	sigdelset(&all, SIGRTMAX - 1);
 	sigdelset(&all, SIGSEGV);
 	sigdelset(&all, SIGBUS);
 	pthread_sigmask(SIG_SETMASK, &all, &old);

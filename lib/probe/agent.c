@@ -100,6 +100,8 @@ struct pa_loc {
 	struct pa_arg *arg;
 	uint64_t misses_seen; /* the engine's nested misses already added to the slot */
 	uint16_t *sem; /* the SDT semaphore this location added 1 to, or NULL */
+	int opt_counted; /* 1: counted in the slot's optimized (jump form) */
+	char opt_why[96]; /* why fdr_probe_optimize() refused (debuggers, core dumps) */
 };
 
 struct pa_map {
@@ -431,6 +433,14 @@ static int pa_arm(struct fdr_session *s, uint32_t i, const struct fdr_abi_probe_
 	l->wanted = 1;
 	l->misses_seen = fdr_probe_site_misses(l->site);
 	l->sem = sem;
+	/*
+	 * Best effort: a jmp to a trampoline where the window is safe ("Jump
+	 * probes"). A refusal leaves the int3, which works; its reason stays in
+	 * opt_why, and uprobe_profile's last column says which are optimised.
+	 */
+	if (!(c->flags & FDR_PROBE_F_RETURN))
+		(void)fdr_probe_optimize(l->site, addr - (uintptr_t)(vaddr - func), (size_t)flen,
+					 l->opt_why, sizeof(l->opt_why));
 	return 0;
 }
 

@@ -785,6 +785,17 @@ static int jp_optimize(unsigned int idx, uintptr_t fs, size_t fl, char *why, siz
 		int la = fdr_reloc_emit(in0, w->slot, w->addr + in0->len, a, sizeof(a));
 		int lb = fdr_reloc_emit(in0, w->tcopy[0], w->addr + in0->len, b, sizeof(b));
 
+		/*
+		 * A copied instruction ends with its jmp back, rel32 or, where the
+		 * XOL page is out of reach of the code (another object's probe took
+		 * it), jmp *0(%rip): only the offset where that jmp starts must
+		 * agree, and with a jmp to itself both take the rel32 form.
+		 */
+		if (la >= 0 && lb >= 0 && la != lb &&
+		    (in0->kind == FDR_RELOC_COPY || in0->kind == FDR_RELOC_CALL_IND)) {
+			la = fdr_reloc_emit(in0, w->slot, w->slot, a, sizeof(a));
+			lb = fdr_reloc_emit(in0, w->tcopy[0], w->tcopy[0], b, sizeof(b));
+		}
 		if (la < 0 || la != lb)
 			return jp_refuse(
 				why, n, -ERANGE,

@@ -18,6 +18,7 @@
  *   semcall N   if pa_sem: pa_sem_fn(i) + pa_sem_fn2(i), i in 0..N-1  -> "ok SUM"
  *   byte        the first byte of pa_target_fn (cc when armed)       -> "byte XX"
  *   dlbyte      the same for pa_dl_fn                                -> "byte XX"
+ *   libbyte     the same for pa_lib_fn                               -> "byte XX"
  *   fork N      a child calls pa_target_fn N times and exits; waited -> "ok STATUS"
  *   pid         -> "pid PID"
  */
@@ -155,6 +156,8 @@ int main(void)
 			printf("ok %ld\n", sum);
 		} else if (!strcmp(line, "byte")) {
 			printf("byte %02x\n", *(volatile unsigned char *)(void *)pa_target_fn);
+		} else if (!strcmp(line, "libbyte")) {
+			printf("byte %02x\n", *(volatile unsigned char *)(void *)pa_lib_fn);
 		} else if (!strcmp(line, "dlbyte") && dl_fn) {
 			printf("byte %02x\n", *(volatile unsigned char *)(void *)dl_fn);
 		} else if (!strncmp(line, "fork ", 5)) {

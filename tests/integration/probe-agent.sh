@@ -28,6 +28,9 @@ DL2=${9:?usage: probe-agent.sh FDR COUNT TARGET TARGET_NOFDR LIBPROBE LIB DL TAR
 abs_path FDR COUNT TGT TGT_NOFDR LIBPROBE LIB DL TGT_NOEV DL2
 suite_init probe-agent shm
 export FDR_SESSION=pa
+# The cases below check the breakpoint form (first byte cc); test_optimized
+# runs its target without this, where the agent makes the probe a jmp (e9).
+export FDR_PROBE_OPTIMIZE=0
 
 # ---- the target ---------------------------------------------------------------
 
@@ -434,6 +437,49 @@ wait_sem() {
 	return 1
 }
 
+# wait_plain CMD: poll CMD until the byte is neither cc nor e9 (1.5 s); in $reply
+wait_plain() {
+	local i
+	for ((i = 0; i < 15; i++)); do
+		tcmd "$1" || return 1
+		[ "$reply" != "byte cc" ] && [ "$reply" != "byte e9" ] && return 0
+		sleep 0.1
+	done
+	diag "$1: '$reply' after 1.5 s, expected the original byte"
+	return 1
+}
+
+# jump-optimised by default ("Jump probes"): in the linked shared library the
+# first byte is a jmp (e9), the records are the same as the int3 form's, disabling
+# puts the original byte back (the one with FDR_PROBE_OPTIMIZE=0), enabling the jmp
+test_optimized() {
+	start_target "$TGT" || return 1
+	tcmd pid || return 1
+	local opid=${reply#pid }
+	wait_byte libbyte cc || return 1
+	set_enable 0 uprobes/palib || return 1
+	wait_plain libbyte || return 1
+	local lorig=${reply#byte }
+	stop_target || return 1
+	start_target env -u FDR_PROBE_OPTIMIZE "$TGT" || return 1
+	tcmd pid || return 1
+	opid=${reply#pid }
+	set_enable 1 uprobes/palib || return 1
+	wait_byte libbyte e9 || { sed "s|^|#   target stderr: |" "$T/terr"; return 1; }
+	tcmd "lib 3" || return 1
+	expect_lines palib "$opid" "$(lines palib lib 0 2)" || return 1
+	set_enable 0 uprobes/palib || return 1
+	wait_plain libbyte || return 1
+	[ "$reply" = "byte $lorig" ] || { diag "after the disable: $reply, expected byte $lorig"; return 1; }
+	tcmd "lib 2" || return 1
+	expect_lines palib "$opid" "$(lines palib lib 0 2)" || return 1
+	set_enable 1 uprobes/palib || return 1
+	wait_byte libbyte e9 || { sed "s|^|#   target stderr: |" "$T/terr"; return 1; }
+	tcmd "lib 2" || return 1
+	expect_lines palib "$opid" "$(lines palib lib 0 2; lines palib lib 0 1)" || return 1
+	stop_target
+}
+
 run_cases "test_setup test_linked_start test_disable_enable test_fork_child test_shared_lib
-	test_dlopen_lib test_dlclose test_refused test_return_probe test_delete_slot test_running_before test_preload test_no_preload test_linked_no_event test_semaphore" test_setup
+	test_dlopen_lib test_dlclose test_refused test_return_probe test_delete_slot test_running_before test_preload test_no_preload test_linked_no_event test_semaphore test_optimized" test_setup
 tap_summary
