@@ -162,6 +162,8 @@ enum fdr_abi_option {
 	FDR_OPT_PAUSE_ON_TRACE = 1u << 13,
 	FDR_OPT_LATENCY_FORMAT = 1u << 14,
 	FDR_OPT_STACKTRACE = 1u << 15,
+	/* fdr's own (top instance): dynamic probes made jmps where safe (lib/probe/jump.c) */
+	FDR_OPT_PROBE_OPTIMIZE = 1u << 16,
 };
 
 enum fdr_abi_clock {

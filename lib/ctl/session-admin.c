@@ -52,6 +52,8 @@ static void ses_instance_defaults(struct fdr_abi_instance *in, const char *name,
 		      FDR_OPT_RECORD_CMD | FDR_OPT_ANNOTATE | FDR_OPT_PRINT_PARENT;
 	if (overwrite)
 		in->options |= FDR_OPT_OVERWRITE;
+	if (!*name)
+		in->options |= FDR_OPT_PROBE_OPTIMIZE;
 	in->clock = FDR_CLOCK_LOCAL;
 	in->subbuf_size = ss;
 	in->buffer_percent = 50;
@@ -560,7 +562,8 @@ int fdr_session_instance_new(struct fdr_session *s, const char *name, uint32_t *
 		ses_instance_defaults(in, name, DEFAULT_SUBBUF, 1);
 		in->size_kb = ses_kb_held(DEFAULT_BUFFER_KB, DEFAULT_SUBBUF);
 		/* the kernel starts an instance with event-fork off, whatever the top's */
-		in->options = top->options & ~(FDR_OPT_RECORD_CMD | FDR_OPT_EVENT_FORK);
+		in->options = top->options &
+			      ~(FDR_OPT_RECORD_CMD | FDR_OPT_EVENT_FORK | FDR_OPT_PROBE_OPTIMIZE);
 		memset(&s->ctl->inst_ext[slot], 0, sizeof(s->ctl->inst_ext[slot]));
 		in->ring_gen = gen;
 		__atomic_store_n(&in->state, FDR_INST_LIVE, __ATOMIC_RELEASE);

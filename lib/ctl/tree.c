@@ -125,10 +125,16 @@ static const struct {
 	uint32_t bit;
 	int top_only;
 } tree_options[] = {
-	{ "context-info", FDR_OPT_CONTEXT_INFO, 0 }, { "record-cmd", FDR_OPT_RECORD_CMD, 1 },
-	{ "record-tgid", FDR_OPT_RECORD_TGID, 0 },   { "overwrite", FDR_OPT_OVERWRITE, 0 },
-	{ "irq-info", FDR_OPT_IRQ_INFO, 0 },	     { "markers", FDR_OPT_MARKERS, 0 },
-	{ "event-fork", FDR_OPT_EVENT_FORK, 0 },     { "stacktrace", FDR_OPT_STACKTRACE, 0 },
+	{ "context-info", FDR_OPT_CONTEXT_INFO, 0 },
+	{ "record-cmd", FDR_OPT_RECORD_CMD, 1 },
+	{ "record-tgid", FDR_OPT_RECORD_TGID, 0 },
+	{ "overwrite", FDR_OPT_OVERWRITE, 0 },
+	{ "irq-info", FDR_OPT_IRQ_INFO, 0 },
+	{ "markers", FDR_OPT_MARKERS, 0 },
+	{ "event-fork", FDR_OPT_EVENT_FORK, 0 },
+	{ "stacktrace", FDR_OPT_STACKTRACE, 0 },
+	/* fdr's own, not the kernel's: jump-optimised dynamic probes (docs/tracefs.md) */
+	{ "probe_optimize", FDR_OPT_PROBE_OPTIMIZE, 1 },
 };
 #define NR_OPTIONS (sizeof(tree_options) / sizeof(tree_options[0]))
 

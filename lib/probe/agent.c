@@ -118,6 +118,8 @@ static struct fdr_abi_probes *pa_probes; /* pa_sess's, fdr_session_probes() */
 static uint32_t pa_reported[FDR_MAX_PROBES]; /* gen + 1 of the slot last reported */
 static uint32_t pa_sem_missed[FDR_MAX_PROBES]; /* gen + 1: its semaphore was not mapped */
 static int pa_ever_ret; /* a return probe was armed once (pa_lock): fdr detach keeps SIGTRAP */
+/* options/probe_optimize as last applied (pa_lock); -1: not yet read */
+static int pa_optimize = -1;
 /* fdr attach's entries (pa_lock): 0 never called, 1 attached, 2 detached */
 static int pa_attach_state;
 
@@ -444,6 +446,24 @@ static int pa_arm(struct fdr_session *s, uint32_t i, const struct fdr_abi_probe_
 	return 0;
 }
 
+/*
+ * options/probe_optimize (the top instance's FDR_OPT_PROBE_OPTIMIZE), the
+ * switch of debug.kprobes-optimization: applied with fdr_probe_set_optimize()
+ * when it changes. Its first value is applied only if it is off, so that
+ * FDR_PROBE_OPTIMIZE=0 in the environment holds until the option is written.
+ */
+static void pa_apply_optimize(struct fdr_session *s)
+{
+	int on = !!(__atomic_load_n(&s->ctl->instances[0].options, __ATOMIC_ACQUIRE) &
+		    FDR_OPT_PROBE_OPTIMIZE);
+
+	if (on == pa_optimize)
+		return;
+	if (pa_optimize >= 0 || !on)
+		(void)fdr_probe_set_optimize(on);
+	pa_optimize = on;
+}
+
 static int pa_mask_any(const uint64_t *mask)
 {
 	uint32_t w;
@@ -610,6 +630,7 @@ void fdr_probe_agent_sync(struct fdr_session *s)
 		pa_seen_ctl = 0;
 		goto out;
 	}
+	pa_apply_optimize(s);
 	/* nothing changed since the last sync: no control change, no object loaded or unloaded */
 	ctl_gen = __atomic_load_n(&s->ctl->gen, __ATOMIC_ACQUIRE);
 	dl_iterate_phdr(pa_dl_count, &dl);

@@ -477,6 +477,20 @@ test_optimized() {
 	wait_byte libbyte e9 || { sed "s|^|#   target stderr: |" "$T/terr"; return 1; }
 	tcmd "lib 2" || return 1
 	expect_lines palib "$opid" "$(lines palib lib 0 2; lines palib lib 0 1)" || return 1
+	# options/probe_optimize (1 by default) turns existing probes back to int3 and again to jmps
+	must "$FDR" cat options/probe_optimize && [ "$(cat "$OUT")" = 1 ] ||
+		{ diag "options/probe_optimize: $(cat "$OUT")"; return 1; }
+	must "$FDR" write options/probe_optimize 0 || return 1
+	wait_byte libbyte cc || return 1
+	tcmd "lib 2" || return 1
+	expect_lines palib "$opid" "$(lines palib lib 0 2; lines palib lib 0 1; lines palib lib 0 1)" ||
+		return 1
+	must "$FDR" write options/probe_optimize 1 || return 1
+	wait_byte libbyte e9 || return 1
+	tcmd "lib 1" || return 1
+	expect_lines palib "$opid" \
+		"$(lines palib lib 0 2; lines palib lib 0 1; lines palib lib 0 1; lines palib lib 0 0)" ||
+		return 1
 	stop_target
 }
 
