@@ -968,8 +968,11 @@ int cmd_record(int argc, char **argv)
 	/* -k linked a kernel instance to the session, the last step: it is this recording's */
 	r.klinked = r.start.nr_kevents && session_dir(r.dir, sizeof(r.dir)) == 0;
 	ret = open_session(&r.s);
-	if (ret)
+	if (ret) {
+		if (r.klinked)
+			ktrace_unlink(r.dir);
 		return ret;
+	}
 	ret = rec_open(&r);
 	if (!ret) {
 		install_signals();
