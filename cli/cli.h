@@ -101,6 +101,7 @@ struct ktrace_rec {
 	uint32_t nr_cpus, page_size;
 	int *fds; /* per CPU: trace_pipe_raw, at the end */
 	char *cmdlines;
+	uint64_t lost; /* the kernel's own count: overrun + dropped events, all CPUs */
 };
 /* the link of session @dir, the formats of its enabled events; 0 or the exit code */
 int ktrace_rec_begin(const char *dir, struct ktrace_rec *k);

@@ -928,6 +928,17 @@ int ktrace_rec_end(struct ktrace_rec *k, struct fdr_tracedat_kbuf *kb)
 		if (k->fds[cpu] < 0)
 			return die(1, "-k: cannot open %s: %s", path, strerror(errno));
 		k->nr_cpus = cpu + 1;
+		/* what the kernel lost on this CPU: overwritten, or refused when full */
+		kt_fmt(path, sizeof(path), "%s/instances/%s/per_cpu/cpu%u/stats", k->l.tracefs,
+		       k->l.instance, cpu);
+		kb_text = kt_slurp(path, 4096);
+		for (char *w = kb_text; w && *w; w = strchr(w, '\n') ? strchr(w, '\n') + 1 : NULL) {
+			if (strncmp(w, "overrun: ", 9) == 0)
+				k->lost += strtoull(w + 9, NULL, 10);
+			else if (strncmp(w, "dropped events: ", 16) == 0)
+				k->lost += strtoull(w + 16, NULL, 10);
+		}
+		free(kb_text);
 	}
 	if (!k->nr_cpus)
 		return die(1, "-k: kernel instance %s has no per_cpu/cpu0/trace_pipe_raw",

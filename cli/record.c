@@ -854,9 +854,10 @@ static void rec_summary(struct rec *r)
 			rec_human(kbytes[0], hb, sizeof(hb));
 			fprintf(stderr,
 				"fdr record: kernel instance %s: %u CPU%s, %s of pages (%" PRIu64
-				" bytes spliced), %u event format%s\n",
+				" bytes spliced), %u event format%s, %" PRIu64
+				" lost (the kernel's overrun and dropped counts)\n",
 				r->k.l.instance, kb.nr_cpus, kb.nr_cpus == 1 ? "" : "s", hb,
-				kbytes[1], kb.nr_formats, kb.nr_formats == 1 ? "" : "s");
+				kbytes[1], kb.nr_formats, kb.nr_formats == 1 ? "" : "s", r->k.lost);
 		}
 	} else if (!err) {
 		err = fdr_tracedat_live_finish(r->live, tc);
