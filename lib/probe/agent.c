@@ -11,7 +11,8 @@
  *      of objects loaded and unloaded (dl_iterate_phdr) moved since the last
  *      full sync, and disarms everything if no slot is live;
  *   1. maps the session's "probes" file (fdr_session_probes(), once per session);
- *   2. reads /proc/self/maps: the executable file mappings, (dev, ino), start,
+ *   2. reads /proc/self/maps, once some slot is wanted (a definition alone
+ *      reads nothing more): the executable file mappings, (dev, ino), start,
  *      end and file offset;
  *   3. for each LIVE slot, on a private copy checked by fdr_shm_check_probe_slot()
  *      (state and gen read again after the copy, the fetch program by
@@ -92,6 +93,7 @@ struct pa_map {
 
 static pthread_mutex_t pa_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pa_loc pa_locs[PA_MAX_LOCS];
+static unsigned int pa_nlocs; /* pa_locs[pa_nlocs..] were never used (pa_lock) */
 static struct fdr_session *pa_sess; /* the session the mapping below is of */
 static struct fdr_abi_probes *pa_probes; /* pa_sess's, fdr_session_probes() */
 static uint32_t pa_reported[FDR_MAX_PROBES]; /* gen + 1 of the slot last reported */
@@ -168,11 +170,15 @@ static int pa_read_maps(struct pa_map *maps, int max)
 	if (!f)
 		return 0;
 	while (n < max && fgets(line, sizeof(line), f)) {
+		const char *sp = strchr(line, ' ');
 		unsigned long start, end, off, ino;
 		unsigned int maj, min;
 		char perms[8];
 		int pos = 0;
 
+		/* "START-END PERMS ...": most mappings are not executable, skip them unparsed */
+		if (!sp || strnlen(sp, 4) < 4 || sp[3] != 'x')
+			continue;
 		if (sscanf(line, "%lx-%lx %7s %lx %x:%x %lu %n", &start, &end, perms, &off, &maj,
 			   &min, &ino, &pos) < 7 ||
 		    perms[2] != 'x' || !ino)
@@ -229,7 +235,7 @@ static void pa_disarm_all(void)
 {
 	unsigned int i;
 
-	for (i = 0; i < PA_MAX_LOCS; i++)
+	for (i = 0; i < pa_nlocs; i++)
 		if (pa_locs[i].used) {
 			pa_count_nested(&pa_locs[i]);
 			pa_disarm(&pa_locs[i]);
@@ -240,7 +246,7 @@ static struct pa_loc *pa_find(uint32_t slot, uint32_t gen, uintptr_t addr)
 {
 	unsigned int i;
 
-	for (i = 0; i < PA_MAX_LOCS; i++)
+	for (i = 0; i < pa_nlocs; i++)
 		if (pa_locs[i].used && pa_locs[i].slot == slot && pa_locs[i].gen == gen &&
 		    pa_locs[i].addr == addr)
 			return &pa_locs[i];
@@ -315,6 +321,8 @@ static int pa_arm(struct fdr_session *s, uint32_t i, const struct fdr_abi_probe_
 		return ret;
 	}
 	l->used = 1;
+	if (pa_nlocs <= (unsigned int)(l - pa_locs))
+		pa_nlocs = (unsigned int)(l - pa_locs) + 1;
 	l->slot = i;
 	l->gen = c->gen;
 	l->addr = addr;
@@ -428,8 +436,8 @@ void fdr_probe_agent_sync(struct fdr_session *s)
 	c = malloc(sizeof(*c));
 	if (!c)
 		goto out;
-	nmaps = pa_read_maps(maps, PA_MAX_MAPS);
-	for (k = 0; k < PA_MAX_LOCS; k++)
+	nmaps = -1; /* /proc/self/maps is read once a slot is wanted */
+	for (k = 0; k < pa_nlocs; k++)
 		pa_locs[k].wanted = 0;
 	/* what is wanted: mark the armed ones, remember nothing else yet */
 	for (i = 0; i < FDR_MAX_PROBES; i++) {
@@ -439,6 +447,8 @@ void fdr_probe_agent_sync(struct fdr_session *s)
 			pa_report(s, i, c->gen, c->line, why);
 		if (r <= 0)
 			continue;
+		if (nmaps < 0)
+			nmaps = pa_read_maps(maps, PA_MAX_MAPS);
 		for (j = 0; j < nmaps; j++) {
 			struct pa_loc *l;
 			uintptr_t addr;
@@ -450,7 +460,7 @@ void fdr_probe_agent_sync(struct fdr_session *s)
 				l->wanted = 1;
 		}
 	}
-	for (k = 0; k < PA_MAX_LOCS; k++) {
+	for (k = 0; k < pa_nlocs; k++) {
 		if (!pa_locs[k].used)
 			continue;
 		pa_count_nested(&pa_locs[k]);
@@ -461,6 +471,8 @@ void fdr_probe_agent_sync(struct fdr_session *s)
 	for (i = 0; i < FDR_MAX_PROBES; i++) {
 		if (pa_slot_copy(s, i, c, why, sizeof(why)) <= 0)
 			continue;
+		if (nmaps < 0)
+			nmaps = pa_read_maps(maps, PA_MAX_MAPS);
 		for (j = 0; j < nmaps; j++) {
 			uintptr_t addr;
 
@@ -483,7 +495,7 @@ unsigned int fdr_probe_agent_armed(void)
 	unsigned int k, n = 0;
 
 	pthread_mutex_lock(&pa_lock);
-	for (k = 0; k < PA_MAX_LOCS; k++)
+	for (k = 0; k < pa_nlocs; k++)
 		n += pa_locs[k].used != 0;
 	pthread_mutex_unlock(&pa_lock);
 	return n;
