@@ -17,7 +17,8 @@
  *         disabled again; the hits counted in uprobe_profile must be N.
  *         Prints "int3 off=NS on=NS diff=NS" (per call).
  *   arm   4 threads call ub_fn() without end; the probe is defined and enabled
- *         at t0 (CLOCK_MONOTONIC, just before the uprobe_events write). The first
+ *         at t0 (CLOCK_MONOTONIC, just before the uprobe_events write; ub_fn's
+ *         file offset, for the line, is looked up before t0). The first
  *         hit's record is found in the trace, whose clock is set to 'mono' by
  *         the caller (trace_clock), and its time taken from it. Prints
  *         "arm us=US define_us=US enable_us=US" (first record - t0; how long
@@ -192,7 +193,8 @@ static int locate(char *path, size_t len, unsigned long *off)
 	return ret;
 }
 
-static int define(void)
+/* The definition of our probe into line[] (ub_fn located in /proc/self/maps); 0 or -errno. */
+static int make_line(void)
 {
 	char path[PATH_MAX];
 	unsigned long off;
@@ -202,7 +204,14 @@ static int define(void)
 		return ret;
 	snprintf(event, sizeof(event), "ub_%d", (int)getpid());
 	snprintf(line, sizeof(line), "p:fdrub/%s %s:0x%lx a=%%di:u32\n", event, path, off);
-	ret = put("uprobe_events", 1, line);
+	return 0;
+}
+
+/* Append line[] (make_line()) to uprobe_events. */
+static int define(void)
+{
+	int ret = put("uprobe_events", 1, line);
+
 	if (ret == 0)
 		defined = 1;
 	return ret;
@@ -318,6 +327,9 @@ static int run_arm(void)
 	double t0, t_def, t_en, first;
 	int i, ret = 0;
 
+	/* finding ub_fn's file offset is the caller's business, not the definition's */
+	if (make_line() < 0)
+		return -1;
 	for (i = 0; i < 4; i++)
 		if (pthread_create(&t[i], NULL, worker, NULL))
 			return -1;
@@ -387,7 +399,9 @@ int main(int argc, char **argv)
 	if (arm) {
 		ret = run_arm();
 	} else {
-		ret = define();
+		ret = make_line();
+		if (ret == 0)
+			ret = define();
 		if (ret < 0)
 			fprintf(stderr, "bench-uprobes: %s: %s\n", line, strerror(-ret));
 		else
