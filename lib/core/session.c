@@ -736,9 +736,9 @@ int fdr_session_register_event(struct fdr_session *s, const struct fdr_abi_event
 			       uint32_t *slot_out)
 {
 	struct fdr_abi_control *c = s->ctl;
-	uint32_t i, free_slot = FDR_MAX_EVENTS;
+	uint32_t i, free_slot = FDR_MAX_EVENTS, bound = fdr_events_bound(c);
 
-	for (i = 0; i < FDR_MAX_EVENTS; i++) {
+	for (i = 0; i < bound; i++) {
 		struct fdr_abi_event *e = &c->events[i];
 
 		if (e->state != FDR_EVENT_READY) {
@@ -754,6 +754,8 @@ int fdr_session_register_event(struct fdr_session *s, const struct fdr_abi_event
 			return 0;
 		}
 	}
+	if (free_slot == FDR_MAX_EVENTS)
+		free_slot = bound; /* past the bound: free (fdr_events_bound()) */
 	if (free_slot == FDR_MAX_EVENTS || c->next_event_id > 0xffff)
 		return -ENOSPC;
 	{
