@@ -61,6 +61,7 @@
 #include "engine.h"
 #include "fetch.h"
 #include "probe-agent.h"
+#include "probe-local.h"
 
 #define PA_MAX_LOCS 1024 /* armed locations per process */
 #define PA_MAX_MAPS 4096 /* executable file mappings looked at */
@@ -513,5 +514,6 @@ static void pa_atfork_child(void)
 __attribute__((constructor)) static void pa_init(void)
 {
 	pthread_atfork(NULL, NULL, pa_atfork_child);
+	fdr_patch_prepare(); /* the membarrier registration, before threads exist */
 	fdr_agent_probes_start(fdr_probe_agent_sync);
 }
