@@ -765,7 +765,8 @@ int fdr_session_register_event(struct fdr_session *s, const struct fdr_abi_event
 		memset(e->enabled, 0, sizeof(e->enabled));
 		e->id = c->next_event_id++;
 		__atomic_store_n(&e->state, FDR_EVENT_READY, __ATOMIC_RELEASE);
-		c->nr_events++;
+		/* release: a reader that sees the count sees the slot ready (fdr_events_bound()) */
+		__atomic_store_n(&c->nr_events, c->nr_events + 1, __ATOMIC_RELEASE);
 		fdr_session_apply_pending(s, free_slot);
 	}
 	*slot_out = free_slot;
