@@ -9,13 +9,17 @@
  * uprobe recording into a private instance). The same definition on both:
  *
  *	p:fdrub/ub_PID /path/of/this/program:0xOFFSET a=%di:u32
+ *	r:fdrub/ub_PID /path/of/this/program:0xOFFSET rv=$retval:u32     (ret)
  *
- * Usage: bench-uprobes fdr|kernel int3|arm [N]
+ * Usage: bench-uprobes fdr|kernel int3|ret|arm [N]
  *
  *   int3  on CPU 0: N calls of ub_fn(i) with the probe defined but disabled,
  *         then enabled (armed: the first byte of ub_fn reads 0xcc), then
  *         disabled again; the hits counted in uprobe_profile must be N.
  *         Prints "int3 off=NS on=NS diff=NS" (per call).
+ *   ret   the same with the return probe (the kernel's uretprobe: armed at
+ *         ub_fn's entry, recorded at its return). Prints "ret off=NS on=NS
+ *         diff=NS".
  *   arm   4 threads call ub_fn() without end; the probe is defined and enabled
  *         at t0 (CLOCK_MONOTONIC, just before the uprobe_events write; ub_fn's
  *         file offset, for the line, is looked up before t0). The first
@@ -67,6 +71,7 @@ static char kinst[128]; /* kernel: the instance's name */
 static char event[64]; /* ub_PID */
 static char line[PATH_MAX + 128]; /* the definition */
 static int defined;
+static int retprobe; /* ret: an r: probe with $retval */
 
 static double now_ns(void)
 {
@@ -203,7 +208,8 @@ static int make_line(void)
 	if ((ret = locate(path, sizeof(path), &off)) < 0)
 		return ret;
 	snprintf(event, sizeof(event), "ub_%d", (int)getpid());
-	snprintf(line, sizeof(line), "p:fdrub/%s %s:0x%lx a=%%di:u32\n", event, path, off);
+	snprintf(line, sizeof(line), "%c:fdrub/%s %s:0x%lx %s\n", retprobe ? 'r' : 'p', event, path,
+		 off, retprobe ? "rv=$retval:u32" : "a=%di:u32");
 	return 0;
 }
 
@@ -261,6 +267,7 @@ static double loop_ns(long n)
 	return (now_ns() - t0) / (double)n;
 }
 
+/* int3 and ret: N calls with the probe disabled, then enabled; the cost per call. */
 static int run_int3(long n)
 {
 	double off, on;
@@ -285,7 +292,7 @@ static int run_int3(long n)
 			n);
 		return -1;
 	}
-	printf("int3 off=%.1f on=%.1f diff=%.1f\n", off, on, on - off);
+	printf("%s off=%.1f on=%.1f diff=%.1f\n", retprobe ? "ret" : "int3", off, on, on - off);
 	return 0;
 }
 
@@ -373,13 +380,15 @@ int main(int argc, char **argv)
 	int ret, arm;
 
 	if (argc < 3 || (strcmp(argv[1], "fdr") && strcmp(argv[1], "kernel")) ||
-	    (strcmp(argv[2], "int3") && strcmp(argv[2], "arm")) || n <= 0) {
-		fprintf(stderr, "usage: bench-uprobes fdr|kernel int3|arm [N]\n");
+	    (strcmp(argv[2], "int3") && strcmp(argv[2], "ret") && strcmp(argv[2], "arm")) ||
+	    n <= 0) {
+		fprintf(stderr, "usage: bench-uprobes fdr|kernel int3|ret|arm [N]\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	kernel = !strcmp(argv[1], "kernel");
 	arm = !strcmp(argv[2], "arm");
+	retprobe = !strcmp(argv[2], "ret");
 	if (kernel) {
 		const char *k = getenv("UB_KINST");
 
