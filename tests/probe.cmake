@@ -95,6 +95,17 @@ if(TARGET fdr-probe AND TARGET fdr-ctl_static)
     LABELS "integration;stress"
     TIMEOUT 120
     ENVIRONMENT "TMPDIR=${CMAKE_CURRENT_BINARY_DIR};ASAN_OPTIONS=verify_asan_link_order=0;TSAN_OPTIONS=die_after_fork=0;${FDR_TEST_SAN_ENV}")
+  # the same with the agent reading /proc/self/maps as text, as on kernels
+  # before 6.11 (no PROCMAP_QUERY)
+  add_test(NAME integration/probe-agent-maps-text
+    COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/integration/probe-agent.sh $<TARGET_FILE:fdr-cli>
+      $<TARGET_FILE:probe-count> $<TARGET_FILE:probe-agent-target>
+      $<TARGET_FILE:probe-agent-target-nofdr> $<TARGET_FILE:fdr-probe>
+      $<TARGET_FILE:probe-agent-lib> $<TARGET_FILE:probe-agent-dl>)
+  set_tests_properties(integration/probe-agent-maps-text PROPERTIES
+    LABELS integration
+    TIMEOUT 120
+    ENVIRONMENT "FDR_PROBE_MAPS=text;TMPDIR=${CMAKE_CURRENT_BINARY_DIR};ASAN_OPTIONS=verify_asan_link_order=0;TSAN_OPTIONS=die_after_fork=0;${FDR_TEST_SAN_ENV}")
 endif()
 
 # README.md's "Dynamic probes" walk-through, its commands taken from README and

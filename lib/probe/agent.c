@@ -13,7 +13,7 @@
  *   1. maps the session's "probes" file (fdr_session_probes(), once per session);
  *   2. reads /proc/self/maps, once some slot is wanted (a definition alone
  *      reads nothing more): the executable file mappings, (dev, ino), start,
- *      end and file offset;
+ *      end and file offset (the PROCMAP_QUERY ioctl, else the text);
  *   3. for each LIVE slot, on a private copy checked by fdr_shm_check_probe_slot()
  *      (state and gen read again after the copy, the fetch program by
  *      fdr_fetch_check()),
@@ -53,6 +53,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -161,15 +162,92 @@ static int pa_map_probes(struct fdr_session *s)
 	return pa_probes ? 0 : fdr_session_probes(s, &pa_probes);
 }
 
-/* The executable file mappings of this process; how many (at most @max). */
-static int pa_read_maps(struct pa_map *maps, int max)
+/*
+ * PROCMAP_QUERY (Linux 6.11; not in the uapi headers of Debian 12): one ioctl
+ * on /proc/self/maps per executable file mapping, in binary, instead of the
+ * text of every mapping (in bench-uprobes' process, 60 lines, 100 to 180 us
+ * on the development VM). The layout is the kernel's, fixed by its size.
+ */
+struct pa_procmap_query {
+	uint64_t size, query_flags, query_addr;
+	uint64_t vma_start, vma_end, vma_flags, vma_page_size, vma_offset, inode;
+	uint32_t dev_major, dev_minor, vma_name_size, build_id_size;
+	uint64_t vma_name_addr, build_id_addr;
+};
+#define PA_PROCMAP_QUERY _IOWR('f', 17, struct pa_procmap_query)
+#define PA_PMQ_EXEC 0x04 /* PROCMAP_QUERY_VMA_EXECUTABLE */
+#define PA_PMQ_NEXT 0x10 /* PROCMAP_QUERY_COVERING_OR_NEXT_VMA */
+#define PA_PMQ_FILE 0x20 /* PROCMAP_QUERY_FILE_BACKED_VMA */
+
+/* pa_read_maps() by PROCMAP_QUERY on @fd; how many, or -1 if the kernel has no such ioctl. */
+static int pa_query_maps(int fd, struct pa_map *maps, int max)
 {
-	FILE *f = fopen("/proc/self/maps", "re");
-	char line[4096 + 256];
+	uint64_t addr = 0;
 	int n = 0;
 
-	if (!f)
+	while (n < max) {
+		struct pa_procmap_query q;
+		int r;
+
+		memset(&q, 0, sizeof(q));
+		q.size = sizeof(q);
+		q.query_flags = PA_PMQ_EXEC | PA_PMQ_NEXT | PA_PMQ_FILE;
+		q.query_addr = addr;
+		q.vma_name_addr = (uintptr_t)maps[n].path;
+		q.vma_name_size = sizeof(maps[n].path);
+		maps[n].path[0] = 0;
+		r = ioctl(fd, PA_PROCMAP_QUERY, &q);
+		if (r < 0 && errno == E2BIG) {
+			/* a path of 256 bytes or more: kept empty, its open() fails (reported) */
+			q.vma_name_addr = 0;
+			q.vma_name_size = 0;
+			r = ioctl(fd, PA_PROCMAP_QUERY, &q);
+		}
+		/* ENOENT: no more; anything else (ENOTTY before 6.11): the text instead */
+		if (r < 0)
+			return errno == ENOENT ? n : -1;
+		if (q.vma_end <= addr || q.vma_start >= q.vma_end)
+			return -1; /* never: the kernel answers a mapping at or past addr */
+		addr = q.vma_end;
+		if (!q.inode || !(q.vma_flags & PA_PMQ_EXEC))
+			continue;
+		maps[n].start = (uintptr_t)q.vma_start;
+		maps[n].end = (uintptr_t)q.vma_end;
+		maps[n].off = q.vma_offset;
+		maps[n].dev = makedev(q.dev_major, q.dev_minor);
+		maps[n].ino = q.inode;
+		maps[n].path[sizeof(maps[n].path) - 1] = 0;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * The executable file mappings of this process; how many (at most @max). By
+ * PROCMAP_QUERY, else from the text; FDR_PROBE_MAPS=text forces the text (the
+ * tests run the agent both ways).
+ */
+static int pa_read_maps(struct pa_map *maps, int max)
+{
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	const char *how = getenv("FDR_PROBE_MAPS");
+	char line[4096 + 256];
+	FILE *f;
+	int n = 0;
+
+	if (fd < 0)
 		return 0;
+	n = how && !strcmp(how, "text") ? -1 : pa_query_maps(fd, maps, max);
+	if (n >= 0) {
+		close(fd);
+		return n;
+	}
+	n = 0;
+	f = fdopen(fd, "re");
+	if (!f) {
+		close(fd);
+		return 0;
+	}
 	while (n < max && fgets(line, sizeof(line), f)) {
 		const char *sp = strchr(line, ' ');
 		unsigned long start, end, off, ino;
