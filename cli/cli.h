@@ -100,6 +100,10 @@ int cmd_snapshot(int argc, char **argv);
 /* mount-cmd.c */
 int cmd_mount(int argc, char **argv);
 
+/* attach.c */
+int cmd_attach(int argc, char **argv);
+int cmd_detach(int argc, char **argv);
+
 /* export.c */
 int cmd_export(int argc, char **argv);
 /* report.c */

@@ -277,6 +277,15 @@ static const struct verb verbs[] = {
 	  "and group's (names or numbers), as tracefs's mount options do, to hand tracing to\n"
 	  "a group; chown and chgrp change one file's owner for the life of the mount;\n"
 	  "--debug prints libfuse's requests (implies -f)." },
+	{ "attach", cmd_attach, "attach PID",
+	  "Bring the probe agent into running process PID, which neither links libfdr nor\n"
+	  "runs with LD_PRELOAD: it then arms the session's dynamic probes (uprobe_events)\n"
+	  "and records their hits into the session. Needs the right to ptrace PID (the same\n"
+	  "user, or CAP_SYS_PTRACE); one thread is stopped for well under a millisecond\n"
+	  "typically, and fdr may die at any point without harm to PID. x86-64, glibc 2.34+." },
+	{ "detach", cmd_detach, "detach PID",
+	  "Take the probe agent of 'fdr attach' out of PID again: every probe disarmed (the\n"
+	  "original bytes back), the session left. The library stays loaded, idle." },
 	{ "help", cmd_help, "help [VERB]", "Show help." },
 };
 #define NR_VERBS (sizeof(verbs) / sizeof(verbs[0]))

@@ -119,3 +119,23 @@ if(TARGET fdr-probe)
     TIMEOUT 120
     ENVIRONMENT "TMPDIR=${CMAKE_CURRENT_BINARY_DIR};ASAN_OPTIONS=verify_asan_link_order=0;${FDR_TEST_SAN_ENV}")
 endif()
+
+# fdr attach and fdr detach (cli/attach.c): a program that never linked fdr,
+# attached, probed, detached and attached again while it checks its results;
+# fdr killed at each point of its work and at random; a thread blocking SIGTRAP;
+# a user without the right to ptrace (root only); a program linked with libfdr
+# (left alone) and one with libfdr-probe preloaded (refused).
+if(TARGET fdr-probe AND TARGET fdr-ctl_static AND CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64|amd64")
+  add_executable(attach-target integration/attach-target.c)
+  target_compile_options(attach-target PRIVATE -fPIE -O1)
+  target_link_options(attach-target PRIVATE -pie)
+  target_link_libraries(attach-target PRIVATE Threads::Threads)
+  add_test(NAME integration/attach
+    COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/integration/attach.sh $<TARGET_FILE:fdr-cli>
+      $<TARGET_FILE:attach-target> $<TARGET_FILE:probe-count>
+      $<TARGET_FILE:probe-agent-target> $<TARGET_FILE:fdr-probe>)
+  set_tests_properties(integration/attach PROPERTIES
+    LABELS "integration"
+    TIMEOUT 300
+    ENVIRONMENT "TMPDIR=${CMAKE_CURRENT_BINARY_DIR};ASAN_OPTIONS=verify_asan_link_order=0;${FDR_TEST_SAN_ENV}")
+endif()

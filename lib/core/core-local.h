@@ -182,6 +182,11 @@ FDR_HIDDEN void fdr_agent_kick(void);
 FDR_HIDDEN void fdr_event_enabled_hint(uint32_t slot);
 /* event.c: for libfdr-probe's agent (lib/probe/agent.c) */
 FDR_INTERNAL void fdr_agent_probes_start(void (*sync)(struct fdr_session *s));
+/* event.c: fdr attach and fdr detach (docs/design/probes.md, "fdr attach") */
+FDR_INTERNAL int fdr_agent_attach_prepare(const char *dir);
+FDR_INTERNAL int fdr_agent_attach_mode(void);
+FDR_INTERNAL int fdr_agent_attach_dir(const char *dir, void (*sync)(struct fdr_session *s));
+FDR_INTERNAL int fdr_agent_detach_dir(void);
 FDR_INTERNAL int fdr_event_commit_slot(uint32_t slot, uint32_t id, unsigned char *payload,
 				       size_t len);
 

@@ -26,6 +26,12 @@
  * the probe library. libfdr-probe's constructor calls fdr_agent_probes_start(),
  * so a program that has it (linked or LD_PRELOADed) gets the agent even without
  * a static event.
+ *
+ * fdr attach (cli/attach.c) loads libfdr and libfdr-probe into a program that
+ * has neither: fdr_agent_attach_prepare() names the session first (such a
+ * program has no $FDR_SESSION of ours), libfdr-probe's constructor then
+ * attaches as above; fdr_agent_detach_dir() (fdr detach) leaves the session
+ * and attaches to none until the next fdr attach.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -337,14 +343,25 @@ static ino_t ev_control_ino(const char *dir)
 }
 
 /* Try to attach to $FDR_SESSION (ev_lock held). */
+/*
+ * fdr attach (docs/design/probes.md, "fdr attach"): a process that never
+ * linked fdr has no $FDR_SESSION; the session it records into is the one
+ * fdr attach named (ev_attach_dir), and after fdr detach it attaches to none
+ * (ev_attach_off) until the next fdr attach. Both under ev_lock.
+ */
+static char *ev_attach_dir;
+static int ev_attach_off;
+
 static void ev_attach(void)
 {
 	char dir[4096];
 	struct fdr_session *s;
 
-	if (atomic_load(&fdr_proc_session))
+	if (atomic_load(&fdr_proc_session) || ev_attach_off)
 		return;
-	if (fdr_session_default_dir(dir, sizeof(dir)))
+	if (ev_attach_dir)
+		snprintf(dir, sizeof(dir), "%s", ev_attach_dir);
+	else if (fdr_session_default_dir(dir, sizeof(dir)))
 		return;
 	if (fdr_session_open(dir, &s))
 		return;
@@ -607,7 +624,15 @@ static void ev_agent_start(void)
 	if (ev_agent_running || (off && *off == '1'))
 		return;
 	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old); /* the agent takes none of the host's signals */
+	/*
+	 * The agent takes none of the host's signals, but the synchronous ones stay
+	 * open: a probe hit in the agent thread (a probed libc function) must reach
+	 * libfdr-probe's handler, and a blocked int3 SIGTRAP kills the process.
+	 */
+	sigdelset(&all, SIGTRAP);
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGBUS);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&a);
 	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&a, 64 * 1024);
@@ -849,6 +874,101 @@ void fdr_agent_probes_start(void (*sync)(struct fdr_session *s))
 	ev_agent_start();
 	pthread_mutex_unlock(&ev_lock);
 	ev_probe_round(1);
+}
+
+/**
+ * fdr_agent_attach_prepare - fdr attach, before libfdr-probe is loaded: the
+ * session this process records into is @dir (not $FDR_SESSION)
+ * @dir: a session directory
+ *
+ * Only records the directory; libfdr-probe's constructor (fdr_agent_probes_start())
+ * then attaches to it. Returns 0, -EEXIST if this process already uses fdr
+ * (attached, or static events registered) without fdr attach, -ENOMEM.
+ */
+int fdr_agent_attach_prepare(const char *dir)
+{
+	char *d;
+	int ret = 0;
+
+	if (!dir || !*dir)
+		return -EINVAL;
+	pthread_once(&ev_once, ev_init_once);
+	pthread_mutex_lock(&ev_lock);
+	if (!ev_attach_dir && (ev_defs || atomic_load(&fdr_proc_session))) {
+		ret = -EEXIST;
+	} else if (!ev_attach_dir || strcmp(ev_attach_dir, dir) != 0) {
+		d = strdup(dir);
+		if (!d) {
+			ret = -ENOMEM;
+		} else {
+			free(ev_attach_dir);
+			ev_attach_dir = d;
+			ev_detach();
+		}
+	}
+	ev_attach_off = 0;
+	pthread_mutex_unlock(&ev_lock);
+	return ret;
+}
+
+/**
+ * fdr_agent_attach_mode - whether the session of this process was set by fdr attach
+ */
+int fdr_agent_attach_mode(void)
+{
+	int r;
+
+	pthread_mutex_lock(&ev_lock);
+	r = ev_attach_dir != NULL;
+	pthread_mutex_unlock(&ev_lock);
+	return r;
+}
+
+/**
+ * fdr_agent_attach_dir - fdr attach: record into session @dir from now on, attach
+ * now, start the agent and run a probe round (@sync: libfdr-probe's sync).
+ * Returns 0 (attached), 1 (was attached to @dir already), -EEXIST (this process
+ * uses fdr without fdr attach), -ENOENT (no live session at @dir), -ENOMEM.
+ */
+int fdr_agent_attach_dir(const char *dir, void (*sync)(struct fdr_session *s))
+{
+	struct fdr_session *s;
+	int ret, was;
+
+	pthread_once(&ev_once, ev_init_once);
+	pthread_mutex_lock(&ev_lock);
+	s = atomic_load(&fdr_proc_session);
+	was = s && !ev_attach_off && ev_attach_dir && strcmp(ev_attach_dir, dir) == 0;
+	pthread_mutex_unlock(&ev_lock);
+	ret = fdr_agent_attach_prepare(dir);
+	if (ret < 0)
+		return ret;
+	fdr_agent_probes_start(sync);
+	if (!atomic_load(&fdr_proc_session))
+		return -ENOENT;
+	return was;
+}
+
+/**
+ * fdr_agent_detach_dir - fdr detach: leave the session and attach to none until
+ * the next fdr attach; every probe is disarmed (libfdr-probe's sync with NULL)
+ * before this returns. Returns 0, 1 (not attached), -EEXIST (not fdr attach's).
+ */
+int fdr_agent_detach_dir(void)
+{
+	int was;
+
+	pthread_mutex_lock(&ev_lock);
+	if (!ev_attach_dir) {
+		pthread_mutex_unlock(&ev_lock);
+		return -EEXIST;
+	}
+	was = !ev_attach_off;
+	ev_attach_off = 1;
+	ev_detach();
+	pthread_mutex_unlock(&ev_lock);
+	ev_probe_round(1);
+	return was ? 0 : 1;
 }
 
 /** fdr_sync - attach and resynchronise now instead of at the agent's next wake-up */

@@ -41,11 +41,22 @@
  * with the return's registers, and the fetch program (FDR_FETCH_F_RETURN, which
  * must agree with the slot's flag) writes __probe_func and __probe_ret_ip.
  *
+ * Before the first new location of a sync is armed, SigBlk of every thread is
+ * read (/proc/self/task/TID/status): a thread that keeps SIGTRAP blocked would
+ * be killed by a hit, and this library's pthread_sigmask() cannot have kept it
+ * open if the mask came first (fdr attach) or the library was dlopen()ed. The
+ * locations then wait, with a line in error_log, until no thread blocks it.
+ *
+ * fdr attach and fdr detach (cli/attach.c) call fdr_probe_attach() and
+ * fdr_probe_detach() from code they inject into the process (probes.md,
+ * "fdr attach").
+ *
  * After fork the child has the int3s (copy-on-write pages), the engine's
  * tables and these ones: libfdr restarts its agent in the child, whose syncs
  * carry on from the parent's state; the locks are made anew (pthread_atfork).
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
@@ -56,6 +67,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/core-local.h"
@@ -100,6 +112,9 @@ static unsigned int pa_nlocs; /* pa_locs[pa_nlocs..] were never used (pa_lock) *
 static struct fdr_session *pa_sess; /* the session the mapping below is of */
 static struct fdr_abi_probes *pa_probes; /* pa_sess's, fdr_session_probes() */
 static uint32_t pa_reported[FDR_MAX_PROBES]; /* gen + 1 of the slot last reported */
+static int pa_ever_ret; /* a return probe was armed once (pa_lock): fdr detach keeps SIGTRAP */
+/* fdr attach's entries (pa_lock): 0 never called, 1 attached, 2 detached */
+static int pa_attach_state;
 
 /*
  * The dynamic linker's counts of objects loaded and unloaded (dl_iterate_phdr's
@@ -390,6 +405,8 @@ static int pa_arm(struct fdr_session *s, uint32_t i, const struct fdr_abi_probe_
 	memcpy(a->prog, c->prog, c->prog_len);
 	ret = fdr_probe_arm_flags(addr, c->flags & FDR_PROBE_F_RETURN ? FDR_PROBE_ARM_RETURN : 0,
 				  pa_hit, a, &l->site);
+	if (ret == 0 && (c->flags & FDR_PROBE_F_RETURN))
+		pa_ever_ret = 1;
 	if (ret < 0) {
 		free(a);
 		snprintf(why, n, "%s at 0x%lx (%s+0x%llx)",
@@ -420,6 +437,62 @@ static int pa_mask_any(const uint64_t *mask)
 		if (__atomic_load_n(&mask[w], __ATOMIC_ACQUIRE))
 			return 1;
 	return 0;
+}
+
+/*
+ * A thread of this process that blocks SIGTRAP (SigBlk in /proc/self/task/TID/status),
+ * or 0. libfdr-probe's sigprocmask()/pthread_sigmask() keep SIGTRAP open only for
+ * masks set through them: a thread that blocked it before the library was loaded
+ * (fdr attach, or libfdr's dlopen() of it) or with the raw system call would be
+ * killed by its first hit (the kernel forces a blocked int3 SIGTRAP).
+ */
+static pid_t pa_sigtrap_blocker(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	pid_t found = 0;
+
+	if (!d)
+		return 0;
+	while (!found && (e = readdir(d)) != NULL) {
+		char path[64], line[256];
+		unsigned long long blk;
+		FILE *f;
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%.16s/status", e->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue; /* the thread exited */
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "SigBlk: %llx", &blk) == 1) {
+				if (blk & (1ull << (SIGTRAP - 1)))
+					found = (pid_t)atoi(e->d_name);
+				break;
+			}
+		fclose(f);
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * A thread that keeps blocking SIGTRAP for 20 ms, or 0: glibc blocks every
+ * signal for a moment in a thread being created (pthread_create), and in
+ * some of its own functions; only a mask that stays counts.
+ */
+static pid_t pa_sigtrap_blocker_stable(void)
+{
+	struct timespec ms = { 0, 1000 * 1000 };
+	pid_t t = pa_sigtrap_blocker();
+	int i;
+
+	for (i = 0; t && i < 20; i++) {
+		nanosleep(&ms, NULL);
+		t = pa_sigtrap_blocker();
+	}
+	return t;
 }
 
 /* Where @m maps slot @c's file offset: 1 and *@addr, or 0 (another file, or outside) */
@@ -491,6 +564,7 @@ void fdr_probe_agent_sync(struct fdr_session *s)
 	uint32_t i, ctl_gen;
 	unsigned int k;
 	int nmaps, j;
+	pid_t blocker = -1;
 
 	pthread_mutex_lock(&pa_lock);
 	if (s != pa_sess) {
@@ -560,6 +634,19 @@ void fdr_probe_agent_sync(struct fdr_session *s)
 				continue;
 			if (pa_find(i, c->gen, addr))
 				continue;
+			/* once per sync, before the first new location: no thread may block SIGTRAP */
+			if (blocker < 0)
+				blocker = pa_sigtrap_blocker_stable();
+			if (blocker > 0) {
+				snprintf(why, sizeof(why),
+					 "thread %d blocks SIGTRAP (its mask was set before "
+					 "libfdr-probe was loaded, or with the raw system call): "
+					 "a hit there would kill the process",
+					 (int)blocker);
+				pa_report(s, i, c->gen, c->line, why);
+				pa_seen_ctl = 0; /* looked at again at the next sync */
+				break;
+			}
 			if (pa_arm(s, i, c, &maps[j], addr, why, sizeof(why)) < 0)
 				pa_report(s, i, c->gen, c->line, why);
 		}
@@ -616,9 +703,94 @@ static void pa_warm_decoder(void)
 	}
 }
 
+/**
+ * fdr_probe_attach - fdr attach's entry (docs/design/probes.md, "fdr attach"):
+ * record into the session at @dir, arm its probes, keep syncing
+ * @dir: the session directory fdr attach names
+ *
+ * Called by the code fdr attach injects, in whichever thread it interrupted,
+ * right after it dlopen()ed this library (whose constructor has already
+ * attached to @dir: fdr_agent_attach_prepare() ran before). Returns 0
+ * (attached), 1 (attached already by an earlier fdr attach), -EEXIST (the
+ * library came in otherwise: linked, LD_PRELOAD, libfdr's own agent), -ENOENT
+ * (no live session at @dir), -EINVAL, -ENOMEM.
+ */
+int fdr_probe_attach(const char *dir)
+{
+	int ret, first;
+
+	if (!dir || !*dir)
+		return -EINVAL;
+	if (!fdr_agent_attach_mode())
+		return -EEXIST;
+	pthread_mutex_lock(&pa_lock);
+	first = pa_attach_state != 1;
+	pthread_mutex_unlock(&pa_lock);
+	ret = fdr_agent_attach_dir(dir, fdr_probe_agent_sync);
+	if (ret < 0)
+		return ret;
+	pthread_mutex_lock(&pa_lock);
+	pa_attach_state = 1;
+	pthread_mutex_unlock(&pa_lock);
+	return first ? 0 : ret;
+}
+
+/**
+ * fdr_probe_detach - fdr detach's entry: every probe of this process disarmed
+ * (original bytes back), the session left, no other attached until the next
+ * fdr attach; SIGTRAP given back to the program unless a return probe was
+ * ever armed (a return still pending on a thread's stack would trap into a
+ * handler that is gone). The library stays mapped (see probes.md).
+ * Returns 0, 1 (not attached), -EEXIST (the library came in otherwise).
+ */
+int fdr_probe_detach(void)
+{
+	int ret = fdr_agent_detach_dir();
+	int keep;
+
+	if (ret < 0)
+		return ret;
+	pthread_mutex_lock(&pa_lock);
+	pa_disarm_all(); /* the sync with NULL did it already; nothing armed after this */
+	pa_attach_state = 2;
+	keep = pa_ever_ret;
+	pthread_mutex_unlock(&pa_lock);
+	if (!keep) {
+		/* a trap fetched before the last disarm's serialisation is handled by now */
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+
+		nanosleep(&ts, NULL);
+		if (fdr_probe_agent_armed() == 0)
+			fdr_probe_sig_release(SIGTRAP);
+	}
+	return ret;
+}
+
 static void pa_atfork_child(void)
 {
 	pthread_mutex_init(&pa_lock, NULL);
+}
+
+/* Whether this process has a single thread (/proc/self/stat's num_threads); 0 if unknown. */
+static int pa_one_thread(void)
+{
+	char buf[1024];
+	const char *p;
+	ssize_t n;
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC), i;
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	/* after the comm, which may hold spaces and parentheses: state is field 3 */
+	p = strrchr(buf, ')');
+	for (i = 0; i < 18 && p; i++)
+		p = strchr(p + 1, ' ');
+	return p && strtol(p + 1, NULL, 10) == 1; /* field 20 */
 }
 
 /*
@@ -628,7 +800,14 @@ static void pa_atfork_child(void)
 __attribute__((constructor)) static void pa_init(void)
 {
 	pthread_atfork(NULL, NULL, pa_atfork_child);
-	fdr_patch_prepare(); /* the membarrier registration, before threads exist */
+	/*
+	 * The membarrier registration costs nothing before the program's threads
+	 * exist (linked, preloaded); dlopen()ed into a process with threads
+	 * (libfdr's agent, fdr attach) it would wait for an RCU grace period in
+	 * the loading thread, and is left to the first arm.
+	 */
+	if (pa_one_thread())
+		fdr_patch_prepare();
 	pa_warm_decoder();
 	fdr_agent_probes_start(fdr_probe_agent_sync);
 }

@@ -489,8 +489,10 @@ int fdr_probe_arm_flags(uintptr_t addr, unsigned int flags, fdr_probe_handler fn
 	s->ret = (flags & FDR_PROBE_ARM_RETURN) != 0;
 	atomic_store(&s->fn, fn);
 	atomic_store(&s->arg, arg);
-	if (!pr_sig_installed) {
-		pthread_atfork(NULL, NULL, pr_atfork_child);
+	/* taken again after fdr detach gave it back (fdr_probe_sig_release()) */
+	if (!pr_sig_installed || !fdr_probe_sig_is_taken(SIGTRAP)) {
+		if (!pr_sig_installed)
+			pthread_atfork(NULL, NULL, pr_atfork_child);
 		ret = fdr_probe_sig_take(SIGTRAP, pr_sigtrap);
 		if (ret < 0)
 			goto out;

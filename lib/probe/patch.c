@@ -245,9 +245,10 @@ static void pt_membarrier_register(void)
  * In a process that already has other threads the registration waits for an
  * RCU grace period (4 to 12 ms measured on the development VM), which the
  * first arm would otherwise spend with the engine's lock (and the agent's)
- * held. libfdr-probe's constructor calls this: linked or preloaded, that is
- * before the program's threads exist, and the registration costs nothing;
- * dlopen()ed by libfdr's agent, when a probe is defined, the agent waits then.
+ * held. libfdr-probe's constructor calls this when the process has a single
+ * thread (linked or preloaded: before the program's threads exist), where the
+ * registration costs nothing; dlopen()ed into a process with threads, the
+ * first arm registers, as before.
  */
 void fdr_patch_prepare(void)
 {

@@ -14,6 +14,9 @@ struct fdr_session;
 void fdr_probe_agent_sync(struct fdr_session *s);
 /* locations armed in this process now (tests) */
 unsigned int fdr_probe_agent_armed(void);
+/* fdr attach's and fdr detach's entries (called by the code they inject) */
+int fdr_probe_attach(const char *dir);
+int fdr_probe_detach(void);
 
 /* elf-func.c */
 int fdr_elf_func_at(int fd, uint64_t offset, uint64_t *vaddr, uint64_t *func, uint64_t *func_len);

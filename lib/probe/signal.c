@@ -179,6 +179,32 @@ int fdr_probe_sig_take(int sig, fdr_sig_fn fn)
 }
 
 /**
+ * fdr_probe_sig_release - give @sig back to the program (fdr detach): its chained
+ * action becomes the real disposition again, and a later fdr_probe_sig_take()
+ * takes it anew. Only when no trap of ours can come any more (every probe
+ * disarmed, no return pending). Returns 0 (also if not taken) or a negative errno.
+ */
+int fdr_probe_sig_release(int sig)
+{
+	struct sigaction a;
+	int ret = 0;
+
+	if (sig <= 0 || sig >= SG_MAX)
+		return -EINVAL;
+	while (atomic_flag_test_and_set_explicit(&sg_write_lock, memory_order_acquire))
+		;
+	if (atomic_load(&sg_tab[sig].taken)) {
+		sg_read(sig, &a);
+		if (sg_real_sigaction(sig, &a, NULL) < 0)
+			ret = -errno;
+		else
+			atomic_store(&sg_tab[sig].taken, 0);
+	}
+	atomic_flag_clear_explicit(&sg_write_lock, memory_order_release);
+	return ret;
+}
+
+/**
  * fdr_probe_sig_chain - deliver @sig to the program's own action, as the kernel would
  *
  * Called from the engine's handler for a signal that is not the engine's.
