@@ -24,7 +24,7 @@
 # log is kept (BUILD_DIR/ctest-full.log).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/deps.sh ca-certificates git gcc clang libclang-rt-14-dev libc6-dev cmake \
+bash scripts/deps.sh ca-certificates git gcc g++ clang libclang-rt-14-dev libc6-dev cmake \
 	ninja-build pkg-config libcriterion-dev procps util-linux trace-cmd libtracecmd-dev \
 	libtraceevent-dev libtracefs-dev babeltrace2 python3 libfuse3-dev fuse3 clang-format-14 \
 	libzydis-dev libcapstone-dev || exit 1
@@ -106,13 +106,15 @@ run_ctest "gcc -Werror" build-ci -DCMAKE_C_COMPILER=gcc -DFDR_WERROR=ON -- --tim
 # a user's plain release build (-O3 finds warnings -O2 does not), here with -Werror
 run_ctest "release -Werror" build-ci-release -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=Release \
 	-DFDR_WERROR=ON -- -L unit --timeout 300
-run_ctest "clang -Werror" build-ci-clang -DCMAKE_C_COMPILER=clang -DFDR_WERROR=ON -- -L "unit|integration|docs" --timeout 300
+run_ctest "clang -Werror" build-ci-clang -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DFDR_WERROR=ON -- -L "unit|integration|docs" --timeout 300
 run_ctest "asan+ubsan" build-ci-asan -DCMAKE_C_COMPILER=gcc -DFDR_WERROR=ON -DCMAKE_BUILD_TYPE=Debug \
 	"-DCMAKE_C_FLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
+	"-DCMAKE_CXX_FLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 	"-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined" \
 	"-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=address,undefined" -- --timeout 600
 run_ctest "tsan" build-ci-tsan -DCMAKE_C_COMPILER=gcc -DFDR_WERROR=ON \
-	"-DCMAKE_C_FLAGS=-fsanitize=thread -fno-omit-frame-pointer -Wno-tsan" -- \
+	"-DCMAKE_C_FLAGS=-fsanitize=thread -fno-omit-frame-pointer -Wno-tsan" \
+	"-DCMAKE_CXX_FLAGS=-fsanitize=thread -fno-omit-frame-pointer -Wno-tsan" -- \
 	-L "stress|crash|fuzz" -LE no-tsan --timeout 600
 
 # run_demo: the README's first command, from a fresh clone (one test in the totals)

@@ -28,6 +28,9 @@ if(TARGET fdr-probe)
   add_executable(test-probe-ret unit/test-probe-ret.c)
   target_include_directories(test-probe-ret PRIVATE ${CRITERION_INCLUDE_DIRS})
   target_compile_options(test-probe-ret PRIVATE ${CRITERION_CFLAGS_OTHER})
+  # -fexceptions: pthread_cleanup_push() and cleanup attributes run during pthread_exit()'s
+  # forced unwind, which must pass the trampoline (thread_exit_pending)
+  target_compile_options(test-probe-ret PRIVATE -fexceptions)
   target_link_libraries(test-probe-ret PRIVATE fdr-probe ${CRITERION_LINK_LIBRARIES}
                         Threads::Threads)
   add_test(NAME unit/test-probe-ret COMMAND test-probe-ret --jobs=2 --short-filename)
@@ -35,6 +38,25 @@ if(TARGET fdr-probe)
     LABELS unit
     TIMEOUT 120
     ENVIRONMENT "TMPDIR=${CMAKE_CURRENT_BINARY_DIR};${FDR_TEST_SAN_ENV}")
+  # C++ exceptions and forced unwinds through pending returns: built where a C++
+  # compiler is found (the library itself is C). A plain program, label stress too:
+  # the TSan build runs it.
+  include(CheckLanguage)
+  check_language(CXX)
+  if(CMAKE_CXX_COMPILER)
+    enable_language(CXX)
+    add_executable(test-probe-ret-cxx unit/test-probe-ret-cxx.cc)
+    target_compile_options(test-probe-ret-cxx PRIVATE -Wall -Wextra
+                           $<$<BOOL:${FDR_WERROR}>:-Werror>)
+    target_link_libraries(test-probe-ret-cxx PRIVATE fdr-probe Threads::Threads)
+    add_test(NAME unit/test-probe-ret-cxx COMMAND test-probe-ret-cxx)
+    set_tests_properties(unit/test-probe-ret-cxx PROPERTIES
+      LABELS "unit;stress"
+      TIMEOUT 120
+      ENVIRONMENT "${FDR_TEST_SAN_ENV}")
+  else()
+    message(STATUS "probe: no C++ compiler, test-probe-ret-cxx not built")
+  endif()
   # live patching, outside Criterion (label stress: the TSan build runs it too)
   add_executable(probe-live stress/probe-live.c unit/probe-targets.S)
   target_link_libraries(probe-live PRIVATE fdr-probe Threads::Threads)

@@ -410,7 +410,7 @@ static int pa_arm(struct fdr_session *s, uint32_t i, const struct fdr_abi_probe_
 	if (ret < 0) {
 		free(a);
 		snprintf(why, n, "%s at 0x%lx (%s+0x%llx)",
-			 ret == -EBUSY	? "another probe is armed" :
+			 ret == -EBUSY	? "4 probes are armed there already" :
 			 ret == -EPERM	? "the page is writable and executable" :
 			 ret == -EFAULT ? "not in an executable mapping" :
 					  strerror(-ret),

@@ -40,6 +40,13 @@
  * (both sequentially consistent): either the handler sees armed = 0, or the
  * disarmer waits for it, so a handler never runs with a stale 'arg'.
  *
+ * A site carries up to PR_SITE_PROBES probes (an entry and a return probe on
+ * one function, or two events at one place), each with its own 'on', handler
+ * and counters. The int3 goes in with the first and comes out with the last;
+ * the others join or leave by 'on' alone, with the same pairing: the handler
+ * increments 'active' before it reads each probe's 'on', the disarmer clears
+ * 'on' before it waits for 'active' to be 0.
+ *
  * Sites live in a fixed open-addressing table keyed by address; a site is
  * never freed, only disarmed, and re-arming the same address reuses it and its
  * slot (a thread may still be inside the slot from the last time: the bytes
@@ -51,15 +58,25 @@
  * instruction; there the handler pushes {real return address, RSP, site} on a
  * per-thread stack (static TLS, PR_RET_DEPTH deep: no allocation in a signal
  * handler; full = a miss, the return is left alone) and overwrites the return
- * address at RSP with the trampoline, one int3 in an r-x page of its own. When
- * the function returns there, the handler finds the entry whose RSP + 8 is the
- * RSP after the ret, calls the site's handler with the registers of the return
- * (RAX = $retval, IP = the real return address, probe_addr = the function) and
- * resumes at the real return address. Entries above the one found, and at a
- * new entry those whose return-address slot is at or below the new RSP and no
- * longer holds the trampoline, belong to frames that longjmp() abandoned: they
- * are dropped as misses. An entry whose slot still holds the trampoline is
- * never dropped at an entry (it may be live on another stack: sigaltstack).
+ * address at RSP with the trampoline, one int3 in this library's text
+ * (tramp.S). When the function returns there, the handler finds the entry whose
+ * RSP + 8 is the RSP after the ret, calls the site's handler with the
+ * registers of the return (RAX = $retval, IP = the real return address,
+ * probe_addr = the function) and resumes at the real return address. Entries
+ * above the one found, and at a new entry those whose return-address slot is at
+ * or below the new RSP and no longer holds the trampoline, or is the new RSP
+ * itself (the new call overwrote it), belong to frames that longjmp() abandoned:
+ * they are dropped as misses. An entry whose slot still holds the trampoline is
+ * never dropped at an entry (it may be live on another stack: sigaltstack; or
+ * its function tail-called the new one, whose slot it shares).
+ *
+ * Unwinders (C++ exceptions, pthread_exit(), backtrace()) pass the trampoline
+ * with its .eh_frame entry (tramp.S): the real return address comes from
+ * fdr_probe_ret_table, a global copy of every thread's pending returns keyed by
+ * the return-address slot, since a DWARF expression cannot read TLS. A phase-2
+ * unwind goes through fdr_probe_ret_personality() and fdr_probe_ret_pad, which
+ * drop the entry of the frame it passes (docs/design/probes.md, "Unwinding
+ * through a pending return").
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -74,6 +91,7 @@
 #include <sys/uio.h>
 #include <ucontext.h>
 #include <unistd.h>
+#include <unwind.h>
 
 #include "probe-local.h"
 #include "reloc.h"
@@ -86,25 +104,40 @@
 
 _Static_assert(PR_SLOT_SIZE >= FDR_RELOC_SLOT_MAX, "an XOL slot holds any emitted instruction");
 
+/*
+ * One probe: a handler at a site, armed and disarmed on its own. The handle
+ * fdr_probe_arm() gives out. fn, arg and ret are written under pr_lock while
+ * 'on' is 0 and no handler runs on the site, then 'on' = 1 publishes them.
+ */
 struct fdr_probe_site {
-	_Atomic uintptr_t addr; /* 0: free entry; published with release (pr_insert) */
-	atomic_int armed; /* 1 while the int3 is (being) in place; seq_cst */
-	atomic_int active; /* handlers running on this site; seq_cst */
+	atomic_int on; /* 1 while this handler is wanted; seq_cst */
+	int ret; /* FDR_PROBE_ARM_RETURN: the handler runs at the return */
+	uint32_t site; /* index of its address in pr_sites */
 	_Atomic(fdr_probe_handler) fn;
 	_Atomic(void *) arg;
-	struct fdr_reloc_insn insn; /* written under the lock before armed = 1 */
-	uintptr_t slot; /* the out-of-line copy */
-	int xol_all; /* test hook: branches run out of line too */
-	int ret; /* FDR_PROBE_ARM_RETURN: the handler runs at the return */
 	atomic_uint_fast64_t hits, misses;
 };
 
-static struct fdr_probe_site pr_sites[PR_SITES];
+/* Probes one address can carry: an entry and a return probe, and two more events */
+#define PR_SITE_PROBES 4
+
+/* A probed address: its int3, its out-of-line copy and the probes on it. */
+struct pr_site {
+	_Atomic uintptr_t addr; /* 0: free entry; published with release (pr_insert) */
+	atomic_int armed; /* 1 while the int3 is (being) in place; seq_cst */
+	atomic_int active; /* handlers running on this site; seq_cst */
+	struct fdr_reloc_insn insn; /* written under the lock before armed = 1 */
+	uintptr_t slot; /* the out-of-line copy */
+	int xol_all; /* test hook: branches run out of line too */
+	struct fdr_probe_site probes[PR_SITE_PROBES];
+};
+
+static struct pr_site pr_sites[PR_SITES];
 static pthread_mutex_t pr_lock = PTHREAD_MUTEX_INITIALIZER;
 /*
  * The indexes of the sites in use, in the order they were made (under
  * pr_lock): the walks over every site look at these, not at the whole table,
- * whose 544 KiB a first arm would otherwise fault in page by page.
+ * whose 1.2 MiB a first arm would otherwise fault in page by page.
  */
 static uint16_t pr_used[PR_SITES];
 static unsigned int pr_nused;
@@ -132,10 +165,34 @@ struct pr_ret {
 	uintptr_t ret; /* the real return address */
 	uintptr_t sp; /* where it was: RSP at the function's first instruction */
 	uint32_t site; /* index in pr_sites */
+	uint32_t tab; /* its slot in fdr_probe_ret_table */
 };
 static _Atomic uintptr_t pr_tramp;
 static __thread __attribute__((tls_model("initial-exec"))) struct pr_ret pr_rets[PR_RET_DEPTH];
 static __thread __attribute__((tls_model("initial-exec"))) unsigned int pr_nrets;
+
+/*
+ * Every thread's pending returns again, for unwinders (tramp.S): keyed by the
+ * return-address slot S, the value the real return address. Open addressing,
+ * no wrap: a key lives in one of the PR_RTAB_PROBES slots from its hash on,
+ * which is all tramp.S's DWARF expression looks at. Only the thread whose stack
+ * holds S writes key S (a key left by a dead thread, whose stack memory a new
+ * thread got, is taken over: key match first); slots are claimed with a CAS.
+ * If no slot is free, the function is not hijacked (a miss).
+ */
+#define PR_RTAB_SHIFT 12 /* tramp.S: the shift is 64 - 12 */
+#define PR_RTAB (1u << PR_RTAB_SHIFT)
+#define PR_RTAB_PROBES 8 /* tramp.S: 8 probes */
+struct pr_rslot {
+	_Atomic uintptr_t key; /* S, or 0: free */
+	_Atomic uintptr_t val; /* the real return address */
+};
+_Static_assert(sizeof(struct pr_rslot) == 16, "tramp.S: 16-byte slots, the value at +8");
+__attribute__((visibility("hidden"))) struct pr_rslot fdr_probe_ret_table[PR_RTAB + PR_RTAB_PROBES];
+
+/* tramp.S */
+extern const char fdr_probe_ret_tramp[] __attribute__((visibility("hidden")));
+extern const char fdr_probe_ret_pad[] __attribute__((visibility("hidden")));
 
 void fdr_probe_lock(void)
 {
@@ -148,10 +205,13 @@ void fdr_probe_unlock(void)
 }
 
 /* The child of a fork has one thread: locks another thread held are free again. */
+static void pr_rtab_atfork_child(void);
+
 static void pr_atfork_child(void)
 {
 	pthread_mutex_init(&pr_lock, NULL);
 	fdr_probe_sig_atfork_child();
+	pr_rtab_atfork_child();
 }
 
 static unsigned int pr_hash(uintptr_t addr)
@@ -160,12 +220,12 @@ static unsigned int pr_hash(uintptr_t addr)
 }
 
 /* Async-signal-safe: the site for @addr, or NULL. */
-static struct fdr_probe_site *pr_lookup(uintptr_t addr)
+static struct pr_site *pr_lookup(uintptr_t addr)
 {
 	unsigned int i, h = pr_hash(addr);
 
 	for (i = 0; i < PR_SITES; i++) {
-		struct fdr_probe_site *s = &pr_sites[(h + i) & (PR_SITES - 1)];
+		struct pr_site *s = &pr_sites[(h + i) & (PR_SITES - 1)];
 		/* acquire: pairs with the release in pr_insert() */
 		uintptr_t a = atomic_load_explicit(&s->addr, memory_order_acquire);
 
@@ -178,12 +238,12 @@ static struct fdr_probe_site *pr_lookup(uintptr_t addr)
 }
 
 /* Under pr_lock: the site for @addr, made if needed; NULL if the table is full. */
-static struct fdr_probe_site *pr_insert(uintptr_t addr)
+static struct pr_site *pr_insert(uintptr_t addr)
 {
 	unsigned int i, h = pr_hash(addr);
 
 	for (i = 0; i < PR_SITES; i++) {
-		struct fdr_probe_site *s = &pr_sites[(h + i) & (PR_SITES - 1)];
+		struct pr_site *s = &pr_sites[(h + i) & (PR_SITES - 1)];
 		uintptr_t a = atomic_load_explicit(&s->addr, memory_order_relaxed);
 
 		if (a == addr)
@@ -218,7 +278,7 @@ static size_t pr_read_orig(uintptr_t addr, uint8_t *buf, size_t len)
 		memcpy(buf, (const void *)addr, (size_t)got);
 	}
 	for (i = 0; i < pr_nused; i++) {
-		struct fdr_probe_site *s = &pr_sites[pr_used[i]];
+		struct pr_site *s = &pr_sites[pr_used[i]];
 		uintptr_t a = atomic_load_explicit(&s->addr, memory_order_acquire);
 
 		if (a >= addr && a < addr + (size_t)got && s->insn.len && atomic_load(&s->armed))
@@ -316,7 +376,7 @@ out:
 }
 
 /* Under pr_lock: a slot near @s's address holding its out-of-line copy. */
-static int pr_slot_make(struct fdr_probe_site *s, const struct fdr_reloc_insn *insn)
+static int pr_slot_make(struct pr_site *s, const struct fdr_reloc_insn *insn)
 {
 	uint8_t code[PR_SLOT_SIZE];
 	struct pr_xol *x;
@@ -378,13 +438,19 @@ static int pr_shstk_active(void)
  * @addr: an instruction boundary (see fdr_probe_check()) in a mapped r-x page
  * @fn: called on every hit with the registers, in a signal handler
  * @arg: passed to @fn; must stay valid until fdr_probe_disarm() returns
- * @out: the site, for fdr_probe_disarm() and the counters
+ * @out: the probe, for fdr_probe_disarm() and the counters
  *
  * Installs the SIGTRAP handler the first time (signal.c keeps the program's own
  * handlers running). Never makes a page writable and executable. Not
  * async-signal-safe; serialised with every other arm/disarm.
  *
- * Returns: 0; -EINVAL (NULL @fn or @out); -EBUSY if @addr is armed already;
+ * Other probes may be armed at @addr already (up to 4 in all, entry and return
+ * probes mixed): this one joins them and each handler runs on every hit. If
+ * the code under them was unmapped (their disarm failed) and other code is
+ * mapped at @addr now, they are dropped and this probe arms the new code; the
+ * handles of the dropped probes must not be used again (one may be this one's).
+ *
+ * Returns: 0; -EINVAL (NULL @fn or @out); -EBUSY if @addr has 4 probes already;
  * -EFAULT if @addr is not in an executable mapping; -EPERM if its page is
  * writable and executable (JIT code: not ours to patch); -EILSEQ/-ENOTSUP from
  * the decoder, or -ENOTSUP for a call under a CET shadow stack; -ENOSPC if the
@@ -396,27 +462,22 @@ int fdr_probe_arm(uintptr_t addr, fdr_probe_handler fn, void *arg, struct fdr_pr
 	return fdr_probe_arm_flags(addr, 0, fn, arg, out);
 }
 
-/* Under pr_lock: the return trampoline, made the first time. */
-static int pr_tramp_make(uintptr_t near)
+/* Whether the byte at @addr is an int3 (read without faulting; the caller checked the page). */
+static int pr_int3_at(uintptr_t addr)
 {
-	uint8_t page[64];
-	uintptr_t base;
-	int ret;
+	uint8_t b = 0;
+	struct iovec local = { &b, 1 }, remote = { (void *)addr, 1 };
 
-	if (atomic_load(&pr_tramp))
-		return 0;
-	base = fdr_patch_alloc_near(near, PR_XOL_PAGE);
-	if (!base)
-		return -ENOMEM;
-	memset(page, 0xcc, sizeof(page));
-	ret = fdr_patch_write(base, page, sizeof(page));
-	if (ret < 0) {
-		munmap((void *)base, PR_XOL_PAGE);
-		return ret;
-	}
-	/* +16: an unwinder looks up ret-1; keep that in the page as well */
-	atomic_store(&pr_tramp, base + 16);
-	return 0;
+	if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != 1)
+		b = *(const volatile uint8_t *)addr; /* no process_vm_readv (seccomp) */
+	return b == 0xcc;
+}
+
+/* The return trampoline (tramp.S), published at the first return probe. */
+static void pr_tramp_publish(void)
+{
+	/* release: pairs with the acquire in pr_sigtrap() */
+	atomic_store_explicit(&pr_tramp, (uintptr_t)fdr_probe_ret_tramp, memory_order_release);
 }
 
 /**
@@ -426,17 +487,18 @@ static int pr_tramp_make(uintptr_t near)
  *	(gpr[FDR_REG_AX] the return value, gpr[FDR_REG_IP] the return address,
  *	probe_addr the function); see "Return probes" at the top
  *
- * Returns: as fdr_probe_arm(); -EINVAL for unknown @flags; -ENOMEM if the
- * trampoline page cannot be had.
+ * Returns: as fdr_probe_arm(); -EINVAL for unknown @flags.
  */
 int fdr_probe_arm_flags(uintptr_t addr, unsigned int flags, fdr_probe_handler fn, void *arg,
 			struct fdr_probe_site **out)
 {
 	struct fdr_reloc_insn insn;
-	struct fdr_probe_site *s;
+	struct pr_site *s;
+	struct fdr_probe_site *p = NULL;
 	uint8_t code[FDR_RELOC_MAX_LEN], int3 = 0xcc;
 	size_t got;
 	int prot, ret;
+	unsigned int k;
 	const char *e;
 
 	if (!fn || !out || (flags & ~FDR_PROBE_ARM_RETURN))
@@ -452,8 +514,36 @@ int fdr_probe_arm_flags(uintptr_t addr, unsigned int flags, fdr_probe_handler fn
 		goto out;
 	}
 	s = pr_lookup(addr);
+	if (s && atomic_load(&s->armed) && !pr_int3_at(addr)) {
+		/*
+		 * armed, but the int3 is gone: the code was unmapped under it (its
+		 * disarm could not write) and other code is mapped there now. The
+		 * stale probes go; this one arms the new code afresh.
+		 */
+		for (k = 0; k < PR_SITE_PROBES; k++)
+			atomic_store(&s->probes[k].on, 0);
+		atomic_store(&s->armed, 0);
+	}
 	if (s && atomic_load(&s->armed)) {
-		ret = -EBUSY;
+		/* the int3 is in place for another probe: this one only joins it */
+		for (k = 0; k < PR_SITE_PROBES && !p; k++)
+			if (!atomic_load(&s->probes[k].on))
+				p = &s->probes[k];
+		if (!p) {
+			ret = -EBUSY;
+			goto out;
+		}
+		/* a handler that read this probe 'on' before its last disarm may still run */
+		while (atomic_load(&s->active) != 0)
+			sched_yield();
+		if (flags & FDR_PROBE_ARM_RETURN)
+			pr_tramp_publish();
+		p->ret = (flags & FDR_PROBE_ARM_RETURN) != 0;
+		atomic_store(&p->fn, fn);
+		atomic_store(&p->arg, arg);
+		/* seq_cst: fn, arg and ret are complete before a handler sees 'on' */
+		atomic_store(&p->on, 1);
+		*out = p;
 		goto out;
 	}
 	got = pr_read_orig(addr, code, sizeof(code));
@@ -481,21 +571,22 @@ int fdr_probe_arm_flags(uintptr_t addr, unsigned int flags, fdr_probe_handler fn
 	/* test hook: every kind runs out of line, through fdr_reloc_emit()'s code */
 	e = getenv("FDR_PROBE_XOL_ALL");
 	s->xol_all = e && e[0] == '1';
-	if (flags & FDR_PROBE_ARM_RETURN) {
-		ret = pr_tramp_make(addr);
-		if (ret < 0)
-			goto out;
-	}
-	s->ret = (flags & FDR_PROBE_ARM_RETURN) != 0;
-	atomic_store(&s->fn, fn);
-	atomic_store(&s->arg, arg);
+	if (flags & FDR_PROBE_ARM_RETURN)
+		pr_tramp_publish();
+	p = &s->probes[0]; /* the site is not armed: none of its probes is on */
+	for (k = 0; k < PR_SITE_PROBES; k++)
+		s->probes[k].site = (uint32_t)(s - pr_sites);
+	p->ret = (flags & FDR_PROBE_ARM_RETURN) != 0;
+	atomic_store(&p->fn, fn);
+	atomic_store(&p->arg, arg);
+	atomic_store(&p->on, 1);
 	/* taken again after fdr detach gave it back (fdr_probe_sig_release()) */
 	if (!pr_sig_installed || !fdr_probe_sig_is_taken(SIGTRAP)) {
 		if (!pr_sig_installed)
 			pthread_atfork(NULL, NULL, pr_atfork_child);
 		ret = fdr_probe_sig_take(SIGTRAP, pr_sigtrap);
 		if (ret < 0)
-			goto out;
+			goto off;
 		pr_sig_installed = 1;
 	}
 	/* seq_cst: the site is complete and armed before any thread can trap on it */
@@ -503,28 +594,35 @@ int fdr_probe_arm_flags(uintptr_t addr, unsigned int flags, fdr_probe_handler fn
 	ret = fdr_patch_write(addr, &int3, 1);
 	if (ret < 0) {
 		atomic_store(&s->armed, 0);
-		goto out;
+		goto off;
 	}
 	fdr_patch_sync();
-	*out = s;
+	*out = p;
+	goto out;
+off:
+	atomic_store(&p->on, 0);
 out:
 	fdr_probe_unlock();
 	return ret;
 }
 
 /**
- * fdr_probe_disarm - remove a probe: the original byte goes back exactly
+ * fdr_probe_disarm - remove a probe; with it the last of its address, the
+ *	original byte goes back exactly
  * @site: from fdr_probe_arm()
  *
  * Returns once no thread runs @site's handler any more (its @arg may be freed
  * then); a thread that trapped on the int3 just before it went runs the original
- * instruction. Must not be called from a probe handler.
+ * instruction. Other probes at the same address stay armed. Must not be called
+ * from a probe handler.
  *
  * Returns: 0; -EINVAL if @site is NULL or not armed; -EDEADLK from a probe
  * handler; a negative errno from the text write (the probe stays armed).
  */
 int fdr_probe_disarm(struct fdr_probe_site *site)
 {
+	struct pr_site *s;
+	unsigned int k, others = 0;
 	int ret;
 
 	if (!site)
@@ -532,20 +630,27 @@ int fdr_probe_disarm(struct fdr_probe_site *site)
 	if (pr_depth > 0)
 		return -EDEADLK;
 	fdr_probe_lock();
-	if (!atomic_load(&site->armed)) {
+	s = &pr_sites[site->site];
+	if (!atomic_load(&site->on) || !atomic_load(&s->armed)) {
 		fdr_probe_unlock();
 		return -EINVAL;
 	}
-	ret = fdr_patch_write(atomic_load(&site->addr), &site->insn.bytes[0], 1);
-	if (ret < 0) {
-		fdr_probe_unlock();
-		return ret;
+	for (k = 0; k < PR_SITE_PROBES; k++)
+		others += &s->probes[k] != site && atomic_load(&s->probes[k].on);
+	if (!others) {
+		ret = fdr_patch_write(atomic_load(&s->addr), &s->insn.bytes[0], 1);
+		if (ret < 0) {
+			fdr_probe_unlock();
+			return ret;
+		}
+		fdr_patch_sync();
 	}
-	fdr_patch_sync();
-	/* seq_cst: pairs with the handler's active++ then armed load (essay above) */
-	atomic_store(&site->armed, 0);
+	/* seq_cst: pairs with the handler's active++ then armed and 'on' loads (essay above) */
+	atomic_store(&site->on, 0);
+	if (!others)
+		atomic_store(&s->armed, 0);
 	fdr_probe_unlock();
-	while (atomic_load(&site->active) != 0)
+	while (atomic_load(&s->active) != 0)
 		sched_yield();
 	return 0;
 }
@@ -597,30 +702,125 @@ static void pr_ret_lost(void)
 	abort();
 }
 
-/* A frame abandoned by longjmp(): its entry goes, as a miss of its site. */
+/* tramp.S's hash of a return-address slot: the first of its PR_RTAB_PROBES slots. */
+static unsigned int pr_rtab_hash(uintptr_t key)
+{
+	return (unsigned int)(((uint64_t)key * 0x9e3779b97f4a7c15ull) >> (64 - PR_RTAB_SHIFT));
+}
+
+/* Async-signal-safe: publish S -> @val for unwinders; its slot, or -1 if none is free. */
+static int pr_rtab_insert(uintptr_t key, uintptr_t val)
+{
+	unsigned int j, h = pr_rtab_hash(key);
+
+	/* a key already there was left by a frame that is gone: this thread owns S now */
+	for (j = 0; j < PR_RTAB_PROBES; j++) {
+		struct pr_rslot *e = &fdr_probe_ret_table[h + j];
+
+		if (atomic_load_explicit(&e->key, memory_order_relaxed) == key) {
+			atomic_store_explicit(&e->val, val, memory_order_relaxed);
+			return (int)(h + j);
+		}
+	}
+	for (j = 0; j < PR_RTAB_PROBES; j++) {
+		struct pr_rslot *e = &fdr_probe_ret_table[h + j];
+		uintptr_t free_key = 0;
+
+		/* relaxed: only this thread reads key S back (its own unwinder) */
+		if (atomic_compare_exchange_strong_explicit(
+			    &e->key, &free_key, key, memory_order_relaxed, memory_order_relaxed)) {
+			atomic_store_explicit(&e->val, val, memory_order_relaxed);
+			return (int)(h + j);
+		}
+	}
+	return -1;
+}
+
+/*
+ * In the child of a fork: the other threads' pending returns are gone with
+ * them; only this thread's stay in the table (their slots as they were).
+ */
+static void pr_rtab_atfork_child(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < PR_RTAB + PR_RTAB_PROBES; i++)
+		atomic_store_explicit(&fdr_probe_ret_table[i].key, 0, memory_order_relaxed);
+	for (i = 0; i < pr_nrets; i++) {
+		atomic_store_explicit(&fdr_probe_ret_table[pr_rets[i].tab].val, pr_rets[i].ret,
+				      memory_order_relaxed);
+		atomic_store_explicit(&fdr_probe_ret_table[pr_rets[i].tab].key, pr_rets[i].sp,
+				      memory_order_relaxed);
+	}
+}
+
+/* @r's slot in the table is free again (unless a later frame at S took it over). */
+static void pr_rtab_remove(const struct pr_ret *r)
+{
+	struct pr_rslot *e = &fdr_probe_ret_table[r->tab];
+
+	if (atomic_load_explicit(&e->key, memory_order_relaxed) == r->sp &&
+	    atomic_load_explicit(&e->val, memory_order_relaxed) == r->ret)
+		atomic_store_explicit(&e->key, 0, memory_order_relaxed);
+}
+
+/* A return of @s not reported: a miss of each of its return probes. */
+static void pr_ret_miss(struct pr_site *s)
+{
+	unsigned int k;
+
+	for (k = 0; k < PR_SITE_PROBES; k++)
+		if (atomic_load_explicit(&s->probes[k].on, memory_order_relaxed) &&
+		    s->probes[k].ret)
+			atomic_fetch_add_explicit(&s->probes[k].misses, 1, memory_order_relaxed);
+}
+
+/* A frame abandoned (longjmp(), an exception, a forced unwind): its entry goes, as a miss. */
 static void pr_ret_drop(unsigned int i)
 {
-	atomic_fetch_add_explicit(&pr_sites[pr_rets[i].site].misses, 1, memory_order_relaxed);
+	pr_rtab_remove(&pr_rets[i]);
+	pr_ret_miss(&pr_sites[pr_rets[i].site]);
 }
 
 /* Entry of a return probe: hijack the return address at RSP (or count a miss). */
-static void pr_ret_entry(struct fdr_probe_site *s, greg_t *g, uintptr_t tramp)
+static void pr_ret_entry(struct pr_site *s, greg_t *g, uintptr_t tramp)
 {
 	uintptr_t sp = (uintptr_t)g[REG_RSP];
 	struct pr_ret *r;
+	unsigned int i, j;
+	int tab;
 
+	/*
+	 * An entry at this very slot, anywhere in the stack, is a frame gone (longjmp
+	 * out of nested probed frames leaves them below newer entries): the call just
+	 * wrote its own return address there. Not so if the slot holds the
+	 * trampoline: a hijacked function tail-called this one, whose return goes
+	 * through both entries.
+	 */
+	if (*(const uintptr_t *)sp != tramp) {
+		for (i = pr_nrets; i-- > 0;) {
+			if (pr_rets[i].sp != sp)
+				continue;
+			pr_ret_drop(i);
+			for (j = i; j + 1 < pr_nrets; j++)
+				pr_rets[j] = pr_rets[j + 1];
+			pr_nrets--;
+		}
+	}
 	/* stale entries: their slot was reused (at or below RSP now) and lost the trampoline */
 	while (pr_nrets > 0 && pr_rets[pr_nrets - 1].sp <= sp &&
 	       *(const uintptr_t *)pr_rets[pr_nrets - 1].sp != tramp)
 		pr_ret_drop(--pr_nrets);
-	if (pr_depth > 0 || pr_nrets >= PR_RET_DEPTH || !tramp) {
-		atomic_fetch_add_explicit(&s->misses, 1, memory_order_relaxed);
+	if (pr_depth > 0 || pr_nrets >= PR_RET_DEPTH || !tramp ||
+	    (tab = pr_rtab_insert(sp, *(const uintptr_t *)sp)) < 0) {
+		pr_ret_miss(s);
 		return;
 	}
 	r = &pr_rets[pr_nrets];
 	r->ret = *(const uintptr_t *)sp;
 	r->sp = sp;
 	r->site = (uint32_t)(s - pr_sites);
+	r->tab = (uint32_t)tab;
 	/* the entry is complete before the return can reach the trampoline */
 	atomic_signal_fence(memory_order_seq_cst);
 	pr_nrets++;
@@ -631,10 +831,10 @@ static void pr_ret_entry(struct fdr_probe_site *s, greg_t *g, uintptr_t tramp)
 static void pr_ret_hit(greg_t *g)
 {
 	uintptr_t sp = (uintptr_t)g[REG_RSP];
-	struct fdr_probe_site *s;
+	struct pr_site *s;
 	struct fdr_probe_regs regs;
 	struct pr_ret r;
-	unsigned int i = pr_nrets;
+	unsigned int k, i = pr_nrets;
 
 	while (i > 0 && pr_rets[i - 1].sp + 8 != sp)
 		i--;
@@ -645,34 +845,114 @@ static void pr_ret_hit(greg_t *g)
 		pr_ret_drop(--pr_nrets);
 	pr_nrets = i - 1;
 	s = &pr_sites[r.site];
-	atomic_fetch_add(&s->active, 1); /* seq_cst: before the armed load (essay) */
-	if (!atomic_load(&s->armed) || !s->ret) {
-		/* disarmed (or re-armed as an entry probe) since the entry: no handler */
-	} else if (pr_depth == 0) {
-		fdr_probe_handler fn = atomic_load_explicit(&s->fn, memory_order_relaxed);
+	atomic_fetch_add(&s->active, 1); /* seq_cst: before the 'on' loads (essay) */
+	for (k = 0; k < PR_SITE_PROBES; k++) {
+		struct fdr_probe_site *p = &s->probes[k];
 
-		pr_depth++;
-		pr_fill_regs(&regs, g, r.ret);
-		regs.probe_addr = atomic_load_explicit(&s->addr, memory_order_relaxed);
-		fn(&regs, atomic_load_explicit(&s->arg, memory_order_relaxed));
-		pr_depth--;
-		atomic_fetch_add_explicit(&s->hits, 1, memory_order_relaxed);
-	} else {
-		atomic_fetch_add_explicit(&s->misses, 1, memory_order_relaxed);
+		/* a probe disarmed since the entry (or re-armed as an entry probe): none */
+		if (!atomic_load(&p->on) || !p->ret) {
+			continue;
+		} else if (pr_depth == 0) {
+			fdr_probe_handler fn = atomic_load_explicit(&p->fn, memory_order_relaxed);
+
+			pr_depth++;
+			pr_fill_regs(&regs, g, r.ret);
+			regs.probe_addr = atomic_load_explicit(&s->addr, memory_order_relaxed);
+			fn(&regs, atomic_load_explicit(&p->arg, memory_order_relaxed));
+			pr_depth--;
+			atomic_fetch_add_explicit(&p->hits, 1, memory_order_relaxed);
+		} else {
+			atomic_fetch_add_explicit(&p->misses, 1, memory_order_relaxed);
+		}
 	}
 	atomic_fetch_sub(&s->active, 1);
+	/* only now: an unwinder running in the handler (backtrace()) still finds it */
+	pr_rtab_remove(&r);
 	g[REG_RIP] = (greg_t)r.ret;
+}
+
+/*
+ * The personality of the trampoline frame (tramp.S). Phase 1 and backtraces
+ * pass through with tramp.S's table lookup; a phase-2 unwind (the exception's
+ * handler is above, or a forced unwind: pthread_exit(), pthread_cancel()) is
+ * sent to fdr_probe_ret_pad with the exception in the first EH data register,
+ * which drops the entry and resumes from a frame called from the caller.
+ */
+__attribute__((visibility("hidden"))) _Unwind_Reason_Code
+fdr_probe_ret_personality(int version, _Unwind_Action actions, _Unwind_Exception_Class cls,
+			  struct _Unwind_Exception *ue, struct _Unwind_Context *ctx);
+_Unwind_Reason_Code fdr_probe_ret_personality(int version, _Unwind_Action actions,
+					      _Unwind_Exception_Class cls,
+					      struct _Unwind_Exception *ue,
+					      struct _Unwind_Context *ctx)
+{
+	uintptr_t sp = (uintptr_t)_Unwind_GetCFA(ctx) - 8;
+	unsigned int i = pr_nrets;
+
+	(void)cls;
+	if (version != 1 || !(actions & _UA_CLEANUP_PHASE))
+		return _URC_CONTINUE_UNWIND;
+	while (i > 0 && pr_rets[i - 1].sp != sp)
+		i--;
+	if (i == 0)
+		return _URC_CONTINUE_UNWIND; /* not this thread's: nothing to drop */
+	_Unwind_SetGR(ctx, __builtin_eh_return_data_regno(0), (_Unwind_Ptr)ue);
+	_Unwind_SetIP(ctx, (_Unwind_Ptr)fdr_probe_ret_pad);
+	return _URC_INSTALL_CONTEXT;
+}
+
+/*
+ * Called by fdr_probe_ret_pad with the slot @sp of a return an unwind passes:
+ * the function will never return, so its entry (and those above it, frames
+ * already gone) are dropped as misses. Returns the real return address.
+ */
+__attribute__((visibility("hidden"))) uintptr_t fdr_probe_ret_unwound(uintptr_t sp);
+uintptr_t fdr_probe_ret_unwound(uintptr_t sp)
+{
+	unsigned int i = pr_nrets;
+	uintptr_t ret;
+
+	while (i > 0 && pr_rets[i - 1].sp != sp)
+		i--;
+	if (i == 0)
+		pr_ret_lost(); /* the personality found it a moment ago */
+	while (pr_nrets > i)
+		pr_ret_drop(--pr_nrets);
+	ret = pr_rets[i - 1].ret;
+	pr_ret_drop(--pr_nrets);
+	return ret;
+}
+
+/**
+ * fdr_probe_ret_pending - this thread's pending return probes (tests)
+ * @table: if not NULL, set to the number of pending returns of all threads
+ *	that unwinders can see (fdr_probe_ret_table's used slots)
+ *
+ * Returns: how many hijacked returns this thread has not come back through.
+ */
+unsigned int fdr_probe_ret_pending(unsigned int *table)
+{
+	unsigned int i, n = 0;
+
+	if (table) {
+		for (i = 0; i < PR_RTAB + PR_RTAB_PROBES; i++)
+			n += atomic_load_explicit(&fdr_probe_ret_table[i].key,
+						  memory_order_relaxed) != 0;
+		*table = n;
+	}
+	return pr_nrets;
 }
 
 static void pr_sigtrap(int sig, siginfo_t *si, void *ucv)
 {
 	ucontext_t *uc = ucv;
 	greg_t *g = uc->uc_mcontext.gregs;
-	struct fdr_probe_site *s;
+	struct pr_site *s;
 	struct fdr_probe_regs regs;
 	const struct fdr_reloc_insn *in;
 	uintptr_t addr, next, tramp;
-	int saved_errno = errno;
+	int saved_errno = errno, filled = 0, ret_on = 0;
+	unsigned int k;
 
 	/* int3 raises #BP (vector 3), reported as SI_KERNEL; anything else is not ours */
 	if (si->si_code != SI_KERNEL || g[REG_TRAPNO] != 3)
@@ -696,19 +976,30 @@ static void pr_sigtrap(int sig, siginfo_t *si, void *ucv)
 		return;
 	}
 	in = &s->insn;
-	if (s->ret) {
-		pr_ret_entry(s, g, tramp);
-	} else if (pr_depth == 0) {
-		fdr_probe_handler fn = atomic_load_explicit(&s->fn, memory_order_relaxed);
+	/* entry handlers first: they see the return address before a hijack changes it */
+	for (k = 0; k < PR_SITE_PROBES; k++) {
+		struct fdr_probe_site *p = &s->probes[k];
 
-		pr_depth++;
-		pr_fill_regs(&regs, g, addr);
-		fn(&regs, atomic_load_explicit(&s->arg, memory_order_relaxed));
-		pr_depth--;
-		atomic_fetch_add_explicit(&s->hits, 1, memory_order_relaxed);
-	} else {
-		atomic_fetch_add_explicit(&s->misses, 1, memory_order_relaxed);
+		if (!atomic_load(&p->on)) { /* seq_cst: after active++ (essay) */
+			continue;
+		} else if (p->ret) {
+			ret_on = 1;
+		} else if (pr_depth == 0) {
+			fdr_probe_handler fn = atomic_load_explicit(&p->fn, memory_order_relaxed);
+
+			if (!filled)
+				pr_fill_regs(&regs, g, addr);
+			filled = 1;
+			pr_depth++;
+			fn(&regs, atomic_load_explicit(&p->arg, memory_order_relaxed));
+			pr_depth--;
+			atomic_fetch_add_explicit(&p->hits, 1, memory_order_relaxed);
+		} else {
+			atomic_fetch_add_explicit(&p->misses, 1, memory_order_relaxed);
+		}
 	}
+	if (ret_on)
+		pr_ret_entry(s, g, tramp); /* one hijack for all the return probes */
 	next = addr + in->len;
 	if (s->xol_all) {
 		g[REG_RIP] = (greg_t)s->slot;

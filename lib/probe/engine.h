@@ -38,6 +38,7 @@ int fdr_probe_arm_flags(uintptr_t addr, unsigned int flags, fdr_probe_handler fn
 int fdr_probe_disarm(struct fdr_probe_site *site);
 uint64_t fdr_probe_site_hits(const struct fdr_probe_site *site);
 uint64_t fdr_probe_site_misses(const struct fdr_probe_site *site);
+unsigned int fdr_probe_ret_pending(unsigned int *table);
 
 /* How text is written (docs/design/probes.md, "Patching"). */
 enum fdr_probe_patch_method {

@@ -216,11 +216,9 @@ test_refused() {
 	remove uprobes/pabad && remove uprobes/paretin
 }
 
-# a return probe: the kernel's '(FUNC <- RET)' line with $retval, one per return
-# (pafn is disabled meanwhile: the engine holds one probe per address)
+# a return probe: the kernel's '(FUNC <- RET)' line with $retval, one per return;
+# pafn, an entry probe on the same function, stays enabled and records too
 test_return_probe() {
-	set_enable 0 uprobes/pafn || return 1
-	wait_byte byte '!cc' || return 1
 	define "r:uprobes/paret $TGT:pa_target_fn rv=\$retval:s32" || return 1
 	set_enable 1 uprobes/paret || return 1
 	sleep 1.2
@@ -235,11 +233,19 @@ test_return_probe() {
 	# one function, one call site: the same two addresses on every line
 	[ "$(printf '%s\n' "$got" | sed -E 's/\) rv=.*//' | sort -u | wc -l)" = 1 ] ||
 		{ diag "addresses differ:"; printf '%s\n' "$got" | sed 's/^/#   /'; return 1; }
+	expect_lines pafn "$lpid" "$(lines pafn hello 0 4; lines pafn hello 0 1; lines pafn hello 0 0
+		lines pafn hello 0 2)" || return 1
+	"$FDR" cat error_log >"$T/log" 2>&1
+	! grep -q "pid $lpid: probe not armed: .*pa_target_fn" "$T/log" ||
+		{ diag "error_log:"; sed 's/^/#   /' "$T/log"; return 1; }
 	set_enable 0 uprobes/paret || return 1
 	remove uprobes/paret || return 1
-	wait_byte byte '!cc' || return 1
-	set_enable 1 uprobes/pafn || return 1
-	wait_byte byte cc
+	# the entry probe keeps the int3
+	sleep 1.2
+	tcmd byte && [ "$reply" = "byte cc" ] || { diag "after the return probe went: $reply"; return 1; }
+	tcmd "call 1" || return 1
+	expect_lines pafn "$lpid" "$(lines pafn hello 0 4; lines pafn hello 0 1; lines pafn hello 0 0
+		lines pafn hello 0 2; lines pafn hello 0 0)"
 }
 
 # an enabled probe cannot be removed (EBUSY) and stays armed; disabled, it is
@@ -254,7 +260,8 @@ test_delete_slot() {
 	set_enable 0 uprobes/pafn || return 1
 	wait_byte byte "$orig" || return 1
 	tcmd "call 1" || return 1
-	expect_lines pafn "$lpid" "$(lines pafn hello 0 4; lines pafn hello 0 1; lines pafn hello 0 0)" || return 1
+	expect_lines pafn "$lpid" "$(lines pafn hello 0 4; lines pafn hello 0 1; lines pafn hello 0 0
+		lines pafn hello 0 2; lines pafn hello 0 0)" || return 1
 	remove uprobes/pafn || return 1
 	# the records left show as the kernel shows an unknown event: "type: ID"
 	n=$("$FDR" show | grep -c -- "-$lpid ")

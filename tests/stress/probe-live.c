@@ -4,7 +4,10 @@
  * TSan build runs it too): 4 threads on 2 CPUs call pt_slow (first instruction:
  * a load that misses the caches) and pt_add and check every result, while the
  * main thread arms and disarms probes on both CYCLES times (default 10000,
- * argv[1]). Zero wrong results and zero crashes are required; each handler
+ * argv[1]). Every other cycle, a return probe joins the entry probe on pt_add,
+ * and the two leave in either order (the int3 goes with the last); its
+ * argument is cleared as soon as its disarm returns, so a handler running late
+ * would see it. Zero wrong results and zero crashes are required; each handler
  * checks the arguments it sees against the thread's record of the call.
  * FDR_PROBE_PATCH and FDR_PROBE_XOL_ALL select the paths as in the unit test.
  * Prints the counts and "N passed, N failed"; exit status 1 on any failure.
@@ -35,7 +38,10 @@ struct runner {
 };
 
 static atomic_int stop;
-static atomic_ulong hits_slow, hits_add, bad_args;
+static atomic_ulong hits_slow, hits_add, hits_ret, bad_args;
+
+#define RET_MAGIC 0x5eed5eedu
+static atomic_uint ret_arg; /* RET_MAGIC while the return probe is armed */
 static uint64_t *cold;
 
 /* pt_slow(p, x): p must point into the cold array; pt_add(a, b): b is a call count */
@@ -54,6 +60,15 @@ static void on_add(const struct fdr_probe_regs *r, void *arg)
 	if (r->gpr[FDR_REG_SI] > (1ull << 40))
 		atomic_fetch_add(&bad_args, 1);
 	atomic_fetch_add_explicit(&hits_add, 1, memory_order_relaxed);
+}
+
+/* pt_add's return: its argument must still be valid (the disarm waits for this handler) */
+static void on_add_ret(const struct fdr_probe_regs *r, void *arg)
+{
+	(void)r;
+	if (atomic_load((atomic_uint *)arg) != RET_MAGIC)
+		atomic_fetch_add(&bad_args, 1);
+	atomic_fetch_add_explicit(&hits_ret, 1, memory_order_relaxed);
 }
 
 static void *run(void *arg)
@@ -105,18 +120,34 @@ int main(int argc, char **argv)
 			return 1;
 	}
 	for (c = 0; c < cycles; c++) {
-		struct fdr_probe_site *s1, *s2;
+		struct fdr_probe_site *s1, *s2, *s3 = NULL;
 		int r1 = fdr_probe_arm((uintptr_t)pt_slow, on_slow, NULL, &s1);
 		int r2 = fdr_probe_arm((uintptr_t)pt_add, on_add, NULL, &s2);
+		int r3 = 0, d = 0;
 
-		if (r1 || r2) {
-			fprintf(stderr, "probe-live: cycle %ld: arm %d %d\n", c, r1, r2);
+		if (c & 1) {
+			atomic_store(&ret_arg, RET_MAGIC);
+			r3 = fdr_probe_arm_flags((uintptr_t)pt_add, FDR_PROBE_ARM_RETURN,
+						 on_add_ret, &ret_arg, &s3);
+		}
+		if (r1 || r2 || r3) {
+			fprintf(stderr, "probe-live: cycle %ld: arm %d %d %d\n", c, r1, r2, r3);
 			failed++;
 			break;
 		}
 		if (c % 16 == 0)
 			sched_yield();
-		if (fdr_probe_disarm(s1) || fdr_probe_disarm(s2)) {
+		d |= fdr_probe_disarm(s1);
+		if (s3 && (c & 2)) {
+			d |= fdr_probe_disarm(s3);
+			atomic_store(&ret_arg, 0);
+		}
+		d |= fdr_probe_disarm(s2);
+		if (s3 && !(c & 2)) {
+			d |= fdr_probe_disarm(s3);
+			atomic_store(&ret_arg, 0);
+		}
+		if (d) {
 			fprintf(stderr, "probe-live: cycle %ld: disarm failed\n", c);
 			failed++;
 			break;
@@ -132,9 +163,9 @@ int main(int argc, char **argv)
 		else
 			passed++;
 	}
-	printf("%ld cycles, hits %lu + %lu, bad arguments %lu\n", c,
+	printf("%ld cycles, hits %lu + %lu, returns %lu, bad arguments %lu\n", c,
 	       (unsigned long)atomic_load(&hits_slow), (unsigned long)atomic_load(&hits_add),
-	       (unsigned long)atomic_load(&bad_args));
+	       (unsigned long)atomic_load(&hits_ret), (unsigned long)atomic_load(&bad_args));
 	if (atomic_load(&bad_args) || !(atomic_load(&hits_slow) + atomic_load(&hits_add)))
 		failed++;
 	else

@@ -647,15 +647,19 @@ Test(probe, registers)
 
 Test(probe, arguments_and_rearm)
 {
-	struct fdr_probe_site *s;
-	struct hits h = { 0 };
+	struct fdr_probe_site *s, *s2;
+	struct hits h = { 0 }, h2 = { 0 };
 	uint64_t i, want_rdi = 0, want_rsi = 0;
 	int round;
 
 	for (round = 0; round < 3; round++) {
 		cr_assert_eq(fdr_probe_arm(A(pt_add), count_hit, &h, &s), 0);
-		cr_assert_eq(fdr_probe_arm(A(pt_add), count_hit, &h, &s), -EBUSY);
+		/* a second probe at the same address: both handlers run (the first 250 calls) */
+		cr_assert_eq(fdr_probe_arm(A(pt_add), count_hit, &h2, &s2), 0);
+		cr_assert_neq(s, s2);
 		for (i = 0; i < 500; i++) {
+			if (i == 250)
+				cr_assert_eq(fdr_probe_disarm(s2), 0, "the other probe stays");
 			cr_assert_eq(pt_add(i, 1000 + i), 1000 + 2 * i);
 			want_rdi += i;
 			want_rsi += 1000 + i;
@@ -664,10 +668,63 @@ Test(probe, arguments_and_rearm)
 		}
 		cr_assert_eq(fdr_probe_disarm(s), 0);
 		cr_assert_eq(fdr_probe_disarm(s), -EINVAL, "second disarm refused");
+		cr_assert_eq(fdr_probe_disarm(s2), -EINVAL, "second disarm refused");
+		cr_assert_eq(*(const volatile uint8_t *)A(pt_add), 0x48, "original byte back");
 	}
 	cr_assert_eq(atomic_load(&h.n), 1500);
+	cr_assert_eq(atomic_load(&h2.n), 750);
 	cr_assert_eq(atomic_load(&h.sum_rdi), want_rdi);
 	cr_assert_eq(atomic_load(&h.sum_rsi), want_rsi);
+}
+
+/* An r-x page at @at (or anywhere) holding @code; MAP_FAILED if it cannot be had. */
+static void *code_page(void *at, const uint8_t *code, size_t len)
+{
+	void *p = mmap(at, 4096, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | (at ? MAP_FIXED_NOREPLACE : 0), -1, 0);
+
+	if (p == MAP_FAILED || (at && p != at))
+		return MAP_FAILED;
+	memset(p, 0xcc, 4096);
+	memcpy(p, code, len);
+	if (mprotect(p, 4096, PROT_READ | PROT_EXEC))
+		return MAP_FAILED;
+	return p;
+}
+
+/*
+ * Code unmapped under an armed probe (a library unloaded): the disarm cannot
+ * write the byte back and the probe stays armed. Other code mapped at the same
+ * address later can be probed: the stale probe is dropped, not joined (its int3
+ * is not in the new code).
+ */
+Test(probe, code_replaced_under_a_probe)
+{
+	static const uint8_t mov_ret[] = { 0x48, 0x89, 0xf8, 0xc3 }; /* mov %rdi,%rax; ret */
+	static const uint8_t lea_ret[] = { 0x48, 0x8d, 0x47, 0x01, 0xc3 }; /* lea 1(%rdi),%rax */
+	struct fdr_probe_site *s1, *s2;
+	struct hits h1 = { 0 }, h2 = { 0 };
+	uint64_t (*f)(uint64_t);
+	void *page = code_page(NULL, mov_ret, sizeof(mov_ret));
+
+	cr_assert_neq(page, MAP_FAILED);
+	*(void **)&f = page;
+	cr_assert_eq(fdr_probe_arm((uintptr_t)page, count_hit, &h1, &s1), 0);
+	cr_assert_eq(f(5), 5);
+	cr_assert_eq(atomic_load(&h1.n), 1);
+	cr_assert_eq(munmap(page, 4096), 0);
+	cr_assert_lt(fdr_probe_disarm(s1), 0, "the byte cannot go back into unmapped code");
+	cr_assert_eq(code_page(page, lea_ret, sizeof(lea_ret)), page);
+	cr_assert_eq(fdr_probe_arm((uintptr_t)page, count_hit, &h2, &s2), 0);
+	cr_assert_eq(*(const volatile uint8_t *)page, 0xcc);
+	cr_assert_eq(f(5), 6, "the new code, its instruction run out of line");
+	cr_assert_eq(atomic_load(&h2.n), 1);
+	cr_assert_eq(atomic_load(&h1.n), 1, "the stale probe's handler never runs again");
+	/* s1 is not used again: its probe was dropped, its handle may be s2's now */
+	cr_assert_eq(fdr_probe_disarm(s2), 0);
+	cr_assert_eq(*(const volatile uint8_t *)page, 0x48);
+	cr_assert_eq(f(7), 8);
+	munmap(page, 4096);
 }
 
 Test(probe, refusals)

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * tramp.S - the return-probe trampoline and its unwind information (x86-64).
+ *
+ * A return probe writes fdr_probe_ret_tramp over the return address of the
+ * function it probes (engine.c, "Return probes"). The int3 there traps when
+ * the function returns. Until then, an unwinder that walks the stack (a C++
+ * exception, pthread_exit()'s forced unwind, backtrace(), gdb) finds the
+ * trampoline as the function's return address, so it needs unwind information
+ * for it: the .eh_frame entry below, found like any other through
+ * libfdr-probe's PT_GNU_EH_FRAME (no registration at run time).
+ *
+ *   caller:   call f            f's frame        the "trampoline frame"
+ *   S:        [fdr_probe_ret_tramp]  <- the slot the hijack wrote (S = CFA-8)
+ *
+ * The trampoline frame's rules: CFA = %rsp (the caller's %rsp after the ret,
+ * S + 8); the return address is a DW_CFA_val_expression that looks S up in
+ * fdr_probe_ret_table, the global table of pending returns (engine.c), and
+ * yields the real return address, or 0 (end of the stack) if S is not there.
+ * An expression cannot read thread-local storage, hence the global table. It
+ * cannot hold the table's address either (.eh_frame is read-only, and a
+ * relocation there would be a text relocation), so it finds it from the
+ * trampoline: *(CFA-8) is the trampoline's address (the slot still holds it:
+ * that is how the unwinder got here), and the word 7 bytes after the int3
+ * holds the table's offset from that word.
+ *
+ *	S    = CFA - 8
+ *	tab  = (T + 7) + *(T + 7), T = *S
+ *	h    = (S * 0x9e3779b97f4a7c15) >> (64 - 12)   (engine.c's pr_rtab_hash)
+ *	for j in 0..7: if tab[h + j].key == S: return tab[h + j].val
+ *	return 0
+ *
+ * Its personality, fdr_probe_ret_personality (engine.c), is called only by a
+ * phase-2 unwind (an exception on its way to a handler above, or a forced
+ * unwind): it sends the unwinder to fdr_probe_ret_pad, which drops the
+ * pending entry (the function will never return), puts the real return
+ * address back in S and resumes the unwind with _Unwind_Resume() from a frame
+ * that looks called from the caller. Phase 1 (the search) and backtraces run
+ * no personality; they only read the table.
+ */
+	.text
+
+/* the return-address expression above, as DW_CFA_val_expression bytes (114 of them) */
+.macro PR_RA_EXPR
+	.cfi_escape 0x16, 0x10, 114		/* DW_CFA_val_expression r16 (RA), length */
+	.cfi_escape 0x12, 0x38, 0x1c		/* dup; lit8; minus		: CFA S */
+	.cfi_escape 0x12, 0x06, 0x23, 0x07	/* dup; deref; plus_uconst 7	: CFA S T+7 */
+	.cfi_escape 0x12, 0x06, 0x22		/* dup; deref; plus		: CFA S tab */
+	.cfi_escape 0x14			/* over				: CFA S tab S */
+	.cfi_escape 0x0e, 0x15, 0x7c, 0x4a, 0x7f, 0xb9, 0x79, 0x37, 0x9e /* const8u golden */
+	.cfi_escape 0x1e, 0x08, 0x34, 0x25	/* mul; const1u 52; shr		: CFA S tab h */
+	.cfi_escape 0x34, 0x24, 0x22		/* lit4; shl; plus		: CFA S &tab[h] */
+	/* 8 probes of 10 bytes: dup; deref; pick 2; eq; bra found; plus_uconst 16 */
+	.irp j, 0, 1, 2, 3, 4, 5, 6, 7
+	.cfi_escape 0x12, 0x06, 0x15, 0x02, 0x29, 0x28, 76 - 10 * \j, 0, 0x23, 0x10
+	.endr
+	.cfi_escape 0x30, 0x2f, 3, 0		/* lit0; skip end		: not found: 0 */
+	.cfi_escape 0x23, 0x08, 0x06		/* found: plus_uconst 8; deref	: the value */
+.endm
+
+/*
+ * The trampoline: one int3, with a byte before it (an unwinder looks up the
+ * return address minus one) and after it (the RIP a signal frame at the trap
+ * shows), all under the rules above. Executed only through a hijacked return.
+ */
+	.globl fdr_probe_ret_tramp
+	.hidden fdr_probe_ret_tramp
+	.type fdr_probe_ret_tramp_area, @function
+	.p2align 4
+fdr_probe_ret_tramp_area:
+	.cfi_startproc simple
+	.cfi_personality 0x1b, fdr_probe_ret_personality	/* pcrel sdata4: same object */
+	.cfi_def_cfa %rsp, 0
+	PR_RA_EXPR
+	nop
+fdr_probe_ret_tramp:
+	int3
+	.org fdr_probe_ret_tramp + 7, 0xcc	/* exactly: the expression adds 7 */
+	.cfi_endproc
+pr_rtab_rel:
+	.quad fdr_probe_ret_table - pr_rtab_rel	/* at T + 7: the table, from here */
+	.size fdr_probe_ret_tramp_area, .-fdr_probe_ret_tramp_area
+
+/*
+ * fdr_probe_ret_pad - where the personality sends a phase-2 unwind that
+ * passes a pending return. Entered with the trampoline frame's registers
+ * (%rsp = S + 8, the callee-saved ones the caller's) and %rax = the
+ * _Unwind_Exception. fdr_probe_ret_unwound(S) drops the entry and gives the
+ * real return address, which goes back into S: from then on this is an
+ * ordinary frame called from the caller, and _Unwind_Resume() unwinds on
+ * from it.
+ */
+	.globl fdr_probe_ret_pad
+	.hidden fdr_probe_ret_pad
+	.type fdr_probe_ret_pad, @function
+	.p2align 4
+fdr_probe_ret_pad:
+	.cfi_startproc simple
+	.cfi_def_cfa %rsp, 0
+	PR_RA_EXPR
+	lea	-8(%rsp), %rsp		/* %rsp = S */
+	.cfi_def_cfa_offset 8
+	push	%rax			/* the exception; %rsp = S - 8, 16-byte aligned */
+	.cfi_def_cfa_offset 16
+	lea	8(%rsp), %rdi
+	call	fdr_probe_ret_unwound
+	mov	%rax, 8(%rsp)		/* S = the real return address */
+	.cfi_offset %rip, -8
+	pop	%rdi
+	.cfi_def_cfa_offset 8
+	sub	$8, %rsp
+	.cfi_def_cfa_offset 16
+	call	_Unwind_Resume@PLT
+	ud2
+	.cfi_endproc
+	.size fdr_probe_ret_pad, .-fdr_probe_ret_pad
+
+	.section .note.GNU-stack, "", @progbits
