@@ -57,6 +57,24 @@ if(TARGET fdr-probe)
   else()
     message(STATUS "probe: no C++ compiler, test-probe-ret-cxx not built")
   endif()
+  # a probe whose text was unmapped or replaced (dlclose): fdr_probe_forget()
+  add_executable(test-probe-forget unit/test-probe-forget.c)
+  target_include_directories(test-probe-forget PRIVATE ${CRITERION_INCLUDE_DIRS})
+  target_compile_options(test-probe-forget PRIVATE ${CRITERION_CFLAGS_OTHER})
+  target_link_libraries(test-probe-forget PRIVATE fdr-probe ${CRITERION_LINK_LIBRARIES})
+  foreach(variant "default;" "mremap;FDR_PROBE_PATCH=mremap")
+    list(GET variant 0 vname)
+    list(GET variant 1 venv)
+    set(tname unit/test-probe-forget)
+    if(NOT vname STREQUAL "default")
+      set(tname unit/test-probe-forget-${vname})
+    endif()
+    add_test(NAME ${tname} COMMAND test-probe-forget --jobs=2 --short-filename)
+    set_tests_properties(${tname} PROPERTIES
+      LABELS unit
+      TIMEOUT 60
+      ENVIRONMENT "${venv};TMPDIR=${CMAKE_CURRENT_BINARY_DIR};${FDR_TEST_SAN_ENV}")
+  endforeach()
   # live patching, outside Criterion (label stress: the TSan build runs it too)
   add_executable(probe-live stress/probe-live.c unit/probe-targets.S)
   target_link_libraries(probe-live PRIVATE fdr-probe Threads::Threads)
@@ -95,21 +113,31 @@ if(TARGET fdr-probe AND TARGET fdr-ctl_static)
   add_library(probe-agent-dl MODULE integration/probe-agent-lib.c)
   target_compile_definitions(probe-agent-dl PRIVATE PA_LIB_FN=pa_dl_fn)
   target_compile_options(probe-agent-dl PRIVATE -O1)
+  add_library(probe-agent-dl2 MODULE integration/probe-agent-lib.c)
+  target_compile_definitions(probe-agent-dl2 PRIVATE PA_LIB_FN=pa_dl_fn PA_LIB_NOP)
+  target_compile_options(probe-agent-dl2 PRIVATE -O1)
   # PIE, -O1: the probed function's arguments are in %edi and %rsi at its entry
   add_executable(probe-agent-target integration/probe-agent-target.c)
   target_compile_definitions(probe-agent-target PRIVATE PA_WITH_FDR)
   target_compile_options(probe-agent-target PRIVATE -fPIE -O1)
   target_link_options(probe-agent-target PRIVATE -pie)
   target_link_libraries(probe-agent-target PRIVATE fdr probe-agent-lib ${CMAKE_DL_LIBS})
+  # linked with libfdr, no static event: the agent from libfdr's constructor
+  add_executable(probe-agent-target-noev integration/probe-agent-target.c)
+  target_compile_definitions(probe-agent-target-noev PRIVATE PA_NO_EVENT)
+  target_compile_options(probe-agent-target-noev PRIVATE -fPIE -O1)
+  target_link_options(probe-agent-target-noev PRIVATE -pie)
+  target_link_libraries(probe-agent-target-noev PRIVATE fdr probe-agent-lib ${CMAKE_DL_LIBS})
   add_executable(probe-agent-target-nofdr integration/probe-agent-target.c)
   target_compile_options(probe-agent-target-nofdr PRIVATE -fPIE -O1)
   target_link_options(probe-agent-target-nofdr PRIVATE -pie)
   target_link_libraries(probe-agent-target-nofdr PRIVATE probe-agent-lib ${CMAKE_DL_LIBS})
-  add_test(NAME integration/probe-agent
-    COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/integration/probe-agent.sh $<TARGET_FILE:fdr-cli>
-      $<TARGET_FILE:probe-count> $<TARGET_FILE:probe-agent-target>
-      $<TARGET_FILE:probe-agent-target-nofdr> $<TARGET_FILE:fdr-probe>
-      $<TARGET_FILE:probe-agent-lib> $<TARGET_FILE:probe-agent-dl>)
+  set(probe_agent_cmd bash ${CMAKE_CURRENT_SOURCE_DIR}/integration/probe-agent.sh
+    $<TARGET_FILE:fdr-cli> $<TARGET_FILE:probe-count> $<TARGET_FILE:probe-agent-target>
+    $<TARGET_FILE:probe-agent-target-nofdr> $<TARGET_FILE:fdr-probe>
+    $<TARGET_FILE:probe-agent-lib> $<TARGET_FILE:probe-agent-dl>
+    $<TARGET_FILE:probe-agent-target-noev> $<TARGET_FILE:probe-agent-dl2>)
+  add_test(NAME integration/probe-agent COMMAND ${probe_agent_cmd})
   # label stress too: the TSan build runs it. There the fork child's agent thread
   # (libfdr starts it again in a child) needs die_after_fork=0; every target must
   # exit 0, so a sanitizer's report fails the case.
@@ -119,11 +147,7 @@ if(TARGET fdr-probe AND TARGET fdr-ctl_static)
     ENVIRONMENT "TMPDIR=${CMAKE_CURRENT_BINARY_DIR};ASAN_OPTIONS=verify_asan_link_order=0;TSAN_OPTIONS=die_after_fork=0;${FDR_TEST_SAN_ENV}")
   # the same with the agent reading /proc/self/maps as text, as on kernels
   # before 6.11 (no PROCMAP_QUERY)
-  add_test(NAME integration/probe-agent-maps-text
-    COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/integration/probe-agent.sh $<TARGET_FILE:fdr-cli>
-      $<TARGET_FILE:probe-count> $<TARGET_FILE:probe-agent-target>
-      $<TARGET_FILE:probe-agent-target-nofdr> $<TARGET_FILE:fdr-probe>
-      $<TARGET_FILE:probe-agent-lib> $<TARGET_FILE:probe-agent-dl>)
+  add_test(NAME integration/probe-agent-maps-text COMMAND ${probe_agent_cmd})
   set_tests_properties(integration/probe-agent-maps-text PROPERTIES
     LABELS integration
     TIMEOUT 120

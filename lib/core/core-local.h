@@ -180,6 +180,8 @@ FDR_INTERNAL int fdr_event_def_to_abi(const struct fdr_event_def *def, struct fd
 FDR_HIDDEN extern _Atomic(struct fdr_session *) fdr_proc_session;
 FDR_HIDDEN void fdr_agent_kick(void);
 FDR_HIDDEN void fdr_event_enabled_hint(uint32_t slot);
+/* event.c: libfdr.so's constructor (boot.c) */
+FDR_HIDDEN void fdr_agent_boot(void);
 /* event.c: for libfdr-probe's agent (lib/probe/agent.c) */
 FDR_INTERNAL void fdr_agent_probes_start(void (*sync)(struct fdr_session *s));
 /* event.c: fdr attach and fdr detach (docs/design/probes.md, "fdr attach") */

@@ -6,7 +6,8 @@
  * constructors). While it is attached to a session, each definition has a slot
  * in the session's registry, and def->enabled mirrors "enabled in some instance".
  *
- * The agent is one thread per process, started with the first registration. It
+ * The agent is one thread per process, started with the first registration (or
+ * by libfdr.so's constructor, below: fdr_agent_boot()). It
  * attaches to $FDR_SESSION when that session appears (polled every 200 ms), then
  * sleeps on a futex on control.gen, which every control change bumps and wakes
  * (the agent runs with the kernel's shortest slice, so that it gets a CPU soon
@@ -25,7 +26,8 @@
  * each control change and at least once a second; libfdr itself never links
  * the probe library. libfdr-probe's constructor calls fdr_agent_probes_start(),
  * so a program that has it (linked or LD_PRELOADed) gets the agent even without
- * a static event.
+ * a static event; so does a program linked with libfdr.so that has none, from
+ * libfdr's own constructor (boot.c, fdr_agent_boot()), unless it is an fdr tool.
  *
  * fdr attach (cli/attach.c) loads libfdr and libfdr-probe into a program that
  * has neither: fdr_agent_attach_prepare() names the session first (such a
@@ -61,6 +63,7 @@ _Atomic(struct fdr_session *) fdr_proc_session;
 static pthread_mutex_t ev_lock = PTHREAD_MUTEX_INITIALIZER; /* defs list, attach */
 static struct fdr_event_def *ev_defs; /* protected by ev_lock */
 static int ev_agent_running; /* protected by ev_lock */
+static int ev_agent_wanted; /* runs without a definition or a session (ev_lock) */
 static uint32_t ev_seen_gen;
 static ino_t ev_ctl_ino;
 
@@ -766,7 +769,7 @@ static void ev_atfork_child(void)
 	pthread_mutex_init(&ev_probe_lock, NULL); /* another thread may have held it */
 	if (s) /* options/event-fork */
 		ev_fork_follow(s, ev_fork_tid, ev_fork_tgid, (int32_t)getpid());
-	if (ev_defs || s)
+	if (ev_defs || s || ev_agent_wanted)
 		ev_agent_start();
 	pthread_mutex_unlock(&ev_lock);
 }
@@ -870,10 +873,53 @@ void fdr_agent_probes_start(void (*sync)(struct fdr_session *s))
 		atomic_compare_exchange_strong(&ev_probe_sync, &none, sync);
 	pthread_once(&ev_once, ev_init_once);
 	pthread_mutex_lock(&ev_lock);
+	ev_agent_wanted = 1;
 	ev_attach();
 	ev_agent_start();
 	pthread_mutex_unlock(&ev_lock);
 	ev_probe_round(1);
+}
+
+/*
+ * fdr_agent_boot - libfdr.so is loaded (its constructor, boot.c): start the
+ * agent as fdr_agent_probes_start() does, so that probes reach a program linked
+ * with libfdr that has no static event (docs/design/probes.md, "Starting the
+ * agent"). It runs before any constructor of the program and of the libraries
+ * that need libfdr, and it costs what a program's first registration costs: an
+ * attempt to attach, and a thread. The probe round runs after ev_lock is
+ * released, as everywhere: loading libfdr-probe runs its constructor, which
+ * takes ev_lock.
+ *
+ * Not in the fdr tools: a process in which libfdr-read is loaded (fdr itself,
+ * the programs that read traces) never arms probes in itself through this path
+ * (it would trace its own reads of the trace it is reading, attach to the
+ * session it is destroying); it still does with a static event or libfdr-probe.
+ * Not where libfdr is outside the global scope (dlopen()ed RTLD_LOCAL, as fdr
+ * attach does: it names the session after this constructor ran, with
+ * fdr_agent_attach_prepare()). Nor with FDR_NO_AGENT=1. A static libfdr
+ * (libfdr.a) has no such constructor: libfdr-probe needs libfdr.so.
+ */
+void fdr_agent_boot(void)
+{
+	const char *off = getenv("FDR_NO_AGENT");
+	void *prog = dlopen(NULL, RTLD_LAZY); /* the global scope */
+	int attached, here;
+
+	/* libfdr in the global scope (not fdr attach's RTLD_LOCAL load), no libfdr-read */
+	here = prog && dlsym(prog, "fdr_version") && !dlsym(prog, "fdr_reader_open");
+	if (prog)
+		dlclose(prog);
+	if ((off && *off == '1') || !here)
+		return;
+	pthread_once(&ev_once, ev_init_once);
+	pthread_mutex_lock(&ev_lock);
+	ev_agent_wanted = 1;
+	ev_attach();
+	attached = atomic_load(&fdr_proc_session) != NULL;
+	ev_agent_start();
+	pthread_mutex_unlock(&ev_lock);
+	if (attached)
+		ev_probe_round(1);
 }
 
 /**

@@ -22,9 +22,13 @@
  *      (dev, ino) that holds its offset gives an address,
  *      start + offset - file offset; that is a location wanted;
  *   4. disarms the armed locations that are no longer wanted (slot freed or
- *      changed, event disabled everywhere, file unmapped), then arms the new
+ *      changed, event disabled everywhere, file unmapped; where an object was
+ *      unloaded, first forgets those whose text went, fdr_probe_forget(),
+ *      without writing into the page now there), then arms the new
  *      ones: the function holding the offset from the file's symbols
- *      (elf-func.c), fdr_probe_check(), fdr_probe_arm(). A refusal is told to
+ *      (elf-func.c), fdr_probe_check(), the slot's SDT semaphore (its
+ *      ref_ctr_offset, in a writable mapping of the same file) + 1, then
+ *      fdr_probe_arm(); a disarm takes the 1 away again. A refusal is told to
  *      the top instance's error_log once per slot generation, with the engine's
  *      message.
  *
@@ -98,11 +102,13 @@ struct pa_loc {
 	struct fdr_probe_site *site;
 	struct pa_arg *arg;
 	uint64_t misses_seen; /* the engine's nested misses already added to the slot */
+	uint16_t *sem; /* the SDT semaphore this location added 1 to, or NULL */
 };
 
 struct pa_map {
 	uintptr_t start, end;
 	uint64_t off, dev, ino;
+	int exec; /* r-x text; else a private writable mapping (SDT semaphores) */
 	char path[256];
 };
 
@@ -112,6 +118,7 @@ static unsigned int pa_nlocs; /* pa_locs[pa_nlocs..] were never used (pa_lock) *
 static struct fdr_session *pa_sess; /* the session the mapping below is of */
 static struct fdr_abi_probes *pa_probes; /* pa_sess's, fdr_session_probes() */
 static uint32_t pa_reported[FDR_MAX_PROBES]; /* gen + 1 of the slot last reported */
+static uint32_t pa_sem_missed[FDR_MAX_PROBES]; /* gen + 1: its semaphore was not mapped */
 static int pa_ever_ret; /* a return probe was armed once (pa_lock): fdr detach keeps SIGTRAP */
 /* fdr attach's entries (pa_lock): 0 never called, 1 attached, 2 detached */
 static int pa_attach_state;
@@ -180,9 +187,9 @@ static int pa_map_probes(struct fdr_session *s)
 
 /*
  * PROCMAP_QUERY (Linux 6.11; not in the uapi headers of Debian 12): one ioctl
- * on /proc/self/maps per executable file mapping, in binary, instead of the
- * text of every mapping (in bench-uprobes' process, 60 lines, 100 to 180 us
- * on the development VM). The layout is the kernel's, fixed by its size.
+ * on /proc/self/maps per file mapping, in binary, instead of the text of every
+ * mapping (in bench-uprobes' process, 60 lines, 100 to 180 us on the
+ * development VM). The layout is the kernel's, fixed by its size.
  */
 struct pa_procmap_query {
 	uint64_t size, query_flags, query_addr;
@@ -191,7 +198,9 @@ struct pa_procmap_query {
 	uint64_t vma_name_addr, build_id_addr;
 };
 #define PA_PROCMAP_QUERY _IOWR('f', 17, struct pa_procmap_query)
+#define PA_PMQ_WRITE 0x02 /* PROCMAP_QUERY_VMA_WRITABLE */
 #define PA_PMQ_EXEC 0x04 /* PROCMAP_QUERY_VMA_EXECUTABLE */
+#define PA_PMQ_SHARED 0x08 /* PROCMAP_QUERY_VMA_SHARED */
 #define PA_PMQ_NEXT 0x10 /* PROCMAP_QUERY_COVERING_OR_NEXT_VMA */
 #define PA_PMQ_FILE 0x20 /* PROCMAP_QUERY_FILE_BACKED_VMA */
 
@@ -207,7 +216,7 @@ static int pa_query_maps(int fd, struct pa_map *maps, int max)
 
 		memset(&q, 0, sizeof(q));
 		q.size = sizeof(q);
-		q.query_flags = PA_PMQ_EXEC | PA_PMQ_NEXT | PA_PMQ_FILE;
+		q.query_flags = PA_PMQ_NEXT | PA_PMQ_FILE;
 		q.query_addr = addr;
 		q.vma_name_addr = (uintptr_t)maps[n].path;
 		q.vma_name_size = sizeof(maps[n].path);
@@ -225,8 +234,11 @@ static int pa_query_maps(int fd, struct pa_map *maps, int max)
 		if (q.vma_end <= addr || q.vma_start >= q.vma_end)
 			return -1; /* never: the kernel answers a mapping at or past addr */
 		addr = q.vma_end;
-		if (!q.inode || !(q.vma_flags & PA_PMQ_EXEC))
+		/* executable, or private and writable (an SDT semaphore's) */
+		if (!q.inode || (!(q.vma_flags & PA_PMQ_EXEC) &&
+				 (q.vma_flags & (PA_PMQ_WRITE | PA_PMQ_SHARED)) != PA_PMQ_WRITE))
 			continue;
+		maps[n].exec = (q.vma_flags & PA_PMQ_EXEC) != 0;
 		maps[n].start = (uintptr_t)q.vma_start;
 		maps[n].end = (uintptr_t)q.vma_end;
 		maps[n].off = q.vma_offset;
@@ -239,9 +251,10 @@ static int pa_query_maps(int fd, struct pa_map *maps, int max)
 }
 
 /*
- * The executable file mappings of this process; how many (at most @max). By
- * PROCMAP_QUERY, else from the text; FDR_PROBE_MAPS=text forces the text (the
- * tests run the agent both ways).
+ * The executable file mappings of this process, and the private writable ones
+ * (where an SDT semaphore lives); how many (at most @max). By PROCMAP_QUERY,
+ * else from the text; FDR_PROBE_MAPS=text forces the text (the tests run the
+ * agent both ways).
  */
 static int pa_read_maps(struct pa_map *maps, int max)
 {
@@ -271,13 +284,14 @@ static int pa_read_maps(struct pa_map *maps, int max)
 		char perms[8];
 		int pos = 0;
 
-		/* "START-END PERMS ...": most mappings are not executable, skip them unparsed */
-		if (!sp || strnlen(sp, 4) < 4 || sp[3] != 'x')
+		/* "START-END PERMS ...": most mappings are of neither kind, skipped unparsed */
+		if (!sp || strnlen(sp, 5) < 5 || (sp[3] != 'x' && (sp[2] != 'w' || sp[4] != 'p')))
 			continue;
 		if (sscanf(line, "%lx-%lx %7s %lx %x:%x %lu %n", &start, &end, perms, &off, &maj,
 			   &min, &ino, &pos) < 7 ||
-		    perms[2] != 'x' || !ino)
+		    !ino || (perms[2] != 'x' && (perms[1] != 'w' || perms[3] != 'p')))
 			continue;
+		maps[n].exec = perms[2] == 'x';
 		maps[n].start = start;
 		maps[n].end = end;
 		maps[n].off = off;
@@ -304,11 +318,19 @@ static int pa_dl_count(struct dl_phdr_info *info, size_t size, void *arg)
 
 /* ---- arming and disarming ----------------------------------------------------------------- */
 
-/* Disarm @l (pa_lock held); the engine's nested misses are added to the slot first. */
+/*
+ * Disarm @l (pa_lock held). A location whose library was unloaded (its text
+ * unmapped, or mapped afresh: the same file or another one loaded at that
+ * address) is forgotten without a write: writing the byte back would fail, or
+ * corrupt the new code. Either way the engine's handler is done with l->arg.
+ */
 static void pa_disarm(struct pa_loc *l)
 {
-	if (fdr_probe_disarm(l->site) < 0) {
-		/* the text is gone (a library unloaded): no thread can run it any more */
+	if (fdr_probe_forget(l->site) == -EBUSY) {
+		(void)fdr_probe_disarm(l->site);
+		/* the object is still loaded (its text still ours): so is its semaphore */
+		if (l->sem)
+			__atomic_fetch_sub(l->sem, 1, __ATOMIC_RELAXED);
 	}
 	free(l->arg);
 	memset(l, 0, sizeof(*l));
@@ -337,6 +359,28 @@ static void pa_disarm_all(void)
 		}
 }
 
+/*
+ * An object was unloaded since the last sync (pa_lock held): forget the
+ * locations whose text went with it, even where the address is mapped again
+ * (dlclose() then dlopen() between two syncs: the new page holds no int3). The
+ * arm pass then arms what is wanted there anew. Their semaphores went with the
+ * object: nothing is written there.
+ */
+static void pa_forget_unloaded(void)
+{
+	unsigned int k;
+
+	for (k = 0; k < PA_MAX_LOCS; k++) {
+		struct pa_loc *l = &pa_locs[k];
+
+		if (!l->used || fdr_probe_forget(l->site) < 0)
+			continue;
+		pa_count_nested(l);
+		free(l->arg);
+		memset(l, 0, sizeof(*l));
+	}
+}
+
 static struct pa_loc *pa_find(uint32_t slot, uint32_t gen, uintptr_t addr)
 {
 	unsigned int i;
@@ -348,12 +392,44 @@ static struct pa_loc *pa_find(uint32_t slot, uint32_t gen, uintptr_t addr)
 	return NULL;
 }
 
-/* Arm slot @i (copied in @c) at @addr of mapping @m. 0, or a negative errno with @why. */
+/*
+ * Slot @c's SDT semaphore in the object mapped by @m: the private writable
+ * mapping of the same file whose range holds the 2 bytes at file offset
+ * ref_ctr_offset (as the kernel's uprobes find it), the one nearest @m if the
+ * file is mapped more than once. NULL if there is none (yet).
+ */
+static uint16_t *pa_sem_addr(const struct pa_map *maps, int nmaps, const struct pa_map *m,
+			     const struct fdr_abi_probe_slot *c)
+{
+	uint64_t off = c->ref_ctr_offset;
+	uintptr_t best = 0, dist = UINTPTR_MAX;
+	int j;
+
+	for (j = 0; j < nmaps; j++) {
+		const struct pa_map *w = &maps[j];
+		uintptr_t d = w->start > m->start ? w->start - m->start : m->start - w->start;
+
+		if (w->exec || w->dev != c->dev || w->ino != c->ino || off < w->off ||
+		    off - w->off > w->end - w->start - sizeof(uint16_t) || d >= dist)
+			continue;
+		best = w->start + (uintptr_t)(off - w->off);
+		dist = d;
+	}
+	return (uint16_t *)best;
+}
+
+/*
+ * Arm slot @i (copied in @c) at @addr of mapping @m (@maps: all of them, for
+ * the semaphore). 0, or a negative errno with @why; -EAGAIN: its semaphore is
+ * not mapped (yet).
+ */
 static int pa_arm(struct fdr_session *s, uint32_t i, const struct fdr_abi_probe_slot *c,
-		  const struct pa_map *m, uintptr_t addr, char *why, size_t n)
+		  const struct pa_map *maps, int nmaps, const struct pa_map *m, uintptr_t addr,
+		  char *why, size_t n)
 {
 	uint64_t vaddr = 0, func = 0, flen = 0;
 	struct pa_loc *l = NULL;
+	uint16_t *sem = NULL;
 	struct pa_arg *a;
 	struct stat st;
 	unsigned int k;
@@ -393,6 +469,19 @@ static int pa_arm(struct fdr_session *s, uint32_t i, const struct fdr_abi_probe_
 			 (unsigned long long)(vaddr - func));
 		return -EINVAL;
 	}
+	if (c->ref_ctr_offset) {
+		sem = c->ref_ctr_offset & 1 ? NULL : pa_sem_addr(maps, nmaps, m, c);
+		if (!sem) {
+			snprintf(
+				why, n,
+				c->ref_ctr_offset & 1 ?
+					"its reference counter's file offset 0x%llx in %s is odd" :
+					"no writable mapping of its reference counter (file offset "
+					"0x%llx of %s)",
+				(unsigned long long)c->ref_ctr_offset, m->path);
+			return c->ref_ctr_offset & 1 ? -EINVAL : -EAGAIN;
+		}
+	}
 	a = malloc(sizeof(*a) + c->prog_len);
 	if (!a) {
 		snprintf(why, n, "out of memory");
@@ -403,11 +492,16 @@ static int pa_arm(struct fdr_session *s, uint32_t i, const struct fdr_abi_probe_
 	a->shm = &pa_probes->probes[i];
 	a->prog_len = c->prog_len;
 	memcpy(a->prog, c->prog, c->prog_len);
+	/* the SDT semaphore first, as the kernel does: the program runs its probe site */
+	if (sem)
+		__atomic_fetch_add(sem, 1, __ATOMIC_RELAXED);
 	ret = fdr_probe_arm_flags(addr, c->flags & FDR_PROBE_F_RETURN ? FDR_PROBE_ARM_RETURN : 0,
 				  pa_hit, a, &l->site);
 	if (ret == 0 && (c->flags & FDR_PROBE_F_RETURN))
 		pa_ever_ret = 1;
 	if (ret < 0) {
+		if (sem)
+			__atomic_fetch_sub(sem, 1, __ATOMIC_RELAXED);
 		free(a);
 		snprintf(why, n, "%s at 0x%lx (%s+0x%llx)",
 			 ret == -EBUSY	? "4 probes are armed there already" :
@@ -426,6 +520,7 @@ static int pa_arm(struct fdr_session *s, uint32_t i, const struct fdr_abi_probe_
 	l->arg = a;
 	l->wanted = 1;
 	l->misses_seen = fdr_probe_site_misses(l->site);
+	l->sem = sem;
 	return 0;
 }
 
@@ -437,6 +532,20 @@ static int pa_mask_any(const uint64_t *mask)
 		if (__atomic_load_n(&mask[w], __ATOMIC_ACQUIRE))
 			return 1;
 	return 0;
+}
+
+/*
+ * FDR_PROBE_SIGBLK_CHECK=0 turns the check below off, for runtimes that keep a
+ * thread of their own with every signal blocked and never run program code in
+ * it: ThreadSanitizer's background thread (the TSan test runs set it).
+ */
+static int pa_sigblk_check = 1;
+
+__attribute__((constructor)) static void pa_sigblk_env(void)
+{
+	const char *e = getenv("FDR_PROBE_SIGBLK_CHECK");
+
+	pa_sigblk_check = !(e && !strcmp(e, "0"));
 }
 
 /*
@@ -498,7 +607,7 @@ static pid_t pa_sigtrap_blocker_stable(void)
 /* Where @m maps slot @c's file offset: 1 and *@addr, or 0 (another file, or outside) */
 static int pa_map_addr(const struct pa_map *m, const struct fdr_abi_probe_slot *c, uintptr_t *addr)
 {
-	if (m->dev != c->dev || m->ino != c->ino || c->offset < m->off ||
+	if (!m->exec || m->dev != c->dev || m->ino != c->ino || c->offset < m->off ||
 	    c->offset - m->off >= m->end - m->start)
 		return 0;
 	*addr = m->start + (uintptr_t)(c->offset - m->off);
@@ -558,12 +667,13 @@ static int pa_slot_copy(struct fdr_session *s, uint32_t i, struct fdr_abi_probe_
 void fdr_probe_agent_sync(struct fdr_session *s)
 {
 	static struct pa_map maps[PA_MAX_MAPS]; /* under pa_lock */
+	static struct fdr_abi_probe_slot *pend[FDR_MAX_PROBES]; /* copies to arm (pa_lock) */
 	struct fdr_abi_probe_slot *c;
 	char why[FDR_ERROR_TEXT_LEN / 2];
 	struct pa_dl dl = { 0, 0 };
 	uint32_t i, ctl_gen;
 	unsigned int k;
-	int nmaps, j;
+	int nmaps, j, ret;
 	pid_t blocker = -1;
 
 	pthread_mutex_lock(&pa_lock);
@@ -571,6 +681,7 @@ void fdr_probe_agent_sync(struct fdr_session *s)
 		pa_disarm_all();
 		pa_probes = NULL;
 		memset(pa_reported, 0, sizeof(pa_reported));
+		memset(pa_sem_missed, 0, sizeof(pa_sem_missed));
 		pa_sess = s;
 		pa_seen_ctl = 0;
 	}
@@ -584,19 +695,26 @@ void fdr_probe_agent_sync(struct fdr_session *s)
 	dl_iterate_phdr(pa_dl_count, &dl);
 	if (pa_seen_ctl && ctl_gen == pa_ctl_gen && dl.adds == pa_dl.adds && dl.subs == pa_dl.subs)
 		goto out;
+	if (dl.subs != pa_dl.subs)
+		pa_forget_unloaded();
 	pa_seen_ctl = 1;
 	pa_ctl_gen = ctl_gen;
 	pa_dl = dl;
-	c = malloc(sizeof(*c));
-	if (!c)
-		goto out;
 	nmaps = -1; /* /proc/self/maps is read once a slot is wanted */
 	for (k = 0; k < pa_nlocs; k++)
 		pa_locs[k].wanted = 0;
-	/* what is wanted: mark the armed ones, remember nothing else yet */
+	/*
+	 * Each live slot copied and checked once: the armed locations it wants are
+	 * marked; a slot with a location to arm keeps its copy (pend[i]) for the
+	 * arm pass, after the disarms.
+	 */
+	c = NULL;
 	for (i = 0; i < FDR_MAX_PROBES; i++) {
-		int r = pa_slot_copy(s, i, c, why, sizeof(why));
+		int r, need = 0;
 
+		if (!c && !(c = malloc(sizeof(*c))))
+			break;
+		r = pa_slot_copy(s, i, c, why, sizeof(why));
 		if (r < 0)
 			pa_report(s, i, c->gen, c->line, why);
 		if (r <= 0)
@@ -612,7 +730,23 @@ void fdr_probe_agent_sync(struct fdr_session *s)
 			l = pa_find(i, c->gen, addr);
 			if (l)
 				l->wanted = 1;
+			else
+				need = 1;
 		}
+		if (need) {
+			pend[i] = c;
+			c = NULL;
+		}
+	}
+	free(c);
+	if (i < FDR_MAX_PROBES) {
+		/* out of memory: nothing changes, the next sync tries again */
+		for (i = 0; i < FDR_MAX_PROBES; i++) {
+			free(pend[i]);
+			pend[i] = NULL;
+		}
+		pa_seen_ctl = 0;
+		goto out;
 	}
 	for (k = 0; k < pa_nlocs; k++) {
 		if (!pa_locs[k].used)
@@ -621,12 +755,12 @@ void fdr_probe_agent_sync(struct fdr_session *s)
 		if (!pa_locs[k].wanted)
 			pa_disarm(&pa_locs[k]);
 	}
-	/* arm what is wanted and not armed */
+	/* arm what is wanted and not armed (a slot changed since its copy: the next sync) */
 	for (i = 0; i < FDR_MAX_PROBES; i++) {
-		if (pa_slot_copy(s, i, c, why, sizeof(why)) <= 0)
+		c = pend[i];
+		if (!c)
 			continue;
-		if (nmaps < 0)
-			nmaps = pa_read_maps(maps, PA_MAX_MAPS);
+		pend[i] = NULL;
 		for (j = 0; j < nmaps; j++) {
 			uintptr_t addr;
 
@@ -636,7 +770,7 @@ void fdr_probe_agent_sync(struct fdr_session *s)
 				continue;
 			/* once per sync, before the first new location: no thread may block SIGTRAP */
 			if (blocker < 0)
-				blocker = pa_sigtrap_blocker_stable();
+				blocker = pa_sigblk_check ? pa_sigtrap_blocker_stable() : 0;
 			if (blocker > 0) {
 				snprintf(why, sizeof(why),
 					 "thread %d blocks SIGTRAP (its mask was set before "
@@ -647,11 +781,24 @@ void fdr_probe_agent_sync(struct fdr_session *s)
 				pa_seen_ctl = 0; /* looked at again at the next sync */
 				break;
 			}
-			if (pa_arm(s, i, c, &maps[j], addr, why, sizeof(why)) < 0)
+			ret = pa_arm(s, i, c, maps, nmaps, &maps[j], addr, why, sizeof(why));
+			/*
+			 * A semaphore not mapped: perhaps a dlopen() under way (its
+			 * text mapped, its data not yet). The next sync looks again;
+			 * told only if it is still missing then.
+			 */
+			if (ret == -EAGAIN) {
+				pa_seen_ctl = 0;
+				if (pa_sem_missed[i] != c->gen + 1) {
+					pa_sem_missed[i] = c->gen + 1;
+					continue;
+				}
+			}
+			if (ret < 0)
 				pa_report(s, i, c->gen, c->line, why);
 		}
+		free(c);
 	}
-	free(c);
 out:
 	pthread_mutex_unlock(&pa_lock);
 }

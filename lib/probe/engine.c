@@ -47,6 +47,12 @@
  * increments 'active' before it reads each probe's 'on', the disarmer clears
  * 'on' before it waits for 'active' to be 0.
  *
+ * A site whose text was unloaded (dlclose: the address unmapped, or mapped
+ * afresh) is forgotten instead (fdr_probe_forget()): armed = 0 without a write,
+ * once the page is no longer the anonymous copy the int3 went into. A trap at a
+ * site not armed whose byte is an int3 now is then the new code's own: it goes
+ * to the program's handler instead of being rewound onto.
+ *
  * Sites live in a fixed open-addressing table keyed by address; a site is
  * never freed, only disarmed, and re-arming the same address reuses it and its
  * slot (a thread may still be inside the slot from the last time: the bytes
@@ -80,6 +86,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -126,6 +133,7 @@ struct pr_site {
 	_Atomic uintptr_t addr; /* 0: free entry; published with release (pr_insert) */
 	atomic_int armed; /* 1 while the int3 is (being) in place; seq_cst */
 	atomic_int active; /* handlers running on this site; seq_cst */
+	atomic_uint seq; /* + 1 before each change of 'armed' (seq_cst): pr_sigtrap() */
 	struct fdr_reloc_insn insn; /* written under the lock before armed = 1 */
 	uintptr_t slot; /* the out-of-line copy */
 	int xol_all; /* test hook: branches run out of line too */
@@ -522,6 +530,7 @@ int fdr_probe_arm_flags(uintptr_t addr, unsigned int flags, fdr_probe_handler fn
 		 */
 		for (k = 0; k < PR_SITE_PROBES; k++)
 			atomic_store(&s->probes[k].on, 0);
+		atomic_fetch_add(&s->seq, 1);
 		atomic_store(&s->armed, 0);
 	}
 	if (s && atomic_load(&s->armed)) {
@@ -590,9 +599,11 @@ int fdr_probe_arm_flags(uintptr_t addr, unsigned int flags, fdr_probe_handler fn
 		pr_sig_installed = 1;
 	}
 	/* seq_cst: the site is complete and armed before any thread can trap on it */
+	atomic_fetch_add(&s->seq, 1);
 	atomic_store(&s->armed, 1);
 	ret = fdr_patch_write(addr, &int3, 1);
 	if (ret < 0) {
+		atomic_fetch_add(&s->seq, 1);
 		atomic_store(&s->armed, 0);
 		goto off;
 	}
@@ -647,8 +658,88 @@ int fdr_probe_disarm(struct fdr_probe_site *site)
 	}
 	/* seq_cst: pairs with the handler's active++ then armed and 'on' loads (essay above) */
 	atomic_store(&site->on, 0);
-	if (!others)
+	if (!others) {
+		atomic_fetch_add(&s->seq, 1);
 		atomic_store(&s->armed, 0);
+	}
+	fdr_probe_unlock();
+	while (atomic_load(&s->active) != 0)
+		sched_yield();
+	return 0;
+}
+
+/*
+ * Under pr_lock: is the page at @addr still the copy the engine wrote its
+ * int3 into? A write (through /proc/self/mem, or the mremap swap) leaves an
+ * anonymous page in the mapping; once the library is unloaded the address is
+ * unmapped, and once a file is mapped there again the page is the file's (or
+ * not yet faulted in). /proc/self/pagemap tells (bit 63 present, 62 swapped,
+ * 61 a file page); where it cannot be read, the first byte must still be the
+ * int3.
+ */
+static int pr_text_ours(uintptr_t addr)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	uint64_t e = 0;
+	int prot, fd;
+
+	if (fdr_patch_page_prot(addr, &prot) < 0 || !(prot & PROT_EXEC))
+		return 0;
+	fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t n = pread(fd, &e, sizeof(e), (off_t)(addr / pg * sizeof(e)));
+
+		close(fd);
+		if (n == (ssize_t)sizeof(e))
+			return (e >> 62 & 1) || ((e >> 63 & 1) && !(e >> 61 & 1));
+	}
+	return pr_int3_at(addr);
+}
+
+/**
+ * fdr_probe_forget - drop an armed probe whose text is gone, without writing
+ * @site: from fdr_probe_arm()
+ *
+ * For a probe in a library that was unloaded (dlclose()): the address no
+ * longer holds the page the int3 was written into: it is unmapped, or another
+ * mapping (the same file loaded again, or another one) is there. Writing the
+ * original byte back would fail, or corrupt that new code. The probe is turned
+ * off, and with the last probe of its address the address is marked disarmed
+ * (armed = 0), then the wait for its handlers follows, as fdr_probe_disarm()
+ * does; so another probe may be armed at that address, and a trap there that
+ * is not the engine's goes to the program's handler. Must not be called from a
+ * probe handler.
+ *
+ * Returns: 0 (forgotten); -EBUSY if the int3 is still in place (disarm it with
+ * fdr_probe_disarm()); -EINVAL if @site is NULL or not armed; -EDEADLK from a
+ * probe handler.
+ */
+int fdr_probe_forget(struct fdr_probe_site *site)
+{
+	struct pr_site *s;
+	unsigned int k, others = 0;
+
+	if (!site)
+		return -EINVAL;
+	if (pr_depth > 0)
+		return -EDEADLK;
+	fdr_probe_lock();
+	s = &pr_sites[site->site];
+	if (!atomic_load(&site->on) || !atomic_load(&s->armed)) {
+		fdr_probe_unlock();
+		return -EINVAL;
+	}
+	if (pr_text_ours(atomic_load(&s->addr))) {
+		fdr_probe_unlock();
+		return -EBUSY;
+	}
+	for (k = 0; k < PR_SITE_PROBES; k++)
+		others += &s->probes[k] != site && atomic_load(&s->probes[k].on);
+	atomic_store(&site->on, 0);
+	if (!others) {
+		atomic_fetch_add(&s->seq, 1);
+		atomic_store(&s->armed, 0);
+	}
 	fdr_probe_unlock();
 	while (atomic_load(&s->active) != 0)
 		sched_yield();
@@ -952,7 +1043,7 @@ static void pr_sigtrap(int sig, siginfo_t *si, void *ucv)
 	const struct fdr_reloc_insn *in;
 	uintptr_t addr, next, tramp;
 	int saved_errno = errno, filled = 0, ret_on = 0;
-	unsigned int k;
+	unsigned int k, seq;
 
 	/* int3 raises #BP (vector 3), reported as SI_KERNEL; anything else is not ours */
 	if (si->si_code != SI_KERNEL || g[REG_TRAPNO] != 3)
@@ -968,9 +1059,21 @@ static void pr_sigtrap(int sig, siginfo_t *si, void *ucv)
 	if (!s)
 		goto chain;
 	atomic_fetch_add(&s->active, 1); /* seq_cst: before the armed load (essay) */
+	seq = atomic_load(&s->seq);
 	if (!atomic_load(&s->armed)) {
-		/* already gone: run the original instruction, now back in place */
+		/*
+		 * An int3 there while the site stayed disarmed is the program's (its
+		 * text was unloaded and other code mapped there: fdr_probe_forget()).
+		 * Ours is written only after seq + 1 and armed = 1, and goes before
+		 * seq + 1 and armed = 0: seeing ours here, seq or armed changed.
+		 */
+		int foreign = *(volatile const uint8_t *)addr == 0xcc && !atomic_load(&s->armed) &&
+			      atomic_load(&s->seq) == seq;
+
 		atomic_fetch_sub(&s->active, 1);
+		if (foreign)
+			goto chain;
+		/* already gone: run the original instruction, now back in place */
 		g[REG_RIP] = (greg_t)addr;
 		errno = saved_errno;
 		return;

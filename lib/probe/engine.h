@@ -36,6 +36,8 @@ int fdr_probe_arm(uintptr_t addr, fdr_probe_handler fn, void *arg, struct fdr_pr
 int fdr_probe_arm_flags(uintptr_t addr, unsigned int flags, fdr_probe_handler fn, void *arg,
 			struct fdr_probe_site **out);
 int fdr_probe_disarm(struct fdr_probe_site *site);
+/* fdr_probe_forget(): a site whose text was unmapped (dlclose) is dropped without a write */
+int fdr_probe_forget(struct fdr_probe_site *site);
 uint64_t fdr_probe_site_hits(const struct fdr_probe_site *site);
 uint64_t fdr_probe_site_misses(const struct fdr_probe_site *site);
 unsigned int fdr_probe_ret_pending(unsigned int *table);

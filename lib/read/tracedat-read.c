@@ -76,28 +76,6 @@
 #define TD_TS_MSB (0x1full << 59)
 #define TD_LOST_UNKNOWN UINT64_MAX
 
-/* trace-cmd's option ids */
-enum {
-	TD_OPT_DONE = 0,
-	TD_OPT_DATE = 1,
-	TD_OPT_BUFFER = 3,
-	TD_OPT_TRACECLOCK = 4,
-	TD_OPT_UNAME = 5,
-	TD_OPT_OFFSET = 7,
-	TD_OPT_CPUCOUNT = 8,
-	TD_OPT_TSC2NSEC = 14,
-	TD_OPT_HEADER_INFO = 16,
-	TD_OPT_FTRACE_EVENTS = 17,
-	TD_OPT_EVENT_FORMATS = 18,
-	TD_OPT_KALLSYMS = 19,
-	TD_OPT_PRINTK = 20,
-	TD_OPT_CMDLINES = 21,
-	TD_OPT_BUFFER_TEXT = 22,
-	TD_OPT_NR_SECTIONS = 26,
-	/* fdr's own (trace-src.h): the wall-clock time of ts 0 and the clock's rate */
-	TD_OPT_FDR_CLOCK = FDR_TD_OPT_CLOCK,
-};
-
 /* A window of the file: reads are checked against [start, end). */
 struct td_in {
 	const unsigned char *p; /* the whole file */

@@ -52,15 +52,6 @@
 #include "trace-src.h"
 #include "tracedat.h"
 
-/* trace-cmd's option ids (trace-cmd-private.h) */
-enum {
-	TD_OPT_DONE = 0,
-	TD_OPT_CPUSTAT = 2,
-	TD_OPT_TRACECLOCK = 4,
-	TD_OPT_UNAME = 5,
-	TD_OPT_VERSION = 9,
-};
-
 /*
  * kallsyms: applications have no kernel symbols. The one line names address 0,
  * the ip of every fdr marker (ftrace:print), so "%ps: %s" prints
@@ -622,16 +613,6 @@ int fdr_tracedat_extract(struct fdr_session *s, uint32_t inst, unsigned flags, c
 #define TD_LIVE_META_ROOM (256 << 10) /* bytes allocated after the metadata at creation */
 #define TD_LIVE_END_ID 0x7fff /* the end-marker's section id: none of trace-cmd's */
 #define TD_LIVE_END_SIZE (1ull << 62) /* its size: past any file */
-enum {
-	TD_OPT_BUFFER = 3,
-	TD_OPT_CPUCOUNT = 8,
-	TD_OPT_HEADER_INFO = 16,
-	TD_OPT_FTRACE_EVENTS = 17,
-	TD_OPT_EVENT_FORMATS = 18,
-	TD_OPT_KALLSYMS = 19,
-	TD_OPT_PRINTK = 20,
-	TD_OPT_CMDLINES = 21,
-};
 
 struct fdr_tracedat_live {
 	int fd;

@@ -105,20 +105,35 @@ ok() {
 # run_cases "CASE..." [FIRST]: run each function named, as a case named after it
 # without "test_". If the case FIRST fails, the cases after it (which need it)
 # are not run.
+# A shell error inside a case (a bad substitution, say) abandons the whole
+# run_cases command and goes on with the next one: the cases it never reached
+# are counted, and tap_summary fails on them.
+_lib_cases_todo=0
 run_cases() {
 	local c st
 
 	for c in $1; do
+		_lib_cases_todo=$((_lib_cases_todo + 1))
+	done
+	for c in $1; do
 		"$c"
 		st=$?
+		_lib_cases_todo=$((_lib_cases_todo - 1))
 		ok "$st" "${c#test_}"
-		[ "$st" != 0 ] && [ "$c" = "${2:-}" ] && break
+		if [ "$st" != 0 ] && [ "$c" = "${2:-}" ]; then
+			_lib_cases_todo=0 # a failed setup: the rest is skipped on purpose
+			break
+		fi
 	done
 	return 0
 }
 
-# tap_summary: the counts line; succeeds if no case failed
+# tap_summary: the counts line; succeeds if no case failed and every case ran
 tap_summary() {
+	if [ "$_lib_cases_todo" -ne 0 ]; then
+		echo "not ok - $_lib_cases_todo case(s) never ran: a shell error stopped run_cases"
+		fail=$((fail + 1))
+	fi
 	echo "$pass passed, $fail failed"
 	[ "$fail" -eq 0 ]
 }

@@ -356,6 +356,27 @@ test_uses_fdr() {
 	healthy && stop_target
 }
 
+# a target whose environment names this very session: libfdr, loaded by fdr
+# attach (RTLD_LOCAL), must not attach to it from its own constructor before
+# fdr attach names the session (it then refused: "records into a session of
+# its own")
+test_env_session() {
+	local p
+	rm -f "$T/in" "$T/outp"
+	mkfifo "$T/in" "$T/outp" || return 1
+	"$TGT" <"$T/in" >"$T/outp" 2>"$T/terr" &
+	tpid=$!
+	bg_add "$tpid"
+	exec 5>"$T/in" 6<"$T/outp"
+	tcmd pid || return 1
+	p=${reply#pid }
+	must "$FDR" attach "$p" || return 1
+	grep -qE "^pid $p attached to session .*/at " "$OUT" || { diag "output: $(cat "$OUT")"; return 1; }
+	byte_is cc || return 1
+	must "$FDR" detach "$p" || return 1
+	byte_is "$orig" && healthy && stop_target
+}
+
 # dlopen() failing in the process: dlerror()'s text; then a good attach still works
 test_dlopen_error() {
 	local p
@@ -402,5 +423,6 @@ test_errors() {
 }
 
 run_cases "test_setup test_attach test_attach_twice test_detach test_reattach test_agent_runs test_threads test_kill_points
-	test_kill_random test_blocked_sigtrap test_not_permitted test_uses_fdr test_dlopen_error test_errors" test_attach
+	test_kill_random test_blocked_sigtrap test_not_permitted test_uses_fdr test_env_session test_dlopen_error
+	test_errors" test_attach
 tap_summary

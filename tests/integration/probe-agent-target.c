@@ -1,14 +1,21 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * probe-agent-target.c - the probed program of probe-agent.sh. Built linked
- * with libfdr (one static event, so its agent runs as in any fdr program) and
- * without it (started with LD_PRELOAD=libfdr-probe.so). Reads commands from
+ * with libfdr (one static event, so its agent runs as in any fdr program),
+ * linked with libfdr with no static event at all (PA_NO_EVENT: the agent comes
+ * from libfdr's constructor), and without it (started with
+ * LD_PRELOAD=libfdr-probe.so). Reads commands from
  * stdin, one a line, and answers each on stdout:
  *
  *   call N      calls pa_target_fn(i, "hello") for i in 0..N-1      -> "ok SUM"
  *   lib N       the same with pa_lib_fn (a linked shared library)    -> "ok SUM"
  *   dlopen PATH dlopen()s PATH (a library with pa_dl_fn)             -> "ok"
  *   dl N        the same with pa_dl_fn                               -> "ok SUM"
+ *   reopen PATH dlclose()s the library, then dlopen()s PATH         -> "ok"
+ *   dladdr      the address of pa_dl_fn                              -> "addr 0x..."
+ *   semoff      the file offset of the SDT semaphore pa_sem          -> "off 0x..."
+ *   sem         pa_sem, the first bytes of pa_sem_fn, pa_sem_fn2     -> "sem N XX YY"
+ *   semcall N   if pa_sem: pa_sem_fn(i) + pa_sem_fn2(i), i in 0..N-1  -> "ok SUM"
  *   byte        the first byte of pa_target_fn (cc when armed)       -> "byte XX"
  *   dlbyte      the same for pa_dl_fn                                -> "byte XX"
  *   fork N      a child calls pa_target_fn N times and exits; waited -> "ok STATUS"
@@ -16,14 +23,17 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#ifdef PA_WITH_FDR
+#if defined(PA_WITH_FDR) || defined(PA_NO_EVENT)
 #include <fdr/fdr.h>
+#endif
+#ifdef PA_WITH_FDR
 /* clang-format off */
 FDR_EVENT(patest, tick,
 	FDR_PROTO(int n),
@@ -43,6 +53,54 @@ __attribute__((noinline, used)) int pa_target_fn(int a, const char *s)
 
 static int (*volatile fn_ptr)(int, const char *) = pa_target_fn;
 
+/*
+ * An SDT semaphore as <sys/sdt.h> makes one (systemtap-sdt-dev is not needed):
+ * an unsigned short in the writable section ".probes", which a tracer adds 1
+ * to while it has a probe armed that names it (uprobe_events' (REF_CTR_OFFSET)),
+ * and the program's probe sites run only while it is not 0.
+ */
+__attribute__((section(".probes"), used)) unsigned short pa_sem;
+
+/* read as the tracer writes it (a relaxed atomic: no race report under TSan) */
+static unsigned int sem_now(void)
+{
+	return __atomic_load_n(&pa_sem, __ATOMIC_RELAXED);
+}
+
+int pa_sem_fn(int a);
+int pa_sem_fn2(int a);
+
+__attribute__((noinline, used)) int pa_sem_fn(int a)
+{
+	__asm__ volatile("" ::: "memory");
+	return a + 1;
+}
+
+__attribute__((noinline, used)) int pa_sem_fn2(int a)
+{
+	__asm__ volatile("" ::: "memory");
+	return a + 2;
+}
+
+/* The file offset of @addr in the program's own file (its PT_LOAD segments). */
+static int file_off_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uintptr_t *a = arg;
+	int i;
+
+	(void)size;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+		uintptr_t start = info->dlpi_addr + p->p_vaddr;
+
+		if (p->p_type == PT_LOAD && *a >= start && *a < start + p->p_filesz) {
+			*a = *a - start + p->p_offset;
+			return 1;
+		}
+	}
+	return 1; /* the first object is the program */
+}
+
 /* a function whose first instruction is 10 bytes long whatever the build (refused probes) */
 __asm__(".text\n"
 	".globl pa_asm_fn\n"
@@ -55,11 +113,16 @@ __asm__(".text\n"
 int main(void)
 {
 	int (*dl_fn)(int, const char *) = NULL;
+	void *dl_h = NULL;
 	char line[4200];
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 #ifdef PA_WITH_FDR
 	fdr_patest_tick(0);
+#endif
+#ifdef PA_NO_EVENT
+	if (!fdr_version()) /* a use of libfdr that is no event: it stays linked (--as-needed) */
+		return 2;
 #endif
 	while (fgets(line, sizeof(line), stdin)) {
 		char arg[4096] = "";
@@ -76,11 +139,16 @@ int main(void)
 			for (i = 0; i < n; i++)
 				sum += pa_lib_fn((int)i, "lib");
 			printf("ok %ld\n", sum);
-		} else if (!strncmp(line, "dlopen ", 7)) {
-			void *h = dlopen(arg, RTLD_NOW);
-
-			*(void **)&dl_fn = h ? dlsym(h, "pa_dl_fn") : NULL;
+		} else if (!strncmp(line, "dlopen ", 7) || !strncmp(line, "reopen ", 7)) {
+			if (line[0] == 'r' && dl_h && dlclose(dl_h)) {
+				printf("error %s\n", dlerror());
+				continue;
+			}
+			dl_h = dlopen(arg, RTLD_NOW);
+			*(void **)&dl_fn = dl_h ? dlsym(dl_h, "pa_dl_fn") : NULL;
 			printf(dl_fn ? "ok\n" : "error %s\n", dlerror());
+		} else if (!strcmp(line, "dladdr") && dl_fn) {
+			printf("addr %p\n", *(void **)&dl_fn);
 		} else if (!strncmp(line, "dl ", 3) && dl_fn) {
 			for (i = 0; i < n; i++)
 				sum += dl_fn((int)i, "dl");
@@ -100,6 +168,20 @@ int main(void)
 			}
 			waitpid(c, &st, 0);
 			printf("ok %d\n", st);
+		} else if (!strcmp(line, "semoff")) {
+			uintptr_t a = (uintptr_t)&pa_sem;
+
+			dl_iterate_phdr(file_off_cb, &a);
+			printf("off 0x%lx\n", (unsigned long)a);
+		} else if (!strcmp(line, "sem")) {
+			printf("sem %u %02x %02x\n", sem_now(),
+			       *(volatile unsigned char *)(void *)pa_sem_fn,
+			       *(volatile unsigned char *)(void *)pa_sem_fn2);
+		} else if (!strncmp(line, "semcall ", 8)) {
+			for (i = 0; i < n; i++)
+				if (sem_now())
+					sum += pa_sem_fn((int)i) + pa_sem_fn2((int)i);
+			printf("ok %ld\n", sum);
 		} else if (!strcmp(line, "pid")) {
 			printf("pid %d\n", (int)getpid());
 		} else {

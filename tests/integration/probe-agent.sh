@@ -1,27 +1,31 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# probe-agent.sh FDR COUNT TARGET TARGET_NOFDR LIBPROBE LIB DL - the probe
+# probe-agent.sh FDR COUNT TARGET TARGET_NOFDR LIBPROBE LIB DL TARGET_NOEV DL2 - the probe
 # agent (lib/probe/agent.c) arming dynamic probes in running programs.
 # Probes are defined with 'fdr append uprobe_events', enabled and disabled
 # with their events/GRP/EVENT/enable file, removed with '-:'; COUNT
 # (probe-count) prints a probe's hits and misses from the session's probes
 # file (uprobe_profile shows the hits only). TARGET is linked with libfdr, TARGET_NOFDR is not and runs
-# with LD_PRELOAD=LIBPROBE; LIB is linked into both, DL is dlopen()ed. The
+# with LD_PRELOAD=LIBPROBE; TARGET_NOEV is linked with libfdr and has no static
+# event. LIB is linked into all three, DL is dlopen()ed, then dlclose()d and
+# replaced by itself and by DL2 (the same function with a nop first). The
 # targets take commands on stdin (probe-agent-target.c). Each case checks the
 # lines 'fdr show' prints for the probe, exactly, and their number.
 set -u
 # shellcheck source=../harness/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../harness/lib.sh"
 
-FDR=${1:?usage: probe-agent.sh FDR COUNT TARGET TARGET_NOFDR LIBPROBE LIB DL}
+FDR=${1:?usage: probe-agent.sh FDR COUNT TARGET TARGET_NOFDR LIBPROBE LIB DL TARGET_NOEV DL2}
 COUNT=$2
 TGT=$3
 TGT_NOFDR=$4
 LIBPROBE=$5
 LIB=$6
 DL=$7
-abs_path FDR COUNT TGT TGT_NOFDR LIBPROBE LIB DL
+TGT_NOEV=${8:?usage: probe-agent.sh FDR COUNT TARGET TARGET_NOFDR LIBPROBE LIB DL TARGET_NOEV DL2}
+DL2=${9:?usage: probe-agent.sh FDR COUNT TARGET TARGET_NOFDR LIBPROBE LIB DL TARGET_NOEV DL2}
+abs_path FDR COUNT TGT TGT_NOFDR LIBPROBE LIB DL TGT_NOEV DL2
 suite_init probe-agent shm
 export FDR_SESSION=pa
 
@@ -188,6 +192,43 @@ test_dlopen_lib() {
 	expect_lines padl "$lpid" "$(lines padl dl 0 1)"
 }
 
+# a probed library unloaded and another loaded in one go (dlclose then dlopen,
+# no sync in between): first the same file, then DL2, whose first byte
+# differs. The agent forgets the location whose text went (it must not take
+# the new page for armed, nor write the old byte into it) and arms anew.
+test_dlclose() {
+	local a1 a2
+	tcmd dladdr || return 1
+	a1=${reply#addr }
+	tcmd "reopen $DL" && [ "$reply" = ok ] || { diag "reopen: $reply"; return 1; }
+	tcmd dladdr || return 1
+	[ "${reply#addr }" = "$a1" ] || diag "note: reloaded at ${reply#addr }, not $a1"
+	wait_byte dlbyte cc || return 1
+	tcmd "dl 2" && [ "$reply" = "ok 201" ] || { diag "dl: $reply"; return 1; }
+	expect_lines padl "$lpid" "$(lines padl dl 0 1; lines padl dl 0 1)" || return 1
+	define "p:uprobes/padl2 $DL2:pa_dl_fn a=%di:u32 s=+0(%si):string" || return 1
+	# its first byte, from the file at the offset the symbol resolved to
+	must "$FDR" cat uprobe_events || return 1
+	local off b2
+	off=$(sed -nE "s|^p:uprobes/padl2 $DL2:(0x[0-9a-f]+) .*|\1|p" "$OUT")
+	b2=$(od -An -tx1 -j "$((off))" -N1 "$DL2" | tr -d ' ')
+	[ -n "$b2" ] && [ "$b2" != cc ] || { diag "first byte of $DL2 at '$off': '$b2'"; return 1; }
+	set_enable 1 uprobes/padl2 || return 1
+	tcmd "reopen $DL2" && [ "$reply" = ok ] || { diag "reopen: $reply"; return 1; }
+	tcmd dladdr || return 1
+	a2=${reply#addr }
+	[ "$a2" = "$a1" ] || diag "note: $DL2 loaded at $a2, not $a1"
+	wait_byte dlbyte cc || return 1
+	tcmd "dl 3" && [ "$reply" = "ok 303" ] || { diag "dl: $reply"; return 1; }
+	expect_lines padl2 "$lpid" "$(lines padl2 dl 0 2)" || return 1
+	expect_lines padl "$lpid" "$(lines padl dl 0 1; lines padl dl 0 1)" || return 1
+	set_enable 0 uprobes/padl2 || return 1
+	wait_byte dlbyte '!cc' || return 1
+	[ "$reply" = "byte $b2" ] || { diag "$DL2's first byte after the disarm: $reply, not $b2"; return 1; }
+	tcmd "dl 1" && [ "$reply" = "ok 100" ] || { diag "dl: $reply"; return 1; }
+	remove uprobes/padl2
+}
+
 # wait_log TEXT: error_log has a line with TEXT within 1.5 s
 wait_log() {
 	local i
@@ -312,6 +353,87 @@ test_no_preload() {
 	stop_target || return 1
 }
 
+# linked with libfdr but no static event at all: libfdr's constructor starts the
+# agent. A probe defined before the start is armed before main (the first
+# calls record); disabling disarms, enabling again while it runs arms it within
+# 1 s. Without that constructor nothing is armed (byte not cc, no line).
+test_linked_no_event() {
+	define "p:uprobes/panoev $TGT_NOEV:pa_target_fn a=%di:s32 s=+0(%si):string" || return 1
+	set_enable 1 uprobes/panoev || return 1
+	start_target "$TGT_NOEV" || return 1
+	tcmd "call 3" && [ "$reply" = "ok $((2 * 3 + 3 * 101))" ] || { diag "call: $reply"; return 1; }
+	tcmd pid || return 1
+	local p=${reply#pid }
+	tcmd byte && [ "$reply" = "byte cc" ] || { diag "armed: $reply"; return 1; }
+	expect_lines panoev "$p" "$(lines panoev hello 0 2)" || return 1
+	set_enable 0 uprobes/panoev || return 1
+	wait_byte byte '!cc' || return 1
+	tcmd "call 2" || return 1
+	# enabled again while it runs: its agent arms it
+	set_enable 1 uprobes/panoev || return 1
+	wait_byte byte cc || return 1
+	tcmd "call 1" || return 1
+	expect_lines panoev "$p" "$(lines panoev hello 0 2; lines panoev hello 0 0)" || return 1
+	set_enable 0 uprobes/panoev || return 1
+	stop_target || return 1
+	remove uprobes/panoev
+}
+
+# SDT semaphores: 'PATH:OFFSET(REF_CTR_OFFSET)'. While a probe that names it is
+# armed in the process, the 2-byte counter at that file offset (the target's
+# pa_sem, in its writable .probes section) counts it: 1 with one probe armed, 2
+# with two, back to 0 as each is disabled. The program's probe sites run only
+# while it is not 0 (semcall). One whose counter no writable mapping holds is
+# refused in error_log and armed nowhere.
+test_semaphore() {
+	local off b1 b2
+	start_target "$TGT" || return 1
+	tcmd pid || return 1
+	local p=${reply#pid }
+	tcmd semoff || return 1
+	off=${reply#off }
+	tcmd sem && [ "${reply% * *}" = "sem 0" ] || { diag "sem: $reply"; return 1; }
+	read -r _ _ b1 b2 <<<"$reply"
+	tcmd "semcall 3" && [ "$reply" = "ok 0" ] || { diag "semcall: $reply"; return 1; }
+	define "p:uprobes/pasem $TGT:pa_sem_fn($off) a=%di:s32" || return 1
+	must "$FDR" cat uprobe_events || return 1
+	grep -qE "^p:uprobes/pasem $TGT:0x[0-9a-f]+\($off\) a=%di:s32\$" "$OUT" ||
+		{ diag "read back:"; cat "$OUT"; return 1; }
+	set_enable 1 uprobes/pasem || return 1
+	wait_sem "sem 1 cc $b2" || return 1
+	tcmd "semcall 3" && [ "$reply" = "ok 15" ] || { diag "semcall: $reply"; return 1; }
+	expect_lines pasem "$p" "$(printf 'pasem: (ADDR) a=%d\n' 0 1 2)" || return 1
+	define "p:uprobes/pasem2 $TGT:pa_sem_fn2($off)" || return 1
+	set_enable 1 uprobes/pasem2 || return 1
+	wait_sem "sem 2 cc cc" || return 1
+	set_enable 0 uprobes/pasem || return 1
+	wait_sem "sem 1 $b1 cc" || return 1
+	set_enable 0 uprobes/pasem2 || return 1
+	wait_sem "sem 0 $b1 $b2" || return 1
+	tcmd "semcall 2" && [ "$reply" = "ok 0" ] || { diag "semcall: $reply"; return 1; }
+	expect_lines pasem "$p" "$(printf 'pasem: (ADDR) a=%d\n' 0 1 2)" || return 1
+	# a counter outside every writable mapping of the file: refused, nothing armed
+	define "p:uprobes/pasembad $TGT:pa_sem_fn2(0x10000000)" || return 1
+	set_enable 1 uprobes/pasembad || return 1
+	wait_log "pid $p: probe not armed: no writable mapping of its reference counter (file offset 0x10000000 of $TGT)" || return 1
+	tcmd sem && [ "$reply" = "sem 0 $b1 $b2" ] || { diag "sem: $reply"; return 1; }
+	set_enable 0 uprobes/pasembad || return 1
+	stop_target || return 1
+	remove uprobes/pasem && remove uprobes/pasem2 && remove uprobes/pasembad
+}
+
+# wait_sem WANT: poll the target's 'sem' until it answers WANT, for up to 1.5 s
+wait_sem() {
+	local i
+	for ((i = 0; i < 15; i++)); do
+		tcmd sem || return 1
+		[ "$reply" = "$1" ] && return 0
+		sleep 0.1
+	done
+	diag "sem: '$reply' after 1.5 s, expected '$1'"
+	return 1
+}
+
 run_cases "test_setup test_linked_start test_disable_enable test_fork_child test_shared_lib
-	test_dlopen_lib test_refused test_return_probe test_delete_slot test_running_before test_preload test_no_preload" test_setup
+	test_dlopen_lib test_dlclose test_refused test_return_probe test_delete_slot test_running_before test_preload test_no_preload test_linked_no_event test_semaphore" test_setup
 tap_summary
