@@ -204,11 +204,14 @@ struct pa_procmap_query {
 #define PA_PMQ_NEXT 0x10 /* PROCMAP_QUERY_COVERING_OR_NEXT_VMA */
 #define PA_PMQ_FILE 0x20 /* PROCMAP_QUERY_FILE_BACKED_VMA */
 
-/* pa_read_maps() by PROCMAP_QUERY on @fd; how many, or -1 if the kernel has no such ioctl. */
-static int pa_query_maps(int fd, struct pa_map *maps, int max)
+/*
+ * One pass of pa_query_maps(): the file mappings with the permissions @flags
+ * asks for (the kernel skips the others), appended to @maps from @n; the new
+ * count, or -1 if the kernel has no such ioctl.
+ */
+static int pa_query_pass(int fd, uint64_t flags, struct pa_map *maps, int n, int max)
 {
 	uint64_t addr = 0;
-	int n = 0;
 
 	while (n < max) {
 		struct pa_procmap_query q;
@@ -216,7 +219,7 @@ static int pa_query_maps(int fd, struct pa_map *maps, int max)
 
 		memset(&q, 0, sizeof(q));
 		q.size = sizeof(q);
-		q.query_flags = PA_PMQ_NEXT | PA_PMQ_FILE;
+		q.query_flags = PA_PMQ_NEXT | PA_PMQ_FILE | flags;
 		q.query_addr = addr;
 		q.vma_name_addr = (uintptr_t)maps[n].path;
 		q.vma_name_size = sizeof(maps[n].path);
@@ -234,9 +237,10 @@ static int pa_query_maps(int fd, struct pa_map *maps, int max)
 		if (q.vma_end <= addr || q.vma_start >= q.vma_end)
 			return -1; /* never: the kernel answers a mapping at or past addr */
 		addr = q.vma_end;
-		/* executable, or private and writable (an SDT semaphore's) */
-		if (!q.inode || (!(q.vma_flags & PA_PMQ_EXEC) &&
-				 (q.vma_flags & (PA_PMQ_WRITE | PA_PMQ_SHARED)) != PA_PMQ_WRITE))
+		if (!q.inode)
+			continue;
+		/* the writable pass: private ones only, and not those the exec pass took */
+		if (!(flags & PA_PMQ_EXEC) && (q.vma_flags & (PA_PMQ_SHARED | PA_PMQ_EXEC)))
 			continue;
 		maps[n].exec = (q.vma_flags & PA_PMQ_EXEC) != 0;
 		maps[n].start = (uintptr_t)q.vma_start;
@@ -248,6 +252,18 @@ static int pa_query_maps(int fd, struct pa_map *maps, int max)
 		n++;
 	}
 	return n;
+}
+
+/*
+ * pa_read_maps() by PROCMAP_QUERY on @fd: the executable file mappings, then
+ * the writable ones (two passes ask the kernel for fewer mappings than one
+ * over every file mapping); how many, or -1 if the kernel has no such ioctl.
+ */
+static int pa_query_maps(int fd, struct pa_map *maps, int max)
+{
+	int n = pa_query_pass(fd, PA_PMQ_EXEC, maps, 0, max);
+
+	return n < 0 ? n : pa_query_pass(fd, PA_PMQ_WRITE, maps, n, max);
 }
 
 /*
