@@ -51,6 +51,8 @@ struct cli_start_opts {
 	const char *inst; /* -i: the instance (created if needed), or NULL for the top one */
 	const char *const *events; /* -e: rules appended to set_event, in order */
 	int nr_events;
+	const char *const *kevents; /* -k: kernel events of a linked kernel instance */
+	int nr_kevents;
 	/* the verb's command line, for the usage error of -b's bound (argument b_argi) */
 	int argc;
 	char **argv;
@@ -67,6 +69,28 @@ int cli_session_setup(const struct cli_start_opts *o);
 int cmd_start(int argc, char **argv);
 int cmd_stop(int argc, char **argv);
 int cmd_destroy(int argc, char **argv);
+
+/* ktrace.c: a session's linked kernel instance (docs/design/kernel-timeline.md) */
+#define CLI_MAX_KEVENTS 64 /* -k options of start */
+struct ktrace_link {
+	char tracefs[4096]; /* where the kernel's tracefs is mounted */
+	char instance[80]; /* fdr-NAME-HASH */
+	char clock[32]; /* the kernel instance's trace_clock */
+};
+/* the link in session directory @dir: 0, -ENOENT (none) or -EUCLEAN (not one fdr wrote) */
+int ktrace_read_link(const char *dir, struct ktrace_link *l);
+int ktrace_link(const char *dir, const char *const *specs, int nr, int overwrite, uint32_t clock,
+		uint32_t ts_source, uint32_t buffer_kb);
+/* tracing_on of the linked instance (none linked: nothing); 0 or the exit code */
+int ktrace_onoff(const char *dir, int on);
+/* remove the linked instance and the link (none: nothing); 0 or the exit code */
+int ktrace_unlink(const char *dir);
+/* remove the kernel instances fdr made whose sessions are gone */
+void ktrace_reap(void);
+/* fdr show of a linked session: @fdr_path's lines and the kernel's merged */
+int ktrace_show(struct fdr_session *s, const char *fdr_path, int cpu);
+/* fdr pipe of a linked session: both trace_pipes consumed, merged (until stopped) */
+int ktrace_pipe(struct fdr_session *s, const char *fdr_path, int cpu);
 
 /* files.c */
 struct fdr_buf;
@@ -108,6 +132,8 @@ int cmd_detach(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 /* report.c */
 int cmd_report(int argc, char **argv);
+/* probe.c */
+int cmd_probe(int argc, char **argv);
 /* record.c */
 int cmd_record(int argc, char **argv);
 int cmd_extract(int argc, char **argv);

@@ -14,7 +14,8 @@
  * help, and the dispatch. The verbs live in one file per group (cli.h lists
  * them): session.c (start, stop, destroy), files.c (cat, write, append, ls,
  * mkdir, rmdir), events.c (list, enable, disable), show.c (show, pipe, stat),
- * snapshot.c, record.c (record, extract), report.c, export.c and mount-cmd.c.
+ * snapshot.c, record.c (record, extract), report.c, export.c, probe.c and
+ * mount-cmd.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -198,9 +199,12 @@ static int cmd_help(int argc, char **argv);
 
 static const struct verb verbs[] = {
 	{ "start", cmd_start,
-	  "start [-b KB] [-m overwrite|discard] [-e EVENTS]... [-S SUBBUF_KB] [-C CLOCK] [-i INSTANCE]",
+	  "start [-b KB] [-m overwrite|discard] [-e EVENTS]... [-k KEVENTS]... [-S SUBBUF_KB] [-C CLOCK] [-i INSTANCE]",
 	  "Create the session if needed, apply the options, enable EVENTS (names or globs,\n"
-	  "also of events not registered yet) and turn tracing on." },
+	  "also of events not registered yet) and turn tracing on. -k KEVENTS (kernel\n"
+	  "events, 'sched:sched_switch,irq:*') links a kernel tracefs instance fdr-NAME-HASH\n"
+	  "recording them on fdr's clock: fdr show merges its lines (marked 'K'), fdr stop\n"
+	  "stops it, fdr destroy removes it." },
 	{ "stop", cmd_stop, "stop [-i INSTANCE]",
 	  "Turn tracing off (tracing_on = 0); the buffers are kept." },
 	{ "destroy", cmd_destroy, "destroy",
@@ -257,6 +261,24 @@ static const struct verb verbs[] = {
 	  "are left out), --cpu (-c) keeps one CPU." },
 	{ "stat", cmd_stat, "stat [-i INSTANCE]",
 	  "Show the session's state and per-CPU statistics." },
+	{ "probe", cmd_probe,
+	  "probe -x BINARY|-p PID [-n] [-v|-q] [-f] [-a] '[[GROUP:]EVENT=]POINT [ARG...]'...\n"
+	  "       probe [-n] -d [GROUP:]EVENT_GLOB...  |  probe -l\n"
+	  "       probe -x BINARY -F [FILTER]  |  probe -x BINARY -V POINT [--externs]\n"
+	  "       probe -x BINARY -L 'FUNC[@SRC][:START[+NUM|-END]]' | -L 'SRC[:START[+NUM|-END]]'",
+	  "Like perf probe: define probe events from the debug information (DWARF) of\n"
+	  "BINARY and append them to uprobe_events. POINT is FUNC[@SRC][+OFF|:RELLINE|%return]\n"
+	  "or SRC:LINE; ARG is VAR, VAR->MEMBER, VAR.MEMBER, VAR[N] and chains of them,\n"
+	  "NAME=ARG, ARG:TYPE (:string for char *), $params, $vars, $retval (%return) or any\n"
+	  "raw fetch argument. The group is probe_BINARY, the event FUNC (FUNC_L<line>,\n"
+	  "FUNC__return); -f adds _1, _2... to a name in use. -n: print, add nothing;\n"
+	  "-v: print each uprobe_events line (\"Writing event: ...\"); -q: quiet; -p PID: the\n"
+	  "executable of process PID as BINARY.\n"
+	  "-d: remove the matching probe events; -l: list them. -F: the symbols that can be\n"
+	  "probed (FILTER: a glob); -V: the variables available at POINT, with their types\n"
+	  "(--externs: and the file's globals; --no-inlines, for -V and --add: functions\n"
+	  "without code of their own are left out); -L: the source, the lines that can be probed\n"
+	  "numbered (from FUNC's declaration, or of SRC)." },
 	{ "cat", cmd_cat, "cat [-i INSTANCE] PATH...",
 	  "Read control-tree files, like cat on tracefs; -i: the instance's files." },
 	{ "write", cmd_write, "write [-i INSTANCE] PATH VALUE...",
@@ -395,6 +417,9 @@ int main(int argc, char **argv)
 				verb_usage(i);
 				return 0;
 			}
+			/* kernel instances of sessions that are gone (fdr killed) */
+			if (verbs[i].fn != cmd_help)
+				ktrace_reap();
 			ret = verbs[i].fn(argc - optind, argv + optind);
 			/* what the libraries skipped or refused as corrupt, and where */
 			if (fdr_shm_error()[0])

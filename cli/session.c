@@ -179,6 +179,18 @@ int cli_session_setup(const struct cli_start_opts *o)
 		snprintf(path, sizeof(path), "%stracing_on", pre);
 		ret = write_path(s, path, "1\n", O_TRUNC);
 	}
+	if (!ret && o->nr_kevents) {
+		const struct fdr_abi_control *c = fdr_session_control(s);
+		uint32_t idx = inst_index(c, inst);
+
+		if (idx == FDR_MAX_INSTANCES)
+			idx = 0;
+		ret = ktrace_link(dir, o->kevents, o->nr_kevents,
+				  !!(c->instances[idx].options & FDR_OPT_OVERWRITE),
+				  c->instances[idx].clock, c->ts_source, so.buffer_size_kb);
+	} else if (!ret) {
+		ret = ktrace_onoff(dir, 1); /* a linked session started again */
+	}
 	if (!ret) {
 		/* -d names the session by its directory: there is no other name to show */
 		if (session_path)
@@ -201,15 +213,18 @@ int cmd_start(int argc, char **argv)
 		{ "subbuf-size", required_argument, NULL, 'S' },
 		{ "clock", required_argument, NULL, 'C' },
 		{ "instance", required_argument, NULL, 'i' },
+		{ "kernel-events", required_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *events[CLI_MAX_EVENTS];
-	struct cli_start_opts o = { .events = events, .argc = argc, .argv = argv, .b_argi = -1 };
+	const char *events[CLI_MAX_EVENTS], *kevents[CLI_MAX_KEVENTS];
+	struct cli_start_opts o = {
+		.events = events, .kevents = kevents, .argc = argc, .argv = argv, .b_argi = -1
+	};
 	unsigned long v;
 	int c, ret;
 
 	optind = 0; /* 0, not 1: glibc then resets its permutation state too */
-	while ((c = getopt_long(argc, argv, "+b:m:e:S:C:i:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+b:m:e:S:C:i:k:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'b':
 			/* the bound depends on -S: checked by cli_session_setup() */
@@ -246,6 +261,16 @@ int cmd_start(int argc, char **argv)
 		case 'i':
 			o.inst = optarg;
 			break;
+		case 'k':
+			if (o.nr_kevents == CLI_MAX_KEVENTS)
+				return usage_error(argc, argv, optind - 1,
+						   "expected at most 64 -k options");
+			if (!*optarg)
+				return usage_error(argc, argv, optind - 1,
+						   "expected kernel events (SYSTEM:EVENT,...), "
+						   "found ''");
+			kevents[o.nr_kevents++] = optarg;
+			break;
 		default:
 			return usage_error(argc, argv, optind - 1, "unknown option");
 		}
@@ -273,6 +298,9 @@ static int cmd_onoff(int argc, char **argv, const char *val)
 	inst_prefix(inst, pre, sizeof(pre));
 	snprintf(path, sizeof(path), "%stracing_on", pre);
 	ret = write_path(s, path, val, O_TRUNC);
+	/* the linked kernel instance goes with the session's top instance */
+	if (!ret && !(inst && *inst))
+		ret = ktrace_onoff(fdr_session_path(s), val[0] == '1');
 	fdr_session_close(s);
 	return ret;
 }
@@ -297,7 +325,7 @@ static int destroy_corrupted(const char *dir)
 		unsigned a, b;
 		char tail;
 
-		if (strcmp(de->d_name, "control") == 0 ||
+		if (strcmp(de->d_name, "control") == 0 || strcmp(de->d_name, "kernel") == 0 ||
 		    sscanf(de->d_name, "ring.%u.%u%c", &a, &b, &tail) == 2 ||
 		    strncmp(de->d_name, ".tmp.", 5) == 0)
 			if (unlinkat(dirfd(d), de->d_name, 0) < 0 && !ret)
@@ -323,6 +351,9 @@ int cmd_destroy(int argc, char **argv)
 	ret = fdr_session_open(dir, &s);
 	if (ret == -EUCLEAN) {
 		/* a corrupted session is removed all the same: that is the way out of it */
+		ret = ktrace_unlink(dir);
+		if (ret)
+			return ret;
 		ret = destroy_corrupted(dir);
 		if (ret)
 			return die(1, "cannot remove the corrupted session %s: %s", dir,
@@ -332,6 +363,11 @@ int cmd_destroy(int argc, char **argv)
 	}
 	if (ret)
 		return open_error(dir, ret);
+	ret = ktrace_unlink(dir);
+	if (ret) {
+		fdr_session_close(s);
+		return ret;
+	}
 	ret = fdr_session_destroy(s);
 	fdr_session_close(s);
 	if (ret)

@@ -5,6 +5,7 @@
  * (the session's state and every CPU's statistics).
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -34,6 +35,16 @@ static int cmd_show_pipe(int argc, char **argv, int pipe)
 			 pipe ? "trace_pipe" : "trace");
 	else
 		snprintf(path, sizeof(path), "%s%s", pre, pipe ? "trace_pipe" : "trace");
+	{
+		struct ktrace_link l;
+
+		/* a linked session: the kernel's lines on the same timeline (ktrace.c) */
+		if (!(inst && *inst) && ktrace_read_link(fdr_session_path(s), &l) != -ENOENT) {
+			ret = pipe ? ktrace_pipe(s, path, cpu) : ktrace_show(s, path, cpu);
+			fdr_session_close(s);
+			return ret;
+		}
+	}
 	ret = cat_path(s, path, pipe);
 	fdr_session_close(s);
 	return ret;
@@ -77,6 +88,13 @@ int cmd_stat(int argc, char **argv)
 	       c->instances[idx].options & FDR_OPT_OVERWRITE ? "overwrite" : "discard");
 	printf("timestamps: %s\n",
 	       c->ts_source == FDR_TS_TSC ? "tsc" : "clock_gettime(CLOCK_MONOTONIC)");
+	if (!idx) {
+		struct ktrace_link l;
+
+		if (ktrace_read_link(fdr_session_path(s), &l) == 0)
+			printf("kernel instance: %s/instances/%s (trace_clock %s)\n", l.tracefs,
+			       l.instance, l.clock);
+	}
 	printf("events enabled:");
 	for (i = 0; i < FDR_MAX_EVENTS; i++) {
 		const struct fdr_abi_event *e = &c->events[i];

@@ -1,0 +1,825 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * ktrace.c - a session's linked kernel instance (docs/design/kernel-timeline.md).
+ *
+ * fdr start -k EVENTS makes an instance of the kernel's own tracer,
+ * instances/fdr-NAME-HASH under the kernel's tracefs, and drives it only
+ * through its files: set_event for the events, options/overwrite for the
+ * session's buffer mode, trace_clock for a clock on fdr's time base, tracing_on.
+ * fdr never writes the kernel's top-level buffer or an instance it did not make.
+ *
+ *   link       DIR/kernel, in the session's directory: "tracefs PATH",
+ *              "instance NAME", "clock CLOCK", one a line. It is read as hostile
+ *              input: a name not "fdr-..." or with a '/', a path that is not a
+ *              tracefs mount, is refused.
+ *   registry   /run/fdr-kernel/NAME (a root directory, mode 0700) names, for each
+ *              instance fdr made, the session directory it belongs to and the pid
+ *              of the fdr that made it; it is written before the instance is
+ *              made. An instance whose maker is gone and whose session's link no
+ *              longer names it (the session was destroyed, or fdr was killed
+ *              before it linked it) is left over: the next fdr command removes
+ *              it (ktrace_reap()).
+ *   clock      fdr's trace clocks local, global, perf, mono, mono_raw and tai
+ *              are CLOCK_MONOTONIC (lib/core/clock.c), which is the kernel's
+ *              'mono' clock (ktime_get_mono_fast_ns); fdr's boot is the kernel's
+ *              'boot'; fdr's x86-tsc, where its stamps are the TSC, is the
+ *              kernel's 'x86-tsc'. counter, uptime, and x86-tsc where fdr's
+ *              stamps are CLOCK_MONOTONIC, have no kernel twin: refused.
+ *   show       fdr show reads the session's 'trace' and the instance's 'trace'
+ *              (both non-consuming; the kernel pauses the instance while its
+ *              'trace' is open, its pause-on-trace option), and merges their
+ *              lines by timestamp, a 'K ' before each kernel line and two spaces
+ *              before each of fdr's (ktrace_show()).
+ *   pipe       fdr pipe consumes fdr's 'trace_pipe' and the instance's, and prints
+ *              the earlier of the two sides' next lines while both have one, a
+ *              line alone once it waited 200 ms for the other side (ktrace_pipe()).
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+
+#include "fdr/fdr-ctl.h"
+#include "fdr/fdr-read.h"
+#include "cli.h"
+
+#define KT_TRACEFS_MAGIC 0x74726163 /* TRACEFS_MAGIC, linux/magic.h */
+#define KT_DEFAULT_MOUNT "/sys/kernel/tracing"
+#define KT_REGISTRY "/run/fdr-kernel"
+
+/* snprintf(); a path cut short fails where it is used (every input is bounded) */
+__attribute__((format(printf, 3, 4))) static int kt_fmt(char *b, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vsnprintf(b, n, fmt, ap);
+	va_end(ap);
+	return r < 0 || (size_t)r >= n ? -ENAMETOOLONG : 0;
+}
+
+static const char *kt_registry(void)
+{
+	const char *r = getenv("FDR_KERNEL_REGISTRY"); /* tests: a private one */
+
+	return r && *r == '/' ? r : KT_REGISTRY;
+}
+
+static int kt_is_tracefs(const char *path)
+{
+	struct statfs sf;
+
+	return statfs(path, &sf) == 0 && (uint32_t)sf.f_type == KT_TRACEFS_MAGIC;
+}
+
+/*
+ * Where the kernel's tracefs is mounted, into @buf; mounted at
+ * /sys/kernel/tracing when it is nowhere (as trace-cmd does). 0, or a negative
+ * errno with *@why saying what was tried.
+ */
+static int kt_find_tracefs(char *buf, size_t len, const char **why)
+{
+	char line[4096], dev[256], mnt[4096], type[64];
+	FILE *f = fopen("/proc/mounts", "re");
+
+	if (f) {
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "%255s %4095s %63s", dev, mnt, type) == 3 &&
+			    strcmp(type, "tracefs") == 0 && kt_is_tracefs(mnt)) {
+				fclose(f);
+				kt_fmt(buf, len, "%s", mnt);
+				return 0;
+			}
+		fclose(f);
+	}
+	if (mount("nodev", KT_DEFAULT_MOUNT, "tracefs", 0, NULL) < 0) {
+		*why = "tracefs is not mounted, and mounting it at " KT_DEFAULT_MOUNT
+		       " failed (needs CAP_SYS_ADMIN)";
+		return -errno;
+	}
+	kt_fmt(buf, len, "%s", KT_DEFAULT_MOUNT);
+	return 0;
+}
+
+/* Write @text to @tracefs/instances/@inst/@file; 0 or a negative errno. */
+static int kt_write(const char *tracefs, const char *inst, const char *file, const char *text)
+{
+	char path[PATH_MAX];
+	int fd, ret = 0;
+	size_t n = strlen(text);
+	ssize_t w;
+
+	kt_fmt(path, sizeof(path), "%s/instances/%s/%s", tracefs, inst, file);
+	fd = open(path, O_WRONLY | O_CLOEXEC | (strcmp(file, "set_event") ? O_TRUNC : O_APPEND));
+	if (fd < 0)
+		return -errno;
+	w = write(fd, text, n);
+	if (w != (ssize_t)n)
+		ret = w < 0 ? -errno : -EIO;
+	close(fd);
+	return ret;
+}
+
+/* The kernel clock on fdr's time base for fdr's @clock, NULL if none. */
+static const char *kt_clock_for(uint32_t clock, uint32_t ts_source)
+{
+	switch (clock) {
+	case FDR_CLOCK_BOOT:
+		return "boot";
+	case FDR_CLOCK_X86_TSC:
+		return ts_source == FDR_TS_TSC ? "x86-tsc" : NULL; /* fdr prints mono ns then */
+	case FDR_CLOCK_COUNTER:
+	case FDR_CLOCK_UPTIME:
+		return NULL;
+	default:
+		return "mono";
+	}
+}
+
+/* FNV-1a of @s: the instance name's part that tells sessions of one name apart. */
+static uint32_t kt_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+/* "fdr-BASE-HASH" for the session directory @dir (its real path). */
+static void kt_name(const char *dir, char *name, size_t len)
+{
+	char real[PATH_MAX], base[33];
+	const char *b;
+	size_t i;
+
+	if (!realpath(dir, real))
+		kt_fmt(real, sizeof(real), "%s", dir);
+	b = strrchr(real, '/');
+	b = b ? b + 1 : real;
+	for (i = 0; b[i] && i < sizeof(base) - 1; i++)
+		base[i] = (b[i] == ' ' || b[i] == '/' || (unsigned char)b[i] < 0x20) ? '_' : b[i];
+	base[i] = 0;
+	kt_fmt(name, len, "fdr-%s-%08x", base, kt_hash(real));
+}
+
+/* A name fdr makes: "fdr-", no '/', no "." or "..", at most 64 bytes. */
+static int kt_name_ok(const char *n)
+{
+	return strncmp(n, "fdr-", 4) == 0 && !strchr(n, '/') && strlen(n) <= 64;
+}
+
+int ktrace_read_link(const char *dir, struct ktrace_link *l)
+{
+	char path[PATH_MAX], line[PATH_MAX + 32];
+	FILE *f;
+	int have = 0;
+
+	memset(l, 0, sizeof(*l));
+	kt_fmt(path, sizeof(path), "%s/kernel", dir);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? -ENOENT : -errno;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		if (strncmp(line, "tracefs ", 8) == 0 && line[8] == '/' &&
+		    strlen(line + 8) < sizeof(l->tracefs)) {
+			kt_fmt(l->tracefs, sizeof(l->tracefs), "%s", line + 8);
+			have |= 1;
+		} else if (strncmp(line, "instance ", 9) == 0 && kt_name_ok(line + 9)) {
+			kt_fmt(l->instance, sizeof(l->instance), "%s", line + 9);
+			have |= 2;
+		} else if (strncmp(line, "clock ", 6) == 0 && strlen(line + 6) < sizeof(l->clock)) {
+			kt_fmt(l->clock, sizeof(l->clock), "%s", line + 6);
+			have |= 4;
+		}
+	}
+	fclose(f);
+	if (have != 7 || !kt_is_tracefs(l->tracefs))
+		return -EUCLEAN;
+	return 0;
+}
+
+/* The registry's entry of @name: 0 with @dir and *@pid, or a negative errno. */
+static int kt_reg_read(const char *name, char *dir, size_t len, long *pid, char *tracefs,
+		       size_t tlen)
+{
+	char path[PATH_MAX], line[PATH_MAX + 32];
+	FILE *f;
+	int have = 0;
+
+	kt_fmt(path, sizeof(path), "%s/%s", kt_registry(), name);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		if (strncmp(line, "dir ", 4) == 0) {
+			kt_fmt(dir, len, "%s", line + 4);
+			have |= 1;
+		} else if (strncmp(line, "pid ", 4) == 0) {
+			*pid = strtol(line + 4, NULL, 10);
+			have |= 2;
+		} else if (strncmp(line, "tracefs ", 8) == 0) {
+			kt_fmt(tracefs, tlen, "%s", line + 8);
+			have |= 4;
+		}
+	}
+	fclose(f);
+	return have == 7 ? 0 : -EUCLEAN;
+}
+
+static void kt_reg_remove(const char *name)
+{
+	char path[PATH_MAX];
+
+	kt_fmt(path, sizeof(path), "%s/%s", kt_registry(), name);
+	unlink(path);
+}
+
+/* Remove instance @name: its tracing off, then the directory. 0 or a negative errno. */
+static int kt_remove(const char *tracefs, const char *name)
+{
+	char path[PATH_MAX];
+
+	if (!kt_name_ok(name) || !kt_is_tracefs(tracefs))
+		return -EINVAL;
+	kt_fmt(path, sizeof(path), "%s/instances/%s", tracefs, name);
+	kt_write(tracefs, name, "tracing_on", "0\n");
+	if (rmdir(path) < 0 && errno != ENOENT)
+		return -errno;
+	kt_reg_remove(name);
+	return 0;
+}
+
+void ktrace_reap(void)
+{
+	DIR *d = opendir(kt_registry());
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char dir[PATH_MAX], tracefs[PATH_MAX], inst[PATH_MAX];
+		struct ktrace_link l;
+		long pid = 0;
+
+		if (!kt_name_ok(de->d_name))
+			continue;
+		if (kt_reg_read(de->d_name, dir, sizeof(dir), &pid, tracefs, sizeof(tracefs)))
+			continue;
+		if (pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM))
+			continue; /* its maker still runs: it links it or removes it */
+		if (ktrace_read_link(dir, &l) == 0 && strcmp(l.instance, de->d_name) == 0)
+			continue; /* linked to a session that is there */
+		kt_fmt(inst, sizeof(inst), "%s/instances/%s", tracefs, de->d_name);
+		if (!kt_is_tracefs(tracefs) || access(inst, F_OK) != 0) {
+			kt_reg_remove(de->d_name);
+			continue;
+		}
+		if (kt_remove(tracefs, de->d_name) == 0)
+			fprintf(stderr,
+				"fdr: removed the kernel instance %s left by session %s, which is "
+				"gone\n",
+				de->d_name, dir);
+	}
+	closedir(d);
+}
+
+/*
+ * Link the session in @dir to a new kernel instance: the registry entry, the
+ * instance, its events (@specs: comma-separated lists as set_event takes them),
+ * buffer mode @overwrite, the clock on fdr's time base for @clock, @buffer_kb
+ * per CPU if not 0, tracing on; then the link file. Returns 0 or the exit code
+ * (after removing what it made).
+ */
+int ktrace_link(const char *dir, const char *const *specs, int nr, int overwrite, uint32_t clock,
+		uint32_t ts_source, uint32_t buffer_kb)
+{
+	char tracefs[PATH_MAX], name[80], path[PATH_MAX], reg[PATH_MAX], real[PATH_MAX];
+	const char *why = NULL, *kclock = kt_clock_for(clock, ts_source);
+	struct ktrace_link old;
+	FILE *f;
+	int ret, i, fd;
+
+	if (!kclock)
+		return die(
+			1,
+			"-k: fdr's trace_clock %s has no kernel clock on its time base (use "
+			"local, mono or boot%s); fdr's own tracing is not affected",
+			clock == FDR_CLOCK_COUNTER ? "counter" :
+			clock == FDR_CLOCK_UPTIME  ? "uptime" :
+						     "x86-tsc (fdr's stamps are not the TSC here)",
+			ts_source == FDR_TS_TSC ? ", or x86-tsc" : "");
+	if (ktrace_read_link(dir, &old) == 0) {
+		kt_fmt(path, sizeof(path), "%s/instances/%s", old.tracefs, old.instance);
+		if (access(path, F_OK) == 0)
+			return die(1,
+				   "-k: the session is already linked to the kernel instance %s "
+				   "(fdr destroy removes it)",
+				   path);
+	}
+	ret = kt_find_tracefs(tracefs, sizeof(tracefs), &why);
+	if (ret)
+		return die(1, "-k: %s: %s; fdr's own tracing is not affected", why, strerror(-ret));
+	kt_fmt(path, sizeof(path), "%s/instances", tracefs);
+	if (access(path, W_OK) != 0)
+		return die(1,
+			   "-k: cannot create a kernel instance: %s: %s (needs root or write "
+			   "access to the kernel's tracefs); fdr's own tracing is not affected",
+			   path, strerror(errno));
+	kt_name(dir, name, sizeof(name));
+	/* the registry entry first: a kill from here on leaves what ktrace_reap() removes */
+	if (mkdir(kt_registry(), 0700) < 0 && errno != EEXIST)
+		return die(1, "-k: cannot make %s: %s", kt_registry(), strerror(errno));
+	kt_fmt(reg, sizeof(reg), "%s/%s", kt_registry(), name);
+	f = fopen(reg, "we");
+	if (!f)
+		return die(1, "-k: cannot write %s: %s", reg, strerror(errno));
+	/* the real path: the reaper reads it from any directory (fdr -d with a relative path) */
+	fprintf(f, "dir %s\npid %ld\ntracefs %s\n", realpath(dir, real) ? real : dir,
+		(long)getpid(), tracefs);
+	if (fclose(f))
+		return die(1, "-k: cannot write %s: %s", reg, strerror(errno));
+	kt_fmt(path, sizeof(path), "%s/instances/%s", tracefs, name);
+	if (mkdir(path, 0700) < 0) {
+		ret = errno;
+		kt_reg_remove(name);
+		if (ret == EEXIST)
+			return die(1,
+				   "-k: the kernel instance %s exists and is not this session's: "
+				   "left alone",
+				   path);
+		return die(1, "-k: cannot create the kernel instance %s: %s", path, strerror(ret));
+	}
+	ret = kt_write(tracefs, name, "options/overwrite", overwrite ? "1\n" : "0\n");
+	if (!ret)
+		ret = kt_write(tracefs, name, "trace_clock", kclock);
+	if (ret) {
+		kt_remove(tracefs, name);
+		return die(1, "-k: cannot set the kernel instance's mode and clock %s: %s", kclock,
+			   strerror(-ret));
+	}
+	if (buffer_kb) {
+		char kb[32];
+
+		kt_fmt(kb, sizeof(kb), "%u\n", buffer_kb);
+		ret = kt_write(tracefs, name, "buffer_size_kb", kb);
+		if (ret) {
+			kt_remove(tracefs, name);
+			return die(1, "-k: cannot size the kernel instance's buffers to %u KiB: %s",
+				   buffer_kb, strerror(-ret));
+		}
+	}
+	for (i = 0; i < nr; i++) {
+		char *list = strdup(specs[i]), *save = NULL, *ev;
+
+		if (!list) {
+			kt_remove(tracefs, name);
+			return die(1, "out of memory");
+		}
+		for (ev = strtok_r(list, ",", &save); ev; ev = strtok_r(NULL, ",", &save)) {
+			char text[512];
+
+			while (*ev == ' ')
+				ev++;
+			if (!*ev)
+				continue;
+			kt_fmt(text, sizeof(text), "%s\n", ev);
+			ret = kt_write(tracefs, name, "set_event", text);
+			if (ret) {
+				kt_remove(tracefs, name);
+				die(1,
+				    "-k: the kernel refused event '%s' (expected SYSTEM:EVENT, "
+				    "SYSTEM:* or SYSTEM as in %s/available_events): %s",
+				    ev, tracefs, strerror(-ret));
+				free(list);
+				return 1;
+			}
+		}
+		free(list);
+	}
+	ret = kt_write(tracefs, name, "tracing_on", "1\n");
+	if (ret) {
+		kt_remove(tracefs, name);
+		return die(1, "-k: cannot turn the kernel instance on: %s", strerror(-ret));
+	}
+	kt_fmt(path, sizeof(path), "%s/.kernel.tmp", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (f) {
+		char final[PATH_MAX];
+
+		fprintf(f, "tracefs %s\ninstance %s\nclock %s\n", tracefs, name, kclock);
+		kt_fmt(final, sizeof(final), "%s/kernel", dir);
+		if (fclose(f) == 0 && rename(path, final) == 0) {
+			fprintf(stderr,
+				"fdr: kernel instance %s/instances/%s linked (trace_clock %s)\n",
+				tracefs, name, kclock);
+			return 0;
+		}
+	} else if (fd >= 0) {
+		close(fd);
+	}
+	ret = errno;
+	unlink(path);
+	kt_remove(tracefs, name);
+	return die(1, "-k: cannot write the link %s/kernel: %s", dir, strerror(ret));
+}
+
+int ktrace_onoff(const char *dir, int on)
+{
+	struct ktrace_link l;
+	int ret = ktrace_read_link(dir, &l);
+
+	if (ret == -ENOENT)
+		return 0;
+	if (ret)
+		return die(1, "%s/kernel: not a link to a kernel instance fdr made", dir);
+	ret = kt_write(l.tracefs, l.instance, "tracing_on", on ? "1\n" : "0\n");
+	if (ret)
+		return die(1, "kernel instance %s: tracing_on: %s", l.instance, strerror(-ret));
+	return 0;
+}
+
+int ktrace_unlink(const char *dir)
+{
+	struct ktrace_link l;
+	char path[PATH_MAX];
+	int ret = ktrace_read_link(dir, &l);
+
+	if (ret == -ENOENT)
+		return 0;
+	kt_fmt(path, sizeof(path), "%s/kernel", dir);
+	if (ret) {
+		/* not ours to remove in the kernel: only the file goes */
+		unlink(path);
+		return 0;
+	}
+	ret = kt_remove(l.tracefs, l.instance);
+	if (ret)
+		return die(1, "cannot remove the kernel instance %s/instances/%s: %s", l.tracefs,
+			   l.instance, strerror(-ret));
+	unlink(path);
+	return 0;
+}
+
+/* ---- fdr show: one timeline ------------------------------------------------------------ */
+
+struct kt_line {
+	const char *p;
+	size_t len;
+	uint64_t key; /* the timestamp: µs of an ns clock, or the raw count */
+	int kernel;
+};
+
+/*
+ * The timestamp of a trace line "COMM-PID [CPU] FLAGS SEC.USEC: ..." or
+ * "... COUNT: ...", as µs or the count; -1 if the line has none (a stack
+ * trace's "=>" lines go with the record above them).
+ */
+static int kt_line_ts(const char *p, size_t len, uint64_t *key)
+{
+	const char *e = p + len, *q;
+
+	for (q = p; q + 5 < e; q++) {
+		const char *r = q + 1;
+		uint64_t sec = 0, frac = 0;
+		int nd = 0, nf = 0;
+
+		if (*q != '[')
+			continue;
+		while (r < e && *r >= '0' && *r <= '9')
+			r++;
+		if (r == q + 1 || r + 1 >= e || r[0] != ']' || r[1] != ' ')
+			continue;
+		r += 2;
+		while (r < e && *r == ' ')
+			r++;
+		while (r < e && *r != ' ') /* the flags */
+			r++;
+		while (r < e && *r == ' ')
+			r++;
+		for (; r < e && *r >= '0' && *r <= '9'; r++, nd++)
+			sec = sec * 10 + (uint64_t)(*r - '0');
+		if (r < e && *r == '.')
+			for (r++; r < e && *r >= '0' && *r <= '9'; r++, nf++)
+				frac = frac * 10 + (uint64_t)(*r - '0');
+		if (!nd || nd > 19 || r >= e || *r != ':' || (nf && nf != 6))
+			return -1;
+		*key = nf ? sec * 1000000ull + frac : sec;
+		return 0;
+	}
+	return -1;
+}
+
+/* Split @b into lines; header lines ('#') go to @hdr if not NULL, else are dropped. */
+static int kt_split(const struct fdr_buf *b, int kernel, struct kt_line **v, size_t *n, size_t *cap,
+		    struct fdr_buf *hdr)
+{
+	const char *p = b->data, *e = b->data + b->len;
+	uint64_t last = 0;
+
+	while (p < e) {
+		const char *nl = memchr(p, '\n', (size_t)(e - p));
+		size_t len = nl ? (size_t)(nl - p) + 1 : (size_t)(e - p);
+		uint64_t key;
+
+		if (*p == '#') {
+			if (hdr && fdr_buf_add(hdr, p, len))
+				return -ENOMEM;
+			p += len;
+			continue;
+		}
+		if (*n == *cap) {
+			size_t nc = *cap ? *cap * 2 : 1024;
+			struct kt_line *nv = realloc(*v, nc * sizeof(**v));
+
+			if (!nv)
+				return -ENOMEM;
+			*v = nv;
+			*cap = nc;
+		}
+		if (kt_line_ts(p, len, &key) == 0)
+			last = key;
+		(*v)[(*n)++] = (struct kt_line){ p, len, last, kernel };
+		p += len;
+	}
+	return 0;
+}
+
+static int kt_cmp(const void *a, const void *b)
+{
+	const struct kt_line *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	if (x->kernel != y->kernel)
+		return x->kernel - y->kernel; /* fdr's first: see kernel-timeline.md */
+	return x->p < y->p ? -1 : x->p > y->p; /* each side's own order */
+}
+
+int ktrace_show(struct fdr_session *s, const char *fdr_path, int cpu)
+{
+	struct fdr_buf a = { 0 }, k = { 0 }, hdr = { 0 };
+	struct kt_line *v = NULL;
+	size_t n = 0, cap = 0, i;
+	struct ktrace_link l;
+	char path[PATH_MAX], buf[65536];
+	int ret, fd;
+	ssize_t r;
+
+	ret = ktrace_read_link(fdr_session_path(s), &l);
+	if (ret)
+		return die(1, "%s/kernel: not a link to a kernel instance fdr made",
+			   fdr_session_path(s));
+	ret = slurp(s, fdr_path, &a);
+	if (ret) {
+		fdr_buf_free(&a);
+		return die_err(1, ret, "%s", fdr_path);
+	}
+	if (cpu >= 0)
+		kt_fmt(path, sizeof(path), "%s/instances/%s/per_cpu/cpu%d/trace", l.tracefs,
+		       l.instance, cpu);
+	else
+		kt_fmt(path, sizeof(path), "%s/instances/%s/trace", l.tracefs, l.instance);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = errno;
+		fdr_buf_free(&a);
+		return die(1, "kernel instance: %s: %s", path, strerror(ret));
+	}
+	while ((r = read(fd, buf, sizeof(buf))) > 0)
+		if (fdr_buf_add(&k, buf, (size_t)r)) {
+			r = -1;
+			errno = ENOMEM;
+			break;
+		}
+	ret = r < 0 ? errno : 0;
+	close(fd);
+	if (!ret && (kt_split(&a, 0, &v, &n, &cap, &hdr) || kt_split(&k, 1, &v, &n, &cap, NULL)))
+		ret = ENOMEM;
+	if (ret) {
+		fdr_buf_free(&a);
+		fdr_buf_free(&k);
+		fdr_buf_free(&hdr);
+		free(v);
+		return die(1, "kernel instance: %s: %s", path, strerror(ret));
+	}
+	qsort(v, n, sizeof(*v), kt_cmp);
+	if (hdr.len)
+		fwrite(hdr.data, 1, hdr.len, stdout);
+	printf("# kernel: %s/instances/%s (trace_clock %s); its lines begin with 'K '\n#\n",
+	       l.tracefs, l.instance, l.clock);
+	for (i = 0; i < n; i++) {
+		fputs(v[i].kernel ? "K " : "  ", stdout);
+		fwrite(v[i].p, 1, v[i].len, stdout);
+		if (v[i].p[v[i].len - 1] != '\n')
+			putchar('\n');
+	}
+	fdr_buf_free(&a);
+	fdr_buf_free(&k);
+	fdr_buf_free(&hdr);
+	free(v);
+	return fflush(stdout) ? die(1, "stdout: %s", strerror(errno)) : 0;
+}
+
+/* ---- fdr pipe: one timeline, live ------------------------------------------------------- */
+
+#define KT_HOLD_NS (200ull * 1000 * 1000) /* a line waits this long for the other side */
+
+struct kt_queue {
+	struct fdr_buf part; /* a line not complete yet */
+	struct kt_qline {
+		char *p;
+		size_t len;
+		uint64_t key, t; /* its time; when it was read (CLOCK_MONOTONIC) */
+	} * v;
+	size_t head, n, cap;
+	uint64_t last; /* the key of the last line with one */
+};
+
+static uint64_t kt_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Queue the complete lines of @buf (after what was left of the last read). */
+static int kt_queue_add(struct kt_queue *q, const char *buf, size_t n, uint64_t now)
+{
+	const char *p, *e;
+
+	if (fdr_buf_add(&q->part, buf, n))
+		return -ENOMEM;
+	p = q->part.data;
+	e = p + q->part.len;
+	while (p < e) {
+		const char *nl = memchr(p, '\n', (size_t)(e - p));
+		size_t len;
+		uint64_t key;
+
+		if (!nl)
+			break;
+		len = (size_t)(nl - p) + 1;
+		if (q->n == q->cap) {
+			size_t nc;
+			struct kt_qline *nv;
+
+			if (q->head) { /* move the waiting lines to the front first */
+				memmove(q->v, q->v + q->head, (q->n - q->head) * sizeof(*q->v));
+				q->n -= q->head;
+				q->head = 0;
+			}
+			nc = q->n == q->cap ? (q->cap ? q->cap * 2 : 256) : q->cap;
+			nv = nc == q->cap ? q->v : realloc(q->v, nc * sizeof(*q->v));
+			if (!nv)
+				return -ENOMEM;
+			q->v = nv;
+			q->cap = nc;
+		}
+		if (kt_line_ts(p, len, &key) == 0)
+			q->last = key;
+		q->v[q->n].p = malloc(len);
+		if (!q->v[q->n].p)
+			return -ENOMEM;
+		memcpy(q->v[q->n].p, p, len);
+		q->v[q->n].len = len;
+		q->v[q->n].key = q->last;
+		q->v[q->n].t = now;
+		q->n++;
+		p += len;
+	}
+	memmove(q->part.data, p, (size_t)(e - p));
+	q->part.len = (size_t)(e - p);
+	return 0;
+}
+
+/* Print the queue's first line; 0 or -errno of stdout. */
+static int kt_queue_put(struct kt_queue *q, int kernel)
+{
+	struct kt_qline *l = &q->v[q->head++];
+	int ret = 0;
+
+	if (fputs(kernel ? "K " : "  ", stdout) == EOF || fwrite(l->p, 1, l->len, stdout) != l->len)
+		ret = -EIO;
+	free(l->p);
+	if (q->head == q->n)
+		q->head = q->n = 0;
+	return ret;
+}
+
+/*
+ * Print the lines of @q[0] (fdr's) and @q[1] (the kernel's) in time order: the
+ * earlier head of the two while both have one, a head alone once it waited
+ * KT_HOLD_NS for the other side (or at once when @all).
+ */
+static int kt_drain(struct kt_queue *q, uint64_t now, int all)
+{
+	for (;;) {
+		int have0 = q[0].head < q[0].n, have1 = q[1].head < q[1].n, side;
+
+		if (have0 && have1)
+			side = q[1].v[q[1].head].key < q[0].v[q[0].head].key;
+		else if (have0 && (all || now - q[0].v[q[0].head].t >= KT_HOLD_NS))
+			side = 0;
+		else if (have1 && (all || now - q[1].v[q[1].head].t >= KT_HOLD_NS))
+			side = 1;
+		else
+			return fflush(stdout) ? -EIO : 0;
+		if (kt_queue_put(&q[side], side))
+			return -EIO;
+	}
+}
+
+static void kt_queue_free(struct kt_queue *q)
+{
+	size_t i;
+
+	for (i = q->head; i < q->n; i++)
+		free(q->v[i].p);
+	free(q->v);
+	fdr_buf_free(&q->part);
+}
+
+int ktrace_pipe(struct fdr_session *s, const char *fdr_path, int cpu)
+{
+	struct kt_queue q[2] = { 0 };
+	struct ktrace_link l;
+	struct fdr_file *f;
+	char path[PATH_MAX], buf[65536];
+	int ret, kfd, done = 0;
+	ssize_t n;
+
+	ret = ktrace_read_link(fdr_session_path(s), &l);
+	if (ret)
+		return die(1, "%s/kernel: not a link to a kernel instance fdr made",
+			   fdr_session_path(s));
+	if (cpu >= 0)
+		kt_fmt(path, sizeof(path), "%s/instances/%s/per_cpu/cpu%d/trace_pipe", l.tracefs,
+		       l.instance, cpu);
+	else
+		kt_fmt(path, sizeof(path), "%s/instances/%s/trace_pipe", l.tracefs, l.instance);
+	kfd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (kfd < 0)
+		return die(1, "kernel instance: %s: %s", path, strerror(errno));
+	ret = fdr_file_open(s, fdr_path, O_RDONLY | O_NONBLOCK, &f);
+	if (ret) {
+		close(kfd);
+		return die_err(1, ret, "%s", fdr_path);
+	}
+	printf("# kernel: %s/instances/%s (trace_clock %s); its lines begin with 'K '\n", l.tracefs,
+	       l.instance, l.clock);
+	while (!ret) {
+		int got = 0;
+
+		if (stop_requested && !done) {
+			/* what fdr's file took but did not format yet, then the end */
+			done = 1;
+			fdr_file_end(f);
+		}
+		while ((n = fdr_file_read(f, buf, sizeof(buf))) > 0) {
+			got = 1;
+			if (kt_queue_add(&q[0], buf, (size_t)n, kt_now()))
+				ret = die(1, "out of memory");
+		}
+		if (n < 0 && n != -EAGAIN && n != -EINTR)
+			ret = die_err(1, (int)n, "%s: read", fdr_path);
+		while ((n = read(kfd, buf, sizeof(buf))) > 0) {
+			got = 1;
+			if (kt_queue_add(&q[1], buf, (size_t)n, kt_now()))
+				ret = die(1, "out of memory");
+		}
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			ret = die(1, "kernel instance: %s: %s", path, strerror(errno));
+		if (!ret && kt_drain(q, kt_now(), done))
+			ret = stop_requested ? 0 : die(1, "write to standard output failed");
+		if (done || ret)
+			break;
+		if (!got) {
+			struct timespec d = { 0, 20 * 1000 * 1000 };
+
+			nanosleep(&d, NULL); /* a signal ends it early: the loop sees the stop */
+		}
+	}
+	fdr_file_close(f);
+	close(kfd);
+	kt_queue_free(&q[0]);
+	kt_queue_free(&q[1]);
+	return ret;
+}
