@@ -162,12 +162,12 @@ if(TARGET fdr-probe AND TARGET fdr-ctl_static)
   target_compile_options(probe-agent-target-nofdr PRIVATE -fPIE -O1)
   target_link_options(probe-agent-target-nofdr PRIVATE -pie)
   target_link_libraries(probe-agent-target-nofdr PRIVATE probe-agent-lib ${CMAKE_DL_LIBS})
-  add_test(NAME integration/probe-agent
-    COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/integration/probe-agent.sh $<TARGET_FILE:fdr-cli>
-      $<TARGET_FILE:probe-count> $<TARGET_FILE:probe-agent-target>
-      $<TARGET_FILE:probe-agent-target-nofdr> $<TARGET_FILE:fdr-probe>
-      $<TARGET_FILE:probe-agent-lib> $<TARGET_FILE:probe-agent-dl>
-      $<TARGET_FILE:probe-agent-target-noev> $<TARGET_FILE:probe-agent-dl2>)
+  set(probe_agent_cmd bash ${CMAKE_CURRENT_SOURCE_DIR}/integration/probe-agent.sh
+    $<TARGET_FILE:fdr-cli> $<TARGET_FILE:probe-count> $<TARGET_FILE:probe-agent-target>
+    $<TARGET_FILE:probe-agent-target-nofdr> $<TARGET_FILE:fdr-probe>
+    $<TARGET_FILE:probe-agent-lib> $<TARGET_FILE:probe-agent-dl>
+    $<TARGET_FILE:probe-agent-target-noev> $<TARGET_FILE:probe-agent-dl2>)
+  add_test(NAME integration/probe-agent COMMAND ${probe_agent_cmd})
   # label stress too: the TSan build runs it. There the fork child's agent thread
   # (libfdr starts it again in a child) needs die_after_fork=0; every target must
   # exit 0, so a sanitizer's report fails the case.
@@ -175,6 +175,13 @@ if(TARGET fdr-probe AND TARGET fdr-ctl_static)
     LABELS "integration;stress"
     TIMEOUT 120
     ENVIRONMENT "TMPDIR=${CMAKE_CURRENT_BINARY_DIR};ASAN_OPTIONS=verify_asan_link_order=0;TSAN_OPTIONS=die_after_fork=0;${FDR_TEST_SAN_ENV}")
+  # the same with the agent reading /proc/self/maps as text, as on kernels
+  # before 6.11 (no PROCMAP_QUERY)
+  add_test(NAME integration/probe-agent-maps-text COMMAND ${probe_agent_cmd})
+  set_tests_properties(integration/probe-agent-maps-text PROPERTIES
+    LABELS integration
+    TIMEOUT 120
+    ENVIRONMENT "FDR_PROBE_MAPS=text;TMPDIR=${CMAKE_CURRENT_BINARY_DIR};ASAN_OPTIONS=verify_asan_link_order=0;TSAN_OPTIONS=die_after_fork=0;${FDR_TEST_SAN_ENV}")
 endif()
 
 # README.md's "Dynamic probes" walk-through, its commands taken from README and

@@ -146,6 +146,13 @@ struct pr_site {
 
 static struct pr_site pr_sites[PR_SITES];
 static pthread_mutex_t pr_lock = PTHREAD_MUTEX_INITIALIZER;
+/*
+ * The indexes of the sites in use, in the order they were made (under
+ * pr_lock): the walks over every site look at these, not at the whole table,
+ * whose 1.2 MiB a first arm would otherwise fault in page by page.
+ */
+static uint16_t pr_used[PR_SITES];
+static unsigned int pr_nused;
 static int pr_sig_installed; /* under pr_lock */
 
 /* An XOL page: slots handed out from the front, never reclaimed. Under pr_lock. */
@@ -256,6 +263,7 @@ static struct pr_site *pr_insert(uintptr_t addr)
 		if (a == 0) {
 			/* release: the zeroed site is complete before a reader finds it */
 			atomic_store_explicit(&s->addr, addr, memory_order_release);
+			pr_used[pr_nused++] = (uint16_t)(s - pr_sites);
 			return s;
 		}
 	}
@@ -264,7 +272,8 @@ static struct pr_site *pr_insert(uintptr_t addr)
 
 /*
  * Copy @len bytes of code at @addr into @buf, never faulting, with the original
- * bytes of armed probes put back. Returns how many bytes were readable.
+ * bytes of armed probes put back (pr_lock held). Returns how many bytes were
+ * readable.
  */
 static size_t pr_read_orig(uintptr_t addr, uint8_t *buf, size_t len)
 {
@@ -280,8 +289,8 @@ static size_t pr_read_orig(uintptr_t addr, uint8_t *buf, size_t len)
 		got = (ssize_t)(len < in_page ? len : in_page);
 		memcpy(buf, (const void *)addr, (size_t)got);
 	}
-	for (i = 0; i < PR_SITES; i++) {
-		struct pr_site *s = &pr_sites[i];
+	for (i = 0; i < pr_nused; i++) {
+		struct pr_site *s = &pr_sites[pr_used[i]];
 		uintptr_t a = atomic_load_explicit(&s->addr, memory_order_acquire);
 
 		if (a >= addr && a < addr + (size_t)got && s->insn.len && atomic_load(&s->armed))

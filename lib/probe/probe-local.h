@@ -21,6 +21,7 @@ enum fdr_patch_sync {
 };
 int fdr_patch_write(uintptr_t addr, const void *buf, size_t len);
 int fdr_patch_sync(void);
+void fdr_patch_prepare(void);
 int fdr_patch_page_prot(uintptr_t addr, int *prot);
 uintptr_t fdr_patch_alloc_near(uintptr_t addr, size_t size);
 
