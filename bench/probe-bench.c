@@ -11,7 +11,12 @@
  *	METRIC probe_int3_handler_ns fdr=X
  *
  * (no ref: bench/compare-uprobes, issue 15, measures kernel uprobes on the same
- * functions). Before the first probe, the floor is measured: the same loop over
+ * functions). Then the same for a jump-optimised probe (lib/probe/jump.c) on
+ * pt_nop5 (a 5-byte nop first, as the kernel's uprobe reference uses), with the
+ * same counting handler:
+ *
+ *	METRIC probe_jmp_ns fdr=X
+ * Before the first probe, the floor is measured: the same loop over
  * pt_own_int3 (an int3 of its own) with an empty SA_SIGINFO handler and no fdr,
  * what the kernel's trap and signal delivery cost alone. Each run's figures go
  * to stderr, with how long arming and
@@ -32,7 +37,9 @@
 #include "engine.h"
 
 uint64_t pt_nop(void);
+uint64_t pt_nop5(void);
 uint64_t pt_own_int3(void);
+extern char pt_nop5_end[];
 
 #define RUNS 5
 
@@ -143,5 +150,45 @@ int main(int argc, char **argv)
 	}
 	qsort(cost, RUNS, sizeof(cost[0]), cmp_double);
 	printf("METRIC probe_int3_handler_ns fdr=%.0f\n", cost[RUNS / 2]);
+	for (r = 0; r < RUNS; r++) {
+		struct fdr_probe_site *site;
+		double base, armed, t_opt;
+		char why[256];
+		int ret;
+
+		loop_ns(pt_nop5, n / 10);
+		base = loop_ns(pt_nop5, n);
+		ret = fdr_probe_arm((uintptr_t)(void *)pt_nop5, count, NULL, &site);
+		if (ret < 0) {
+			fprintf(stderr, "bench-probe: arming pt_nop5: %s\n", strerror(-ret));
+			return 1;
+		}
+		t_opt = now_ns();
+		ret = fdr_probe_optimize(site, (uintptr_t)(void *)pt_nop5,
+					 (size_t)(pt_nop5_end - (char *)(void *)pt_nop5), why,
+					 sizeof(why));
+		t_opt = now_ns() - t_opt;
+		if (ret < 0) {
+			fprintf(stderr, "bench-probe: optimising pt_nop5: %s\n", why);
+			return 1;
+		}
+		hits = 0;
+		loop_ns(pt_nop5, n / 10);
+		armed = loop_ns(pt_nop5, n);
+		ret = fdr_probe_disarm(site);
+		if (ret < 0 || hits != (uint64_t)(n + n / 10)) {
+			fprintf(stderr,
+				"bench-probe: jmp run %d: %lu hits of %ld calls, disarm %d\n", r,
+				(unsigned long)hits, n + n / 10, ret);
+			return 1;
+		}
+		cost[r] = armed - base;
+		fprintf(stderr,
+			"bench-probe: jmp run %d: %.1f ns per call optimised, %.1f unarmed; "
+			"optimise %.1f us\n",
+			r, armed, base, t_opt / 1e3);
+	}
+	qsort(cost, RUNS, sizeof(cost[0]), cmp_double);
+	printf("METRIC probe_jmp_ns fdr=%.1f\n", cost[RUNS / 2]);
 	return 0;
 }

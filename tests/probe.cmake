@@ -24,6 +24,26 @@ if(TARGET fdr-probe)
       TIMEOUT 300
       ENVIRONMENT "${venv};TMPDIR=${CMAKE_CURRENT_BINARY_DIR};${FDR_TEST_SAN_ENV}")
   endforeach()
+  # jump-optimised probes (lib/probe/jump.c): every target, refusals, registers,
+  # vector registers, the switch, a thread inside the window, live optimisation
+  add_executable(test-probe-jump unit/test-probe-jump.c unit/probe-targets.S)
+  target_include_directories(test-probe-jump PRIVATE ${CRITERION_INCLUDE_DIRS})
+  target_compile_options(test-probe-jump PRIVATE ${CRITERION_CFLAGS_OTHER})
+  target_link_libraries(test-probe-jump PRIVATE fdr-probe ${CRITERION_LINK_LIBRARIES}
+                        Threads::Threads)
+  foreach(variant "default;" "mremap;FDR_PROBE_PATCH=mremap")
+    list(GET variant 0 vname)
+    list(GET variant 1 venv)
+    set(tname unit/test-probe-jump)
+    if(NOT vname STREQUAL "default")
+      set(tname unit/test-probe-jump-${vname})
+    endif()
+    add_test(NAME ${tname} COMMAND test-probe-jump --jobs=2 --short-filename)
+    set_tests_properties(${tname} PROPERTIES
+      LABELS unit
+      TIMEOUT 300
+      ENVIRONMENT "${venv};TMPDIR=${CMAKE_CURRENT_BINARY_DIR};${FDR_TEST_SAN_ENV}")
+  endforeach()
   # return probes: normal returns, recursion, longjmp, thread exit, signals, unwinding
   add_executable(test-probe-ret unit/test-probe-ret.c)
   target_include_directories(test-probe-ret PRIVATE ${CRITERION_INCLUDE_DIRS})
@@ -88,6 +108,16 @@ if(TARGET fdr-probe)
       TIMEOUT 300
       ENVIRONMENT "${venv};${FDR_TEST_SAN_ENV}")
   endforeach()
+  # the same with every probe jump-optimised, switched back to int3 and on again
+  # every other cycle (about 0.1 s a cycle on a loaded 2-CPU machine: 2000 cycles).
+  # Not under TSan: it defers asynchronous signals until a thread enters its
+  # runtime, so the threads calling the probed functions never answer jump.c's
+  # request in time and every probe stays int3 (docs/design/probes.md)
+  add_test(NAME stress/probe-live-jump COMMAND probe-live 2000)
+  set_tests_properties(stress/probe-live-jump PROPERTIES
+    LABELS "stress;no-tsan"
+    TIMEOUT 600
+    ENVIRONMENT "PROBE_LIVE_JUMP=1;${FDR_TEST_SAN_ENV}")
   # LD_PRELOADed into a program not linked with it: the interposition still works
   add_executable(probe-preload unit/probe-preload.c unit/probe-targets.S)
   target_include_directories(probe-preload PRIVATE ${PROJECT_SOURCE_DIR}/lib/probe)
@@ -132,12 +162,12 @@ if(TARGET fdr-probe AND TARGET fdr-ctl_static)
   target_compile_options(probe-agent-target-nofdr PRIVATE -fPIE -O1)
   target_link_options(probe-agent-target-nofdr PRIVATE -pie)
   target_link_libraries(probe-agent-target-nofdr PRIVATE probe-agent-lib ${CMAKE_DL_LIBS})
-  add_test(NAME integration/probe-agent
-    COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/integration/probe-agent.sh $<TARGET_FILE:fdr-cli>
-      $<TARGET_FILE:probe-count> $<TARGET_FILE:probe-agent-target>
-      $<TARGET_FILE:probe-agent-target-nofdr> $<TARGET_FILE:fdr-probe>
-      $<TARGET_FILE:probe-agent-lib> $<TARGET_FILE:probe-agent-dl>
-      $<TARGET_FILE:probe-agent-target-noev> $<TARGET_FILE:probe-agent-dl2>)
+  set(probe_agent_cmd bash ${CMAKE_CURRENT_SOURCE_DIR}/integration/probe-agent.sh
+    $<TARGET_FILE:fdr-cli> $<TARGET_FILE:probe-count> $<TARGET_FILE:probe-agent-target>
+    $<TARGET_FILE:probe-agent-target-nofdr> $<TARGET_FILE:fdr-probe>
+    $<TARGET_FILE:probe-agent-lib> $<TARGET_FILE:probe-agent-dl>
+    $<TARGET_FILE:probe-agent-target-noev> $<TARGET_FILE:probe-agent-dl2>)
+  add_test(NAME integration/probe-agent COMMAND ${probe_agent_cmd})
   # label stress too: the TSan build runs it. There the fork child's agent thread
   # (libfdr starts it again in a child) needs die_after_fork=0; every target must
   # exit 0, so a sanitizer's report fails the case.
@@ -145,6 +175,13 @@ if(TARGET fdr-probe AND TARGET fdr-ctl_static)
     LABELS "integration;stress"
     TIMEOUT 120
     ENVIRONMENT "TMPDIR=${CMAKE_CURRENT_BINARY_DIR};ASAN_OPTIONS=verify_asan_link_order=0;TSAN_OPTIONS=die_after_fork=0;${FDR_TEST_SAN_ENV}")
+  # the same with the agent reading /proc/self/maps as text, as on kernels
+  # before 6.11 (no PROCMAP_QUERY)
+  add_test(NAME integration/probe-agent-maps-text COMMAND ${probe_agent_cmd})
+  set_tests_properties(integration/probe-agent-maps-text PROPERTIES
+    LABELS integration
+    TIMEOUT 120
+    ENVIRONMENT "FDR_PROBE_MAPS=text;TMPDIR=${CMAKE_CURRENT_BINARY_DIR};ASAN_OPTIONS=verify_asan_link_order=0;TSAN_OPTIONS=die_after_fork=0;${FDR_TEST_SAN_ENV}")
 endif()
 
 # README.md's "Dynamic probes" walk-through, its commands taken from README and

@@ -9,7 +9,9 @@
  * The agent is one thread per process, started with the first registration (or
  * by libfdr.so's constructor, below: fdr_agent_boot()). It
  * attaches to $FDR_SESSION when that session appears (polled every 200 ms), then
- * sleeps on a futex on control.gen, which every control change bumps and wakes,
+ * sleeps on a futex on control.gen, which every control change bumps and wakes
+ * (the agent runs with the kernel's shortest slice, so that it gets a CPU soon
+ * after the wake even among busy threads: ev_agent_slice()),
  * and on each wake resynchronises: registers new definitions, updates enabled
  * flags, maps resized rings. When the session is destroyed or replaced, it
  * detaches: flags go to 0 and the old mappings are replaced by anonymous memory,
@@ -39,12 +41,14 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -434,6 +438,7 @@ static struct fdr_session *ev_probe_sess; /* session of the last look (ev_probe_
 static uint64_t ev_probe_last_ns; /* the last sync (ev_probe_lock) */
 static __thread int ev_probe_loading; /* this thread is in ev_probe_load()'s dlopen() */
 
+#define EV_AGENT_SLICE_NS 100000 /* 0.1 ms, the kernel's shortest */
 #define EV_PROBE_PERIOD_NS 800000000ull /* a sync at least this often: dlopen'ed libraries */
 
 /* Has @s a probes file with live locations? One openat() and pread() of its header. */
@@ -550,10 +555,47 @@ out:
 	pthread_mutex_unlock(&ev_probe_lock);
 }
 
+/*
+ * The agent's scheduling: the shortest slice the kernel gives
+ * (sched_attr.sched_runtime of a SCHED_OTHER thread, Linux 6.12+; no
+ * privilege needed), so that at a control change the agent is picked before
+ * the host's busy threads have run out their own slices (EEVDF: an earlier
+ * deadline, and PREEMPT_SHORT). It works briefly at each change (arming a
+ * probe: well under a millisecond). Measured with bench-uprobes arm (4 busy
+ * threads) on the loaded 2-CPU VM, 12 runs each way alternating: the first
+ * hit of a probe 0.95 ms after its definition (median) instead of 5.8 ms.
+ * Its nice value stays; other policies, and kernels that refuse, are left
+ * alone.
+ */
+struct ev_sched_attr {
+	uint32_t size, policy;
+	uint64_t flags;
+	int32_t nice;
+	uint32_t priority;
+	uint64_t runtime, deadline, period;
+};
+
+static void ev_agent_slice(void)
+{
+	struct ev_sched_attr a = { .size = sizeof(a), .policy = SCHED_OTHER };
+	int nice;
+
+	if (sched_getscheduler(0) != SCHED_OTHER)
+		return;
+	errno = 0;
+	nice = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
+	if (errno)
+		return;
+	a.nice = nice;
+	a.runtime = EV_AGENT_SLICE_NS;
+	syscall(SYS_sched_setattr, 0, &a, 0);
+}
+
 static void *ev_agent(void *arg)
 {
 	(void)arg;
 	prctl(PR_SET_NAME, "fdr-agent");
+	ev_agent_slice();
 	fdr_hooks_prepare();
 	for (;;) {
 		struct fdr_session *s;

@@ -188,13 +188,13 @@ static int slot_pick(const struct fdr_abi_probes *p)
 
 /* ---- the registry --------------------------------------------------------------------- */
 
-/* The ready event GRP/EVENT (@grp NULL: any group, probe events only); its slot or -1. */
+/* The ready event GRP/EVENT (@grp NULL: any group, probe events only); its slot or -1 (locked). */
 static int event_lookup(const struct fdr_abi_control *c, const char *grp, const char *ev,
 			int probes_only)
 {
-	uint32_t i;
+	uint32_t i, bound = fdr_events_bound(c);
 
-	for (i = 0; i < FDR_MAX_EVENTS; i++) {
+	for (i = 0; i < bound; i++) {
 		const struct fdr_abi_event *e = &c->events[i];
 
 		if (e->state != FDR_EVENT_READY || strncmp(e->name, ev, FDR_NAME_LEN) ||

@@ -77,6 +77,7 @@
 #include "ctl-local.h"
 #include "probes.h"
 #include "common/pid-list.h"
+#include "core/core-local.h" /* fdr_events_bound() */
 
 /* The kinds of directory: where a row appears, and what a directory row opens. */
 enum tree_dir {
@@ -198,9 +199,9 @@ static int find_instance(struct fdr_session *s, const char *name, uint32_t *out)
 static int event_exists(struct fdr_session *s, const char *sys, const char *ev)
 {
 	const struct fdr_abi_control *c = ctl_of(s);
-	uint32_t i;
+	uint32_t i, bound = fdr_events_bound(c);
 
-	for (i = 0; i < FDR_MAX_EVENTS; i++) {
+	for (i = 0; i < bound; i++) {
 		const struct fdr_abi_event *e = &c->events[i];
 
 		if (e->state != FDR_EVENT_READY || strncmp(e->system, sys, FDR_NAME_LEN))
@@ -215,9 +216,9 @@ static const struct fdr_abi_event *event_find(struct fdr_session *s, const char 
 					      const char *ev)
 {
 	const struct fdr_abi_control *c = ctl_of(s);
-	uint32_t i;
+	uint32_t i, bound = fdr_events_bound(c);
 
-	for (i = 0; i < FDR_MAX_EVENTS; i++) {
+	for (i = 0; i < bound; i++) {
 		const struct fdr_abi_event *e = &c->events[i];
 
 		if (e->state == FDR_EVENT_READY && strncmp(e->system, sys, FDR_NAME_LEN) == 0 &&
@@ -392,10 +393,10 @@ static void strip_space(char **s)
 static int apply_rule(struct fdr_session *s, uint32_t inst, const char *rule, int on)
 {
 	struct fdr_abi_control *c = fdr_session_control(s);
-	uint32_t i;
+	uint32_t i, bound = fdr_events_bound(c);
 	int n = 0;
 
-	for (i = 0; i < FDR_MAX_EVENTS; i++) {
+	for (i = 0; i < bound; i++) {
 		struct fdr_abi_event *e = &c->events[i];
 		char sys[FDR_NAME_LEN + 1], ev[FDR_NAME_LEN + 1];
 

@@ -100,6 +100,7 @@
 #include <unistd.h>
 #include <unwind.h>
 
+#include "jump.h"
 #include "probe-local.h"
 #include "reloc.h"
 
@@ -110,6 +111,7 @@
 #define PR_MAX_FUNC_LEN (16u << 20) /* fdr_probe_check() decodes at most this much */
 
 _Static_assert(PR_SLOT_SIZE >= FDR_RELOC_SLOT_MAX, "an XOL slot holds any emitted instruction");
+_Static_assert(PR_SITES == FDR_PROBE_SITES, "jump.c keeps one entry per site");
 
 /*
  * One probe: a handler at a site, armed and disarmed on its own. The handle
@@ -138,10 +140,19 @@ struct pr_site {
 	uintptr_t slot; /* the out-of-line copy */
 	int xol_all; /* test hook: branches run out of line too */
 	struct fdr_probe_site probes[PR_SITE_PROBES];
+	/* jump.c: where an int3 hit resumes while the window holds (part of) a jmp */
+	_Atomic uintptr_t jump_resume;
 };
 
 static struct pr_site pr_sites[PR_SITES];
 static pthread_mutex_t pr_lock = PTHREAD_MUTEX_INITIALIZER;
+/*
+ * The indexes of the sites in use, in the order they were made (under
+ * pr_lock): the walks over every site look at these, not at the whole table,
+ * whose 1.2 MiB a first arm would otherwise fault in page by page.
+ */
+static uint16_t pr_used[PR_SITES];
+static unsigned int pr_nused;
 static int pr_sig_installed; /* under pr_lock */
 
 /* An XOL page: slots handed out from the front, never reclaimed. Under pr_lock. */
@@ -252,6 +263,7 @@ static struct pr_site *pr_insert(uintptr_t addr)
 		if (a == 0) {
 			/* release: the zeroed site is complete before a reader finds it */
 			atomic_store_explicit(&s->addr, addr, memory_order_release);
+			pr_used[pr_nused++] = (uint16_t)(s - pr_sites);
 			return s;
 		}
 	}
@@ -260,7 +272,8 @@ static struct pr_site *pr_insert(uintptr_t addr)
 
 /*
  * Copy @len bytes of code at @addr into @buf, never faulting, with the original
- * bytes of armed probes put back. Returns how many bytes were readable.
+ * bytes of armed probes put back (pr_lock held). Returns how many bytes were
+ * readable.
  */
 static size_t pr_read_orig(uintptr_t addr, uint8_t *buf, size_t len)
 {
@@ -276,13 +289,14 @@ static size_t pr_read_orig(uintptr_t addr, uint8_t *buf, size_t len)
 		got = (ssize_t)(len < in_page ? len : in_page);
 		memcpy(buf, (const void *)addr, (size_t)got);
 	}
-	for (i = 0; i < PR_SITES; i++) {
-		struct pr_site *s = &pr_sites[i];
+	for (i = 0; i < pr_nused; i++) {
+		struct pr_site *s = &pr_sites[pr_used[i]];
 		uintptr_t a = atomic_load_explicit(&s->addr, memory_order_acquire);
 
 		if (a >= addr && a < addr + (size_t)got && s->insn.len && atomic_load(&s->armed))
 			buf[a - addr] = s->insn.bytes[0];
 	}
+	fdr_jump_orig_bytes(addr, buf, (size_t)got); /* jump-optimised windows */
 	return (size_t)got;
 }
 
@@ -469,7 +483,8 @@ static int pr_int3_at(uintptr_t addr)
 
 	if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != 1)
 		b = *(const volatile uint8_t *)addr; /* no process_vm_readv (seccomp) */
-	return b == 0xcc;
+	/* or the jmp of a jump-optimised window (jump.c) */
+	return b == 0xcc || (b == 0xe9 && fdr_jump_patched(addr));
 }
 
 /* The return trampoline (tramp.S), published at the first return probe. */
@@ -521,6 +536,7 @@ int fdr_probe_arm_flags(uintptr_t addr, unsigned int flags, fdr_probe_handler fn
 		 */
 		for (k = 0; k < PR_SITE_PROBES; k++)
 			atomic_store(&s->probes[k].on, 0);
+		fdr_jump_forget((unsigned int)(s - pr_sites));
 		atomic_fetch_add(&s->seq, 1);
 		atomic_store(&s->armed, 0);
 	}
@@ -532,6 +548,12 @@ int fdr_probe_arm_flags(uintptr_t addr, unsigned int flags, fdr_probe_handler fn
 		if (!p) {
 			ret = -EBUSY;
 			goto out;
+		}
+		/* a return probe needs the int3: a jmp window goes back to it first */
+		if (flags & FDR_PROBE_ARM_RETURN) {
+			ret = fdr_jump_before_disarm((unsigned int)(s - pr_sites));
+			if (ret < 0)
+				goto out;
 		}
 		/* a handler that read this probe 'on' before its last disarm may still run */
 		while (atomic_load(&s->active) != 0)
@@ -546,6 +568,10 @@ int fdr_probe_arm_flags(uintptr_t addr, unsigned int flags, fdr_probe_handler fn
 		*out = p;
 		goto out;
 	}
+	/* inside another address's jump window: that one goes back to its int3 first */
+	ret = fdr_jump_before_arm(addr);
+	if (ret < 0)
+		goto out;
 	got = pr_read_orig(addr, code, sizeof(code));
 	ret = fdr_reloc_decode(addr, code, got, &insn, NULL, 0);
 	if (ret < 0)
@@ -640,6 +666,11 @@ int fdr_probe_disarm(struct fdr_probe_site *site)
 	for (k = 0; k < PR_SITE_PROBES; k++)
 		others += &s->probes[k] != site && atomic_load(&s->probes[k].on);
 	if (!others) {
+		ret = fdr_jump_before_disarm(site->site); /* a jmp goes back to the int3 first */
+		if (ret < 0) {
+			fdr_probe_unlock();
+			return ret;
+		}
 		ret = fdr_patch_write(atomic_load(&s->addr), &s->insn.bytes[0], 1);
 		if (ret < 0) {
 			fdr_probe_unlock();
@@ -728,6 +759,7 @@ int fdr_probe_forget(struct fdr_probe_site *site)
 		others += &s->probes[k] != site && atomic_load(&s->probes[k].on);
 	atomic_store(&site->on, 0);
 	if (!others) {
+		fdr_jump_forget(site->site); /* its window went with the text */
 		atomic_fetch_add(&s->seq, 1);
 		atomic_store(&s->armed, 0);
 	}
@@ -1095,7 +1127,11 @@ static void pr_sigtrap(int sig, siginfo_t *si, void *ucv)
 	if (ret_on)
 		pr_ret_entry(s, g, tramp); /* one hijack for all the return probes */
 	next = addr + in->len;
-	if (s->xol_all) {
+	tramp = atomic_load(&s->jump_resume);
+	if (tramp) {
+		/* the window's tail may be a jmp's: the trampoline runs all of it */
+		g[REG_RIP] = (greg_t)tramp;
+	} else if (s->xol_all) {
 		g[REG_RIP] = (greg_t)s->slot;
 	} else {
 		switch (in->kind) {
@@ -1123,4 +1159,115 @@ static void pr_sigtrap(int sig, siginfo_t *si, void *ucv)
 chain:
 	errno = saved_errno;
 	fdr_probe_sig_chain(sig, si, ucv);
+}
+
+/* ---- for jump.c (jump-optimised probes): the addresses seen from outside ---- */
+
+/* Under pr_lock: the bytes of @addr.. with every probe's patch undone (pr_read_orig()). */
+size_t fdr_probe_read_orig(uintptr_t addr, uint8_t *buf, size_t len)
+{
+	return pr_read_orig(addr, buf, len);
+}
+
+/* The index of @p's address in the site table; whether @p is an armed entry probe. */
+unsigned int fdr_probe_index(const struct fdr_probe_site *p)
+{
+	return p->site;
+}
+
+int fdr_probe_is_entry_on(const struct fdr_probe_site *p)
+{
+	return atomic_load((atomic_int *)&p->on) && !p->ret;
+}
+
+/* The address at index @i, 0 if that entry was never used. */
+uintptr_t fdr_probe_addr_at(unsigned int i)
+{
+	return i < PR_SITES ? atomic_load_explicit(&pr_sites[i].addr, memory_order_acquire) : 0;
+}
+
+int fdr_probe_armed_at(unsigned int i)
+{
+	return atomic_load(&pr_sites[i].armed);
+}
+
+/* Whether a return probe is on at index @i (it needs the int3: no jmp there). */
+int fdr_probe_ret_on_at(unsigned int i)
+{
+	unsigned int k;
+
+	for (k = 0; k < PR_SITE_PROBES; k++)
+		if (atomic_load(&pr_sites[i].probes[k].on) && pr_sites[i].probes[k].ret)
+			return 1;
+	return 0;
+}
+
+const struct fdr_reloc_insn *fdr_probe_insn_at(unsigned int i)
+{
+	return &pr_sites[i].insn;
+}
+
+uintptr_t fdr_probe_slot_at(unsigned int i)
+{
+	return pr_sites[i].slot;
+}
+
+void *fdr_probe_site_at(unsigned int i)
+{
+	return &pr_sites[i];
+}
+
+/* seq_cst: an int3 hit that reads it after this store resumes at @resume (0: as usual). */
+void fdr_probe_set_resume_at(unsigned int i, uintptr_t resume)
+{
+	atomic_store(&pr_sites[i].jump_resume, resume);
+}
+
+/* Wait until no handler runs at index @i (one that read jump_resume before it changed). */
+void fdr_probe_wait_idle_at(unsigned int i)
+{
+	while (atomic_load(&pr_sites[i].active) != 0)
+		sched_yield();
+}
+
+int fdr_probe_in_handler(void)
+{
+	return pr_depth > 0;
+}
+
+/*
+ * A hit through a jump trampoline (@site: a struct pr_site): what the SIGTRAP
+ * handler does for the entry probes of an address, by the same rules (nesting
+ * is a miss, "active" around the armed and 'on' tests, no handler once
+ * disarmed), errno kept. The trampoline then runs the displaced instructions
+ * whether or not a handler ran.
+ */
+void fdr_probe_fire(void *site, const struct fdr_probe_regs *regs)
+{
+	struct pr_site *s = site;
+	int saved_errno = errno;
+	unsigned int k;
+
+	atomic_fetch_add(&s->active, 1); /* seq_cst: before the armed load (essay) */
+	if (atomic_load(&s->armed)) {
+		for (k = 0; k < PR_SITE_PROBES; k++) {
+			struct fdr_probe_site *p = &s->probes[k];
+
+			if (!atomic_load(&p->on) || p->ret) {
+				continue;
+			} else if (pr_depth == 0) {
+				fdr_probe_handler fn =
+					atomic_load_explicit(&p->fn, memory_order_relaxed);
+
+				pr_depth++;
+				fn(regs, atomic_load_explicit(&p->arg, memory_order_relaxed));
+				pr_depth--;
+				atomic_fetch_add_explicit(&p->hits, 1, memory_order_relaxed);
+			} else {
+				atomic_fetch_add_explicit(&p->misses, 1, memory_order_relaxed);
+			}
+		}
+	}
+	atomic_fetch_sub(&s->active, 1);
+	errno = saved_errno;
 }

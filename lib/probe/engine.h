@@ -42,6 +42,13 @@ uint64_t fdr_probe_site_hits(const struct fdr_probe_site *site);
 uint64_t fdr_probe_site_misses(const struct fdr_probe_site *site);
 unsigned int fdr_probe_ret_pending(unsigned int *table);
 
+/* Jump optimisation of an armed entry probe (jump.c, docs/design/probes.md "Jump probes") */
+int fdr_probe_optimize(struct fdr_probe_site *site, uintptr_t func_start, size_t func_len,
+		       char *why, size_t n);
+int fdr_probe_site_optimized(const struct fdr_probe_site *site);
+int fdr_probe_set_optimize(int on);
+int fdr_probe_optimize_enabled(void);
+
 /* How text is written (docs/design/probes.md, "Patching"). */
 enum fdr_probe_patch_method {
 	FDR_PROBE_PATCH_AUTO = 0, /* /proc/self/mem, else mremap */

@@ -30,7 +30,8 @@
  * A CPU may however keep running the old byte from its instruction cache or
  * pipeline for a while: after each change we make every thread of the
  * process execute a serialising instruction, with
- * membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE) (registered once).
+ * membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE) (registered once, at
+ * load: fdr_patch_prepare()).
  * Where that is missing (kernels before 4.16, or seccomp) we fall back to
  * MEMBARRIER_CMD_PRIVATE_EXPEDITED: its IPI interrupts each CPU running a
  * thread of ours, and the return from an interrupt to user space is an IRET,
@@ -219,13 +220,8 @@ int fdr_patch_write(uintptr_t addr, const void *buf, size_t len)
 	return ret;
 }
 
-/**
- * fdr_patch_sync - make every thread of the process serialise its instruction stream
- *
- * Returns: the barrier used (FDR_PATCH_SYNC_CORE, FDR_PATCH_SYNC_IPI or
- * FDR_PATCH_SYNC_NONE); see the essay above for what each guarantees.
- */
-int fdr_patch_sync(void)
+/* Register this process for the membarrier we use, once (engine lock held). */
+static void pt_membarrier_register(void)
 {
 	/* a child after fork has a new mm, not registered (its pid tells) */
 	if (pt_membarrier >= 0 && pt_membarrier_pid != getpid())
@@ -241,6 +237,35 @@ int fdr_patch_sync(void)
 		else
 			pt_membarrier = FDR_PATCH_SYNC_NONE;
 	}
+}
+
+/**
+ * fdr_patch_prepare - register for the membarrier fdr_patch_sync() uses, now
+ *
+ * In a process that already has other threads the registration waits for an
+ * RCU grace period (4 to 12 ms measured on the development VM), which the
+ * first arm would otherwise spend with the engine's lock (and the agent's)
+ * held. libfdr-probe's constructor calls this when the process has a single
+ * thread (linked or preloaded: before the program's threads exist), where the
+ * registration costs nothing; dlopen()ed into a process with threads, the
+ * first arm registers, as before.
+ */
+void fdr_patch_prepare(void)
+{
+	fdr_probe_lock();
+	pt_membarrier_register();
+	fdr_probe_unlock();
+}
+
+/**
+ * fdr_patch_sync - make every thread of the process serialise its instruction stream
+ *
+ * Returns: the barrier used (FDR_PATCH_SYNC_CORE, FDR_PATCH_SYNC_IPI or
+ * FDR_PATCH_SYNC_NONE); see the essay above for what each guarantees.
+ */
+int fdr_patch_sync(void)
+{
+	pt_membarrier_register();
 	switch (pt_membarrier) {
 	case FDR_PATCH_SYNC_CORE:
 		if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0) == 0)

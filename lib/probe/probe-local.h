@@ -21,8 +21,16 @@ enum fdr_patch_sync {
 };
 int fdr_patch_write(uintptr_t addr, const void *buf, size_t len);
 int fdr_patch_sync(void);
+void fdr_patch_prepare(void);
 int fdr_patch_page_prot(uintptr_t addr, int *prot);
 uintptr_t fdr_patch_alloc_near(uintptr_t addr, size_t size);
+
+/*
+ * jump.c asks every thread where it is with this real-time signal (SIGTRAP
+ * cannot: a second SIGTRAP pending merges with an int3's). Blocked while the
+ * engine's handlers run.
+ */
+#define FDR_PROBE_SIG_FIX (SIGRTMAX - 1)
 
 /* signal.c: sharing SIGTRAP (and later SIGSEGV/SIGBUS) with the program */
 typedef void (*fdr_sig_fn)(int sig, siginfo_t *si, void *uc);

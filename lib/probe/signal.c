@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * signal.c - sharing SIGTRAP (and SIGSEGV/SIGBUS when taken) with the program.
+ * signal.c - sharing SIGTRAP (and SIGSEGV/SIGBUS, and jump.c's FDR_PROBE_SIG_FIX,
+ * when taken) with the program.
  *
  * The engine's SIGTRAP handler must stay installed while probes are armed, yet
  * the program keeps every right it had: its own int3s, debuggers' traps and
@@ -138,12 +139,13 @@ int fdr_probe_sig_is_taken(int sig)
 
 /**
  * fdr_probe_sig_take - install @fn as the real handler of @sig, keeping the program's
- * @sig: SIGTRAP, SIGSEGV or SIGBUS
+ * @sig: SIGTRAP, SIGSEGV, SIGBUS or FDR_PROBE_SIG_FIX (jump.c)
  * @fn: the engine's handler; it calls fdr_probe_sig_chain() for what is not its own
  *
  * The program's current action becomes the chained one; from now on its
  * sigaction()/signal() calls for @sig only change the chained action, and its
- * masks never block @sig. Runs SA_SIGINFO | SA_ONSTACK | SA_NODEFER | SA_RESTART.
+ * masks never block @sig. Runs SA_SIGINFO | SA_ONSTACK | SA_NODEFER | SA_RESTART
+ * (FDR_PROBE_SIG_FIX without SA_NODEFER).
  * Returns: 0 (also if already taken); -EINVAL; -ENOSYS if the real functions
  * cannot be found; a negative errno from sigaction().
  */
@@ -152,7 +154,7 @@ int fdr_probe_sig_take(int sig, fdr_sig_fn fn)
 	struct sigaction ours, prev;
 	sigset_t unblock;
 
-	if (sig != SIGTRAP && sig != SIGSEGV && sig != SIGBUS)
+	if (sig != SIGTRAP && sig != SIGSEGV && sig != SIGBUS && sig != FDR_PROBE_SIG_FIX)
 		return -EINVAL;
 	if (atomic_load(&sg_tab[sig].taken))
 		return 0;
@@ -162,6 +164,19 @@ int fdr_probe_sig_take(int sig, fdr_sig_fn fn)
 	ours.sa_sigaction = fn;
 	ours.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER | SA_RESTART;
 	sigemptyset(&ours.sa_mask);
+	/*
+	 * FDR_PROBE_SIG_FIX requests that pile up are handled one after another,
+	 * each seeing the context the thread returns to, never nested in another
+	 */
+	if (sig == FDR_PROBE_SIG_FIX)
+		ours.sa_flags &= ~SA_NODEFER;
+	/*
+	 * jump.c's request (FDR_PROBE_SIG_FIX) waits while our handlers run: it then
+	 * sees the context they return to (an int3 hit resuming in a window), never
+	 * their own code's
+	 */
+	if (sig != FDR_PROBE_SIG_FIX)
+		sigaddset(&ours.sa_mask, FDR_PROBE_SIG_FIX);
 	/* the program's action is recorded first, so a racing trap finds it */
 	if (sg_real_sigaction(sig, NULL, &prev) < 0)
 		return -errno;
@@ -259,8 +274,28 @@ void fdr_probe_sig_chain(int sig, siginfo_t *si, void *uc)
 __attribute__((visibility("default"))) int sigaction(int sig, const struct sigaction *act,
 						     struct sigaction *old)
 {
-	if (!fdr_probe_sig_is_taken(sig))
-		return sg_real_sigaction(sig, act, old);
+	if (!fdr_probe_sig_is_taken(sig)) {
+		struct sigaction mine;
+		int ret;
+
+		/*
+		 * The program's handlers run with FDR_PROBE_SIG_FIX blocked: jump.c's
+		 * request then waits until the handler returns and sees the context it
+		 * returns to (a window being patched), not the handler's own code. It is
+		 * ours: "old" never shows it.
+		 */
+		if (act && sig != FDR_PROBE_SIG_FIX &&
+		    ((act->sa_flags & SA_SIGINFO) ||
+		     (act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN))) {
+			mine = *act;
+			sigaddset(&mine.sa_mask, FDR_PROBE_SIG_FIX);
+			act = &mine;
+		}
+		ret = sg_real_sigaction(sig, act, old);
+		if (ret == 0 && old && sig != FDR_PROBE_SIG_FIX)
+			sigdelset(&old->sa_mask, FDR_PROBE_SIG_FIX);
+		return ret;
+	}
 	if (old)
 		sg_read(sig, old);
 	if (act)
@@ -284,7 +319,9 @@ __attribute__((visibility("default"))) sighandler_t signal(int sig, sighandler_t
 /*
  * The mask a thread asked for, less SIGTRAP (from the moment libfdr-probe is
  * loaded: a thread that blocked it before the first probe is armed would die on
- * its first hit) and less the other signals the engine has taken.
+ * its first hit), less FDR_PROBE_SIG_FIX (a thread blocking it would keep
+ * jump.c from optimising any probe) and less the other signals the engine has
+ * taken.
  */
 static const sigset_t *sg_filter(int how, const sigset_t *set, sigset_t *copy)
 {
@@ -294,6 +331,7 @@ static const sigset_t *sg_filter(int how, const sigset_t *set, sigset_t *copy)
 		return set;
 	*copy = *set;
 	sigdelset(copy, SIGTRAP);
+	sigdelset(copy, FDR_PROBE_SIG_FIX); /* jump.c asks every thread; none may block it */
 	for (sig = 1; sig < SG_MAX; sig++)
 		if (atomic_load_explicit(&sg_tab[sig].taken, memory_order_relaxed))
 			sigdelset(copy, sig);

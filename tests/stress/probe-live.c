@@ -9,10 +9,15 @@
  * argument is cleared as soon as its disarm returns, so a handler running late
  * would see it. Zero wrong results and zero crashes are required; each handler
  * checks the arguments it sees against the thread's record of the call.
- * FDR_PROBE_PATCH and FDR_PROBE_XOL_ALL select the paths as in the unit test.
+ * FDR_PROBE_PATCH and FDR_PROBE_XOL_ALL select the paths as in the unit test;
+ * with PROBE_LIVE_JUMP=1 each probe is also jump-optimised after it is armed
+ * (lib/probe/jump.c), and every other cycle switched back to int3 and on again
+ * before the disarm (the patched windows are 6 bytes, two instructions each);
+ * pt_add's must be refused in the cycles where it has a return probe.
  * Prints the counts and "N passed, N failed"; exit status 1 on any failure.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -26,6 +31,7 @@
 
 uint64_t pt_add(uint64_t a, uint64_t b);
 uint64_t pt_slow(const uint64_t *p, uint64_t x);
+extern char pt_add_end[], pt_slow_end[];
 
 #define COLD_WORDS (8u << 20) /* 64 MiB */
 #define RUNNERS 4
@@ -97,6 +103,9 @@ static void *run(void *arg)
 int main(int argc, char **argv)
 {
 	long cycles = argc > 1 ? strtol(argv[1], NULL, 10) : 10000;
+	const char *jump_env = getenv("PROBE_LIVE_JUMP");
+	int jump = jump_env && jump_env[0] == '1';
+	unsigned long optimised = 0, not_optimised = 0;
 	struct runner rs[RUNNERS];
 	uint8_t before_slow[16], before_add[16];
 	int passed = 0, failed = 0, i;
@@ -135,8 +144,37 @@ int main(int argc, char **argv)
 			failed++;
 			break;
 		}
+		if (jump) {
+			char why[256];
+			uintptr_t f1 = (uintptr_t)pt_slow, f2 = (uintptr_t)pt_add;
+
+			r1 = fdr_probe_optimize(s1, f1, (uintptr_t)pt_slow_end - f1, why,
+						sizeof(why));
+			if (r1 && r1 != -ETIMEDOUT)
+				fprintf(stderr, "probe-live: cycle %ld: pt_slow: %s\n", c, why);
+			r2 = fdr_probe_optimize(s2, f2, (uintptr_t)pt_add_end - f2, why,
+						sizeof(why));
+			if (s3 && r2 == -ENOTSUP && strstr(why, "return probe"))
+				r2 = -ETIMEDOUT; /* expected: a return probe keeps the int3 */
+			else if (s3)
+				r2 = -EINVAL; /* optimised, or refused for another reason */
+			if (r2 && r2 != -ETIMEDOUT)
+				fprintf(stderr, "probe-live: cycle %ld: pt_add: %s\n", c, why);
+			optimised += (r1 == 0) + (r2 == 0);
+			not_optimised += (r1 != 0) + (r2 != 0);
+			if ((r1 && r1 != -ETIMEDOUT) || (r2 && r2 != -ETIMEDOUT)) {
+				failed++;
+				break;
+			}
+		}
 		if (c % 16 == 0)
 			sched_yield();
+		if (jump && c % 2 &&
+		    (fdr_probe_set_optimize(0) < 0 || fdr_probe_set_optimize(1) < 0)) {
+			fprintf(stderr, "probe-live: cycle %ld: switching off and on failed\n", c);
+			failed++;
+			break;
+		}
 		d |= fdr_probe_disarm(s1);
 		if (s3 && (c & 2)) {
 			d |= fdr_probe_disarm(s3);
@@ -166,6 +204,15 @@ int main(int argc, char **argv)
 	printf("%ld cycles, hits %lu + %lu, returns %lu, bad arguments %lu\n", c,
 	       (unsigned long)atomic_load(&hits_slow), (unsigned long)atomic_load(&hits_add),
 	       (unsigned long)atomic_load(&hits_ret), (unsigned long)atomic_load(&bad_args));
+	if (jump) {
+		printf("optimised %lu, left int3 (a return probe, or a thread did not answer in "
+		       "time) %lu\n",
+		       optimised, not_optimised);
+		if (optimised < (unsigned long)c)
+			failed++;
+		else
+			passed++;
+	}
 	if (atomic_load(&bad_args) || !(atomic_load(&hits_slow) + atomic_load(&hits_add)))
 		failed++;
 	else

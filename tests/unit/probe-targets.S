@@ -4,6 +4,8 @@
  * test-probe-engine.c and bench/probe-bench.c. Each pt_* symbol is a place to
  * probe; the comment says what the instruction there is and what the
  * function returns (System V ABI: arguments in %rdi, %rsi; result in %rax).
+ * pt_X_end is the byte after pt_X: the function's bounds, which the jump
+ * optimiser (test-probe-jump.c) is given as the agent gives an ELF symbol's.
  */
 	.text
 
@@ -15,6 +17,8 @@ pt_add:
 	mov	%rdi, %rax
 	add	%rsi, %rax
 	ret
+	.globl pt_add_end
+pt_add_end:
 	.size pt_add, .-pt_add
 
 /* pt_riprel() = pt_global; first: mov pt_global(%rip),%eax (RIP-relative load) */
@@ -24,6 +28,8 @@ pt_add:
 pt_riprel:
 	mov	pt_global(%rip), %eax
 	ret
+	.globl pt_riprel_end
+pt_riprel_end:
 	.size pt_riprel, .-pt_riprel
 
 /* pt_riprel_store(v): pt_global2 = v, returns &pt_global2; first: RIP-relative store,
@@ -37,6 +43,8 @@ pt_riprel_store:
 pt_riprel_lea:
 	lea	pt_global2(%rip), %rax
 	ret
+	.globl pt_riprel_store_end
+pt_riprel_store_end:
 	.size pt_riprel_store, .-pt_riprel_store
 
 /* pt_call(x) = x + 101; first: call rel32 to pt_helper (x + 100) */
@@ -47,6 +55,8 @@ pt_call:
 	call	pt_helper
 	add	$1, %rax
 	ret
+	.globl pt_call_end
+pt_call_end:
 	.size pt_call, .-pt_call
 
 	.globl pt_helper
@@ -55,6 +65,8 @@ pt_call:
 pt_helper:
 	lea	100(%rdi), %rax
 	ret
+	.globl pt_helper_end
+pt_helper_end:
 	.size pt_helper, .-pt_helper
 
 /* pt_call_ra() = the return address its call pushed: pt_call_ra + 5 */
@@ -64,6 +76,8 @@ pt_helper:
 pt_call_ra:
 	call	pt_ret_addr
 	ret
+	.globl pt_call_ra_end
+pt_call_ra_end:
 	.size pt_call_ra, .-pt_call_ra
 
 /* pt_ret_addr() = its own return address */
@@ -73,6 +87,8 @@ pt_call_ra:
 pt_ret_addr:
 	mov	(%rsp), %rax
 	ret
+	.globl pt_ret_addr_end
+pt_ret_addr_end:
 	.size pt_ret_addr, .-pt_ret_addr
 
 /* pt_callind(fn, x) = fn(?, x) via call *%rdi (the callee reads %rsi), + 1 */
@@ -83,6 +99,8 @@ pt_callind:
 	call	*%rdi
 	add	$1, %rax
 	ret
+	.globl pt_callind_end
+pt_callind_end:
 	.size pt_callind, .-pt_callind
 
 /* pt_helper_si(?, x) = x + 200 */
@@ -92,6 +110,8 @@ pt_callind:
 pt_helper_si:
 	lea	200(%rsi), %rax
 	ret
+	.globl pt_helper_si_end
+pt_helper_si_end:
 	.size pt_helper_si, .-pt_helper_si
 
 /* pt_callind_mem() = return address pushed by call *pt_fnptr(%rip): pt_callind_mem + 6 */
@@ -101,6 +121,8 @@ pt_helper_si:
 pt_callind_mem:
 	call	*pt_fnptr(%rip)
 	ret
+	.globl pt_callind_mem_end
+pt_callind_mem_end:
 	.size pt_callind_mem, .-pt_callind_mem
 
 /* pt_jmp(x) = x + 7; first: jmp rel8 over a ud2 */
@@ -113,6 +135,8 @@ pt_jmp:
 	ud2
 1:	lea	7(%rdi), %rax
 	ret
+	.globl pt_jmp_end
+pt_jmp_end:
 	.size pt_jmp, .-pt_jmp
 
 /* pt_jmp32(x) = x + 9; first: jmp rel32 */
@@ -125,6 +149,8 @@ pt_jmp32:
 	ud2
 1:	lea	9(%rdi), %rax
 	ret
+	.globl pt_jmp32_end
+pt_jmp32_end:
 	.size pt_jmp32, .-pt_jmp32
 
 /* pt_jcc(x) = x < 10 ? 2 : 1; probe pt_jcc_br: jl rel8 */
@@ -140,6 +166,8 @@ pt_jcc_br:
 	ret
 1:	mov	$2, %eax
 	ret
+	.globl pt_jcc_end
+pt_jcc_end:
 	.size pt_jcc, .-pt_jcc
 
 /* pt_jcc32(x) = x == 0 ? 3 : 4; probe pt_jcc32_br: je rel32 */
@@ -156,6 +184,8 @@ pt_jcc32_br:
 	ret
 1:	mov	$3, %eax
 	ret
+	.globl pt_jcc32_end
+pt_jcc32_end:
 	.size pt_jcc32, .-pt_jcc32
 
 /* pt_redzone(a) = a + 5, a leaf keeping both values in its red zone; probe the
@@ -173,6 +203,8 @@ pt_redzone_mid:
 	add	-16(%rsp), %rax
 	add	-128(%rsp), %rax
 	ret
+	.globl pt_redzone_end
+pt_redzone_end:
 	.size pt_redzone, .-pt_redzone
 
 /* pt_push(x) = x + 3, keeping %rbx; probe the entry (push) or pt_push_pop (pop) */
@@ -187,6 +219,8 @@ pt_push:
 pt_push_pop:
 	pop	%rbx
 	ret
+	.globl pt_push_end
+pt_push_end:
 	.size pt_push, .-pt_push
 
 /* pt_slow(p, x) = *p + x; first: a load from p (a cache miss when p is cold) */
@@ -197,6 +231,8 @@ pt_slow:
 	mov	(%rdi), %rax
 	add	%rsi, %rax
 	ret
+	.globl pt_slow_end
+pt_slow_end:
 	.size pt_slow, .-pt_slow
 
 /* pt_own_int3() = 42 after the program's own int3 */
@@ -207,6 +243,8 @@ pt_own_int3:
 	int3
 	mov	$42, %eax
 	ret
+	.globl pt_own_int3_end
+pt_own_int3_end:
 	.size pt_own_int3, .-pt_own_int3
 
 /* pt_allregs(): every general register set to a known value (rax 0x1001, rbx 0x1002,
@@ -249,6 +287,8 @@ pt_allregs_probe:
 	pop	%rbp
 	pop	%rbx
 	ret
+	.globl pt_allregs_end
+pt_allregs_end:
 	.size pt_allregs, .-pt_allregs
 
 /* pt_nop() = 0; for the benchmark: a trivial function */
@@ -258,7 +298,106 @@ pt_allregs_probe:
 pt_nop:
 	xor	%eax, %eax
 	ret
+	.globl pt_nop_end
+pt_nop_end:
 	.size pt_nop, .-pt_nop
+
+/* ---- jump-optimised probes (test-probe-jump.c, bench/probe-bench.c) ---- */
+
+/* pt_nop5() = 0; first: a 5-byte nop (nopl 0(%rax,%rax,1)), then xor %eax,%eax; ret */
+	.globl pt_nop5
+	.type pt_nop5, @function
+	.p2align 4
+pt_nop5:
+	nopl	0(%rax,%rax,1)
+	xor	%eax, %eax
+	ret
+	.globl pt_nop5_end
+pt_nop5_end:
+	.size pt_nop5, .-pt_nop5
+
+/* pt_loop(n) = n (n >= 1): mov $0,%eax ; 1: add $1,%eax ; cmp ; jne 1b: a branch
+ * into the second instruction of the window at the entry */
+	.globl pt_loop
+	.type pt_loop, @function
+	.p2align 4
+pt_loop:
+	xor	%eax, %eax
+1:	add	$1, %rax
+	cmp	%rdi, %rax
+	jne	1b
+	ret
+	.globl pt_loop_end
+pt_loop_end:
+	.size pt_loop, .-pt_loop
+
+/* pt_jtable(i) = 10 + i for i in 0..2 (else 0): a jump table (jmp *(%rdx,%rdi,8)) */
+	.globl pt_jtable
+	.type pt_jtable, @function
+	.p2align 4
+pt_jtable:
+	xor	%eax, %eax
+	cmp	$2, %rdi
+	ja	9f
+	lea	pt_jtab(%rip), %rdx
+	jmp	*(%rdx,%rdi,8)
+2:	mov	$10, %eax
+	ret
+3:	mov	$11, %eax
+	ret
+4:	mov	$12, %eax
+	ret
+9:	ret
+	.globl pt_jtable_end
+pt_jtable_end:
+	.size pt_jtable, .-pt_jtable
+	.section .data.rel.ro,"aw"
+	.p2align 3
+pt_jtab:
+	.quad	2b, 3b, 4b
+	.text
+
+/* pt_addsd(a, b) = a + b (doubles); first: addsd %xmm1,%xmm0 (4) ; ret */
+	.globl pt_addsd
+	.type pt_addsd, @function
+	.p2align 4
+pt_addsd:
+	addsd	%xmm1, %xmm0
+	ret
+	.globl pt_addsd_end
+pt_addsd_end:
+	.size pt_addsd, .-pt_addsd
+
+/* pt_vaddpd(p): p[0..3] += p[4..7] (doubles) through %ymm0/%ymm1, the probe at
+ * pt_vaddpd_add (vaddpd %ymm1,%ymm0,%ymm0 ; vmovupd %ymm0,(%rdi)): ymm live there */
+	.globl pt_vaddpd
+	.globl pt_vaddpd_add
+	.type pt_vaddpd, @function
+	.p2align 4
+pt_vaddpd:
+	vmovupd	(%rdi), %ymm0
+	vmovupd	32(%rdi), %ymm1
+pt_vaddpd_add:
+	vaddpd	%ymm1, %ymm0, %ymm0
+	vmovupd	%ymm0, (%rdi)
+	vzeroupper
+	ret
+	.globl pt_vaddpd_end
+pt_vaddpd_end:
+	.size pt_vaddpd, .-pt_vaddpd
+
+/* pt_sys(a1, a2, a3, nr) = syscall nr(a1, a2, a3): mov %ecx,%eax ; syscall ; ret, a
+ * 5-byte window in which a thread blocks (RIP inside the window) */
+	.globl pt_sys
+	.type pt_sys, @function
+	.p2align 4
+pt_sys:
+	mov	%ecx, %eax
+	syscall
+	ret
+	.globl pt_sys_end
+pt_sys_end:
+	.size pt_sys, .-pt_sys
 
 	.data
 	.globl pt_global

@@ -136,6 +136,21 @@ Test(probe, check_boundaries)
 	cr_assert_eq(fdr_probe_check(A(pt_push), 10, A(pt_push_pop) - 1, why, sizeof(why)),
 		     -EILSEQ);
 	cr_assert_eq(fdr_probe_disarm(s), 0);
+	/*
+	 * The same where the int3 changes what follows: pt_riprel's 6-byte mov read
+	 * from the int3 on is 'int3 ; add $imm32,%eax'. The check reads the original
+	 * byte back and names the mov.
+	 */
+	cr_assert_eq(fdr_probe_arm(A(pt_riprel), count_hit, &h, &s), 0);
+	cr_assert_eq(fdr_probe_check(A(pt_riprel), 7, A(pt_riprel) + 2, why, sizeof(why)), -EILSEQ);
+	{
+		char want[64];
+
+		snprintf(want, sizeof(want), "'mov' at 0x%lx (length 6)",
+			 (unsigned long)A(pt_riprel));
+		cr_assert(strstr(why, want), "the original instruction is decoded: %s", why);
+	}
+	cr_assert_eq(fdr_probe_disarm(s), 0);
 }
 
 struct reloc_case {

@@ -195,6 +195,41 @@ Test(registry, print_format_is_part_of_the_layout)
 	cr_assert_eq(slot + 1, fdr_ev_treg_other.slot);
 }
 
+/*
+ * The scans stop at nr_events (fdr_events_bound()): a registrar that died
+ * between making its slot ready and bumping the count left a ready slot at
+ * nr_events, which must still be found, and never be taken by another event.
+ */
+Test(registry, registrar_died_before_the_count)
+{
+	static struct hdef h;
+	struct fdr_abi_control *c = fdr_session_control(env.s);
+	struct fdr_abi_event t;
+	uint32_t n, id, slot;
+
+	hdef_init(&h, "treg", "orphan", 0);
+	cr_assert_eq(fdr_event_def_to_abi(&h.def, &t), 0);
+	cr_assert_eq(fdr_session_lock(env.s), 0);
+	n = c->nr_events;
+	cr_assert_lt(n, FDR_MAX_EVENTS);
+	cr_assert_neq(c->events[n].state, FDR_EVENT_READY);
+	/* what fdr_session_register_event() does, up to the count */
+	memcpy(&c->events[n], &t, sizeof(t));
+	memset(c->events[n].enabled, 0, sizeof(c->events[n].enabled));
+	id = c->events[n].id = c->next_event_id++;
+	__atomic_store_n(&c->events[n].state, FDR_EVENT_READY, __ATOMIC_RELEASE);
+	cr_assert_eq(fdr_session_register_event(env.s, &t, &slot), 0);
+	cr_assert_eq(slot, n, "the orphan is found");
+	cr_assert_eq(c->events[n].id, id, "and kept, not made again");
+	hdef_init(&h, "treg", "after_orphan", 0);
+	cr_assert_eq(fdr_event_def_to_abi(&h.def, &t), 0);
+	cr_assert_eq(fdr_session_register_event(env.s, &t, &slot), 0);
+	cr_assert_neq(slot, n, "another event does not take the orphan's slot");
+	cr_assert_str_eq(c->events[n].name, "orphan");
+	cr_assert_str_eq(c->events[slot].name, "after_orphan");
+	fdr_session_unlock(env.s);
+}
+
 Test(registry, definitions_beyond_the_limits_are_refused)
 {
 	static struct hdef h;

@@ -1,0 +1,771 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * test-probe-jump.c - jump-optimised probes (lib/probe/jump.c).
+ *
+ * Each probe is armed (int3), then fdr_probe_optimize() gets the function's
+ * bounds (pt_X .. pt_X_end, probe-targets.S) and must turn it into a jmp
+ * (first byte 0xe9) or refuse with a reason and leave the int3 working. The
+ * probed functions' results must not change, the handler must see every call
+ * and the registers as the int3 form shows them, and the original bytes must
+ * come back exactly after the disarm. Threads inside the window while it is
+ * patched are moved to the trampoline (a thread blocked in a syscall there).
+ * The 4-thread live test arms, optimises and disarms while threads call.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "engine.h"
+
+/* probe-targets.S: functions and their ends */
+uint64_t pt_add(uint64_t a, uint64_t b);
+uint32_t pt_riprel(void);
+uint32_t *pt_riprel_store(uint32_t v);
+uint64_t pt_call(uint64_t x);
+uint64_t pt_call_ra(void);
+uint64_t pt_callind(void *fn, uint64_t x);
+uint64_t pt_helper_si(uint64_t unused, uint64_t x);
+uint64_t pt_callind_mem(void);
+uint64_t pt_jmp(uint64_t x);
+uint64_t pt_jmp32(uint64_t x);
+uint64_t pt_jcc(uint64_t x);
+uint64_t pt_jcc32(uint64_t x);
+uint64_t pt_redzone(uint64_t a);
+uint64_t pt_push(uint64_t x);
+uint64_t pt_slow(const uint64_t *p, uint64_t x);
+uint64_t pt_nop(void);
+uint64_t pt_nop5(void);
+uint64_t pt_loop(uint64_t n);
+uint64_t pt_jtable(uint64_t i);
+double pt_addsd(double a, double b);
+void pt_vaddpd(double *p);
+long pt_sys(long a1, long a2, long a3, long nr);
+void pt_allregs(void);
+extern char pt_add_end[], pt_riprel_end[], pt_riprel_store_end[], pt_call_end[], pt_call_ra_end[],
+	pt_callind_end[], pt_callind_mem_end[], pt_jmp_end[], pt_jmp32_end[], pt_jcc_end[],
+	pt_jcc32_end[], pt_redzone_end[], pt_push_end[], pt_slow_end[], pt_nop_end[], pt_nop5_end[],
+	pt_loop_end[], pt_jtable_end[], pt_addsd_end[], pt_vaddpd_end[], pt_sys_end[],
+	pt_allregs_end[];
+extern char pt_allregs_probe[], pt_riprel_lea[], pt_jcc_br[], pt_jcc32_br[], pt_redzone_mid[],
+	pt_push_pop[], pt_vaddpd_add[];
+extern uint64_t pt_saved_sp;
+extern uint32_t pt_global, pt_global2;
+
+#define A(f) ((uintptr_t)(void *)(f))
+
+struct hits {
+	atomic_ulong n;
+	uint64_t last_rdi, last_rsi, last_rip, last_sp;
+};
+
+static void count_hit(const struct fdr_probe_regs *r, void *arg)
+{
+	struct hits *h = arg;
+
+	atomic_fetch_add(&h->n, 1);
+	h->last_rdi = r->gpr[FDR_REG_DI];
+	h->last_rsi = r->gpr[FDR_REG_SI];
+	h->last_rip = r->gpr[FDR_REG_IP];
+	h->last_sp = r->gpr[FDR_REG_SP];
+}
+
+TestSuite(jump, .timeout = 120);
+
+struct jcase {
+	const char *name;
+	uintptr_t addr, start, end;
+	uint64_t (*call)(uint64_t i);
+	uint64_t (*want)(uint64_t i);
+	const char *refusal; /* NULL: must be optimised; else part of the reason */
+};
+
+static uint64_t c_add(uint64_t i)
+{
+	return pt_add(i, 2 * i);
+}
+static uint64_t w_add(uint64_t i)
+{
+	return 3 * i;
+}
+static uint64_t c_riprel(uint64_t i)
+{
+	pt_global = (uint32_t)i;
+	return pt_riprel();
+}
+static uint64_t w_u32(uint64_t i)
+{
+	return (uint32_t)i;
+}
+static uint64_t c_store(uint64_t i)
+{
+	uint32_t *p = pt_riprel_store((uint32_t)i + 1);
+
+	return p == &pt_global2 ? pt_global2 : 0;
+}
+static uint64_t w_store(uint64_t i)
+{
+	return (uint32_t)i + 1;
+}
+static uint64_t c_call(uint64_t i)
+{
+	return pt_call(i);
+}
+static uint64_t w_call(uint64_t i)
+{
+	return i + 101;
+}
+static uint64_t c_call_ra(uint64_t i)
+{
+	(void)i;
+	return pt_call_ra();
+}
+static uint64_t w_call_ra(uint64_t i)
+{
+	(void)i;
+	return A(pt_call_ra) + 5; /* the original return address, not the trampoline's */
+}
+static uint64_t c_callind(uint64_t i)
+{
+	return pt_callind((void *)pt_helper_si, i);
+}
+static uint64_t w_callind(uint64_t i)
+{
+	return i + 201;
+}
+static uint64_t c_callind_mem(uint64_t i)
+{
+	(void)i;
+	return pt_callind_mem();
+}
+static uint64_t w_callind_mem(uint64_t i)
+{
+	(void)i;
+	return A(pt_callind_mem) + 6;
+}
+static uint64_t c_jmp(uint64_t i)
+{
+	return pt_jmp(i);
+}
+static uint64_t w_jmp(uint64_t i)
+{
+	return i + 7;
+}
+static uint64_t c_jmp32(uint64_t i)
+{
+	return pt_jmp32(i);
+}
+static uint64_t w_jmp32(uint64_t i)
+{
+	return i + 9;
+}
+static uint64_t c_jcc(uint64_t i)
+{
+	return pt_jcc(i % 20);
+}
+static uint64_t w_jcc(uint64_t i)
+{
+	return i % 20 < 10 ? 2 : 1;
+}
+static uint64_t c_jcc32(uint64_t i)
+{
+	return pt_jcc32(i % 3);
+}
+static uint64_t w_jcc32(uint64_t i)
+{
+	return i % 3 == 0 ? 3 : 4;
+}
+static uint64_t c_redzone(uint64_t i)
+{
+	return pt_redzone(i);
+}
+static uint64_t w_redzone(uint64_t i)
+{
+	return i + 5;
+}
+static uint64_t c_push(uint64_t i)
+{
+	return pt_push(i);
+}
+static uint64_t w_push(uint64_t i)
+{
+	return i + 3;
+}
+static uint64_t slow_word = 1000;
+static uint64_t c_slow(uint64_t i)
+{
+	return pt_slow(&slow_word, i);
+}
+static uint64_t w_slow(uint64_t i)
+{
+	return 1000 + i;
+}
+static uint64_t c_nop(uint64_t i)
+{
+	(void)i;
+	return pt_nop() + pt_nop5();
+}
+static uint64_t w_zero(uint64_t i)
+{
+	(void)i;
+	return 0;
+}
+static uint64_t c_loop(uint64_t i)
+{
+	return pt_loop(i % 50 + 1);
+}
+static uint64_t w_loop(uint64_t i)
+{
+	return i % 50 + 1;
+}
+static uint64_t c_jtable(uint64_t i)
+{
+	return pt_jtable(i % 4);
+}
+static uint64_t w_jtable(uint64_t i)
+{
+	return i % 4 < 3 ? 10 + i % 4 : 0;
+}
+static uint64_t c_sys(uint64_t i)
+{
+	(void)i;
+	return (uint64_t)pt_sys(0, 0, 0, SYS_getpid);
+}
+static uint64_t w_sys(uint64_t i)
+{
+	(void)i;
+	return (uint64_t)getpid();
+}
+
+/* a function's start and end (in cases[]), or start and length (after "- A(f)") */
+#define FN(f) A(f), A(f##_end)
+static const struct jcase cases[] = {
+	{ "mov ; add", A(pt_add), FN(pt_add), c_add, w_add, NULL },
+	{ "mov pt_global(%rip),%eax", A(pt_riprel), FN(pt_riprel), c_riprel, w_u32, NULL },
+	{ "mov %edi,pt_global2(%rip)", A(pt_riprel_store), FN(pt_riprel_store), c_store, w_store,
+	  NULL },
+	{ "lea pt_global2(%rip),%rax", A(pt_riprel_lea), FN(pt_riprel_store), c_store, w_store,
+	  NULL },
+	{ "call rel32", A(pt_call), FN(pt_call), c_call, w_call, NULL },
+	{ "call rel32 (return address)", A(pt_call_ra), FN(pt_call_ra), c_call_ra, w_call_ra,
+	  NULL },
+	{ "call *pt_fnptr(%rip) (return address)", A(pt_callind_mem), FN(pt_callind_mem),
+	  c_callind_mem, w_callind_mem, NULL },
+	{ "jmp rel32", A(pt_jmp32), FN(pt_jmp32), c_jmp32, w_jmp32, NULL },
+	{ "cmp ; jl rel8", A(pt_jcc), FN(pt_jcc), c_jcc, w_jcc, NULL },
+	{ "jl rel8 ; mov", A(pt_jcc_br), FN(pt_jcc), c_jcc, w_jcc, NULL },
+	{ "test ; je rel32", A(pt_jcc32), FN(pt_jcc32), c_jcc32, w_jcc32, NULL },
+	{ "je rel32", A(pt_jcc32_br), FN(pt_jcc32), c_jcc32, w_jcc32, NULL },
+	{ "red zone leaf, entry", A(pt_redzone), FN(pt_redzone), c_redzone, w_redzone, NULL },
+	{ "red zone leaf, red zone in use", A(pt_redzone_mid), FN(pt_redzone), c_redzone, w_redzone,
+	  NULL },
+	{ "push ; mov ; lea", A(pt_push), FN(pt_push), c_push, w_push, NULL },
+	{ "load ; add", A(pt_slow), FN(pt_slow), c_slow, w_slow, NULL },
+	{ "5-byte nop", A(pt_nop5), FN(pt_nop5), c_nop, w_zero, NULL },
+	{ "mov ; syscall ; ret", A(pt_sys), FN(pt_sys), c_sys, w_sys, NULL },
+	/* refused: the int3 stays and works */
+	{ "call *%rdi ; add (a call before the window's end)", A(pt_callind), FN(pt_callind),
+	  c_callind, w_callind, "does not fall through" },
+	{ "jmp rel8 ; ud2 (a jmp before the window's end)", A(pt_jmp), FN(pt_jmp), c_jmp, w_jmp,
+	  "does not fall through" },
+	{ "pop ; ret (2 bytes to the function's end)", A(pt_push_pop), FN(pt_push), c_push, w_push,
+	  "the function ends" },
+	{ "xor ; ret (a 3-byte function)", A(pt_nop), FN(pt_nop), c_nop, w_zero,
+	  "the function ends" },
+	{ "a loop back to the window's second instruction", A(pt_loop), FN(pt_loop), c_loop, w_loop,
+	  "inside the window" },
+	{ "a jump table in the function", A(pt_jtable), FN(pt_jtable), c_jtable, w_jtable,
+	  "indirect jmp" },
+};
+
+Test(jump, targets)
+{
+	const uint64_t n = 1000;
+	size_t t;
+
+	for (t = 0; t < sizeof(cases) / sizeof(cases[0]); t++) {
+		const struct jcase *c = &cases[t];
+		struct fdr_probe_site *s = NULL;
+		struct hits h = { 0 };
+		uint8_t before[24], after[24];
+		char why[256];
+		uint64_t i;
+		int ret;
+
+		memcpy(before, (const void *)c->addr, sizeof(before));
+		ret = fdr_probe_arm(c->addr, count_hit, &h, &s);
+		cr_assert_eq(ret, 0, "%s: arm: %s", c->name, strerror(-ret));
+		ret = fdr_probe_optimize(s, c->start, c->end - c->start, why, sizeof(why));
+		if (c->refusal) {
+			cr_assert_lt(ret, 0, "%s: must stay int3", c->name);
+			cr_assert(strstr(why, c->refusal), "%s: reason '%s'", c->name, why);
+			cr_assert_eq(fdr_probe_site_optimized(s), 0);
+			cr_assert_eq(*(volatile uint8_t *)c->addr, 0xcc, "%s: int3", c->name);
+			cr_log_info("%s: refused: %s\n", c->name, why);
+		} else {
+			cr_assert_eq(ret, 0, "%s: optimise: %s (%s)", c->name, strerror(-ret), why);
+			cr_assert_eq(fdr_probe_site_optimized(s), 1);
+			cr_assert_eq(*(volatile uint8_t *)c->addr, 0xe9, "%s: jmp", c->name);
+		}
+		for (i = 0; i < n; i++) {
+			uint64_t got = c->call(i);
+
+			cr_assert_eq(got, c->want(i), "%s: call %lu: got 0x%lx want 0x%lx", c->name,
+				     (unsigned long)i, (unsigned long)got,
+				     (unsigned long)c->want(i));
+		}
+		cr_assert_eq(atomic_load(&h.n), n, "%s: %lu hits", c->name,
+			     (unsigned long)atomic_load(&h.n));
+		cr_assert_eq(fdr_probe_site_hits(s), n);
+		cr_assert_eq(fdr_probe_site_misses(s), 0);
+		cr_assert_eq(h.last_rip, c->addr, "%s: regs->rip", c->name);
+		cr_assert_eq(fdr_probe_disarm(s), 0);
+		memcpy(after, (const void *)c->addr, sizeof(after));
+		cr_assert_eq(memcmp(before, after, sizeof(before)), 0,
+			     "%s: original bytes restored exactly", c->name);
+		cr_assert_eq(c->call(5), c->want(5), "%s: works after disarm", c->name);
+		cr_assert_eq(atomic_load(&h.n), n, "%s: no hit after disarm", c->name);
+	}
+}
+
+static struct fdr_probe_regs seen_regs;
+
+static void copy_regs(const struct fdr_probe_regs *r, void *arg)
+{
+	(void)arg;
+	seen_regs = *r;
+}
+
+/* The registers through the trampoline: the same slots as the int3 form fills. */
+Test(jump, registers)
+{
+	static const struct {
+		int reg;
+		uint64_t want;
+	} t[] = {
+		{ FDR_REG_AX, 0x1001 },	 { FDR_REG_BX, 0x1002 },  { FDR_REG_CX, 0x1003 },
+		{ FDR_REG_DX, 0x1004 },	 { FDR_REG_SI, 0x1005 },  { FDR_REG_DI, 0x1006 },
+		{ FDR_REG_BP, 0x1007 },	 { FDR_REG_R8, 0x1008 },  { FDR_REG_R9, 0x1009 },
+		{ FDR_REG_R10, 0x100a }, { FDR_REG_R11, 0x100b }, { FDR_REG_R12, 0x100c },
+		{ FDR_REG_R13, 0x100d }, { FDR_REG_R14, 0x100e }, { FDR_REG_R15, 0x100f },
+	};
+	struct fdr_probe_site *s;
+	char why[256];
+	size_t i;
+
+	cr_assert_eq(fdr_probe_arm(A(pt_allregs_probe), copy_regs, NULL, &s), 0);
+	cr_assert_eq(fdr_probe_optimize(s, A(pt_allregs), A(pt_allregs_end) - A(pt_allregs), why,
+					sizeof(why)),
+		     0, "%s", why);
+	cr_assert_eq(*(volatile uint8_t *)A(pt_allregs_probe), 0xe9);
+	pt_allregs();
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		cr_assert_eq(seen_regs.gpr[t[i].reg], t[i].want, "register %d: 0x%lx", t[i].reg,
+			     (unsigned long)seen_regs.gpr[t[i].reg]);
+	cr_assert_eq(seen_regs.gpr[FDR_REG_SP], pt_saved_sp, "%%sp as the instruction sees it");
+	cr_assert_eq(seen_regs.gpr[FDR_REG_IP], A(pt_allregs_probe), "%%ip: the probed address");
+	cr_assert_eq(seen_regs.probe_addr, A(pt_allregs_probe));
+	cr_assert_eq(seen_regs.gpr[FDR_REG_FLAGS] & 1, 1, "CF set by stc");
+	cr_assert_eq(seen_regs.gpr[FDR_REG_CS], 0x33, "the 64-bit user code segment");
+	cr_assert_eq(seen_regs.gpr[FDR_REG_SS], 0x2b, "the user data segment");
+	cr_assert_eq(fdr_probe_site_hits(s), 1);
+	cr_assert_eq(fdr_probe_disarm(s), 0);
+}
+
+/* A handler that clobbers vector registers: the probed code's must survive. */
+__attribute__((target("avx"))) static void clobber_vec(const struct fdr_probe_regs *r, void *arg)
+{
+	(void)r;
+	atomic_fetch_add((atomic_ulong *)arg, 1);
+	__asm__ volatile("vpcmpeqd %%ymm0,%%ymm0,%%ymm0\n\tvpcmpeqd %%ymm1,%%ymm1,%%ymm1\n\t"
+			 "vzeroupper" ::
+				 : "xmm0", "xmm1");
+}
+
+static void clobber_xmm(const struct fdr_probe_regs *r, void *arg)
+{
+	(void)r;
+	atomic_fetch_add((atomic_ulong *)arg, 1);
+	__asm__ volatile("pcmpeqd %%xmm0,%%xmm0\n\tpcmpeqd %%xmm1,%%xmm1" ::: "xmm0", "xmm1");
+}
+
+Test(jump, vector_registers_kept)
+{
+	struct fdr_probe_site *s;
+	atomic_ulong n = 0;
+	char why[256];
+	int i;
+
+	cr_assert_eq(fdr_probe_arm(A(pt_addsd), clobber_xmm, &n, &s), 0);
+	cr_assert_eq(fdr_probe_optimize(s, FN(pt_addsd) - A(pt_addsd), why, sizeof(why)), 0, "%s",
+		     why);
+	for (i = 0; i < 100; i++)
+		cr_assert_eq(pt_addsd(i * 0.5, 1.25), i * 0.5 + 1.25, "addsd, call %d", i);
+	cr_assert_eq(atomic_load(&n), 100);
+	cr_assert_eq(fdr_probe_disarm(s), 0);
+	if (!__builtin_cpu_supports("avx")) {
+		cr_log_info("no AVX: the ymm half skipped\n");
+		return;
+	}
+	cr_assert_eq(fdr_probe_arm(A(pt_vaddpd_add), clobber_vec, &n, &s), 0);
+	cr_assert_eq(fdr_probe_optimize(s, FN(pt_vaddpd) - A(pt_vaddpd), why, sizeof(why)), 0, "%s",
+		     why);
+	for (i = 0; i < 100; i++) {
+		double v[8] = { i, 2 * i, 3 * i, 4 * i, 0.5, 1.5, 2.5, 3.5 };
+
+		pt_vaddpd(v);
+		cr_assert(v[0] == i + 0.5 && v[1] == 2 * i + 1.5 && v[2] == 3 * i + 2.5 &&
+				  v[3] == 4 * i + 3.5,
+			  "vaddpd, call %d: %g %g %g %g", i, v[0], v[1], v[2], v[3]);
+	}
+	cr_assert_eq(atomic_load(&n), 200);
+	cr_assert_eq(fdr_probe_disarm(s), 0);
+}
+
+/* The switch: off puts the int3 back (still armed), on optimises again. */
+Test(jump, switch_off_and_on)
+{
+	struct fdr_probe_site *s;
+	struct hits h = { 0 };
+	char why[256];
+
+	cr_assert_eq(fdr_probe_optimize_enabled(), 1);
+	cr_assert_eq(fdr_probe_arm(A(pt_add), count_hit, &h, &s), 0);
+	cr_assert_eq(fdr_probe_optimize(s, FN(pt_add) - A(pt_add), why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(pt_add(1, 2), 3);
+	cr_assert_eq(fdr_probe_set_optimize(0), 0, "none optimised when off");
+	cr_assert_eq(*(volatile uint8_t *)A(pt_add), 0xcc);
+	cr_assert_eq(fdr_probe_site_optimized(s), 0);
+	cr_assert_eq(pt_add(2, 2), 4);
+	cr_assert_eq(fdr_probe_set_optimize(1), 1, "optimised again when on");
+	cr_assert_eq(*(volatile uint8_t *)A(pt_add), 0xe9);
+	cr_assert_eq(pt_add(3, 2), 5);
+	cr_assert_eq(atomic_load(&h.n), 3);
+	cr_assert_eq(fdr_probe_disarm(s), 0);
+	cr_assert_eq(*(volatile uint8_t *)A(pt_add), 0x48, "mov %%rdi,%%rax back");
+}
+
+Test(jump, env_switch_off)
+{
+	struct fdr_probe_site *s;
+	struct hits h = { 0 };
+	char why[256];
+
+	setenv("FDR_PROBE_OPTIMIZE", "0", 1);
+	cr_assert_eq(fdr_probe_optimize_enabled(), 0);
+	cr_assert_eq(fdr_probe_arm(A(pt_add), count_hit, &h, &s), 0);
+	cr_assert_eq(fdr_probe_optimize(s, FN(pt_add) - A(pt_add), why, sizeof(why)), -ECANCELED);
+	cr_assert(strstr(why, "switched off"), "%s", why);
+	cr_assert_eq(*(volatile uint8_t *)A(pt_add), 0xcc);
+	cr_assert_eq(pt_add(1, 2), 3);
+	cr_assert_eq(atomic_load(&h.n), 1);
+	cr_assert_eq(fdr_probe_disarm(s), 0);
+}
+
+/* A probe armed inside an optimised window: the window goes back to int3 first. */
+Test(jump, arm_inside_window)
+{
+	struct fdr_probe_site *s1, *s2;
+	struct hits h1 = { 0 }, h2 = { 0 };
+	uint8_t before[8];
+	char why[256];
+
+	memcpy(before, (const void *)A(pt_add), sizeof(before));
+	cr_assert_eq(fdr_probe_arm(A(pt_add), count_hit, &h1, &s1), 0);
+	cr_assert_eq(fdr_probe_optimize(s1, FN(pt_add) - A(pt_add), why, sizeof(why)), 0, "%s",
+		     why);
+	cr_assert_eq(fdr_probe_check(FN(pt_add) - A(pt_add), A(pt_add) + 3, why, sizeof(why)), 0,
+		     "the original bytes are decoded: %s", why);
+	cr_assert_eq(fdr_probe_arm(A(pt_add) + 3, count_hit, &h2, &s2), 0);
+	cr_assert_eq(fdr_probe_site_optimized(s1), 0);
+	cr_assert_eq(*(volatile uint8_t *)A(pt_add), 0xcc);
+	cr_assert_eq(*(volatile uint8_t *)(A(pt_add) + 3), 0xcc);
+	cr_assert_eq(pt_add(4, 5), 9);
+	cr_assert_eq(atomic_load(&h1.n), 1);
+	cr_assert_eq(atomic_load(&h2.n), 1);
+	cr_assert_eq(fdr_probe_optimize(s1, FN(pt_add) - A(pt_add), why, sizeof(why)), -EBUSY);
+	cr_assert(strstr(why, "another probe"), "%s", why);
+	cr_assert_eq(fdr_probe_disarm(s2), 0);
+	cr_assert_eq(fdr_probe_disarm(s1), 0);
+	cr_assert_eq(memcmp(before, (const void *)A(pt_add), sizeof(before)), 0);
+}
+
+/* A return probe joining an optimised entry probe: the address goes back to int3. */
+static void count_ret(const struct fdr_probe_regs *r, void *arg)
+{
+	(void)r;
+	atomic_fetch_add((atomic_ulong *)arg, 1);
+}
+
+Test(jump, return_probe_joins)
+{
+	struct fdr_probe_site *s1, *s2;
+	struct hits h = { 0 };
+	atomic_ulong rets = 0;
+	char why[256];
+
+	cr_assert_eq(fdr_probe_arm(A(pt_add), count_hit, &h, &s1), 0);
+	cr_assert_eq(fdr_probe_optimize(s1, FN(pt_add) - A(pt_add), why, sizeof(why)), 0, "%s",
+		     why);
+	cr_assert_eq(fdr_probe_arm_flags(A(pt_add), FDR_PROBE_ARM_RETURN, count_ret, &rets, &s2),
+		     0);
+	cr_assert_eq(fdr_probe_site_optimized(s1), 0);
+	cr_assert_eq(*(volatile uint8_t *)A(pt_add), 0xcc);
+	cr_assert_eq(pt_add(20, 22), 42);
+	cr_assert_eq(atomic_load(&h.n), 1, "entry hits %lu, returns %lu", atomic_load(&h.n),
+		     atomic_load(&rets));
+	cr_assert_eq(atomic_load(&rets), 1);
+	cr_assert_eq(fdr_probe_optimize(s1, FN(pt_add) - A(pt_add), why, sizeof(why)), -ENOTSUP);
+	cr_assert(strstr(why, "return probe"), "%s", why);
+	cr_assert_eq(fdr_probe_disarm(s2), 0);
+	cr_assert_eq(fdr_probe_optimize(s1, FN(pt_add) - A(pt_add), why, sizeof(why)), 0, "%s",
+		     why);
+	cr_assert_eq(pt_add(1, 1), 2);
+	cr_assert_eq(atomic_load(&h.n), 2);
+	cr_assert_eq(fdr_probe_disarm(s1), 0);
+	cr_assert_eq(*(volatile uint8_t *)A(pt_add), 0x48);
+}
+
+/*
+ * A thread blocked in read() inside the window (RIP just after or at the
+ * syscall, in the window's interior) while the window is patched: it is moved
+ * to the trampoline's copy and its read still returns its byte.
+ */
+static int sys_pipe[2];
+static char sys_byte;
+static atomic_long sys_ret = -100;
+static atomic_int sys_tid;
+
+static void *blocked_reader(void *arg)
+{
+	(void)arg;
+	atomic_store(&sys_tid, (int)syscall(SYS_gettid));
+	atomic_store(&sys_ret, pt_sys(sys_pipe[0], (long)&sys_byte, 1, SYS_read));
+	return NULL;
+}
+
+/* Whether thread @tid is blocked in read(2) ("0 " first in /proc/self/task/TID/syscall). */
+static int in_read(int tid)
+{
+	char path[64], buf[64] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	return !strncmp(buf, "0 ", 2);
+}
+
+Test(jump, thread_blocked_inside_window)
+{
+	struct fdr_probe_site *s;
+	struct hits h = { 0 };
+	pthread_t th;
+	char why[256];
+	int i;
+
+	cr_assert_eq(pipe(sys_pipe), 0);
+	cr_assert_eq(pthread_create(&th, NULL, blocked_reader, NULL), 0);
+	for (i = 0; i < 5000 && !(atomic_load(&sys_tid) && in_read(atomic_load(&sys_tid))); i++)
+		usleep(1000);
+	cr_assert(in_read(atomic_load(&sys_tid)), "the reader blocks in pt_sys's syscall");
+	cr_assert_eq(fdr_probe_arm(A(pt_sys), count_hit, &h, &s), 0);
+	cr_assert_eq(fdr_probe_optimize(s, FN(pt_sys) - A(pt_sys), why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(*(volatile uint8_t *)A(pt_sys), 0xe9);
+	cr_assert_eq(write(sys_pipe[1], "x", 1), 1);
+	cr_assert_eq(pthread_join(th, NULL), 0);
+	cr_assert_eq(atomic_load(&sys_ret), 1, "the read returned %ld", atomic_load(&sys_ret));
+	cr_assert_eq(sys_byte, 'x');
+	cr_assert_eq(atomic_load(&h.n), 0, "the reader had passed the probe");
+	cr_assert_eq(pt_sys(0, 0, 0, SYS_getpid), getpid());
+	cr_assert_eq(atomic_load(&h.n), 1);
+	cr_assert_eq(fdr_probe_disarm(s), 0);
+}
+
+/*
+ * The reader is stopped in a signal handler of the program's, and the frame
+ * that handler returns to is inside the window (read() restarts at the
+ * syscall). libfdr-probe's sigaction() keeps FDR_PROBE_SIG_FIX blocked in the
+ * program's handlers, so the patcher's request waits for the handler to return
+ * and then moves the thread: while the handler does not return, optimising
+ * fails (-ETIMEDOUT, still int3, still correct); once it returns within the wait,
+ * the window is patched and the restarted read() runs in the trampoline.
+ */
+static atomic_int in_usr1, release_usr1;
+
+static void usr1_wait(int sig)
+{
+	(void)sig;
+	atomic_store(&in_usr1, 1);
+	while (!atomic_load(&release_usr1))
+		usleep(1000);
+}
+
+static void *releaser(void *arg)
+{
+	(void)arg;
+	usleep(300 * 1000);
+	atomic_store(&release_usr1, 1);
+	return NULL;
+}
+
+Test(jump, thread_in_signal_handler_over_window, .timeout = 60)
+{
+	struct fdr_probe_site *s;
+	struct hits h = { 0 };
+	struct sigaction sa, old;
+	pthread_t th, rel;
+	char why[256];
+	int i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = usr1_wait;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	cr_assert_eq(sigaction(SIGUSR1, &sa, NULL), 0);
+	cr_assert_eq(sigaction(SIGUSR1, NULL, &old), 0);
+	cr_assert_eq(sigisemptyset(&old.sa_mask), 1, "the program sees the mask it set");
+	cr_assert_eq(pipe(sys_pipe), 0);
+	cr_assert_eq(pthread_create(&th, NULL, blocked_reader, NULL), 0);
+	for (i = 0; i < 5000 && !(atomic_load(&sys_tid) && in_read(atomic_load(&sys_tid))); i++)
+		usleep(1000);
+	cr_assert(in_read(atomic_load(&sys_tid)), "the reader blocks in pt_sys's syscall");
+	cr_assert_eq(pthread_kill(th, SIGUSR1), 0);
+	for (i = 0; i < 5000 && !atomic_load(&in_usr1); i++)
+		usleep(1000);
+	cr_assert(atomic_load(&in_usr1), "the reader is in its SIGUSR1 handler");
+	cr_assert_eq(fdr_probe_arm(A(pt_sys), count_hit, &h, &s), 0);
+	cr_assert_eq(fdr_probe_optimize(s, FN(pt_sys) - A(pt_sys), why, sizeof(why)), -ETIMEDOUT,
+		     "%s", why);
+	cr_assert_eq(*(volatile uint8_t *)A(pt_sys), 0xcc, "still a breakpoint");
+	cr_assert_eq(pthread_create(&rel, NULL, releaser, NULL), 0);
+	cr_assert_eq(fdr_probe_optimize(s, FN(pt_sys) - A(pt_sys), why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(*(volatile uint8_t *)A(pt_sys), 0xe9);
+	cr_assert_eq(pthread_join(rel, NULL), 0);
+	cr_assert_eq(write(sys_pipe[1], "y", 1), 1);
+	cr_assert_eq(pthread_join(th, NULL), 0);
+	cr_assert_eq(atomic_load(&sys_ret), 1, "the read returned %ld", atomic_load(&sys_ret));
+	cr_assert_eq(sys_byte, 'y');
+	cr_assert_eq(pt_sys(0, 0, 0, SYS_getpid), getpid());
+	cr_assert_eq(atomic_load(&h.n), 1);
+	cr_assert_eq(fdr_probe_disarm(s), 0);
+}
+
+/* ---- live: optimise and unoptimise while 4 threads call ---- */
+
+#define COLD_WORDS (8u << 20) /* 64 MiB: pt_slow's first instruction misses the caches */
+#ifndef JUMP_LIVE_CYCLES
+#define JUMP_LIVE_CYCLES 500
+#endif
+
+struct runner {
+	pthread_t th;
+	int cpu;
+	const uint64_t *cold;
+	atomic_int *stop;
+	uint64_t calls, wrong;
+};
+
+static void *run_slow(void *arg)
+{
+	struct runner *r = arg;
+	uint64_t x = (uint64_t)(r->cpu + 1) * 0x9e3779b97f4a7c15ull;
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(r->cpu % 2, &set);
+	(void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	while (!atomic_load_explicit(r->stop, memory_order_relaxed)) {
+		size_t idx;
+
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		idx = (size_t)(x >> 40) % COLD_WORDS;
+		if (pt_slow(&r->cold[idx], x) != r->cold[idx] + x)
+			r->wrong++;
+		if (pt_add(x, r->calls) != x + r->calls)
+			r->wrong++;
+		if (pt_jcc32(x & 1) != ((x & 1) ? 4 : 3))
+			r->wrong++;
+		r->calls++;
+	}
+	return NULL;
+}
+
+Test(jump, live_optimize_4_threads, .timeout = 300)
+{
+	struct runner run[4];
+	atomic_int stop = 0;
+	struct hits h = { 0 };
+	uint64_t *cold, optimised = 0;
+	uint8_t before[3][16];
+	const uintptr_t at[3] = { A(pt_slow), A(pt_add), A(pt_jcc32) };
+	const uintptr_t fs[3] = { A(pt_slow), A(pt_add), A(pt_jcc32) };
+	const uintptr_t fe[3] = { A(pt_slow_end), A(pt_add_end), A(pt_jcc32_end) };
+	size_t i, k;
+	int c;
+
+	cold = mmap(NULL, COLD_WORDS * 8, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		    0);
+	cr_assert_neq(cold, MAP_FAILED);
+	for (i = 0; i < COLD_WORDS; i++)
+		cold[i] = i * 2654435761u;
+	for (k = 0; k < 3; k++)
+		memcpy(before[k], (const void *)at[k], 16);
+	for (c = 0; c < 4; c++) {
+		run[c] = (struct runner){ .cpu = c, .cold = cold, .stop = &stop };
+		cr_assert_eq(pthread_create(&run[c].th, NULL, run_slow, &run[c]), 0);
+	}
+	for (i = 0; i < JUMP_LIVE_CYCLES; i++) {
+		struct fdr_probe_site *s[3];
+		char why[256];
+
+		for (k = 0; k < 3; k++) {
+			int ret;
+
+			cr_assert_eq(fdr_probe_arm(at[k], count_hit, &h, &s[k]), 0, "cycle %zu", i);
+			ret = fdr_probe_optimize(s[k], fs[k], fe[k] - fs[k], why, sizeof(why));
+			cr_assert(ret == 0 || ret == -ETIMEDOUT, "cycle %zu: %s", i, why);
+			optimised += ret == 0;
+		}
+		if (i % 8 == 0)
+			sched_yield(); /* let the runners hit it */
+		if (i % 2)
+			cr_assert_geq(fdr_probe_set_optimize(0), 0);
+		if (i % 4 == 1)
+			cr_assert_geq(fdr_probe_set_optimize(1), 0);
+		for (k = 0; k < 3; k++)
+			cr_assert_eq(fdr_probe_disarm(s[k]), 0);
+		cr_assert_eq(fdr_probe_set_optimize(1), 0);
+	}
+	atomic_store(&stop, 1);
+	for (c = 0; c < 4; c++) {
+		cr_assert_eq(pthread_join(run[c].th, NULL), 0);
+		cr_assert_eq(run[c].wrong, 0, "thread %d: %lu wrong results of %lu", c,
+			     (unsigned long)run[c].wrong, (unsigned long)run[c].calls);
+	}
+	for (k = 0; k < 3; k++)
+		cr_assert_eq(memcmp(before[k], (const void *)at[k], 16), 0);
+	cr_log_info("calls %lu %lu %lu %lu, hits %lu, optimised %lu of %d\n",
+		    (unsigned long)run[0].calls, (unsigned long)run[1].calls,
+		    (unsigned long)run[2].calls, (unsigned long)run[3].calls,
+		    (unsigned long)atomic_load(&h.n), (unsigned long)optimised,
+		    3 * JUMP_LIVE_CYCLES);
+	cr_assert_gt(atomic_load(&h.n), 0, "the probes were hit");
+	cr_assert_gt(optimised, 3 * JUMP_LIVE_CYCLES / 2, "nearly every optimisation went through");
+	munmap(cold, COLD_WORDS * 8);
+}
