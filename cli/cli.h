@@ -91,6 +91,23 @@ void ktrace_reap(void);
 int ktrace_show(struct fdr_session *s, const char *fdr_path, int cpu);
 /* fdr pipe of a linked session: both trace_pipes consumed, merged (until stopped) */
 int ktrace_pipe(struct fdr_session *s, const char *fdr_path, int cpu);
+/* fdr record -k: what the trace.dat needs of the linked kernel instance */
+struct fdr_tracedat_kbuf;
+struct ktrace_rec {
+	struct ktrace_link l;
+	uint32_t max_id; /* the largest id of the instance's events */
+	uint32_t nr; /* its enabled events: system, format text */
+	char **sys, **text;
+	uint32_t nr_cpus, page_size;
+	int *fds; /* per CPU: trace_pipe_raw, at the end */
+	char *cmdlines;
+	uint64_t lost; /* the kernel's own count: overrun + dropped events, all CPUs */
+};
+/* the link of session @dir, the formats of its enabled events; 0 or the exit code */
+int ktrace_rec_begin(const char *dir, struct ktrace_rec *k);
+/* at the end: the instance off, its raw pipes open, its names; @kb filled; 0 or exit code */
+int ktrace_rec_end(struct ktrace_rec *k, struct fdr_tracedat_kbuf *kb);
+void ktrace_rec_free(struct ktrace_rec *k);
 
 /* files.c */
 struct fdr_buf;

@@ -53,6 +53,7 @@
 
 #include "fdr/fdr-ctl.h"
 #include "fdr/fdr-read.h"
+#include "fdr/fdr-tracedat.h"
 #include "cli.h"
 
 #define KT_TRACEFS_MAGIC 0x74726163 /* TRACEFS_MAGIC, linux/magic.h */
@@ -822,4 +823,154 @@ int ktrace_pipe(struct fdr_session *s, const char *fdr_path, int cpu)
 	kt_queue_free(&q[0]);
 	kt_queue_free(&q[1]);
 	return ret;
+}
+
+/* ---- fdr record -k: the kernel's buffer in the trace.dat ------------------------------- */
+
+/* A whole small tracefs file into a new string (NUL-terminated); NULL on error. */
+static char *kt_slurp(const char *path, size_t max)
+{
+	struct fdr_buf b = { 0 };
+	char buf[8192];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	while ((n = read(fd, buf, sizeof(buf))) > 0 && b.len < max)
+		if (fdr_buf_add(&b, buf, (size_t)n)) {
+			n = -1;
+			break;
+		}
+	close(fd);
+	if (n < 0 || fdr_buf_add(&b, "", 1)) {
+		fdr_buf_free(&b);
+		return NULL;
+	}
+	return b.data;
+}
+
+int ktrace_rec_begin(const char *dir, struct ktrace_rec *k)
+{
+	char path[PATH_MAX], *list, *save = NULL, *line;
+	int ret = ktrace_read_link(dir, &k->l);
+
+	if (ret)
+		return die(1, "-k: %s/kernel: no kernel instance linked: %s", dir, strerror(-ret));
+	kt_fmt(path, sizeof(path), "%s/instances/%s/set_event", k->l.tracefs, k->l.instance);
+	list = kt_slurp(path, 1 << 20);
+	if (!list)
+		return die(1, "-k: cannot read %s: %s", path, strerror(errno));
+	for (line = strtok_r(list, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *colon = strchr(line, ':'), *text, *id, **v;
+
+		/* "SYSTEM:EVENT", both plain names (hostile: no '/' into a path) */
+		if (!colon || colon == line || !colon[1] || strchr(line, '/') || strchr(line, '.'))
+			continue;
+		*colon = 0;
+		kt_fmt(path, sizeof(path), "%s/instances/%s/events/%s/%s/format", k->l.tracefs,
+		       k->l.instance, line, colon + 1);
+		text = kt_slurp(path, 1 << 16);
+		id = text ? strstr(text, "\nID: ") : NULL;
+		if (!id) {
+			free(text);
+			free(list);
+			return die(1, "-k: cannot read the format of %s:%s (%s)", line, colon + 1,
+				   path);
+		}
+		if (strtoul(id + 5, NULL, 10) > k->max_id)
+			k->max_id = (uint32_t)strtoul(id + 5, NULL, 10);
+		v = realloc(k->sys, (k->nr + 1) * sizeof(*v));
+		if (v)
+			k->sys = v;
+		v = v ? realloc(k->text, (k->nr + 1) * sizeof(*v)) : NULL;
+		if (v)
+			k->text = v;
+		if (!v || !(k->sys[k->nr] = strdup(line))) {
+			free(text);
+			free(list);
+			return die(1, "out of memory");
+		}
+		k->text[k->nr++] = text;
+	}
+	free(list);
+	return 0;
+}
+
+int ktrace_rec_end(struct ktrace_rec *k, struct fdr_tracedat_kbuf *kb)
+{
+	char path[PATH_MAX], *kb_text;
+	uint32_t cpu;
+	int ret = kt_write(k->l.tracefs, k->l.instance, "tracing_on", "0\n");
+
+	if (ret)
+		return die(1, "-k: kernel instance %s: tracing_on: %s", k->l.instance,
+			   strerror(-ret));
+	kt_fmt(path, sizeof(path), "%s/instances/%s/buffer_subbuf_size_kb", k->l.tracefs,
+	       k->l.instance);
+	kb_text = kt_slurp(path, 64);
+	k->page_size = kb_text ? (uint32_t)strtoul(kb_text, NULL, 10) * 1024 : 0;
+	free(kb_text);
+	if (!k->page_size)
+		k->page_size = (uint32_t)sysconf(_SC_PAGESIZE); /* no such file: a kernel page */
+	for (cpu = 0; cpu < FDR_MAX_CPUS; cpu++) {
+		int *v;
+
+		kt_fmt(path, sizeof(path), "%s/instances/%s/per_cpu/cpu%u/trace_pipe_raw",
+		       k->l.tracefs, k->l.instance, cpu);
+		if (access(path, F_OK) != 0)
+			break;
+		v = realloc(k->fds, (cpu + 1) * sizeof(*v));
+		if (!v)
+			return die(1, "out of memory");
+		k->fds = v;
+		k->fds[cpu] = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		if (k->fds[cpu] < 0)
+			return die(1, "-k: cannot open %s: %s", path, strerror(errno));
+		k->nr_cpus = cpu + 1;
+		/* what the kernel lost on this CPU: overwritten, or refused when full */
+		kt_fmt(path, sizeof(path), "%s/instances/%s/per_cpu/cpu%u/stats", k->l.tracefs,
+		       k->l.instance, cpu);
+		kb_text = kt_slurp(path, 4096);
+		for (char *w = kb_text; w && *w; w = strchr(w, '\n') ? strchr(w, '\n') + 1 : NULL) {
+			if (strncmp(w, "overrun: ", 9) == 0)
+				k->lost += strtoull(w + 9, NULL, 10);
+			else if (strncmp(w, "dropped events: ", 16) == 0)
+				k->lost += strtoull(w + 16, NULL, 10);
+		}
+		free(kb_text);
+	}
+	if (!k->nr_cpus)
+		return die(1, "-k: kernel instance %s has no per_cpu/cpu0/trace_pipe_raw",
+			   k->l.instance);
+	/* the kernel's pid->comm names: its one saved_cmdlines (instances have none), read only */
+	kt_fmt(path, sizeof(path), "%s/saved_cmdlines", k->l.tracefs);
+	k->cmdlines = kt_slurp(path, 4 << 20);
+	*kb = (struct fdr_tracedat_kbuf){ .name = k->l.instance,
+					  .clock = k->l.clock,
+					  .page_size = k->page_size,
+					  .nr_cpus = k->nr_cpus,
+					  .raw_fds = k->fds,
+					  .nr_formats = k->nr,
+					  .fmt_system = (const char *const *)k->sys,
+					  .fmt_text = (const char *const *)k->text,
+					  .cmdlines = k->cmdlines };
+	return 0;
+}
+
+void ktrace_rec_free(struct ktrace_rec *k)
+{
+	uint32_t i;
+
+	for (i = 0; i < k->nr; i++) {
+		free(k->sys[i]);
+		free(k->text[i]);
+	}
+	for (i = 0; i < k->nr_cpus; i++)
+		close(k->fds[i]);
+	free(k->sys);
+	free(k->text);
+	free(k->fds);
+	free(k->cmdlines);
+	memset(k, 0, sizeof(*k));
 }

@@ -238,8 +238,8 @@ static const struct verb verbs[] = {
 	  "the session's instance (its snapshot with --snapshot), or the trace.dat FILE.\n"
 	  "OUT appears only when complete; '-o -' writes perfetto or text to stdout." },
 	{ "record", cmd_record,
-	  "record [-i INSTANCE] [-e EVENTS]... [-o FILE] [-b KB] [-m overwrite|discard] [-r PRIO]\n"
-	  "       [[--] CMD [ARGS...]]",
+	  "record [-i INSTANCE] [-e EVENTS]... [-k KEVENTS]... [-o FILE] [-b KB] [-m overwrite|discard]\n"
+	  "       [-r PRIO] [[--] CMD [ARGS...]]",
 	  "Like trace-cmd record: enable EVENTS (creating the session if needed, as start\n"
 	  "does), empty the buffers, run CMD (pointed at the session) and record every\n"
 	  "CPU's buffer, consuming it, until CMD exits or Ctrl-C/SIGTERM, into FILE (default\n"
@@ -249,7 +249,12 @@ static const struct verb verbs[] = {
 	  "left as it was before (off for a new session).\n"
 	  "-r PRIO (--realtime): read each CPU's buffer from a thread pinned to that CPU at\n"
 	  "SCHED_FIFO priority PRIO (1-99), so that the reader runs whenever the writers\n"
-	  "there do (for machines that keep a reader off its CPU longer than a buffer lasts)." },
+	  "there do (for machines that keep a reader off its CPU longer than a buffer lasts).\n"
+	  "-k KEVENTS (--kernel-events): also record those kernel events (as start -k) in a\n"
+	  "kernel tracefs instance made for the recording; its pages go into FILE as a\n"
+	  "second buffer at the end (spliced from trace_pipe_raw), so trace-cmd report shows\n"
+	  "both interleaved; fdr's event ids are moved above the kernel's; the instance is\n"
+	  "removed at the end." },
 	{ "extract", cmd_extract, "extract [-i INSTANCE] [--snapshot] [-o FILE]",
 	  "Save what the buffers hold now (not consuming them), or the snapshot, as a\n"
 	  "trace-cmd file FILE (default trace.dat)." },

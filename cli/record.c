@@ -142,18 +142,79 @@ struct rec_taker {
 	int pin_err, prio_err; /* refused affinity, priority: it ran anyway */
 	uint64_t max_gap; /* longest time between two rounds' starts, before the stop */
 	int draining; /* the readers take the writers' current sub-buffers too */
+	uint32_t id_shift; /* fdr record -k: added to fdr's user event ids in the pages */
 };
 
 /*
- * At the stop: reopen CPU @cpu's reader without FDR_READ_COMPLETE, so that the
- * writer's current sub-buffer is taken too. Everything read was committed (each
- * round commits what it wrote), so the new reader starts where the old ended.
+ * fdr record -k: move fdr's user event ids (FDR_EVENT_ID_FIRST_USER on) of
+ * @n pages of @ps bytes up by @shift, clear of the kernel's ids in the same
+ * file (the file's formats say the same, fdr_tracedat_live_set_id_shift()).
+ * The pages were just made by fdr_reader_raw_pages(): the kernel's page
+ * layout, a u64 commit; each data record's payload starts with its u16 type.
  */
-static int rec_drain_reader(struct rec_taker *t, uint32_t cpu, struct rec_cpu *c)
+static void rec_shift_ids(unsigned char *buf, size_t ps, size_t n, uint32_t shift)
 {
-	fdr_reader_close(c->r);
-	c->r = NULL;
-	return fdr_reader_open(t->s, t->idx, (int)cpu, RECORD_DRAIN_FLAGS, &c->r);
+	size_t i;
+
+	for (i = 0; i < n && shift; i++) {
+		unsigned char *page = buf + i * ps;
+		uint64_t commit, pos = 16, end;
+
+		memcpy(&commit, page + 8, 8);
+		end = 16 + (commit & ((1u << 27) - 1));
+		if (end > ps)
+			end = ps;
+		while (pos + 4 <= end) {
+			uint32_t w, type, a0 = 0;
+			uint64_t data, dlen;
+			uint16_t id;
+
+			memcpy(&w, page + pos, 4);
+			type = w & 31;
+			if ((type == 0 || type >= 29) && pos + 8 > end)
+				break;
+			if (type == 0 || type >= 29)
+				memcpy(&a0, page + pos + 4, 4);
+			if (type == 29) {
+				if (!(w >> 5) || a0 < 4)
+					break;
+				pos += 4 + (uint64_t)a0;
+				continue;
+			}
+			if (type >= 30) {
+				pos += 8;
+				continue;
+			}
+			if (type == 0) {
+				if (a0 < 4)
+					break;
+				dlen = ((uint64_t)a0 - 4 + 3) & ~3ull;
+				data = pos + 8;
+			} else {
+				dlen = (uint64_t)type * 4;
+				data = pos + 4;
+			}
+			if (data + dlen > end || dlen < 2)
+				break;
+			memcpy(&id, page + data, 2);
+			if (id >= FDR_EVENT_ID_FIRST_USER) {
+				id = (uint16_t)(id + shift);
+				memcpy(page + data, &id, 2);
+			}
+			pos = data + dlen;
+		}
+	}
+}
+
+/*
+ * At the stop: CPU @c's reader takes the writer's current sub-buffer too, its
+ * cursors where they are. Not a reader opened again: it would start the
+ * snapshot buffer's cursor at its writer, and what a swap took out of the live
+ * buffer since the last round would be skipped, counted nowhere.
+ */
+static void rec_drain_reader(struct rec_cpu *c)
+{
+	fdr_reader_set_complete(c->r, 0);
 }
 
 /*
@@ -185,6 +246,7 @@ static int rec_pump(struct rec_taker *t, uint32_t cpu, struct rec_cpu *c)
 		}
 		if (n <= 0)
 			break;
+		rec_shift_ids(t->buf, t->ps, (size_t)n, t->id_shift);
 		if (c->unflagged) {
 			fdr_raw_page_add_missed(t->buf, t->ps, c->unflagged);
 			c->unflagged = 0;
@@ -208,6 +270,12 @@ static int rec_pump(struct rec_taker *t, uint32_t cpu, struct rec_cpu *c)
 }
 
 static int rec_stop_flag; /* atomic: takers drain, then end */
+/*
+ * Tests (FDR_RECORD_TEST_LATE set): the takers do no round before the stop, as
+ * on a machine that keeps them off the CPU until then; the stop's drain takes
+ * everything (tests/integration/accounting.sh).
+ */
+static int rec_test_late;
 static int rec_failed; /* atomic: a taker failed, the others end at once */
 static uint64_t rec_stop_at; /* when the stop was asked (before rec_stop_flag) */
 
@@ -240,18 +308,10 @@ static void *rec_take_main(void *arg)
 		if (!stopping && __atomic_load_n(&rec_stop_flag, __ATOMIC_ACQUIRE)) {
 			stopping = 1; /* this round drains what was written before the stop */
 			t->draining = 1;
-			for (i = 0; i < t->n; i++) {
-				int err = rec_drain_reader(t, t->first + i, &t->cpus[t->first + i]);
-
-				if (err) {
-					t->err = err;
-					t->err_cpu = t->first + i;
-					__atomic_store_n(&rec_failed, 1, __ATOMIC_RELEASE);
-					return NULL;
-				}
-			}
+			for (i = 0; i < t->n; i++)
+				rec_drain_reader(&t->cpus[t->first + i]);
 		}
-		for (i = 0; i < t->n; i++) {
+		for (i = 0; i < t->n && (stopping || !rec_test_late); i++) {
 			uint32_t cpu = t->first + i;
 			int k = rec_pump(t, cpu, &t->cpus[cpu]);
 
@@ -387,6 +447,7 @@ struct rec {
 	/* the options */
 	struct cli_start_opts start; /* -i, -e, -b, -m: set up as fdr start does */
 	const char *events[CLI_MAX_EVENTS];
+	const char *kevents[CLI_MAX_KEVENTS]; /* -k */
 	const char *out_path; /* -o */
 	int rt_prio; /* -r, 0: none */
 	char **cmd; /* the command to run, NULL-terminated; NULL: none */
@@ -406,6 +467,11 @@ struct rec {
 	/* the totals, after the stop */
 	uint64_t total, bytes, lost, max_gap;
 	int write_failed;
+	/* -k: the linked kernel instance, made for this recording, removed at its end */
+	int klinked;
+	struct ktrace_rec k;
+	uint32_t id_shift;
+	char dir[4096];
 };
 
 /* The options of fdr record into @r; 0, or the usage error's status. */
@@ -418,6 +484,7 @@ static int rec_parse(struct rec *r, int argc, char **argv)
 		{ "buffer-size", required_argument, NULL, 'b' },
 		{ "mode", required_argument, NULL, 'm' },
 		{ "realtime", required_argument, NULL, 'r' },
+		{ "kernel-events", required_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cli_start_opts *so = &r->start;
@@ -425,10 +492,10 @@ static int rec_parse(struct rec *r, int argc, char **argv)
 	int c, ret;
 
 	*so = (struct cli_start_opts){
-		.events = r->events, .argc = argc, .argv = argv, .b_argi = -1
+		.events = r->events, .kevents = r->kevents, .argc = argc, .argv = argv, .b_argi = -1
 	};
 	optind = 0; /* 0, not 1: glibc then resets its permutation state too */
-	while ((c = getopt_long(argc, argv, "+i:e:o:b:m:r:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+i:e:o:b:m:r:k:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			so->inst = optarg;
@@ -438,6 +505,12 @@ static int rec_parse(struct rec *r, int argc, char **argv)
 				return usage_error(argc, argv, optind - 1,
 						   "expected at most 64 -e options");
 			r->events[so->nr_events++] = optarg;
+			break;
+		case 'k':
+			if (so->nr_kevents == CLI_MAX_KEVENTS)
+				return usage_error(argc, argv, optind - 1,
+						   "expected at most 64 -k options");
+			r->kevents[so->nr_kevents++] = optarg;
 			break;
 		case 'o':
 			if (!*optarg)
@@ -521,6 +594,18 @@ static int rec_open(struct rec *r)
 		return ret == -EINVAL ?
 			       die(1, "cannot write %s: expected a regular file", r->out_path) :
 			       die(1, "cannot write %s: %s", r->out_path, strerror(-ret));
+	if (r->klinked) {
+		/* fdr's ids above the kernel's: the two share the file's one id space */
+		ret = ktrace_rec_begin(r->dir, &r->k);
+		if (ret)
+			return ret;
+		if (r->k.max_id >= FDR_EVENT_ID_FIRST_USER)
+			r->id_shift = r->k.max_id + 1 - FDR_EVENT_ID_FIRST_USER;
+		ret = fdr_tracedat_live_set_id_shift(r->live, r->id_shift);
+		if (ret)
+			return die(1, "-k: cannot move fdr's event ids above the kernel's %u: %s",
+				   r->k.max_id, strerror(-ret));
+	}
 	return 0;
 }
 
@@ -555,6 +640,7 @@ static int rec_takers_start(struct rec *r)
 	size_t batch = RECORD_BATCH_BYTES / r->ps ? RECORD_BATCH_BYTES / r->ps : 1;
 	uint32_t ti;
 
+	rec_test_late = getenv("FDR_RECORD_TEST_LATE") != NULL;
 	r->nt = r->rt_prio ? r->nr : 1;
 	r->takers = calloc(r->nt, sizeof(*r->takers));
 	if (!r->takers)
@@ -573,7 +659,8 @@ static int rec_takers_start(struct rec *r)
 					 .first = r->rt_prio ? ti : 0,
 					 .n = r->rt_prio ? 1 : r->nr,
 					 .pin = r->rt_prio ? (int)ti : -1,
-					 .prio = r->rt_prio };
+					 .prio = r->rt_prio,
+					 .id_shift = r->id_shift };
 		t->buf = malloc(batch * r->ps);
 		if (!t->buf || pthread_create(&t->th, NULL, rec_take_main, t)) {
 			pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -752,8 +839,27 @@ static void rec_summary(struct rec *r)
 			};
 	}
 	/* compact, with every format and name: next to it, then renamed onto it */
-	if (!err)
+	if (!err && r->klinked) {
+		struct fdr_tracedat_kbuf kb;
+		uint64_t kbytes[2] = { 0, 0 };
+
+		/* the kernel instance stopped, its pages behind fdr's (spliced) */
+		err = ktrace_rec_end(&r->k, &kb) ? -EIO : 0;
+		kb.bytes_out = kbytes;
+		if (!err)
+			err = fdr_tracedat_live_finish_kernel(r->live, tc, &kb);
+		if (!err) {
+			rec_human(kbytes[0], hb, sizeof(hb));
+			fprintf(stderr,
+				"fdr record: kernel instance %s: %u CPU%s, %s of pages (%" PRIu64
+				" bytes spliced), %u event format%s, %" PRIu64
+				" lost (the kernel's overrun and dropped counts)\n",
+				r->k.l.instance, kb.nr_cpus, kb.nr_cpus == 1 ? "" : "s", hb,
+				kbytes[1], kb.nr_formats, kb.nr_formats == 1 ? "" : "s", r->k.lost);
+		}
+	} else if (!err) {
 		err = fdr_tracedat_live_finish(r->live, tc);
+	}
 	free(tc);
 	if (err)
 		fprintf(stderr,
@@ -857,10 +963,15 @@ int cmd_record(int argc, char **argv)
 	r.tracing_before = rec_tracing_before(r.start.inst);
 	ret = cli_session_setup(&r.start);
 	if (ret)
-		return ret;
+		return ret; /* a kernel instance it could not set up is removed already */
+	/* -k linked a kernel instance to the session, the last step: it is this recording's */
+	r.klinked = r.start.nr_kevents && session_dir(r.dir, sizeof(r.dir)) == 0;
 	ret = open_session(&r.s);
-	if (ret)
+	if (ret) {
+		if (r.klinked)
+			ktrace_unlink(r.dir);
 		return ret;
+	}
 	ret = rec_open(&r);
 	if (!ret) {
 		install_signals();
@@ -873,6 +984,13 @@ int cmd_record(int argc, char **argv)
 			rec_summary(&r);
 	}
 	ret = rec_reap(&r, ret);
+	if (r.klinked) {
+		int kret;
+
+		ktrace_rec_free(&r.k); /* its files closed first: an open one keeps it busy */
+		kret = ktrace_unlink(r.dir); /* fdr record's end removes its kernel instance */
+		ret = ret ?: kret;
+	}
 	rec_free(&r);
 	return ret;
 }

@@ -35,7 +35,8 @@ struct fdr_reader;
 /*
  * Read only the sub-buffers the writer has left (complete), not the one it is
  * in: whole sub-buffers at a time, so pages made of them are full (fdr record
- * while recording; it reopens without it to take the rest at the stop).
+ * while recording; fdr_reader_set_complete() turns it off to take the rest at
+ * the stop).
  */
 #define FDR_READ_COMPLETE 8u
 
@@ -106,6 +107,7 @@ FDR_API int fdr_reader_open_spool(struct fdr_session *s, uint32_t inst, int fd,
 				  const struct fdr_spool *sp, struct fdr_reader **out);
 FDR_API uint64_t fdr_reader_refused(struct fdr_reader *r);
 FDR_API void fdr_reader_commit(struct fdr_reader *r);
+FDR_API void fdr_reader_set_complete(struct fdr_reader *r, int on);
 FDR_API int fdr_reader_take_lost(struct fdr_reader *r, uint32_t i, uint32_t *cpu, uint64_t *lost);
 FDR_API const char *fdr_reader_error(const struct fdr_reader *r);
 

@@ -57,6 +57,28 @@ FDR_API int fdr_tracedat_live_finish(struct fdr_tracedat_live *l,
 				     const struct fdr_tracedat_cpu *cpus);
 FDR_API void fdr_tracedat_live_close(struct fdr_tracedat_live *l, int remove);
 
+/*
+ * fdr record -k (docs/design/kernel-timeline.md): a kernel tracefs instance's
+ * buffer, added to the file at the end as a second buffer (the BUFFER option
+ * trace-cmd record -B writes for an instance).
+ */
+struct fdr_tracedat_kbuf {
+	const char *name; /* the buffer's name: the kernel instance's */
+	const char *clock; /* its trace_clock */
+	uint32_t page_size; /* the kernel's sub-buffer size */
+	uint32_t nr_cpus;
+	const int *raw_fds; /* per CPU: per_cpu/cpuN/trace_pipe_raw, opened O_NONBLOCK */
+	uint32_t nr_formats; /* the kernel's events/SYS/EVENT/format texts */
+	const char *const *fmt_system;
+	const char *const *fmt_text;
+	const char *cmdlines; /* "pid comm\n" lines of the kernel's, or NULL */
+	uint64_t *bytes_out; /* if not NULL: [0] bytes of kernel pages, [1] of them spliced */
+};
+FDR_API int fdr_tracedat_live_set_id_shift(struct fdr_tracedat_live *l, uint32_t shift);
+FDR_API int fdr_tracedat_live_finish_kernel(struct fdr_tracedat_live *l,
+					    const struct fdr_tracedat_cpu *cpus,
+					    const struct fdr_tracedat_kbuf *kb);
+
 #ifdef __cplusplus
 }
 #endif

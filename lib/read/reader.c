@@ -1545,6 +1545,34 @@ void fdr_reader_commit(struct fdr_reader *r)
 }
 
 /**
+ * fdr_reader_set_complete - turn FDR_READ_COMPLETE on or off in an open reader:
+ * with @on 0, the writers' current sub-buffers are read too from now on (fdr
+ * record's stop)
+ *
+ * Every cursor stays where it is. Reopening the reader instead would not do: a
+ * following reader's second cursor starts at the snapshot buffer's writer, and
+ * the live one at the reader position a swap moved to the writer, so whatever a
+ * swap took out of the live buffer since the last read would be skipped without
+ * being counted lost (fdr record on a loaded machine, a snapshot trigger firing:
+ * 89 of 1980 events recorded, "0 lost"; docs/design/record.md, "The stop").
+ */
+void fdr_reader_set_complete(struct fdr_reader *r, int on)
+{
+	uint32_t i;
+
+	if (!r)
+		return;
+	if (on)
+		r->flags |= FDR_READ_COMPLETE;
+	else
+		r->flags &= ~FDR_READ_COMPLETE;
+	for (i = 0; i < r->nr_cur; i++) {
+		r->cpus[i].complete_only = !!on;
+		r->cpus[i].idle_left = 0; /* look again, with the new rule */
+	}
+}
+
+/**
  * fdr_reader_refused - records the writers refused on the reader's CPUs so far
  * (buffer full in discard mode, too big, nested too deep), read without a scan:
  * cheap enough to call between batches

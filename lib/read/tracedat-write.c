@@ -141,7 +141,8 @@ static int td_format(struct fdr_buf *b, const struct fdr_abi_event *e)
  * The ftrace events section, then the event systems section; *@split (if not
  * NULL) gets where the second starts (version 7 keeps them in two sections).
  */
-static int td_events(struct fdr_buf *b, const struct fdr_abi_control *ctl, size_t *split)
+static int td_events(struct fdr_buf *b, const struct fdr_abi_control *ctl, size_t *split,
+		     uint32_t shift, const struct fdr_tracedat_kbuf *kb)
 {
 	struct fdr_abi_event *evs = malloc(FDR_MAX_EVENTS * sizeof(*evs));
 	unsigned char *done = calloc(FDR_MAX_EVENTS, 1);
@@ -179,8 +180,18 @@ static int td_events(struct fdr_buf *b, const struct fdr_abi_control *ctl, size_
 			if (done[k] || strcmp(evs[k].system, evs[i].system) != 0)
 				continue;
 			done[k] = 1;
+			/* moved clear of the kernel's ids, as the pages are (fdr record -k) */
+			if (evs[k].id >= FDR_EVENT_ID_FIRST_USER)
+				evs[k].id += shift;
 			ret = td_format(b, &evs[k]);
 		}
+		nr_sys++;
+	}
+	/* the kernel's events, each as a system of one event: their own format files */
+	for (i = 0; kb && i < kb->nr_formats && !ret; i++) {
+		ret = td_add(b, kb->fmt_system[i], strlen(kb->fmt_system[i]) + 1) ?: td_u32(b, 1);
+		ret = ret ?: td_u64(b, strlen(kb->fmt_text[i]));
+		ret = ret ?: td_add(b, kb->fmt_text[i], strlen(kb->fmt_text[i]));
 		nr_sys++;
 	}
 	if (!ret)
@@ -192,11 +203,11 @@ out:
 }
 
 /* saved_cmdlines: "pid comm\n" for every name the session saved. */
-static int td_cmdlines(struct fdr_buf *b, const struct fdr_abi_control *ctl)
+static int td_cmdlines(struct fdr_buf *b, const struct fdr_abi_control *ctl, const char *more)
 {
 	struct fdr_buf t = { 0 };
 	uint32_t i;
-	int ret = 0;
+	int ret = more ? fdr_buf_printf(&t, "%s", more) : 0;
 
 	for (i = 0; i < FDR_CMDLINE_SLOTS && !ret; i++) {
 		uint32_t pid = __atomic_load_n(&ctl->cmdlines[i].pid, __ATOMIC_ACQUIRE);
@@ -406,12 +417,12 @@ int fdr_tracedat_write(int fd, struct fdr_session *s, uint32_t inst, unsigned fl
 	t.len = 0;
 	ret = ret ?: td_add(&b, "header_event", 13);
 	ret = ret ?: (fdr_format_header_event(&t) ? -ENOMEM : td_sized64(&b, &t));
-	ret = ret ?: td_events(&b, ctl, NULL);
+	ret = ret ?: td_events(&b, ctl, NULL, 0, NULL);
 	/* fdr's markers record ip 0 for tracing_mark_write: name it as the kernel's would be */
 	ret = ret ?: td_u32(&b, (uint32_t)strlen(td_kallsyms));
 	ret = ret ?: td_add(&b, td_kallsyms, strlen(td_kallsyms));
 	ret = ret ?: td_u32(&b, 0); /* printk formats */
-	ret = ret ?: td_cmdlines(&b, ctl);
+	ret = ret ?: td_cmdlines(&b, ctl, NULL);
 	ret = ret ?: td_u32(&b, nr_cpus);
 	snprintf(clock, sizeof(clock), "[%s]", fdr_trace_clock_name(ctl->instances[inst].clock));
 	ret = ret ?: td_options(&b, cpus, nr_cpus, clock, ctl, ctl->instances[inst].clock);
@@ -630,6 +641,7 @@ struct fdr_tracedat_live {
 	uint64_t end_at; /* where the end-marker section header is */
 	uint64_t next_at; /* where options A's DONE offset is */
 	uint32_t events_hint; /* the registry's event count when `last` was made (atomic) */
+	uint32_t id_shift; /* added to fdr's user event ids in the formats (fdr record -k) */
 	pthread_mutex_t lock; /* held by fdr_tracedat_live_update(): main thread and takers */
 	struct fdr_buf last; /* the formats and names last written */
 };
@@ -655,14 +667,14 @@ static void td_patch64(struct fdr_buf *b, size_t at, uint64_t v)
 
 /* The formats and the names, as the sections hold them: [ftrace | systems | cmdlines]. */
 static int td_live_meta(const struct fdr_abi_control *ctl, struct fdr_buf *t, size_t *split,
-			size_t *cmd_at)
+			size_t *cmd_at, uint32_t shift, const struct fdr_tracedat_kbuf *kb)
 {
 	int ret;
 
 	t->len = 0;
-	ret = td_events(t, ctl, split);
+	ret = td_events(t, ctl, split, shift, kb);
 	*cmd_at = t->len;
-	return ret ?: td_cmdlines(t, ctl);
+	return ret ?: td_cmdlines(t, ctl, kb ? kb->cmdlines : NULL);
 }
 
 /*
@@ -846,7 +858,7 @@ int fdr_tracedat_live_create(const char *path, struct fdr_session *s, uint32_t i
 	td_patch64(&b, at_off[4], b.len);
 	ret = ret ?: td_sec_hdr(&b, TD_OPT_PRINTK, 4) ?: td_u32(&b, 0);
 	l->events_hint = __atomic_load_n(&ctl->nr_events, __ATOMIC_RELAXED);
-	ret = ret ?: td_live_meta(ctl, &l->last, &split, &cmd_at);
+	ret = ret ?: td_live_meta(ctl, &l->last, &split, &cmd_at, 0, NULL);
 	ret = ret ?: td_live_sections(&b, 0, &l->last, split, cmd_at, off);
 	if (ret)
 		goto err;
@@ -973,7 +985,7 @@ int fdr_tracedat_live_update(struct fdr_tracedat_live *l, int force)
 	if (!force && hint == __atomic_load_n(&l->events_hint, __ATOMIC_RELAXED))
 		return 0;
 	pthread_mutex_lock(&l->lock);
-	ret = td_live_meta(ctl, &t, &split, &cmd_at);
+	ret = td_live_meta(ctl, &t, &split, &cmd_at, l->id_shift, NULL);
 	if (ret || (t.len == l->last.len && memcmp(t.data, l->last.data, t.len) == 0))
 		goto out;
 	ret = td_live_sections(&b, l->meta_end, &t, split, cmd_at, off);
@@ -1038,12 +1050,80 @@ uint64_t fdr_tracedat_live_bytes(const struct fdr_tracedat_live *l, uint32_t cpu
  * Returns 0, or a negative errno (-ENOSPC); on an error the file is valid and
  * holds every page, maybe not compact.
  */
-int fdr_tracedat_live_finish(struct fdr_tracedat_live *l, const struct fdr_tracedat_cpu *cpus)
+/**
+ * fdr_tracedat_live_set_id_shift - move fdr's user event ids (from
+ * FDR_EVENT_ID_FIRST_USER) up by @shift in the file's formats, clear of a
+ * kernel buffer's ids (fdr record -k): before the first page, whose records the
+ * caller moves the same way. Returns 0, or an error of fdr_tracedat_live_update().
+ */
+int fdr_tracedat_live_set_id_shift(struct fdr_tracedat_live *l, uint32_t shift)
+{
+	if (shift > 0xffff - FDR_EVENT_ID_FIRST_USER - FDR_MAX_EVENTS)
+		return -ERANGE;
+	pthread_mutex_lock(&l->lock);
+	l->id_shift = shift;
+	fdr_buf_free(&l->last); /* written again, moved */
+	pthread_mutex_unlock(&l->lock);
+	return fdr_tracedat_live_update(l, 1);
+}
+
+/*
+ * A kernel CPU's pages from @fd (its trace_pipe_raw, opened O_NONBLOCK) into
+ * @out at *@pos, which moves past them. The full pages are spliced through the
+ * pipe @p: the kernel's own pages go to the file's page cache, no copy passes
+ * through fdr. splice() gives full pages only; the last one, still being filled
+ * when the instance was stopped, is read() (one copy of one page per CPU).
+ */
+static int td_kernel_cpu(int out, int fd, uint32_t ps, int p[2], unsigned char *page, uint64_t *pos,
+			 uint64_t *spliced)
+{
+	for (;;) {
+		ssize_t n = splice(fd, NULL, p[1], NULL, ps, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break; /* EAGAIN: no full page left (or no splice here: read below) */
+		while (n > 0) {
+			loff_t off = (loff_t)*pos;
+			ssize_t m = splice(p[0], NULL, out, &off, (size_t)n, SPLICE_F_MOVE);
+
+			if (m < 0 && errno == EINTR)
+				continue;
+			if (m <= 0)
+				return m < 0 ? -errno : -EIO;
+			*pos += (uint64_t)m;
+			*spliced += (uint64_t)m;
+			n -= m;
+		}
+	}
+	if (*pos % ps)
+		return -EIO; /* a page cut short: the pipe took part of one */
+	for (;;) {
+		ssize_t n = read(fd, page, ps);
+		int ret;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		memset(page + n, 0, ps - (size_t)n);
+		ret = td_pwrite_all(out, page, ps, *pos);
+		if (ret)
+			return ret;
+		*pos += ps;
+	}
+	return 0;
+}
+
+static int td_live_finish(struct fdr_tracedat_live *l, const struct fdr_tracedat_cpu *cpus,
+			  const struct fdr_tracedat_kbuf *kb)
 {
 	const struct fdr_abi_control *ctl = fdr_session_control(l->s);
 	struct fdr_buf t = { 0 }, b = { 0 };
 	size_t split = 0, cmd_at = 0, at[3];
-	uint64_t pos = TD_LIVE_BASE, off[3], opt_c;
+	uint64_t pos = TD_LIVE_BASE, off[3], opt_c, *kpos = NULL, kb_end = 0, ksec = 0,
+		 kspliced = 0, kstart = 0;
 	uint32_t cpu;
 	int front = __atomic_load_n(&l->front, __ATOMIC_RELAXED), ret = 0;
 
@@ -1066,14 +1146,60 @@ int fdr_tracedat_live_finish(struct fdr_tracedat_live *l, const struct fdr_trace
 			  (off_t)len);
 		pos += len;
 	}
+	/* the kernel's pages behind fdr's, each CPU in one run */
+	if (!ret && kb) {
+		unsigned char *page = malloc(kb->page_size);
+		int p[2] = { -1, -1 };
+
+		kstart = pos;
+		kpos = calloc(kb->nr_cpus ? kb->nr_cpus : 1, sizeof(*kpos));
+		if (!page || !kpos || kb->page_size < 4096 ||
+		    (kb->page_size & (kb->page_size - 1)) || pos % kb->page_size)
+			ret = page && kpos ? -EINVAL : -ENOMEM;
+		if (!ret && pipe2(p, O_CLOEXEC) < 0)
+			ret = -errno;
+		for (cpu = 0; cpu < kb->nr_cpus && !ret; cpu++) {
+			kpos[cpu] = pos;
+			ret = td_kernel_cpu(l->fd, kb->raw_fds[cpu], kb->page_size, p, page, &pos,
+					    &kspliced);
+		}
+		if (p[0] >= 0) {
+			close(p[0]);
+			close(p[1]);
+		}
+		free(page);
+		if (!ret)
+			kb_end = pos;
+	}
 	pthread_mutex_lock(&l->lock);
-	ret = ret ?: td_live_meta(ctl, &t, &split, &cmd_at);
+	ret = ret ?: td_live_meta(ctl, &t, &split, &cmd_at, l->id_shift, kb);
 	ret = ret ?: td_live_sections(&b, pos, &t, split, cmd_at, off);
+	if (kb && !ret) {
+		ksec = pos + b.len;
+		ret = td_sec_hdr(&b, TD_OPT_BUFFER, 0);
+	}
 	opt_c = pos + b.len;
 	ret = ret ?: td_sec_hdr(&b, TD_OPT_DONE, 0);
 	ret = ret ?: td_opt_off(&b, TD_OPT_FTRACE_EVENTS, &at[0]);
 	ret = ret ?: td_opt_off(&b, TD_OPT_EVENT_FORMATS, &at[1]);
 	ret = ret ?: td_opt_off(&b, TD_OPT_CMDLINES, &at[2]);
+	if (kb && !ret) {
+		/* BUFFER: the kernel instance's CPUs, as trace-cmd record -B writes one */
+		ret = td_u16(&b, TD_OPT_BUFFER);
+		ret = ret   ?:
+			      td_u32(&b, (uint32_t)(8 + strlen(kb->name) + 1 + strlen(kb->clock) +
+						    1 + 8 + 20ull * kb->nr_cpus));
+		ret = ret ?: td_u64(&b, ksec) ?: td_add(&b, kb->name, strlen(kb->name) + 1);
+		ret = ret ?: td_add(&b, kb->clock, strlen(kb->clock) + 1);
+		ret = ret ?: td_u32(&b, kb->page_size) ?: td_u32(&b, kb->nr_cpus);
+		for (cpu = 0; cpu < kb->nr_cpus && !ret; cpu++) {
+			uint64_t end = cpu + 1 < kb->nr_cpus ? kpos[cpu + 1] : kb_end;
+
+			ret = td_u32(&b, cpu)		    ?:
+				      td_u64(&b, kpos[cpu]) ?:
+							      td_u64(&b, end - kpos[cpu]);
+		}
+	}
 	for (cpu = 0; cpu < l->nr_cpus && !ret; cpu++) {
 		t.len = 0;
 		ret = fdr_buf_printf(&t,
@@ -1100,7 +1226,30 @@ int fdr_tracedat_live_finish(struct fdr_tracedat_live *l, const struct fdr_trace
 	pthread_mutex_unlock(&l->lock);
 	fdr_buf_free(&t);
 	fdr_buf_free(&b);
+	free(kpos);
+	if (kb && kb->bytes_out) {
+		kb->bytes_out[0] = kb_end ? kb_end - kstart : 0;
+		kb->bytes_out[1] = kspliced;
+	}
 	return ret;
+}
+
+int fdr_tracedat_live_finish(struct fdr_tracedat_live *l, const struct fdr_tracedat_cpu *cpus)
+{
+	return td_live_finish(l, cpus, NULL);
+}
+
+/**
+ * fdr_tracedat_live_finish_kernel - fdr_tracedat_live_finish(), with a kernel
+ * instance's buffer @kb added behind fdr's pages: its CPUs' pages consumed from
+ * its trace_pipe_raw files (spliced), its formats and names in the file's, a
+ * second BUFFER option naming it. Returns as fdr_tracedat_live_finish().
+ */
+int fdr_tracedat_live_finish_kernel(struct fdr_tracedat_live *l,
+				    const struct fdr_tracedat_cpu *cpus,
+				    const struct fdr_tracedat_kbuf *kb)
+{
+	return td_live_finish(l, cpus, kb);
 }
 
 /**
