@@ -361,6 +361,49 @@ static int sym_lookup(Elf *elf, const char *name, int want_func, GElf_Sym *out)
 	return -ENOENT;
 }
 
+/*
+ * The function symbol whose range holds @addr (.symtab first, then .dynsym, as
+ * perf's map__find_symbol finds it): its name and @addr's offset in it.
+ */
+static int sym_at(Elf *elf, uint64_t addr, const char **name, uint64_t *off)
+{
+	int pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		Elf_Scn *scn = NULL;
+
+		while ((scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr sh;
+			Elf_Data *data;
+			size_t i, n;
+
+			if (!gelf_getshdr(scn, &sh) ||
+			    sh.sh_type != (pass ? SHT_DYNSYM : SHT_SYMTAB) || !sh.sh_entsize)
+				continue;
+			data = elf_getdata(scn, NULL);
+			if (!data)
+				continue;
+			n = sh.sh_size / sh.sh_entsize;
+			for (i = 0; i < n; i++) {
+				GElf_Sym sym;
+				const char *s;
+
+				if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
+				    GELF_ST_TYPE(sym.st_info) != STT_FUNC || addr < sym.st_value ||
+				    addr - sym.st_value >= (sym.st_size ? sym.st_size : 1))
+					continue;
+				s = elf_strptr(elf, sh.sh_link, sym.st_name);
+				if (s && *s) {
+					*name = s;
+					*off = addr - sym.st_value;
+					return 0;
+				}
+			}
+		}
+	}
+	return -ENOENT;
+}
+
 /* ---- DIE helpers (perf's dwarf-aux, with libdw) --------------------------------------- */
 
 /* one suffix of the other, as perf's strtailcmp */
@@ -2741,7 +2784,7 @@ int pd_where(struct pd_bin *b, uint64_t offset, char *out, size_t len)
 	uint64_t off = 0;
 	size_t n, i, flen;
 
-	if (!b->dw || elf_getphdrnum(b->elf, &n))
+	if (elf_getphdrnum(b->elf, &n))
 		return -ENOENT;
 	for (i = 0; i < n && !found; i++) {
 		GElf_Phdr ph;
@@ -2753,8 +2796,10 @@ int pd_where(struct pd_bin *b, uint64_t offset, char *out, size_t len)
 			found = 1;
 		}
 	}
-	if (!found || !dwarf_addrdie(b->dw, addr, &cu))
+	if (!found)
 		return -ENOENT;
+	if (!b->dw || !dwarf_addrdie(b->dw, addr, &cu))
+		goto symtab;
 	/* perf's debuginfo__find_probe_point */
 	reverse_line(&cu, addr, &fname, &lineno);
 	if (die_find_realfunc(&cu, addr, &sp)) {
@@ -2793,8 +2838,14 @@ post:
 		off = addr - base;
 		func = basefunc;
 	}
-	if (!func)
-		return -ENOENT;
+	if (!func) {
+symtab:
+		/* perf's find_perf_probe_point_from_map: FUNC[+OFF] from the symbols */
+		fname = NULL;
+		line = 0;
+		if (sym_at(b->elf, addr, &func, &off))
+			return -ENOENT;
+	}
 	n = (size_t)snprintf(out, len, "%s", func);
 	if (off && n < len)
 		n += (size_t)snprintf(out + n, len - n, "+%" PRIu64, off);

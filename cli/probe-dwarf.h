@@ -106,8 +106,8 @@ int pd_lines(struct pd_bin *b, const char *func, const char *file, int start, in
 
 /*
  * perf probe -l's place of file offset @offset: "FUNC[+OFF|:LINE]@FILE"
- * (FILE at most its last 30 characters). 0, or -ENOENT without debug
- * information there.
+ * (FILE at most its last 30 characters), "FUNC[+OFF]" from the symbol table
+ * without debug information there. 0, or -ENOENT where no function holds it.
  */
 int pd_where(struct pd_bin *b, uint64_t offset, char *out, size_t len);
 

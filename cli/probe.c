@@ -628,20 +628,93 @@ static int del_events(struct probe_opts *o, struct fdr_session *s, const struct 
 	return ret;
 }
 
+/* one line of uprobe_events and the key -l sorts it by */
+struct list_line {
+	const char *p;
+	size_t len;
+	char *key;
+};
+
+static int list_line_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct list_line *)a)->key, ((const struct list_line *)b)->key);
+}
+
+/*
+ * The key perf's order comes from: perf reads the kernel's uprobe_events into a
+ * sorted list of strings, where the kernel writes the offset as 0x and 16 hex
+ * digits; the session's line has it as written (0x1a2b), so the key is the line
+ * with the offset padded as the kernel pads it. NULL when out of memory.
+ */
+static char *list_key(const char *p, size_t len)
+{
+	const char *sp = memchr(p, ' ', len), *end = p + len, *w, *colon;
+	unsigned long long off;
+	char *key, *e;
+
+	if (!sp)
+		return strndup(p, len);
+	w = memchr(sp + 1, ' ', (size_t)(end - sp - 1));
+	if (!w)
+		w = end;
+	for (colon = w; colon > sp + 1 && colon[-1] != ':'; colon--)
+		;
+	errno = 0;
+	off = strtoull(colon, &e, 0);
+	if (colon == sp + 1 || e != w || errno)
+		return strndup(p, len);
+	if (asprintf(&key, "%.*s0x%016llx%.*s", (int)(colon - p), p, off, (int)(end - w), w) < 0)
+		return NULL;
+	return key;
+}
+
 /*
  * -l: the session's probe events, one line per location, as perf lists them:
  * "  GROUP:EVENT (on FUNC[+OFF|:LINE][%return]@FILE in PATH with NAMES)", the
- * place read back from the file's debug information (PATH:0xOFFSET without it).
+ * place read back from the file's debug information (PATH:0xOFFSET without it),
+ * in perf's order (list_key).
  */
 static int list_events(const struct fdr_buf *raw)
 {
-	const char *p = raw->data, *end = raw->data ? raw->data + raw->len : NULL;
+	const char *q = raw->data, *end = raw->data ? raw->data + raw->len : NULL;
 	struct pd_bin *bin = NULL;
+	struct list_line *lines = NULL;
+	size_t n = 0, cap = 0, i;
 	char binpath[4096] = "";
+	int ret = 0;
 
-	while (p && p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p)), *sp, *sl, *c;
-		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+	while (q && q < end) {
+		const char *nl = memchr(q, '\n', (size_t)(end - q));
+		size_t len = nl ? (size_t)(nl - q) : (size_t)(end - q);
+
+		if (len) {
+			if (n == cap) {
+				struct list_line *v;
+
+				cap = cap ? 2 * cap : 16;
+				v = realloc(lines, cap * sizeof(*v));
+				if (!v) {
+					ret = -ENOMEM;
+					goto out;
+				}
+				lines = v;
+			}
+			lines[n].p = q;
+			lines[n].len = len;
+			lines[n].key = list_key(q, len);
+			if (!lines[n].key) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			n++;
+		}
+		q += len + 1;
+	}
+	if (n)
+		qsort(lines, n, sizeof(*lines), list_line_cmp);
+	for (i = 0; i < n; i++) {
+		const char *p = lines[i].p, *sp, *sl, *c;
+		size_t len = lines[i].len;
 		char ge[256], path[4096], where[512], names[2048];
 		unsigned long long off;
 		size_t nn = 0;
@@ -700,11 +773,14 @@ static int list_events(const struct fdr_buf *raw)
 			printf("  %-20s (on %s:0x%llx%s%s%s)\n", ge, path, off,
 			       p[0] == 'r' ? "%return" : "", nn ? " with" : "", names);
 		}
-next:
-		p += len + 1;
+next:;
 	}
+out:
+	for (i = 0; i < n; i++)
+		free(lines[i].key);
+	free(lines);
 	pd_close(bin);
-	return 0;
+	return ret;
 }
 
 /*
@@ -985,8 +1061,10 @@ int cmd_probe(int argc, char **argv)
 	}
 	if (o.list) {
 		fdr_buf_free(&raw);
-		if (s && slurp(s, "uprobe_events", &raw) == 0)
-			list_events(&raw);
+		if (s && slurp(s, "uprobe_events", &raw) == 0 && list_events(&raw)) {
+			ret = die_err(1, -ENOMEM, "-l");
+			goto out;
+		}
 	}
 	if (o.ndels) {
 		ret = del_events(&o, s, &nm);

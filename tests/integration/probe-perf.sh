@@ -49,8 +49,11 @@
 #
 # Needs root and perf (Debian linux-perf): without them the suite says why
 # and exits 77 (SKIP). perf probe -n needs tracefs mounted; it is mounted at
-# /sys/kernel/tracing if it is not. Nothing is written to the kernel's
-# uprobe_events (checked: it reads the same before and after).
+# /sys/kernel/tracing if it is not. The kernel's uprobe_events is written by
+# the list case alone (-l against perf probe -l: the same definitions added
+# for real by perf to the kernel and by fdr to a session, in groups named
+# after this shell's pid), whose probes perf probe -d removes, at exit too;
+# the suite checks they are gone and that the rest reads as before.
 set -u
 # shellcheck source=../harness/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../harness/lib.sh"
@@ -554,11 +557,98 @@ test_names() {
 	return $st
 }
 
+# -l against perf probe -l: the same definitions added for real, to the kernel
+# by perf and to a session by fdr, listed the same, line for line and in the
+# same order. The binaries are copies named after this shell's pid, so that
+# their groups (probe_plaPID...) are this run's alone; they are removed from
+# the kernel with perf probe -d, at exit too, and checked gone. The event
+# names are unique across the groups: perf 6.1 refuses a name another group
+# has (fdr accepts it, as the kernel does).
+KGROUPS=()
+remove_kernel_probes() {
+	local g
+
+	for g in "${KGROUPS[@]}"; do
+		"$PERF" probe -q -d "$g:*" >/dev/null 2>&1
+	done
+}
+at_exit remove_kernel_probes
+
+test_list() {
+	local st=0 row bin def name g
+	local -a rows=(
+		"prog0|record_point it n" "prog0|scale%return \$retval" "prog0|record_point:2 t it"
+		"prog0|clamp v lo hi" "prog0|sc=scale %di X=+0(%di):x64" "prog0|rp8=record_point+8"
+		"prog0|rpp=prog.c:$RP_PRINT t it->id"
+		"prog2|rp2=record_point it->name:string n" "prog2|rpn=prog.c:$RP_NEXT it" "prog2|cl2=clamp"
+		"prog2|count_byte%return \$retval" "prog2|mix w col"
+		"libpp0.so|lib_area a b" "libpp0.so|lib_area%return \$retval"
+		"nodebug|nd_work" "nodebug|nd4=nd_work+4"
+	)
+
+	for bin in prog0 prog2 libpp0.so nodebug; do
+		case $bin in
+		prog0) name=pla$$ ;;
+		prog2) name=plb$$ ;;
+		libpp0.so) name=plc$$.so ;;
+		nodebug) name=pld$$ ;;
+		esac
+		cp "$B/$bin" "$B/$name" || return 1
+		KGROUPS+=("probe_${name%%.*}")
+	done
+	export FDR_SESSION=probe-perf-l
+	"$FDR" start >/dev/null 2>&1 || { diag "fdr start failed"; return 1; }
+	for row in "${rows[@]}"; do
+		IFS='|' read -r bin def <<<"$row"
+		case $bin in
+		prog0) name=pla$$ ;;
+		prog2) name=plb$$ ;;
+		libpp0.so) name=plc$$.so ;;
+		nodebug) name=pld$$ ;;
+		esac
+		if ! "$PERF" probe -x "$B/$name" --add "$def" >"$T/o" 2>&1; then
+			diag "perf probe -x $name --add '$def': $(cat "$T/o")"
+			st=1
+		fi
+		if ! "$FDR" probe -q -x "$B/$name" --add "$def" >"$T/o" 2>&1; then
+			diag "fdr probe -x $name --add '$def': $(cat "$T/o")"
+			st=1
+		fi
+	done
+	# group by group: perf 6.1 listing several files in one call reads a file
+	# without debug information with the previous one's (nd_work:2); fdr's
+	# list is one, sorted as perf sorts each (the kernel's lines)
+	"$FDR" probe -l >"$T/fdr.all" 2>&1
+	for g in "${KGROUPS[@]}"; do
+		"$PERF" probe -l "$g:*" >"$T/perf.l" 2>&1
+		grep "^  $g:" "$T/fdr.all" >"$T/fdr.l"
+		if [ ! -s "$T/perf.l" ] || ! cmp -s "$T/perf.l" "$T/fdr.l"; then
+			diag "-l differs from perf probe -l for $g:"
+			diag "$(diff "$T/perf.l" "$T/fdr.l")"
+			st=1
+		fi
+	done
+	if [ "$(wc -l <"$T/fdr.all")" -lt ${#rows[@]} ]; then
+		diag "-l: $(cat "$T/fdr.all")"
+		st=1
+	fi
+	"$FDR" destroy >/dev/null 2>&1
+	export FDR_SESSION=probe-perf
+	remove_kernel_probes
+	for g in "${KGROUPS[@]}"; do
+		if grep -q "^[pr]:$g/" "$TRACEFS/uprobe_events"; then
+			diag "the kernel's uprobe_events still holds $g: $(grep "^[pr]:$g/" "$TRACEFS/uprobe_events")"
+			st=1
+		fi
+	done
+	return $st
+}
+
 test_kernel_untouched() {
 	[ "$(ours)" = "$K_BEFORE" ] && return 0
 	diag "the kernel's uprobe_events changed"
 	return 1
 }
 
-run_cases "test_perf_table test_funcs_vars_lines test_errors test_debuglink test_names test_kernel_untouched"
+run_cases "test_perf_table test_funcs_vars_lines test_errors test_debuglink test_names test_list test_kernel_untouched"
 tap_summary
