@@ -453,6 +453,14 @@ wait_plain() {
 # first byte is a jmp (e9), the records are the same as the int3 form's, disabling
 # puts the original byte back (the one with FDR_PROBE_OPTIMIZE=0), enabling the jmp
 test_optimized() {
+	if [ -n "${FDR_TEST_TSAN:-}" ]; then
+		# TSan defers asynchronous signals until a thread enters its runtime:
+		# jump.c's request to the threads is never answered in time, and every
+		# probe stays int3 (probes.md, "Jump probes"; stress/probe-live-jump is
+		# no-tsan for the same reason)
+		diag "skipped in the TSan build: jump optimisation cannot run under TSan"
+		return 0
+	fi
 	start_target "$TGT" || return 1
 	tcmd pid || return 1
 	local opid=${reply#pid }
