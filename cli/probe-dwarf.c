@@ -321,9 +321,14 @@ static int addr_to_offset(struct pd_bin *b, uint64_t addr, uint64_t *off)
 
 /* ---- the symbol table (FUNC and FUNC+OFF without debug information) ------------------ */
 
-static int sym_lookup(Elf *elf, const char *name, int want_func, GElf_Sym *out)
+/*
+ * Every defined symbol (not SHN_UNDEF) of .symtab, then of .dynsym, as perf
+ * reads them: @fn gets the symbol and the index of its string table, and stops
+ * the walk by returning non-zero, which sym_walk() returns; 0 once all were seen.
+ */
+static int sym_walk(Elf *elf, int (*fn)(const GElf_Sym *sym, size_t strtab, void *arg), void *arg)
 {
-	int pass;
+	int pass, ret;
 
 	for (pass = 0; pass < 2; pass++) {
 		Elf_Scn *scn = NULL;
@@ -342,23 +347,68 @@ static int sym_lookup(Elf *elf, const char *name, int want_func, GElf_Sym *out)
 			n = sh.sh_size / sh.sh_entsize;
 			for (i = 0; i < n; i++) {
 				GElf_Sym sym;
-				const char *s;
-				int type;
 
 				if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
 					continue;
-				type = GELF_ST_TYPE(sym.st_info);
-				if (want_func ? type != STT_FUNC : type != STT_OBJECT)
-					continue;
-				s = elf_strptr(elf, sh.sh_link, sym.st_name);
-				if (s && !strcmp(s, name)) {
-					*out = sym;
-					return 0;
-				}
+				ret = fn(&sym, sh.sh_link, arg);
+				if (ret)
+					return ret;
 			}
 		}
 	}
-	return -ENOENT;
+	return 0;
+}
+
+struct sym_lookup_arg {
+	Elf *elf;
+	const char *name;
+	int want_func;
+	GElf_Sym *out;
+};
+
+static int sym_lookup_one(const GElf_Sym *sym, size_t strtab, void *arg)
+{
+	struct sym_lookup_arg *a = arg;
+	int type = GELF_ST_TYPE(sym->st_info);
+	const char *s;
+
+	if (a->want_func ? type != STT_FUNC : type != STT_OBJECT)
+		return 0;
+	s = elf_strptr(a->elf, strtab, sym->st_name);
+	if (!s || strcmp(s, a->name))
+		return 0;
+	*a->out = *sym;
+	return 1;
+}
+
+static int sym_lookup(Elf *elf, const char *name, int want_func, GElf_Sym *out)
+{
+	struct sym_lookup_arg a = { elf, name, want_func, out };
+
+	return sym_walk(elf, sym_lookup_one, &a) ? 0 : -ENOENT;
+}
+
+struct sym_at_arg {
+	Elf *elf;
+	uint64_t addr;
+	const char **name;
+	uint64_t *off;
+};
+
+static int sym_at_one(const GElf_Sym *sym, size_t strtab, void *arg)
+{
+	struct sym_at_arg *a = arg;
+	const char *s;
+
+	if (GELF_ST_TYPE(sym->st_info) != STT_FUNC || a->addr < sym->st_value ||
+	    a->addr - sym->st_value >= (sym->st_size ? sym->st_size : 1))
+		return 0;
+	s = elf_strptr(a->elf, strtab, sym->st_name);
+	if (!s || !*s)
+		return 0;
+	*a->name = s;
+	*a->off = a->addr - sym->st_value;
+	return 1;
 }
 
 /*
@@ -367,41 +417,9 @@ static int sym_lookup(Elf *elf, const char *name, int want_func, GElf_Sym *out)
  */
 static int sym_at(Elf *elf, uint64_t addr, const char **name, uint64_t *off)
 {
-	int pass;
+	struct sym_at_arg a = { elf, addr, name, off };
 
-	for (pass = 0; pass < 2; pass++) {
-		Elf_Scn *scn = NULL;
-
-		while ((scn = elf_nextscn(elf, scn))) {
-			GElf_Shdr sh;
-			Elf_Data *data;
-			size_t i, n;
-
-			if (!gelf_getshdr(scn, &sh) ||
-			    sh.sh_type != (pass ? SHT_DYNSYM : SHT_SYMTAB) || !sh.sh_entsize)
-				continue;
-			data = elf_getdata(scn, NULL);
-			if (!data)
-				continue;
-			n = sh.sh_size / sh.sh_entsize;
-			for (i = 0; i < n; i++) {
-				GElf_Sym sym;
-				const char *s;
-
-				if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
-				    GELF_ST_TYPE(sym.st_info) != STT_FUNC || addr < sym.st_value ||
-				    addr - sym.st_value >= (sym.st_size ? sym.st_size : 1))
-					continue;
-				s = elf_strptr(elf, sh.sh_link, sym.st_name);
-				if (s && *s) {
-					*name = s;
-					*off = addr - sym.st_value;
-					return 0;
-				}
-			}
-		}
-	}
-	return -ENOENT;
+	return sym_walk(elf, sym_at_one, &a) ? 0 : -ENOENT;
 }
 
 /* ---- DIE helpers (perf's dwarf-aux, with libdw) --------------------------------------- */
@@ -2358,77 +2376,79 @@ static int sym_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* A growing list of names (pd_funcs) */
+struct names {
+	char **v;
+	size_t n, cap;
+};
+
+static int names_add(struct names *l, const char *name)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 64;
+		void *p = realloc(l->v, cap * sizeof(char *));
+
+		if (!p)
+			return -ENOMEM;
+		l->v = p;
+		l->cap = cap;
+	}
+	l->v[l->n] = strdup(name);
+	if (!l->v[l->n])
+		return -ENOMEM;
+	l->n++;
+	return 0;
+}
+
+struct funcs_arg {
+	Elf *elf;
+	const char *filter;
+	struct names *l;
+};
+
+/* One symbol for -F: perf's kinds, labels only in text or data sections */
+static int funcs_one(const GElf_Sym *sym, size_t strtab, void *arg)
+{
+	struct funcs_arg *a = arg;
+	const char *name;
+	int type;
+
+	if (sym->st_shndx == SHN_ABS)
+		return 0;
+	type = GELF_ST_TYPE(sym->st_info);
+	if (type != STT_FUNC && type != STT_OBJECT && type != STT_NOTYPE && type != STT_GNU_IFUNC)
+		return 0;
+	name = elf_strptr(a->elf, strtab, sym->st_name);
+	if (!name || !*name)
+		return 0;
+	if (type == STT_NOTYPE) {
+		/* perf: a label only in a text or data section */
+		Elf_Scn *ls = elf_getscn(a->elf, sym->st_shndx);
+		GElf_Shdr lsh;
+		const char *secname;
+		size_t strndx;
+
+		if (!ls || !gelf_getshdr(ls, &lsh) || elf_getshdrstrndx(a->elf, &strndx) ||
+		    !(secname = elf_strptr(a->elf, strndx, lsh.sh_name)) ||
+		    (!strstr(secname, "text") && !strstr(secname, "data")))
+			return 0;
+	}
+	if (a->filter ? fnmatch(a->filter, name, 0) != 0 : name[0] == '_')
+		return 0;
+	return names_add(a->l, name);
+}
+
 int pd_funcs(struct pd_bin *b, const char *filter, char ***out, size_t *nout)
 {
-	char **v = NULL;
-	size_t n = 0, cap = 0, i, k;
-	int pass;
+	struct names l = { NULL, 0, 0 };
+	struct funcs_arg fa = { b->elf, filter, &l };
+	size_t i, k;
 
 	*out = NULL;
 	*nout = 0;
 	/* both tables, as perf: .dynsym has names .symtab gives versioned (stdin@GLIBC_2.2.5) */
-	for (pass = 0; pass < 2; pass++) {
-		Elf_Scn *scn = NULL;
-
-		while ((scn = elf_nextscn(b->elf, scn))) {
-			GElf_Shdr sh;
-			Elf_Data *data;
-			size_t ns;
-
-			if (!gelf_getshdr(scn, &sh) ||
-			    sh.sh_type != (pass ? SHT_DYNSYM : SHT_SYMTAB) || !sh.sh_entsize)
-				continue;
-			data = elf_getdata(scn, NULL);
-			if (!data)
-				continue;
-			ns = sh.sh_size / sh.sh_entsize;
-			for (i = 0; i < ns; i++) {
-				GElf_Sym sym;
-				const char *name;
-				int type;
-
-				if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
-				    sym.st_shndx == SHN_ABS)
-					continue;
-				type = GELF_ST_TYPE(sym.st_info);
-				if (type != STT_FUNC && type != STT_OBJECT && type != STT_NOTYPE &&
-				    type != STT_GNU_IFUNC)
-					continue;
-				name = elf_strptr(b->elf, sh.sh_link, sym.st_name);
-				if (!name || !*name)
-					continue;
-				if (type == STT_NOTYPE) {
-					/* perf: a label only in a text or data section */
-					Elf_Scn *ls = sym.st_shndx == SHN_ABS ?
-							      NULL :
-							      elf_getscn(b->elf, sym.st_shndx);
-					GElf_Shdr lsh;
-					const char *secname;
-					size_t strndx;
-
-					if (!ls || !gelf_getshdr(ls, &lsh) ||
-					    elf_getshdrstrndx(b->elf, &strndx) ||
-					    !(secname = elf_strptr(b->elf, strndx, lsh.sh_name)) ||
-					    (!strstr(secname, "text") && !strstr(secname, "data")))
-						continue;
-				}
-				if (filter ? fnmatch(filter, name, 0) != 0 : name[0] == '_')
-					continue;
-				if (n == cap) {
-					void *p = realloc(v, (cap ? cap * 2 : 64) * sizeof(char *));
-
-					if (!p)
-						goto nomem;
-					v = p;
-					cap = cap ? cap * 2 : 64;
-				}
-				v[n] = strdup(name);
-				if (!v[n])
-					goto nomem;
-				n++;
-			}
-		}
-	}
+	if (sym_walk(b->elf, funcs_one, &fa))
+		goto nomem;
 	/* perf's NAME@plt for each PLT slot (.rela.plt), shown only through a filter */
 	{
 		Elf_Scn *scn = NULL;
@@ -2469,36 +2489,26 @@ int pd_funcs(struct pd_bin *b, const char *filter, char ***out, size_t *nout)
 				snprintf(full, sizeof(full), "%s@plt", name);
 				if (fnmatch(filter, full, 0))
 					continue;
-				if (n == cap) {
-					void *p = realloc(v, (cap ? cap * 2 : 64) * sizeof(char *));
-
-					if (!p)
-						goto nomem;
-					v = p;
-					cap = cap ? cap * 2 : 64;
-				}
-				v[n] = strdup(full);
-				if (!v[n])
+				if (names_add(&l, full))
 					goto nomem;
-				n++;
 			}
 		}
 	}
-	if (n)
-		qsort(v, n, sizeof(char *), sym_cmp);
-	for (i = k = 0; i < n; i++) {
-		if (k && !strcmp(v[i], v[k - 1]))
-			free(v[i]);
+	if (l.n)
+		qsort(l.v, l.n, sizeof(char *), sym_cmp);
+	for (i = k = 0; i < l.n; i++) {
+		if (k && !strcmp(l.v[i], l.v[k - 1]))
+			free(l.v[i]);
 		else
-			v[k++] = v[i];
+			l.v[k++] = l.v[i];
 	}
-	*out = v;
+	*out = l.v;
 	*nout = k;
 	return 0;
 nomem:
-	for (i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
+	for (i = 0; i < l.n; i++)
+		free(l.v[i]);
+	free(l.v);
 	return -ENOMEM;
 }
 
