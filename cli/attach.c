@@ -833,28 +833,27 @@ static int at_result(struct at_ctx *c, int64_t status, const char *err, const ch
 static int at_attach(struct at_ctx *c, int argc, char **argv);
 static int at_detach(struct at_ctx *c, int argc, char **argv);
 
-int cmd_attach(int argc, char **argv)
+/* @fn with a fresh context, freed afterwards */
+static int at_run(int (*fn)(struct at_ctx *, int, char **), int argc, char **argv)
 {
 	struct at_ctx c;
 	int ret;
 
 	memset(&c, 0, sizeof(c));
 	c.mem = -1;
-	ret = at_attach(&c, argc, argv);
+	ret = fn(&c, argc, argv);
 	at_ctx_free(&c);
 	return ret;
 }
 
+int cmd_attach(int argc, char **argv)
+{
+	return at_run(at_attach, argc, argv);
+}
+
 int cmd_detach(int argc, char **argv)
 {
-	struct at_ctx c;
-	int ret;
-
-	memset(&c, 0, sizeof(c));
-	c.mem = -1;
-	ret = at_detach(&c, argc, argv);
-	at_ctx_free(&c);
-	return ret;
+	return at_run(at_detach, argc, argv);
 }
 
 static int at_attach(struct at_ctx *c, int argc, char **argv)
