@@ -20,6 +20,7 @@
 #   abs_path VAR...        make the paths held by the variables VAR absolute
 #   skip MSG               say why the suite cannot run here, exit 77 (CTest's
 #                          SKIP_RETURN_CODE)
+#   kernel_sched_tracefs   the kernel's tracefs in TRACEFS, or skip (ktime, krecord)
 # TAP
 #   ok, run_cases, tap_summary, diag (below)
 # Running commands and checking them
@@ -82,6 +83,23 @@ skip() {
 	echo "SKIP: $*"
 	exit 77
 }
+
+# kernel_sched_tracefs: as root, the kernel's tracefs in $TRACEFS (mounted at
+# /sys/kernel/tracing when it is not), with writable instances and the
+# sched:sched_switch event; otherwise skip, saying what is missing
+kernel_sched_tracefs() {
+	[ "$(id -u)" = 0 ] || skip "not root: the kernel's tracefs instances need root"
+	TRACEFS=$(awk '$3 == "tracefs" { print $2; exit }' /proc/mounts)
+	if [ -z "$TRACEFS" ]; then
+		mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null ||
+			skip "the kernel's tracefs is not mounted and cannot be mounted"
+		TRACEFS=/sys/kernel/tracing
+	fi
+	[ -w "$TRACEFS/instances" ] || skip "$TRACEFS/instances is not writable"
+	grep -q '^sched:sched_switch$' "$TRACEFS/available_events" ||
+		skip "the kernel has no sched:sched_switch event"
+}
+
 
 # ---- TAP -------------------------------------------------------------------------------------
 

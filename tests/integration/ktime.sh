@@ -18,16 +18,7 @@ set -u
 FDR=${1:?usage: ktime.sh FDR KTIME_APP}
 APP=${2:?usage: ktime.sh FDR KTIME_APP}
 
-[ "$(id -u)" = 0 ] || skip "not root: the kernel's tracefs instances need root"
-TRACEFS=$(awk '$3 == "tracefs" { print $2; exit }' /proc/mounts)
-if [ -z "$TRACEFS" ]; then
-	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null ||
-		skip "the kernel's tracefs is not mounted and cannot be mounted"
-	TRACEFS=/sys/kernel/tracing
-fi
-[ -w "$TRACEFS/instances" ] || skip "$TRACEFS/instances is not writable"
-grep -q '^sched:sched_switch$' "$TRACEFS/available_events" ||
-	skip "the kernel has no sched:sched_switch event"
+kernel_sched_tracefs # sets TRACEFS, or skips
 
 suite_init ktime shm
 abs_path FDR APP
