@@ -21,6 +21,8 @@
 #   skip MSG               say why the suite cannot run here, exit 77 (CTest's
 #                          SKIP_RETURN_CODE)
 #   kernel_sched_tracefs   the kernel's tracefs in TRACEFS, or skip (ktime, krecord)
+# A target program on fifos
+#   fifo_target CMD..., tcmd CMD (answer in reply), stop_target (exit 0 wanted)
 # TAP
 #   ok, run_cases, tap_summary, diag (below)
 # Running commands and checking them
@@ -256,4 +258,41 @@ caret_col() {
 demo_total() {
 	sed -nE 's/.*: ([0-9]+) requests, ([0-9]+) failed, ([0-9]+) cache hits, ([0-9]+) db queries.*/\1 \2 \3 \4/p' "$1" |
 		awk '{ print $1 + $2 + $3 + 2 * $4 }'
+}
+
+# ---- a target program driven through fifos ---------------------------------------------
+
+tpid=
+# fifo_target CMD...: run CMD with its stdin and stdout on fifos (fds 5 and 6)
+fifo_target() {
+	rm -f "$T/in" "$T/outp"
+	mkfifo "$T/in" "$T/outp" || return 1
+	"$@" <"$T/in" >"$T/outp" 2>"$T/terr" &
+	tpid=$!
+	bg_add "$tpid"
+	exec 5>"$T/in" 6<"$T/outp"
+}
+
+# stop_target: close its stdin; it must exit with status 0 (every result it
+# checked right; a sanitizer's report makes it exit otherwise)
+stop_target() {
+	local st=0
+	exec 5>&- 6<&-
+	[ -n "$tpid" ] && { wait "$tpid" 2>/dev/null; st=$?; }
+	tpid=
+	[ "$st" = 0 ] && return 0
+	diag "target exit status $st"
+	sed 's/^/#   target stderr: /' "$T/terr" | head -40
+	return 1
+}
+
+# tcmd CMD: send CMD to the target, the answer in $reply
+tcmd() {
+	reply=
+	echo "$1" >&5
+	if ! read -r -t 20 reply <&6; then
+		diag "target: no answer to '$1'"
+		sed 's/^/#   target stderr: /' "$T/terr"
+		return 1
+	fi
 }

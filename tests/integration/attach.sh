@@ -29,48 +29,14 @@ export FDR_PROBE_OPTIMIZE=0
 export FDR_SESSION=at
 unset LD_PRELOAD
 
-tpid=
-# start_target ARGS...: the target with its stdin and stdout on fifos (fds 5 and 6)
+# start_target ARGS...: the target, in no session of its own, on the fifos
 start_target() {
-	rm -f "$T/in" "$T/outp"
-	mkfifo "$T/in" "$T/outp" || return 1
-	env -u FDR_SESSION -u FDR_ROOT "$TGT" "$@" <"$T/in" >"$T/outp" 2>"$T/terr" &
-	tpid=$!
-	bg_add "$tpid"
-	exec 5>"$T/in" 6<"$T/outp"
+	start_target_cmd "$TGT" "$@"
 }
 
 # start_target_cmd CMD...: another program on the same fifos
 start_target_cmd() {
-	rm -f "$T/in" "$T/outp"
-	mkfifo "$T/in" "$T/outp" || return 1
-	env -u FDR_SESSION -u FDR_ROOT "$@" <"$T/in" >"$T/outp" 2>"$T/terr" &
-	tpid=$!
-	bg_add "$tpid"
-	exec 5>"$T/in" 6<"$T/outp"
-}
-
-# stop_target: close its stdin; it must exit 0 (every result it checked right)
-stop_target() {
-	local st=0
-	exec 5>&- 6<&-
-	[ -n "$tpid" ] && { wait "$tpid" 2>/dev/null; st=$?; }
-	tpid=
-	[ "$st" = 0 ] && return 0
-	diag "target exit status $st"
-	sed 's/^/#   target stderr: /' "$T/terr" | head -20
-	return 1
-}
-
-# tcmd CMD: send CMD, the answer in $reply
-tcmd() {
-	reply=
-	echo "$1" >&5
-	if ! read -r -t 20 reply <&6; then
-		diag "target: no answer to '$1'"
-		sed 's/^/#   target stderr: /' "$T/terr"
-		return 1
-	fi
+	fifo_target env -u FDR_SESSION -u FDR_ROOT "$@"
 }
 
 # healthy: the target answers and all its checks held so far

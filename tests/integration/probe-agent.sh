@@ -34,41 +34,6 @@ export FDR_PROBE_OPTIMIZE=0
 
 # ---- the target ---------------------------------------------------------------
 
-tpid=
-# start_target CMD...: run CMD with its stdin and stdout on fifos (fds 5 and 6)
-start_target() {
-	rm -f "$T/in" "$T/outp"
-	mkfifo "$T/in" "$T/outp" || return 1
-	"$@" <"$T/in" >"$T/outp" 2>"$T/terr" &
-	tpid=$!
-	bg_add "$tpid"
-	exec 5>"$T/in" 6<"$T/outp"
-}
-
-# stop_target: close its stdin; it must exit with status 0 (a sanitizer's
-# report makes it exit otherwise)
-stop_target() {
-	local st=0
-	exec 5>&- 6<&-
-	[ -n "$tpid" ] && { wait "$tpid" 2>/dev/null; st=$?; }
-	tpid=
-	[ "$st" = 0 ] && return 0
-	diag "target exit status $st"
-	sed 's/^/#   target stderr: /' "$T/terr" | head -40
-	return 1
-}
-
-# tcmd CMD: send CMD, the answer in $reply
-tcmd() {
-	reply=
-	echo "$1" >&5
-	if ! read -r -t 20 reply <&6; then
-		diag "target: no answer to '$1'"
-		sed 's/^/#   target stderr: /' "$T/terr"
-		return 1
-	fi
-}
-
 # wait_byte CMD WANT|!WANT: poll the target's 'byte'/'dlbyte' for up to 1.5 s
 wait_byte() {
 	local i
@@ -142,7 +107,7 @@ test_setup() {
 
 # linked with libfdr: the probe is defined and enabled before the program starts
 test_linked_start() {
-	start_target "$TGT" || return 1
+	fifo_target "$TGT" || return 1
 	tcmd "call 5" && [ "$reply" = "ok $((2 * 10 + 5 * 101))" ] || { diag "call: $reply"; return 1; }
 	tcmd pid || return 1
 	lpid=${reply#pid }
@@ -318,7 +283,7 @@ test_delete_slot() {
 
 # a program already running when the probe is defined gets it within 1 s
 test_running_before() {
-	start_target "$TGT" || return 1
+	fifo_target "$TGT" || return 1
 	tcmd pid || return 1
 	rpid=${reply#pid }
 	tcmd byte || return 1
@@ -335,7 +300,7 @@ test_running_before() {
 test_preload() {
 	define "p:uprobes/panofdr $TGT_NOFDR:pa_target_fn a=%di:s32 s=+0(%si):string" || return 1
 	set_enable 1 uprobes/panofdr || return 1
-	start_target env LD_PRELOAD="$LIBPROBE" "$TGT_NOFDR" || return 1
+	fifo_target env LD_PRELOAD="$LIBPROBE" "$TGT_NOFDR" || return 1
 	tcmd "call 6" || return 1
 	tcmd pid || return 1
 	ppid_=${reply#pid }
@@ -347,7 +312,7 @@ test_preload() {
 
 # the same program without the preload: nothing armed, nothing recorded
 test_no_preload() {
-	start_target "$TGT_NOFDR" || return 1
+	fifo_target "$TGT_NOFDR" || return 1
 	tcmd "call 2" || return 1
 	tcmd pid || return 1
 	local p=${reply#pid }
@@ -363,7 +328,7 @@ test_no_preload() {
 test_linked_no_event() {
 	define "p:uprobes/panoev $TGT_NOEV:pa_target_fn a=%di:s32 s=+0(%si):string" || return 1
 	set_enable 1 uprobes/panoev || return 1
-	start_target "$TGT_NOEV" || return 1
+	fifo_target "$TGT_NOEV" || return 1
 	tcmd "call 3" && [ "$reply" = "ok $((2 * 3 + 3 * 101))" ] || { diag "call: $reply"; return 1; }
 	tcmd pid || return 1
 	local p=${reply#pid }
@@ -390,7 +355,7 @@ test_linked_no_event() {
 # refused in error_log and armed nowhere.
 test_semaphore() {
 	local off b1 b2
-	start_target "$TGT" || return 1
+	fifo_target "$TGT" || return 1
 	tcmd pid || return 1
 	local p=${reply#pid }
 	tcmd semoff || return 1
@@ -461,7 +426,7 @@ test_optimized() {
 		diag "skipped in the TSan build: jump optimisation cannot run under TSan"
 		return 0
 	fi
-	start_target "$TGT" || return 1
+	fifo_target "$TGT" || return 1
 	tcmd pid || return 1
 	local opid=${reply#pid }
 	wait_byte libbyte cc || return 1
@@ -469,7 +434,7 @@ test_optimized() {
 	wait_plain libbyte || return 1
 	local lorig=${reply#byte }
 	stop_target || return 1
-	start_target env -u FDR_PROBE_OPTIMIZE "$TGT" || return 1
+	fifo_target env -u FDR_PROBE_OPTIMIZE "$TGT" || return 1
 	tcmd pid || return 1
 	opid=${reply#pid }
 	set_enable 1 uprobes/palib || return 1
