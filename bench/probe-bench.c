@@ -13,9 +13,13 @@
  * (no ref: bench/compare-uprobes, issue 15, measures kernel uprobes on the same
  * functions). Then the same for a jump-optimised probe (lib/probe/jump.c) on
  * pt_nop5 (a 5-byte nop first, as the kernel's uprobe reference uses), with the
- * same counting handler:
+ * same counting handler armed with FDR_PROBE_ARM_NOVEC (it uses general
+ * registers only: the trampoline saves no vector state, as for the agent's
+ * handler), then armed without it (the hit calls it through fdr_vcall(), which
+ * saves and restores the vector state around it):
  *
  *	METRIC probe_jmp_ns fdr=X
+ *	METRIC probe_jmp_vcall_ns fdr=X
  * Before the first probe, the floor is measured: the same loop over
  * pt_own_int3 (an int3 of its own) with an empty SA_SIGINFO handler and no fdr,
  * what the kernel's trap and signal delivery cost alone. Each run's figures go
@@ -45,7 +49,9 @@ extern char pt_nop5_end[];
 
 static uint64_t hits;
 
-static void count(const struct fdr_probe_regs *regs, void *arg)
+/* general registers only, as FDR_PROBE_ARM_NOVEC requires (compiler-checked) */
+__attribute__((target("general-regs-only"))) static void count(const struct fdr_probe_regs *regs,
+							       void *arg)
 {
 	(void)regs;
 	(void)arg;
@@ -83,6 +89,55 @@ static int cmp_double(const void *a, const void *b)
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+/* The jump probe's runs on pt_nop5, armed with @flags: the median cost of a hit. */
+static int jmp_runs(long n, unsigned int flags, const char *metric)
+{
+	double cost[RUNS];
+	int r;
+
+	for (r = 0; r < RUNS; r++) {
+		struct fdr_probe_site *site;
+		double base, armed, t_opt;
+		char why[256];
+		int ret;
+
+		loop_ns(pt_nop5, n / 10);
+		base = loop_ns(pt_nop5, n);
+		ret = fdr_probe_arm_flags((uintptr_t)(void *)pt_nop5, flags, count, NULL, &site);
+		if (ret < 0) {
+			fprintf(stderr, "bench-probe: arming pt_nop5: %s\n", strerror(-ret));
+			return -1;
+		}
+		t_opt = now_ns();
+		ret = fdr_probe_optimize(site, (uintptr_t)(void *)pt_nop5,
+					 (size_t)(pt_nop5_end - (char *)(void *)pt_nop5), why,
+					 sizeof(why));
+		t_opt = now_ns() - t_opt;
+		if (ret < 0) {
+			fprintf(stderr, "bench-probe: optimising pt_nop5: %s\n", why);
+			return -1;
+		}
+		hits = 0;
+		loop_ns(pt_nop5, n / 10);
+		armed = loop_ns(pt_nop5, n);
+		ret = fdr_probe_disarm(site);
+		if (ret < 0 || hits != (uint64_t)(n + n / 10)) {
+			fprintf(stderr,
+				"bench-probe: %s run %d: %lu hits of %ld calls, disarm %d\n",
+				metric, r, (unsigned long)hits, n + n / 10, ret);
+			return -1;
+		}
+		cost[r] = armed - base;
+		fprintf(stderr,
+			"bench-probe: %s run %d: %.1f ns per call optimised, %.1f unarmed; "
+			"optimise %.1f us\n",
+			metric, r, armed, base, t_opt / 1e3);
+	}
+	qsort(cost, RUNS, sizeof(cost[0]), cmp_double);
+	printf("METRIC %s fdr=%.1f\n", metric, cost[RUNS / 2]);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -150,45 +205,8 @@ int main(int argc, char **argv)
 	}
 	qsort(cost, RUNS, sizeof(cost[0]), cmp_double);
 	printf("METRIC probe_int3_handler_ns fdr=%.0f\n", cost[RUNS / 2]);
-	for (r = 0; r < RUNS; r++) {
-		struct fdr_probe_site *site;
-		double base, armed, t_opt;
-		char why[256];
-		int ret;
-
-		loop_ns(pt_nop5, n / 10);
-		base = loop_ns(pt_nop5, n);
-		ret = fdr_probe_arm((uintptr_t)(void *)pt_nop5, count, NULL, &site);
-		if (ret < 0) {
-			fprintf(stderr, "bench-probe: arming pt_nop5: %s\n", strerror(-ret));
-			return 1;
-		}
-		t_opt = now_ns();
-		ret = fdr_probe_optimize(site, (uintptr_t)(void *)pt_nop5,
-					 (size_t)(pt_nop5_end - (char *)(void *)pt_nop5), why,
-					 sizeof(why));
-		t_opt = now_ns() - t_opt;
-		if (ret < 0) {
-			fprintf(stderr, "bench-probe: optimising pt_nop5: %s\n", why);
-			return 1;
-		}
-		hits = 0;
-		loop_ns(pt_nop5, n / 10);
-		armed = loop_ns(pt_nop5, n);
-		ret = fdr_probe_disarm(site);
-		if (ret < 0 || hits != (uint64_t)(n + n / 10)) {
-			fprintf(stderr,
-				"bench-probe: jmp run %d: %lu hits of %ld calls, disarm %d\n", r,
-				(unsigned long)hits, n + n / 10, ret);
-			return 1;
-		}
-		cost[r] = armed - base;
-		fprintf(stderr,
-			"bench-probe: jmp run %d: %.1f ns per call optimised, %.1f unarmed; "
-			"optimise %.1f us\n",
-			r, armed, base, t_opt / 1e3);
-	}
-	qsort(cost, RUNS, sizeof(cost[0]), cmp_double);
-	printf("METRIC probe_jmp_ns fdr=%.1f\n", cost[RUNS / 2]);
+	if (jmp_runs(n, FDR_PROBE_ARM_NOVEC, "probe_jmp_ns") < 0 ||
+	    jmp_runs(n, 0, "probe_jmp_vcall_ns") < 0)
+		return 1;
 	return 0;
 }

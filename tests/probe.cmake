@@ -44,6 +44,17 @@ if(TARGET fdr-probe)
       TIMEOUT 300
       ENVIRONMENT "${venv};TMPDIR=${CMAKE_CURRENT_BINARY_DIR};${FDR_TEST_SAN_ENV}")
   endforeach()
+  # a jump probe's hit touches no vector register: the machine code of everything
+  # it can reach (docs/design/probes.md, "A hit without the vector state"). Only
+  # where the build promises it (FDR_HIT_NOVEC: not the sanitizer builds).
+  find_program(FDR_PYTHON3 python3)
+  find_program(FDR_OBJDUMP objdump)
+  if(FDR_HIT_NOVEC AND FDR_PYTHON3 AND FDR_OBJDUMP)
+    add_test(NAME unit/check-hit-path
+      COMMAND ${FDR_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/unit/check-hit-path.py
+              $<TARGET_FILE:fdr-probe> $<TARGET_FILE:fdr>)
+    set_tests_properties(unit/check-hit-path PROPERTIES LABELS unit TIMEOUT 60)
+  endif()
   # return probes: normal returns, recursion, longjmp, thread exit, signals, unwinding
   add_executable(test-probe-ret unit/test-probe-ret.c)
   target_include_directories(test-probe-ret PRIVATE ${CRITERION_INCLUDE_DIRS})

@@ -191,6 +191,11 @@ FDR_INTERNAL int fdr_agent_attach_dir(const char *dir, void (*sync)(struct fdr_s
 FDR_INTERNAL int fdr_agent_detach_dir(void);
 FDR_INTERNAL int fdr_event_commit_slot(uint32_t slot, uint32_t id, unsigned char *payload,
 				       size_t len);
+/* event-nv.c: the same without touching a vector register (a jump probe's hit) */
+FDR_INTERNAL int fdr_event_commit_slot_nv(uint32_t slot, uint32_t id, unsigned char *payload,
+					  size_t len);
+/* vcall.S: @fn(a1..a5) with the vector state saved around it (event-nv.c) */
+FDR_INTERNAL long fdr_vcall(void *fn, long a1, long a2, long a3, long a4, long a5);
 
 /* hooks.c */
 /*

@@ -55,6 +55,7 @@
 #include <unistd.h>
 
 #include "core-local.h"
+#include "event-path.h"
 #include "ring-fast.h"
 #include "common/pid-list.h"
 
@@ -67,14 +68,8 @@ static int ev_agent_wanted; /* runs without a definition or a session (ev_lock) 
 static uint32_t ev_seen_gen;
 static ino_t ev_ctl_ino;
 
-/* initial-exec: a plain %fs-relative access on the event path, no __tls_get_addr */
-#define EV_TLS __thread __attribute__((tls_model("initial-exec")))
-/* one TLS block: the event path finds all three with one load of its offset */
-static EV_TLS struct {
-	int nest;
-	int32_t tid;
-	uint64_t cmd_sid; /* session whose saved_cmdlines has our comm */
-} ev_self;
+/* the thread's event state (event-path.h), event-nv.c's too */
+EV_TLS struct fdr_ev_self fdr_ev_self;
 /* a definition of this process for each registry slot (the last one synced) */
 static struct fdr_event_def *_Atomic ev_slot_def[FDR_MAX_EVENTS];
 /* ---- definitions to registry format ---------------------------------------------- */
@@ -765,10 +760,10 @@ static void ev_atfork_child(void)
 {
 	struct fdr_session *s = atomic_load(&fdr_proc_session);
 
-	ev_self.tid = 0; /* the child records under its own pid */
+	fdr_ev_self.tid = 0; /* the child records under its own pid */
 	fdr_hooks_forget_self();
-	ev_self.cmd_sid = 0;
-	ev_self.nest = 0;
+	fdr_ev_self.cmd_sid = 0;
+	fdr_ev_self.nest = 0;
 	ev_agent_running = 0;
 	pthread_mutex_init(&ev_probe_lock, NULL); /* another thread may have held it */
 	if (s) /* options/event-fork */
@@ -1034,9 +1029,9 @@ int fdr_sync(void)
 
 static int32_t ev_gettid(void)
 {
-	if (!ev_self.tid)
-		ev_self.tid = (int32_t)syscall(SYS_gettid);
-	return ev_self.tid;
+	if (!fdr_ev_self.tid)
+		fdr_ev_self.tid = (int32_t)syscall(SYS_gettid);
+	return fdr_ev_self.tid;
 }
 
 /* Record this thread's comm once per session, lock-free (last writer wins a slot). */
@@ -1044,63 +1039,11 @@ static void ev_save_cmdline(struct fdr_session *s, int32_t tid)
 {
 	char comm[FDR_COMM_LEN] = { 0 };
 
-	if (ev_self.cmd_sid == s->session_id)
+	if (fdr_ev_self.cmd_sid == s->session_id)
 		return;
-	ev_self.cmd_sid = s->session_id;
+	fdr_ev_self.cmd_sid = s->session_id;
 	prctl(PR_GET_NAME, comm);
 	fdr_cmdline_save(s->ctl, tid, (int32_t)getpid(), comm);
-}
-
-/* Does anything besides recording apply to the event in registry @slot? */
-static int ev_hooked(const struct fdr_abi_control *ctl, uint32_t slot)
-{
-	const struct fdr_abi_hooks *h = &ctl->hooks[slot % FDR_MAX_EVENTS];
-	uint32_t w;
-
-	if (__atomic_load_n(&ctl->pids_active, __ATOMIC_ACQUIRE))
-		return 1;
-	for (w = 0; w < FDR_MAX_INSTANCES / 64; w++)
-		if (__atomic_load_n(&h->filtered[w], __ATOMIC_ACQUIRE) |
-		    __atomic_load_n(&h->triggered[w], __ATOMIC_ACQUIRE))
-			return 1;
-	return 0;
-}
-
-/*
- * Make the record around a payload (16 bytes of headroom, 8 bytes of tailroom):
- * its header before, zeroed padding after. Returns the record's total length.
- */
-static inline __attribute__((always_inline)) size_t ev_rec_seal(unsigned char *payload, size_t len)
-{
-	struct fdr_abi_rec *r = (void *)(payload - sizeof(struct fdr_abi_rec));
-	size_t total = (sizeof(struct fdr_abi_rec) + len + 7) & ~(size_t)7;
-	const uint64_t zero = 0;
-
-	/* one 8-byte store: the copy reads the record in 8-byte words (see ev_common) */
-	const uint64_t word = (uint64_t)((uint32_t)total | FDR_REC_DATA << FDR_REC_TYPE_SHIFT);
-
-	memcpy(payload + len, &zero, sizeof(zero)); /* the padding bytes */
-	memcpy(&r->len_type, &word, sizeof(word)); /* len_type, then reserved = 0 */
-	return total;
-}
-
-/*
- * Fill the common header with one 8-byte store. The ring's copy reads the record
- * in 8-byte words right after it is built; a word written by several narrower
- * stores cannot be forwarded from the store buffer, and each such load waits for
- * the stores to reach the cache (measured: a few ns per event).
- */
-static inline void ev_common(struct fdr_common *c, uint16_t type, uint8_t preempt, int32_t pid)
-{
-	const uint64_t word = (uint64_t)type | (uint64_t)preempt << 24 |
-			      (uint64_t)(uint32_t)pid << 32;
-
-	_Static_assert(
-		offsetof(struct fdr_common, type) == 0 && offsetof(struct fdr_common, flags) == 2 &&
-			offsetof(struct fdr_common, preempt_count) == 3 &&
-			offsetof(struct fdr_common, pid) == 4 && sizeof(struct fdr_common) == 8,
-		"fdr_common layout");
-	memcpy(c, &word, sizeof(word)); /* flags 0 */
 }
 
 /* Write one record (see ev_write_all) into instance @inst, whose ring map is @m. */
@@ -1237,19 +1180,19 @@ static __attribute__((noinline)) void ev_commit_full(struct fdr_event_def *def, 
 
 	if (__builtin_expect(!s || !def->slot || len > FDR_MAX_RECORD, 0))
 		return;
-	if (__builtin_expect(ev_self.nest >= FDR_MAX_NESTING, 0)) {
+	if (__builtin_expect(fdr_ev_self.nest >= FDR_MAX_NESTING, 0)) {
 		__atomic_fetch_add(&s->ctl->dropped_no_slot, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	if (__builtin_expect(ev_self.cmd_sid != s->session_id, 0)) {
+	if (__builtin_expect(fdr_ev_self.cmd_sid != s->session_id, 0)) {
 		int saved = errno;
 
 		ev_save_cmdline(s, ev_gettid());
 		errno = saved;
 	}
-	ev_self.nest++;
+	fdr_ev_self.nest++;
 	/* the common header (unused if the registry entry is not def's any more) */
-	ev_common(c, (uint16_t)def->id, (uint8_t)(ev_self.nest - 1), ev_self.tid);
+	ev_common(c, (uint16_t)def->id, (uint8_t)(fdr_ev_self.nest - 1), fdr_ev_self.tid);
 	/* acquire: the fields a route is computed from are read after gen */
 	gen = __atomic_load_n(&s->ctl->gen, __ATOMIC_ACQUIRE);
 	route = ev_route_get(s, def->slot - 1, gen);
@@ -1267,7 +1210,7 @@ static __attribute__((noinline)) void ev_commit_full(struct fdr_event_def *def, 
 		else if (!EV_ROUTE_FILTER(route) ||
 			 fdr_hooks_filter(s, EV_ROUTE_FILTER(route), payload, (uint32_t)len))
 			ev_write_one(s, inst, m, payload, len);
-		ev_self.nest--;
+		fdr_ev_self.nest--;
 		return;
 	}
 	e = &s->ctl->events[(def->slot - 1) % FDR_MAX_EVENTS];
@@ -1276,7 +1219,7 @@ static __attribute__((noinline)) void ev_commit_full(struct fdr_event_def *def, 
 			ev_route_set(s, e->enabled, def->slot - 1, gen);
 		ev_write_all(s, e->enabled, def->slot - 1, payload, len);
 	}
-	ev_self.nest--;
+	fdr_ev_self.nest--;
 }
 
 /*
@@ -1295,8 +1238,8 @@ static __attribute__((noinline)) void ev_commit_filtered(struct fdr_event_def *d
 		ev_commit_full(def, payload, len, 0);
 		return;
 	}
-	ev_self.nest = 1;
-	ev_common(payload, (uint16_t)def->id, 0, ev_self.tid);
+	fdr_ev_self.nest = 1;
+	ev_common(payload, (uint16_t)def->id, 0, fdr_ev_self.tid);
 	if (fdr_hooks_filter(s, EV_ROUTE_FILTER(r), payload, (uint32_t)len)) {
 		size_t total = ev_rec_seal(payload, len);
 		long rs = fdr_rseq_off;
@@ -1308,7 +1251,7 @@ static __attribute__((noinline)) void ev_commit_filtered(struct fdr_event_def *d
 				       (unsigned char *)payload - sizeof(struct fdr_abi_rec),
 				       total);
 	}
-	ev_self.nest = 0;
+	fdr_ev_self.nest = 0;
 }
 
 /**
@@ -1338,7 +1281,7 @@ void fdr_event_commit(struct fdr_event_def *def, void *payload, size_t len)
 	if (__builtin_expect(!FDR_TESTPOINTS_ON && s != NULL, 1) &&
 	    __builtin_expect(idx < FDR_MAX_EVENTS, 1) &&
 	    __builtin_expect(len <= RB_SMALL_MAX - sizeof(struct fdr_abi_rec), 1) &&
-	    __builtin_expect(ev_self.nest == 0 && ev_self.cmd_sid == s->session_id, 1)) {
+	    __builtin_expect(fdr_ev_self.nest == 0 && fdr_ev_self.cmd_sid == s->session_id, 1)) {
 		/* acquire: the fields the route was computed from are read after gen */
 		uint32_t gen = __atomic_load_n(&s->ctl->gen, __ATOMIC_ACQUIRE);
 		uint64_t r = __atomic_load_n(&s->routes[idx], __ATOMIC_RELAXED);
@@ -1358,13 +1301,13 @@ void fdr_event_commit(struct fdr_event_def *def, void *payload, size_t len)
 				size_t total;
 				int ret;
 
-				ev_common(payload, (uint16_t)def->id, 0, ev_self.tid);
+				ev_common(payload, (uint16_t)def->id, 0, fdr_ev_self.tid);
 				total = ev_rec_seal(payload, len);
 				/* a signal handler's event is nested in this one */
-				ev_self.nest = 1;
+				fdr_ev_self.nest = 1;
 				ret = rb_append_small((uint64_t)rs, cpu, &m->pcpu[cpu], payload,
 						      total);
-				ev_self.nest = 0;
+				fdr_ev_self.nest = 0;
 				if (__builtin_expect(ret != RB_OK, 0))
 					ev_commit_full(def, payload, len, ret == RB_SLOW);
 				return;
@@ -1401,11 +1344,11 @@ int fdr_event_commit_slot(uint32_t slot, uint32_t id, unsigned char *payload, si
 		return -ENOENT;
 	if (slot >= FDR_MAX_EVENTS || len < sizeof(struct fdr_common) || len > FDR_MAX_RECORD)
 		return -EINVAL;
-	if (ev_self.nest >= FDR_MAX_NESTING) {
+	if (fdr_ev_self.nest >= FDR_MAX_NESTING) {
 		__atomic_fetch_add(&s->ctl->dropped_no_slot, 1, __ATOMIC_RELAXED);
 		return -EBUSY;
 	}
-	if (ev_self.cmd_sid != s->session_id) {
+	if (fdr_ev_self.cmd_sid != s->session_id) {
 		int saved = errno;
 
 		ev_save_cmdline(s, ev_gettid());
@@ -1415,10 +1358,10 @@ int fdr_event_commit_slot(uint32_t slot, uint32_t id, unsigned char *payload, si
 	if (__atomic_load_n(&e->state, __ATOMIC_ACQUIRE) != FDR_EVENT_READY ||
 	    __atomic_load_n(&e->id, __ATOMIC_RELAXED) != id)
 		return -ESTALE;
-	ev_self.nest++;
+	fdr_ev_self.nest++;
 	ev_common((struct fdr_common *)payload, (uint16_t)id, 0, ev_gettid());
 	ret = ev_write_all(s, e->enabled, slot, payload, len);
-	ev_self.nest--;
+	fdr_ev_self.nest--;
 	return ret < 0 ? 0 : ret == 0 ? -ENOSPC : ret;
 }
 
@@ -1459,14 +1402,14 @@ int fdr_marker_write(const char *text, size_t len)
 		return -EBADF;
 	if (!(s->ctl->instances[0].options & FDR_OPT_MARKERS))
 		return -EINVAL;
-	if (ev_self.nest >= FDR_MAX_NESTING)
+	if (fdr_ev_self.nest >= FDR_MAX_NESTING)
 		return -EBUSY;
-	ev_self.nest++;
+	fdr_ev_self.nest++;
 	tid = ev_gettid();
-	plen = fdr_marker_record(p, text, len, tid, (uint8_t)(ev_self.nest - 1), &taken);
+	plen = fdr_marker_record(p, text, len, tid, (uint8_t)(fdr_ev_self.nest - 1), &taken);
 	ev_save_cmdline(s, tid);
 	ret = ev_write_all(s, mask, 0, p, plen); /* ftrace:print is slot 0 */
-	ev_self.nest--;
+	fdr_ev_self.nest--;
 	errno = saved;
 	/* the text and its newline; refused: full in discard mode, as the kernel */
 	return ret > 0 ? (int)(plen - 16 - 1) : -EBADF;

@@ -7,3 +7,8 @@ add_library(fdr_fetch_objs OBJECT ${CMAKE_CURRENT_LIST_DIR}/fetch.c)
 target_include_directories(fdr_fetch_objs PUBLIC ${CMAKE_CURRENT_LIST_DIR}/..
   ${CMAKE_CURRENT_LIST_DIR}/../../include)
 set_target_properties(fdr_fetch_objs PROPERTIES POSITION_INDEPENDENT_CODE ON)
+# its run path is part of a jump probe's hit: no vector register (fetch.c)
+if(FDR_HIT_NOVEC)
+  set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/fetch.c PROPERTIES COMPILE_OPTIONS
+    "${FDR_HIT_FLAGS}")
+endif()

@@ -81,6 +81,11 @@
 #include "probe-local.h"
 #include "reloc.h"
 
+#ifdef FDR_HIT_NOVEC
+#define PA_ARM_NOVEC FDR_PROBE_ARM_NOVEC /* pa_hit() touches no vector register */
+#else
+#define PA_ARM_NOVEC 0u
+#endif
 #define PA_MAX_LOCS 1024 /* armed locations per process */
 #define PA_MAX_MAPS 4096 /* executable file mappings looked at */
 
@@ -141,6 +146,14 @@ static int pa_seen_ctl; /* pa_dl and pa_ctl_gen are valid (pa_lock) */
 
 /* ---- the hit ------------------------------------------------------------------------------- */
 
+/*
+ * Armed with FDR_PROBE_ARM_NOVEC where the build has FDR_HIT_NOVEC: this file
+ * is then compiled with -mgeneral-regs-only, and pa_hit() calls only fetch.c's
+ * run path and libfdr's fdr_event_commit_slot_nv(), which use no vector
+ * register either, so a jump hit needs no vector state saved
+ * (docs/design/probes.md, "A hit without the vector state";
+ * tests/check-hit-path.sh checks the machine code).
+ */
 static void pa_hit(const struct fdr_probe_regs *regs, void *argp)
 {
 	struct pa_arg *a = argp;
@@ -151,7 +164,7 @@ static void pa_hit(const struct fdr_probe_regs *regs, void *argp)
 	__atomic_fetch_add(&a->shm->hits, 1, __ATOMIC_RELAXED);
 	len = fdr_fetch_run((const struct fdr_fetch_prog *)a->prog, regs, raw + 16, FDR_MAX_RECORD);
 	ret = len < 0 ? len :
-			fdr_event_commit_slot(a->event_slot, a->event_id, raw + 16, (size_t)len);
+			fdr_event_commit_slot_nv(a->event_slot, a->event_id, raw + 16, (size_t)len);
 	/* not written: no ring took it, nested too deep, detached, the event changed */
 	if (ret < 0)
 		__atomic_fetch_add(&a->shm->misses, 1, __ATOMIC_RELAXED);
@@ -515,8 +528,9 @@ static int pa_arm(struct fdr_session *s, uint32_t i, const struct fdr_abi_probe_
 	/* the SDT semaphore first, as the kernel does: the program runs its probe site */
 	if (sem)
 		__atomic_fetch_add(sem, 1, __ATOMIC_RELAXED);
-	ret = fdr_probe_arm_flags(addr, c->flags & FDR_PROBE_F_RETURN ? FDR_PROBE_ARM_RETURN : 0,
-				  pa_hit, a, &l->site);
+	ret = fdr_probe_arm_flags(
+		addr, (c->flags & FDR_PROBE_F_RETURN ? FDR_PROBE_ARM_RETURN : 0) | PA_ARM_NOVEC,
+		pa_hit, a, &l->site);
 	if (ret == 0 && (c->flags & FDR_PROBE_F_RETURN))
 		pa_ever_ret = 1;
 	if (ret < 0) {

@@ -100,6 +100,7 @@
 #include <unistd.h>
 #include <unwind.h>
 
+#include "core/core-local.h"
 #include "jump.h"
 #include "probe-local.h"
 #include "reloc.h"
@@ -121,6 +122,7 @@ _Static_assert(PR_SITES == FDR_PROBE_SITES, "jump.c keeps one entry per site");
 struct fdr_probe_site {
 	atomic_int on; /* 1 while this handler is wanted; seq_cst */
 	int ret; /* FDR_PROBE_ARM_RETURN: the handler runs at the return */
+	int novec; /* FDR_PROBE_ARM_NOVEC: a jump hit calls it without the vector state saved */
 	uint32_t site; /* index of its address in pr_sites */
 	_Atomic(fdr_probe_handler) fn;
 	_Atomic(void *) arg;
@@ -499,7 +501,11 @@ static void pr_tramp_publish(void)
  * @flags: 0, or FDR_PROBE_ARM_RETURN: @addr is a function's first instruction
  *	and @fn runs when the function returns, with the registers of the return
  *	(gpr[FDR_REG_AX] the return value, gpr[FDR_REG_IP] the return address,
- *	probe_addr the function); see "Return probes" at the top
+ *	probe_addr the function); see "Return probes" at the top. Or'ed with
+ *	FDR_PROBE_ARM_NOVEC: @fn leaves every vector and x87 register and errno
+ *	as it found them (built with -mgeneral-regs-only, calling nothing else:
+ *	the agent's pa_hit()), so a jump hit calls it directly; otherwise the
+ *	hit calls it through fdr_vcall(), which saves and restores that state
  *
  * Returns: as fdr_probe_arm(); -EINVAL for unknown @flags.
  */
@@ -515,7 +521,7 @@ int fdr_probe_arm_flags(uintptr_t addr, unsigned int flags, fdr_probe_handler fn
 	unsigned int k;
 	const char *e;
 
-	if (!fn || !out || (flags & ~FDR_PROBE_ARM_RETURN))
+	if (!fn || !out || (flags & ~(FDR_PROBE_ARM_RETURN | FDR_PROBE_ARM_NOVEC)))
 		return -EINVAL;
 	fdr_probe_lock();
 	ret = fdr_patch_page_prot(addr, &prot);
@@ -561,6 +567,7 @@ int fdr_probe_arm_flags(uintptr_t addr, unsigned int flags, fdr_probe_handler fn
 		if (flags & FDR_PROBE_ARM_RETURN)
 			pr_tramp_publish();
 		p->ret = (flags & FDR_PROBE_ARM_RETURN) != 0;
+		p->novec = (flags & FDR_PROBE_ARM_NOVEC) != 0;
 		atomic_store(&p->fn, fn);
 		atomic_store(&p->arg, arg);
 		/* seq_cst: fn, arg and ret are complete before a handler sees 'on' */
@@ -603,6 +610,7 @@ int fdr_probe_arm_flags(uintptr_t addr, unsigned int flags, fdr_probe_handler fn
 	for (k = 0; k < PR_SITE_PROBES; k++)
 		s->probes[k].site = (uint32_t)(s - pr_sites);
 	p->ret = (flags & FDR_PROBE_ARM_RETURN) != 0;
+	p->novec = (flags & FDR_PROBE_ARM_NOVEC) != 0;
 	atomic_store(&p->fn, fn);
 	atomic_store(&p->arg, arg);
 	atomic_store(&p->on, 1);
@@ -1235,17 +1243,38 @@ int fdr_probe_in_handler(void)
 	return pr_depth > 0;
 }
 
+#ifdef FDR_HIT_NOVEC
+/* Through fdr_vcall() (vector state saved): a handler that may touch it, and errno */
+static long pr_call_general(long fn, long regs, long arg)
+{
+	int saved_errno = errno;
+
+	((fdr_probe_handler)fn)((const struct fdr_probe_regs *)regs, (void *)arg);
+	errno = saved_errno;
+	return 0;
+}
+#endif
+
 /*
  * A hit through a jump trampoline (@site: a struct pr_site): what the SIGTRAP
  * handler does for the entry probes of an address, by the same rules (nesting
  * is a miss, "active" around the armed and 'on' tests, no handler once
- * disarmed), errno kept. The trampoline then runs the displaced instructions
- * whether or not a handler ran.
+ * disarmed). The trampoline then runs the displaced instructions whether or
+ * not a handler ran.
+ *
+ * FDR_HIT_NOVEC (the usual build): the trampoline saved the general registers
+ * only, and this runs compiled with -mgeneral-regs-only. A handler armed with
+ * FDR_PROBE_ARM_NOVEC is called directly; any other through fdr_vcall(), with
+ * the vector state and errno saved around it (docs/design/probes.md, "A hit
+ * without the vector state"). Otherwise (sanitizer builds) the trampoline saved
+ * the vector state, and errno is kept here.
  */
 void fdr_probe_fire(void *site, const struct fdr_probe_regs *regs)
 {
 	struct pr_site *s = site;
+#ifndef FDR_HIT_NOVEC
 	int saved_errno = errno;
+#endif
 	unsigned int k;
 
 	atomic_fetch_add(&s->active, 1); /* seq_cst: before the armed load (essay) */
@@ -1258,9 +1287,18 @@ void fdr_probe_fire(void *site, const struct fdr_probe_regs *regs)
 			} else if (pr_depth == 0) {
 				fdr_probe_handler fn =
 					atomic_load_explicit(&p->fn, memory_order_relaxed);
+				void *arg = atomic_load_explicit(&p->arg, memory_order_relaxed);
 
 				pr_depth++;
-				fn(regs, atomic_load_explicit(&p->arg, memory_order_relaxed));
+#ifdef FDR_HIT_NOVEC
+				if (p->novec)
+					fn(regs, arg);
+				else
+					(void)fdr_vcall((void *)pr_call_general, (long)fn,
+							(long)regs, (long)arg, 0, 0);
+#else
+				fn(regs, arg);
+#endif
 				pr_depth--;
 				atomic_fetch_add_explicit(&p->hits, 1, memory_order_relaxed);
 			} else {
@@ -1269,5 +1307,7 @@ void fdr_probe_fire(void *site, const struct fdr_probe_regs *regs)
 		}
 	}
 	atomic_fetch_sub(&s->active, 1);
+#ifndef FDR_HIT_NOVEC
 	errno = saved_errno;
+#endif
 }

@@ -33,6 +33,8 @@ int fdr_probe_check(uintptr_t func_start, size_t func_len, uintptr_t addr, char 
 int fdr_probe_arm(uintptr_t addr, fdr_probe_handler fn, void *arg, struct fdr_probe_site **out);
 /* fdr_probe_arm_flags(): FDR_PROBE_ARM_RETURN makes a return probe (engine.c, "Return probes") */
 #define FDR_PROBE_ARM_RETURN 1u
+/* ... and FDR_PROBE_ARM_NOVEC: the handler touches no vector register (engine.c) */
+#define FDR_PROBE_ARM_NOVEC 2u
 int fdr_probe_arm_flags(uintptr_t addr, unsigned int flags, fdr_probe_handler fn, void *arg,
 			struct fdr_probe_site **out);
 int fdr_probe_disarm(struct fdr_probe_site *site);

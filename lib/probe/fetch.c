@@ -39,6 +39,15 @@
  * Everything here is async-signal-safe (it runs in a SIGTRAP handler), keeps
  * errno, allocates nothing and takes no lock. The program must have passed
  * fdr_fetch_check() first: fdr_fetch_run() trusts its bounds.
+ *
+ * The run path (fdr_fetch_run() and what it calls) is part of a jump probe's
+ * hit, which saves no vector register (docs/design/probes.md, "A hit without
+ * the vector state"): this file is compiled with -mgeneral-regs-only where the
+ * build allows it, and the run path calls nothing in libc. System calls are
+ * made with the syscall instruction (fr_sys(): errno is never written), and
+ * bytes are copied and cleared by fr_copy() and fr_zero(), not by libc's
+ * memcpy() and memset(), which use vector registers. tests/check-hit-path.sh
+ * disassembles it to make sure.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -52,6 +61,34 @@
 #include <unistd.h>
 
 #include "probe/fetch.h"
+
+/* ---- no libc on the run path -------------------------------------------------------- */
+
+/* A system call: the result, or -errno; errno is left alone. */
+static inline long fr_sys(long nr, long a, long b, long c, long d, long e, long f)
+{
+	register long r10 __asm__("r10") = d;
+	register long r8 __asm__("r8") = e;
+	register long r9 __asm__("r9") = f;
+	long ret;
+
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "0"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+
+/* memcpy() and memset() without libc (rep movsb/stosb: general registers only) */
+static inline void fr_copy(void *dst, const void *src, size_t n)
+{
+	__asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(n) : : "memory");
+}
+
+static inline void fr_zero(void *dst, size_t n)
+{
+	__asm__ volatile("rep stosb" : "+D"(dst), "+c"(n) : "a"(0) : "memory");
+}
 
 /* ---- reading user memory without faulting ------------------------------------------ */
 
@@ -87,11 +124,12 @@ void fdr_fetch_set_read_mode(enum fdr_fetch_read_mode m)
 static int fr_read_vm(void *dst, uint64_t addr, size_t n)
 {
 	struct iovec local = { dst, n }, remote = { (void *)(uintptr_t)addr, n };
-	ssize_t r = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+	long r = fr_sys(SYS_process_vm_readv, fr_sys(SYS_getpid, 0, 0, 0, 0, 0, 0), (long)&local, 1,
+			(long)&remote, 1, 0);
 
-	if (r == (ssize_t)n)
+	if (r == (long)n)
 		return 0;
-	if (r < 0 && (errno == ENOSYS || errno == EPERM))
+	if (r == -ENOSYS || r == -EPERM)
 		return -ENOSYS;
 	return -EFAULT;
 }
@@ -99,30 +137,32 @@ static int fr_read_vm(void *dst, uint64_t addr, size_t n)
 static int fr_read_pipe(void *dst, uint64_t addr, size_t n)
 {
 	char drain[256];
-	ssize_t w, r;
+	long w, r;
 	size_t got = 0;
 
 	if (!fr_pipe_w) {
 		int p[2];
 
-		if (pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0)
+		if (fr_sys(SYS_pipe2, (long)p, O_CLOEXEC | O_NONBLOCK, 0, 0, 0, 0) != 0)
 			return -EFAULT; /* no fd left: nothing can be read, as a fault */
 		fr_pipe_r = p[0] + 1;
 		fr_pipe_w = p[1] + 1;
 	}
 	/*
 	 * n is at most a page (strings are read page by page): well under the pipe's
-	 * size. The raw system call: a sanitizer's write() interceptor would check
-	 * the bytes as an object of the program, which they need not be.
+	 * size. Raw system calls (also: a sanitizer's write() interceptor would
+	 * check the bytes as an object of the program, which they need not be).
 	 */
-	w = syscall(SYS_write, fr_pipe_w - 1, (const void *)(uintptr_t)addr, n);
+	w = fr_sys(SYS_write, fr_pipe_w - 1, (long)addr, (long)n, 0, 0, 0);
 	if (w <= 0)
 		return -EFAULT;
 	while (got < (size_t)w) {
-		r = read(fr_pipe_r - 1, (size_t)w == n ? (char *)dst + got : drain,
-			 (size_t)w == n ? (size_t)w - got :
-					  ((size_t)w - got < sizeof(drain) ? (size_t)w - got :
-									     sizeof(drain)));
+		r = fr_sys(
+			SYS_read, fr_pipe_r - 1, (long)((size_t)w == n ? (char *)dst + got : drain),
+			(long)((size_t)w == n ? (size_t)w - got :
+						((size_t)w - got < sizeof(drain) ? (size_t)w - got :
+										   sizeof(drain))),
+			0, 0, 0);
 		if (r <= 0)
 			return -EFAULT;
 		got += (size_t)r;
@@ -139,7 +179,7 @@ static int fr_read_pipe(void *dst, uint64_t addr, size_t n)
  */
 int fdr_fetch_read_mem(void *dst, uint64_t addr, size_t n)
 {
-	int saved = errno, mode = atomic_load_explicit(&fr_mode, memory_order_relaxed), ret;
+	int mode = atomic_load_explicit(&fr_mode, memory_order_relaxed), ret;
 
 	if (!n)
 		return 0;
@@ -147,20 +187,14 @@ int fdr_fetch_read_mem(void *dst, uint64_t addr, size_t n)
 		return -EFAULT;
 	if (mode != FDR_FETCH_READ_PIPE) {
 		ret = fr_read_vm(dst, addr, n);
-		if (ret != -ENOSYS) {
-			errno = saved;
+		if (ret != -ENOSYS)
 			return ret;
-		}
-		if (mode == FDR_FETCH_READ_VM) {
-			errno = saved;
+		if (mode == FDR_FETCH_READ_VM)
 			return -EFAULT;
-		}
 		/* refused for good: every later read takes the pipe */
 		atomic_store_explicit(&fr_mode, FDR_FETCH_READ_PIPE, memory_order_relaxed);
 	}
-	ret = fr_read_pipe(dst, addr, n);
-	errno = saved;
-	return ret;
+	return fr_read_pipe(dst, addr, n);
 }
 
 /* ---- checking a program ------------------------------------------------------------- */
@@ -357,16 +391,15 @@ static uint32_t fr_string(unsigned char *dst, uint64_t addr, uint32_t max)
 	if (!max)
 		return 0;
 	while (got < max) {
-		uint32_t chunk = 4096 - (uint32_t)((addr + got) & 4095);
-		void *nul;
+		uint32_t chunk = 4096 - (uint32_t)((addr + got) & 4095), k;
 
 		if (chunk > max - got)
 			chunk = max - got;
 		if (fdr_fetch_read_mem(dst + got, addr + got, chunk))
 			return 0;
-		nul = memchr(dst + got, 0, chunk);
-		if (nul)
-			return (uint32_t)((unsigned char *)nul - dst) + 1;
+		for (k = 0; k < chunk; k++) /* memchr(), without libc */
+			if (!dst[got + k])
+				return got + k + 1;
 		got += chunk;
 	}
 	dst[max - 1] = 0; /* cut, as strncpy_from_user() into the kernel's record */
@@ -392,7 +425,7 @@ int fdr_fetch_run(const struct fdr_fetch_prog *prog, const struct fdr_probe_regs
 	unsigned char *rec = out;
 	uint32_t i, dyn = prog->fixed_size, limit;
 	uint64_t val = 0;
-	int fault = 0, saved = errno;
+	int fault = 0;
 
 	if (cap < prog->fixed_size)
 		return -ENOSPC;
@@ -445,7 +478,7 @@ int fdr_fetch_run(const struct fdr_fetch_prog *prog, const struct fdr_probe_regs
 		case FDR_FOP_ST_MEM:
 			n = (uint32_t)in->size * in->count;
 			if (fault || fdr_fetch_read_mem(f, val + (uint64_t)in->imm, n)) {
-				memset(f, 0, n);
+				fr_zero(f, n);
 				break;
 			}
 			if (in->bf_width)
@@ -463,12 +496,14 @@ int fdr_fetch_run(const struct fdr_fetch_prog *prog, const struct fdr_probe_regs
 			char comm[17] = { 0 };
 
 			n = 0;
-			if (prctl(PR_GET_NAME, comm, 0, 0, 0) == 0) {
-				n = (uint32_t)strnlen(comm, 16) + 1;
+			if (fr_sys(SYS_prctl, PR_GET_NAME, (long)comm, 0, 0, 0, 0) == 0) {
+				for (n = 0; n < 16 && comm[n]; n++) /* strnlen(), without libc */
+					;
+				n++;
 				if (n > limit - dyn)
 					n = limit - dyn;
 				if (n) {
-					memcpy(rec + dyn, comm, n);
+					fr_copy(rec + dyn, comm, n);
 					rec[dyn + n - 1] = 0;
 				}
 			}
@@ -484,7 +519,7 @@ int fdr_fetch_run(const struct fdr_fetch_prog *prog, const struct fdr_probe_regs
 
 			n = len + 1 <= limit - dyn ? len + 1 : limit - dyn;
 			if (n) {
-				memcpy(rec + dyn, data + off, n - 1);
+				fr_copy(rec + dyn, data + off, n - 1);
 				rec[dyn + n - 1] = 0;
 			}
 			fr_put(f, (uint64_t)n << 16 | dyn, 4);
@@ -495,6 +530,5 @@ int fdr_fetch_run(const struct fdr_fetch_prog *prog, const struct fdr_probe_regs
 		if (in->op >= FDR_FOP_ST_RAW)
 			fault = 0; /* the next argument starts afresh */
 	}
-	errno = saved; /* prctl() */
 	return (int)dyn;
 }

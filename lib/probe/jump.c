@@ -11,19 +11,25 @@
  *	A:     e9 <rel32> [cc ...]         tail padded with int3, never run
  *	tramp: lea -128(%rsp),%rsp         below the red zone
  *	       push a struct fdr_probe_regs (IP = A, SP as A sees it, pushfq)
- *	       cld; align the stack to 64; xsavec/xsave/fxsave the vector state
+ *	       cld; align the stack to 16 (64 and xsavec the vector state: below)
  *	       fdr_probe_fire(site, &regs)   the int3 path's rules (engine.c)
- *	       restore the vector state, the registers, the flags, %rsp
+ *	       (restore the vector state), the flags (sahf), the registers, %rsp
  *	body:  insn 0 relocated (fdr_reloc_emit), resume = next copy
  *	       ...
  *	       insn n-1 relocated, resume = A + window length
  *
- * Vector registers: the handler is any C code (the agent records through
- * libfdr, which calls memcpy; glibc's AVX/EVEX memcpy clobbers ymm/zmm and
- * ends with vzeroupper), and a probe at a function's entry sees its vector
- * arguments live. So the trampoline saves the x87/SSE/AVX/AVX-512 state with
- * XSAVEC (XSAVE, FXSAVE where missing), only the components enabled in XCR0
- * and among x87, SSE, AVX, opmask, ZMM (mask 0xe7: never AMX tiles nor PKRU).
+ * Vector registers: a probe at a function's entry sees its vector arguments
+ * live, and any C code may clobber them (glibc's AVX/EVEX memcpy clobbers
+ * ymm/zmm and ends with vzeroupper). In the usual build (FDR_HIT_NOVEC) the
+ * trampoline saves none of them: fdr_probe_fire() and the agent's recording
+ * path are compiled with -mgeneral-regs-only and call no libc, and a handler
+ * not armed with FDR_PROBE_ARM_NOVEC is called through fdr_vcall(), which
+ * saves the state around it (docs/design/probes.md, "A hit without the vector
+ * state"). Where the build cannot promise that (sanitizers, a compiler
+ * without the flag) the trampoline saves the x87/SSE/AVX/AVX-512 state itself
+ * with XSAVEC (XSAVE, FXSAVE where missing), only the components enabled in
+ * XCR0 and among x87, SSE, AVX, opmask, ZMM (mask 0xe7: never AMX tiles nor
+ * PKRU).
  *
  * Safety: a window is patched only when all of these hold (else the probe
  * stays int3, and fdr_probe_optimize() says why):
@@ -271,6 +277,11 @@ static uint8_t *jp_emit_call(uint8_t *p, void *s, uintptr_t addr)
 	/* lea 296(%rsp),%rax ; mov %rax,56(%rsp): SP as A sees it (168 + 128 above) */
 	p = jp_put(p, "\x48\x8d\x84\x24\x28\x01\x00\x00\x48\x89\x44\x24\x38", 13);
 	p = jp_put(p, "\x48\x89\xe3\xfc", 4); /* mov %rsp,%rbx ; cld */
+#ifdef FDR_HIT_NOVEC
+	(void)xs;
+	(void)jp_xs;
+	p = jp_put(p, "\x48\x83\xe4\xf0", 4); /* and $-16,%rsp */
+#else
 	p = jp_put(p, "\x48\x81\xec", 3); /* sub $xs,%rsp */
 	p = jp_put(p, &xs, 4);
 	p = jp_put(p, "\x48\x83\xe4\xc0\x31\xc0", 6); /* and $-64,%rsp ; xor %eax,%eax */
@@ -282,18 +293,31 @@ static uint8_t *jp_emit_call(uint8_t *p, void *s, uintptr_t addr)
 		}
 	}
 	p = jp_xs(p, 0);
+#endif
 	p = jp_movabs(p, 0xbf, (uint64_t)(uintptr_t)s); /* movabs $site,%rdi */
 	p = jp_put(p, "\x48\x89\xde", 3); /* mov %rbx,%rsi */
 	p = jp_movabs(p, 0xb8, (uint64_t)(uintptr_t)fire); /* movabs $fire,%rax */
 	p = jp_put(p, "\xff\xd0", 2); /* call *%rax */
+#ifndef FDR_HIT_NOVEC
 	p = jp_xs(p, 1);
+#endif
 	p = jp_put(p, "\x48\x89\xdc", 3); /* mov %rbx,%rsp */
+	/*
+	 * The flags back without popfq (microcoded: a fifth of a hit). The hit
+	 * changed only the arithmetic flags and DF (cld): DF is set again if it
+	 * was, OF through add $0x7f to 0 or 1, and the rest from AH by sahf.
+	 * Nothing after this changes a flag (mov, lea, pop).
+	 */
+	p = jp_put(p, "\x48\x8b\x84\x24\x88\x00\x00\x00", 8); /* mov 136(%rsp),%rax: FLAGS */
+	p = jp_put(p, "\x0f\xba\xe0\x0a\x73\x01\xfd", 7); /* bt $10,%eax ; jnc 1f ; std ; 1: */
+	p = jp_put(p, "\x89\xc2\xc1\xea\x0b\x83\xe2\x01", 8); /* edx = OF (bit 11) */
+	p = jp_put(p, "\x88\xc4\x88\xd0\x04\x7f\x9e",
+		   7); /* ah = al ; al = dl ; add $0x7f,%al ; sahf */
 	p = jp_put(p, "\x58\x5b\x59\x5a\x5e\x5f\x5d", 7); /* rax rbx rcx rdx rsi rdi rbp */
 	p = jp_put(p, "\x48\x8d\x64\x24\x08", 5); /* lea 8(%rsp),%rsp: SP */
 	p = jp_put(p, pop_hi, sizeof(pop_hi)); /* r8 .. r15 */
-	p = jp_put(p, "\x48\x8d\x64\x24\x08\x9d", 6); /* lea 8(%rsp),%rsp: IP ; popfq */
-	/* lea 152(%rsp),%rsp: CS, SS, probe_addr and the red zone */
-	return jp_put(p, "\x48\x8d\xa4\x24\x98\x00\x00\x00", 8);
+	/* lea 168(%rsp),%rsp: IP, FLAGS, CS, SS, probe_addr and the red zone */
+	return jp_put(p, "\x48\x8d\xa4\x24\xa8\x00\x00\x00", 8);
 }
 
 /* Under the lock: JP_TRAMP_SIZE bytes of r-x memory within reach of @addr. */

@@ -304,6 +304,25 @@ pt_nop_end:
 
 /* ---- jump-optimised probes (test-probe-jump.c, bench/probe-bench.c) ---- */
 
+/* pt_flags(f) = RFLAGS after a 5-byte nop at pt_flags_probe run with RFLAGS = f
+ * (the arithmetic flags and DF; DF cleared again before the return) */
+	.globl pt_flags
+	.globl pt_flags_probe
+	.type pt_flags, @function
+	.p2align 4
+pt_flags:
+	push	%rdi
+	popfq
+pt_flags_probe:
+	nopl	0(%rax,%rax,1)
+	pushfq
+	pop	%rax
+	cld
+	ret
+	.globl pt_flags_end
+pt_flags_end:
+	.size pt_flags, .-pt_flags
+
 /* pt_nop5() = 0; first: a 5-byte nop (nopl 0(%rax,%rax,1)), then xor %eax,%eax; ret */
 	.globl pt_nop5
 	.type pt_nop5, @function

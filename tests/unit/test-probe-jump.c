@@ -53,13 +53,14 @@ double pt_addsd(double a, double b);
 void pt_vaddpd(double *p);
 long pt_sys(long a1, long a2, long a3, long nr);
 void pt_allregs(void);
+uint64_t pt_flags(uint64_t flags);
 extern char pt_add_end[], pt_riprel_end[], pt_riprel_store_end[], pt_call_end[], pt_call_ra_end[],
 	pt_callind_end[], pt_callind_mem_end[], pt_jmp_end[], pt_jmp32_end[], pt_jcc_end[],
 	pt_jcc32_end[], pt_redzone_end[], pt_push_end[], pt_slow_end[], pt_nop_end[], pt_nop5_end[],
 	pt_loop_end[], pt_jtable_end[], pt_addsd_end[], pt_vaddpd_end[], pt_sys_end[],
-	pt_allregs_end[];
-extern char pt_allregs_probe[], pt_riprel_lea[], pt_jcc_br[], pt_jcc32_br[], pt_redzone_mid[],
-	pt_push_pop[], pt_vaddpd_add[];
+	pt_allregs_end[], pt_flags_end[];
+extern char pt_flags_probe[], pt_allregs_probe[], pt_riprel_lea[], pt_jcc_br[], pt_jcc32_br[],
+	pt_redzone_mid[], pt_push_pop[], pt_vaddpd_add[];
 extern uint64_t pt_saved_sp;
 extern uint32_t pt_global, pt_global2;
 
@@ -431,6 +432,55 @@ Test(jump, vector_registers_kept)
 	}
 	cr_assert_eq(atomic_load(&n), 200);
 	cr_assert_eq(fdr_probe_disarm(s), 0);
+}
+
+/* general registers only: may be armed with FDR_PROBE_ARM_NOVEC */
+__attribute__((target("general-regs-only"))) static void count_nv(const struct fdr_probe_regs *r,
+								  void *arg)
+{
+	(void)r;
+	atomic_fetch_add((atomic_ulong *)arg, 1);
+}
+
+/*
+ * Every flag the hit may change (CF, PF, AF, ZF, SF, DF, OF) comes back: the
+ * trampoline restores them without popfq. With a handler armed with
+ * FDR_PROBE_ARM_NOVEC (called directly), and without (through fdr_vcall()).
+ */
+Test(jump, flags_kept)
+{
+	static const uint64_t bits[] = { 0x1, 0x4, 0x10, 0x40, 0x80, 0x400, 0x800 };
+	const uint64_t mask = 0xcd5;
+	unsigned int flags, k, b;
+	atomic_ulong n = 0;
+
+	for (k = 0; k < 2; k++) {
+		struct fdr_probe_site *s;
+		char why[256];
+		unsigned long calls = 0;
+
+		flags = k ? 0 : FDR_PROBE_ARM_NOVEC;
+		cr_assert_eq(fdr_probe_arm_flags(A(pt_flags_probe), flags, count_nv, &n, &s), 0);
+		cr_assert_eq(fdr_probe_optimize(s, FN(pt_flags) - A(pt_flags), why, sizeof(why)), 0,
+			     "%s", why);
+		cr_assert_eq(*(volatile uint8_t *)A(pt_flags_probe), 0xe9);
+		/* every subset of the 7 flags */
+		for (b = 0; b < 128; b++) {
+			uint64_t want = 0x2, got;
+			unsigned int i;
+
+			for (i = 0; i < 7; i++)
+				if (b & (1u << i))
+					want |= bits[i];
+			got = pt_flags(want);
+			calls++;
+			cr_assert_eq(got & mask, want & mask, "%s: flags 0x%lx came back as 0x%lx",
+				     k ? "vcall" : "novec", (unsigned long)want,
+				     (unsigned long)got);
+		}
+		cr_assert_eq(fdr_probe_disarm(s), 0);
+		cr_assert_eq(atomic_load(&n), (k + 1) * calls);
+	}
 }
 
 /* The switch: off puts the int3 back (still armed), on optimises again. */
