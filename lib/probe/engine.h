@@ -48,6 +48,8 @@ unsigned int fdr_probe_ret_pending(unsigned int *table);
 int fdr_probe_optimize(struct fdr_probe_site *site, uintptr_t func_start, size_t func_len,
 		       char *why, size_t n);
 int fdr_probe_site_optimized(const struct fdr_probe_site *site);
+int fdr_probe_jump_check(uintptr_t func_start, size_t func_len, uintptr_t addr, char *why,
+			 size_t n);
 int fdr_probe_set_optimize(int on);
 int fdr_probe_optimize_enabled(void);
 

@@ -435,13 +435,15 @@ static int jp_other_armed(unsigned int idx, uintptr_t lo, uintptr_t hi, uintptr_
 }
 
 /*
- * Under the lock: decode the function [fs, fs+fl) and plan @s's window into
- * @w and @insns, or say why not (-ENOTSUP and friends; the probe stays int3).
+ * Under the lock: decode the function [fs, fs+fl) and plan the window at
+ * @addr (the site at @idx, or JP_NO_SITE: fdr_probe_jump_check()) into @w and
+ * @insns, or say why not (-ENOTSUP and friends; the probe stays int3).
  */
-static int jp_plan(unsigned int idx, uintptr_t fs, size_t fl, struct jp_win *w,
+#define JP_NO_SITE UINT32_MAX
+static int jp_plan(unsigned int idx, uintptr_t addr, uintptr_t fs, size_t fl, struct jp_win *w,
 		   struct fdr_reloc_insn *insns, char *why, size_t n)
 {
-	uintptr_t addr = fdr_probe_addr_at(idx), other;
+	uintptr_t other;
 	ZydisDecoder dec;
 	ZydisDecodedInstruction in;
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
@@ -456,7 +458,7 @@ static int jp_plan(unsigned int idx, uintptr_t fs, size_t fl, struct jp_win *w,
 	if (fl > JP_MAX_FUNC_LEN)
 		return jp_refuse(why, n, -EINVAL, "function at 0x%lx is longer than %u bytes",
 				 (unsigned long)fs, JP_MAX_FUNC_LEN);
-	if (fdr_probe_ret_on_at(idx))
+	if (idx != JP_NO_SITE && fdr_probe_ret_on_at(idx))
 		return jp_refuse(why, n, -ENOTSUP, "a return probe keeps its breakpoint");
 	if (!ZYAN_SUCCESS(ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64)))
 		return -EINVAL;
@@ -775,7 +777,7 @@ static int jp_optimize(unsigned int idx, uintptr_t fs, size_t fl, char *why, siz
 
 	if (w && w->patched)
 		return 0;
-	ret = jp_plan(idx, fs, fl, &plan, insns, why, n);
+	ret = jp_plan(idx, fdr_probe_addr_at(idx), fs, fl, &plan, insns, why, n);
 	if (ret < 0)
 		return ret;
 	if (!w) {
@@ -904,6 +906,33 @@ int fdr_probe_optimize(struct fdr_probe_site *site, uintptr_t func_start, size_t
 	} else {
 		ret = jp_optimize(idx, func_start, func_len, why, n);
 	}
+	fdr_probe_unlock();
+	return ret;
+}
+
+/**
+ * fdr_probe_jump_check - whether a probe at @addr would be jump-optimised
+ * @func_start, @func_len: the function that holds @addr (as for fdr_probe_optimize())
+ * @why: if not, why (may be NULL); @n: its size
+ *
+ * Runs fdr_probe_optimize()'s safety checks (the essay's list) on the code as
+ * it is, without arming anything: the window, the relocation of each of its
+ * instructions, the branches of the function, other armed probes. What it
+ * cannot tell: whether a trampoline page can be had within 2 GiB, and whether
+ * every thread answers. For measurement (bench-probe-coverage) and tools.
+ *
+ * Returns: 0 if it would be optimised; else as fdr_probe_optimize()'s refusals.
+ */
+int fdr_probe_jump_check(uintptr_t func_start, size_t func_len, uintptr_t addr, char *why, size_t n)
+{
+	struct fdr_reloc_insn insns[JP_MAX_INSNS];
+	struct jp_win plan;
+	int ret;
+
+	if (why && n)
+		why[0] = '\0';
+	fdr_probe_lock();
+	ret = jp_plan(JP_NO_SITE, addr, func_start, func_len, &plan, insns, why, n);
 	fdr_probe_unlock();
 	return ret;
 }
