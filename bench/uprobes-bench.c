@@ -11,7 +11,7 @@
  *	p:fdrub/ub_PID /path/of/this/program:0xOFFSET a=%di:u32
  *	r:fdrub/ub_PID /path/of/this/program:0xOFFSET rv=$retval:u32     (ret)
  *
- * Usage: bench-uprobes fdr|kernel int3|ret|arm [N]
+ * Usage: bench-uprobes fdr|kernel int3|ret|arm|jmp|entret [N]
  *
  *   int3  on CPU 0: N calls of ub_fn(i) with the probe defined but disabled,
  *         then enabled (armed: the first byte of ub_fn reads 0xcc), then
@@ -20,6 +20,13 @@
  *   ret   the same with the return probe (the kernel's uretprobe: armed at
  *         ub_fn's entry, recorded at its return). Prints "ret off=NS on=NS
  *         diff=NS".
+ *   jmp   as int3, on ub_nop5() (below: its first instruction a 5-byte NOP,
+ *         which the kernel emulates without single-stepping, and where fdr's
+ *         agent puts a jump probe: the first byte must read 0xe9 on fdr's
+ *         side, else the run fails). Prints "jmp off=NS on=NS diff=NS".
+ *   entret both an entry and a return probe on ub_nop5(): the p: line above
+ *         and "r:fdrub/ubr_PID ...:0xOFFSET rv=$retval:u32"; each must count
+ *         N hits. Prints "entret off=NS on=NS diff=NS".
  *   arm   4 threads call ub_fn() without end; the probe is defined and enabled
  *         at t0 (CLOCK_MONOTONIC, just before the uprobe_events write; ub_fn's
  *         file offset, for the line, is looked up before t0). The first
@@ -66,6 +73,19 @@ __asm__(".text\n"
 	".size ub_fn, .-ub_fn\n");
 unsigned int ub_fn(unsigned int x);
 
+/* the same after a 5-byte NOP: the kernel's cheapest uprobe, fdr's jump probe */
+__asm__(".text\n"
+	".globl ub_nop5\n"
+	".type ub_nop5, @function\n"
+	".p2align 4\n"
+	"ub_nop5:\n"
+	"	nopl 0(%rax,%rax,1)\n"
+	"	mov %edi, %eax\n"
+	"	add $1, %eax\n"
+	"	ret\n"
+	".size ub_nop5, .-ub_nop5\n");
+unsigned int ub_nop5(unsigned int x);
+
 static int kernel; /* the side: 1 kernel, 0 fdr */
 static struct fdr_session *sess; /* fdr */
 static char kinst[128]; /* kernel: the instance's name */
@@ -73,6 +93,11 @@ static char event[64]; /* ub_PID */
 static char line[PATH_MAX + 128]; /* the definition */
 static int defined;
 static int retprobe; /* ret: an r: probe with $retval */
+static int jmp; /* jmp, entret: on ub_nop5; fdr's side must be jump-optimised (jmp) */
+static int entret; /* entret: a p: probe and an r: probe (event2, line2) */
+static char event2[64];
+static char line2[PATH_MAX + 128];
+static unsigned int (*target)(unsigned int) = ub_fn;
 
 static double now_ns(void)
 {
@@ -143,28 +168,44 @@ static ssize_t get(const char *path, char *buf, size_t len)
 	return (ssize_t)got;
 }
 
-static int enable(int on)
+static int enable1(const char *ev, int on)
 {
 	char p[256];
 
 	if (kernel)
-		snprintf(p, sizeof(p), "instances/%s/events/fdrub/%s/enable", kinst, event);
+		snprintf(p, sizeof(p), "instances/%s/events/fdrub/%s/enable", kinst, ev);
 	else
-		snprintf(p, sizeof(p), "events/fdrub/%s/enable", event);
+		snprintf(p, sizeof(p), "events/fdrub/%s/enable", ev);
 	return put(p, 0, on ? "1\n" : "0\n");
+}
+
+/* our event, and entret's second one */
+static int enable(int on)
+{
+	int ret = enable1(event, on);
+
+	if (ret == 0 && entret)
+		ret = enable1(event2, on);
+	return ret;
+}
+
+static void undefine1(const char *ev)
+{
+	char cmd[96];
+
+	enable1(ev, 0);
+	snprintf(cmd, sizeof(cmd), "-:fdrub/%s\n", ev);
+	if (put("uprobe_events", 1, cmd) < 0)
+		fprintf(stderr, "bench-uprobes: could not remove fdrub/%s\n", ev);
 }
 
 static void undefine(void)
 {
-	char cmd[96];
-
-	if (!defined)
-		return;
+	if (defined & 2)
+		undefine1(event2);
+	if (defined & 1)
+		undefine1(event);
 	defined = 0;
-	enable(0);
-	snprintf(cmd, sizeof(cmd), "-:fdrub/%s\n", event);
-	if (put("uprobe_events", 1, cmd) < 0)
-		fprintf(stderr, "bench-uprobes: could not remove fdrub/%s\n", event);
 }
 
 static void on_signal(int sig)
@@ -177,7 +218,7 @@ static void on_signal(int sig)
 /* This program's path and ub_fn's file offset, from /proc/self/maps. */
 static int locate(char *path, size_t len, unsigned long *off)
 {
-	uintptr_t a = (uintptr_t)(void *)ub_fn;
+	uintptr_t a = (uintptr_t)(void *)target;
 	char l[PATH_MAX + 256];
 	FILE *f = fopen("/proc/self/maps", "re");
 	int ret = -ENOENT;
@@ -211,6 +252,8 @@ static int make_line(void)
 	snprintf(event, sizeof(event), "ub_%d", (int)getpid());
 	snprintf(line, sizeof(line), "%c:fdrub/%s %s:0x%lx %s\n", retprobe ? 'r' : 'p', event, path,
 		 off, retprobe ? "rv=$retval:u32" : "a=%di:u32");
+	snprintf(event2, sizeof(event2), "ubr_%d", (int)getpid());
+	snprintf(line2, sizeof(line2), "r:fdrub/%s %s:0x%lx rv=$retval:u32\n", event2, path, off);
 	return 0;
 }
 
@@ -221,45 +264,60 @@ static int define(void)
 
 	if (ret == 0)
 		defined = 1;
+	if (ret == 0 && entret) {
+		ret = put("uprobe_events", 1, line2);
+		if (ret == 0)
+			defined |= 2;
+	}
 	return ret;
 }
 
-/* The hits uprobe_profile shows for our event, or -1. */
-static long long hits(void)
+/* The hits uprobe_profile shows for event @ev, or -1. */
+static long long hits_of(const char *ev)
 {
 	static char buf[1 << 16];
 	char *p, key[80];
 
 	if (get("uprobe_profile", buf, sizeof(buf)) < 0)
 		return -1;
-	snprintf(key, sizeof(key), " %s ", event);
+	snprintf(key, sizeof(key), " %s ", ev);
 	p = strstr(buf, key);
 	return p ? strtoll(p + strlen(key), NULL, 10) : -1;
 }
 
-static volatile unsigned char *first_byte(void)
+static long long hits(void)
 {
-	return (volatile unsigned char *)(void *)ub_fn;
+	return hits_of(event);
 }
 
-/* Wait up to 3 s for ub_fn's first byte to be (@armed) or not be 0xcc. */
+static volatile unsigned char *first_byte(void)
+{
+	return (volatile unsigned char *)(void *)target;
+}
+
+/*
+ * Wait up to 3 s for the target's first byte to be (@armed) or not be 0xcc
+ * (0xe9, a jump probe's jmp, for fdr's side of jmp).
+ */
 static int wait_armed(int armed)
 {
+	unsigned char want = jmp && !entret && !kernel ? 0xe9 : 0xcc, b = 0;
 	int i;
 
 	for (i = 0; i < 30000; i++) {
-		if ((*first_byte() == 0xcc) == armed)
+		b = *first_byte();
+		if (armed ? b == want : b != 0xcc && b != 0xe9)
 			return 0;
 		usleep(100);
 	}
-	fprintf(stderr, "bench-uprobes: the probe was not %s within 3 s\n",
-		armed ? "armed" : "disarmed");
+	fprintf(stderr, "bench-uprobes: the probe was not %s within 3 s (first byte 0x%02x)\n",
+		armed ? (want == 0xe9 ? "armed and jump-optimised" : "armed") : "disarmed", b);
 	return -1;
 }
 
 static double loop_ns(long n)
 {
-	unsigned int (*volatile fn)(unsigned int) = ub_fn;
+	unsigned int (*volatile fn)(unsigned int) = target;
 	double t0 = now_ns();
 	long i;
 
@@ -272,7 +330,7 @@ static double loop_ns(long n)
 static int run_int3(long n)
 {
 	double off, on;
-	long long h;
+	long long h, h0 = 0, h0r = 0;
 	cpu_set_t cpus;
 
 	CPU_ZERO(&cpus);
@@ -284,16 +342,47 @@ static int run_int3(long n)
 	off = loop_ns(n);
 	if (enable(1) < 0 || wait_armed(1))
 		return -1;
+	if (entret) {
+		/*
+		 * The two probes are armed one after the other, and fdr's entry
+		 * probe may be jump-optimised in between (then put back to int3
+		 * when the return probe joins it): calls until both have counted
+		 * a hit, and the hits from then on.
+		 */
+		int i;
+
+		for (i = 0; i < 3000 && (hits_of(event) <= 0 || hits_of(event2) <= 0); i++) {
+			target(0);
+			usleep(1000);
+		}
+		h0 = hits_of(event);
+		h0r = hits_of(event2);
+		if (h0 <= 0 || h0r <= 0) {
+			fprintf(stderr,
+				"bench-uprobes: the two probes were not both hit within 3 s\n");
+			return -1;
+		}
+	}
 	on = loop_ns(n);
 	if (enable(0) < 0 || wait_armed(0))
 		return -1;
-	h = hits();
+	h = hits() - h0;
+	if (h == n && entret) {
+		h = hits_of(event2) - h0r;
+		if (h != n)
+			fprintf(stderr, "bench-uprobes: the return probe:\n");
+	}
 	if (h != n) {
 		fprintf(stderr, "bench-uprobes: uprobe_profile counts %lld hits, expected %ld\n", h,
 			n);
 		return -1;
 	}
-	printf("%s off=%.1f on=%.1f diff=%.1f\n", retprobe ? "ret" : "int3", off, on, on - off);
+	printf("%s off=%.1f on=%.1f diff=%.1f\n",
+	       entret	? "entret" :
+	       jmp	? "jmp" :
+	       retprobe ? "ret" :
+			  "int3",
+	       off, on, on - off);
 	return 0;
 }
 
@@ -388,15 +477,20 @@ int main(int argc, char **argv)
 	int ret, arm;
 
 	if (argc < 3 || (strcmp(argv[1], "fdr") && strcmp(argv[1], "kernel")) ||
-	    (strcmp(argv[2], "int3") && strcmp(argv[2], "ret") && strcmp(argv[2], "arm")) ||
+	    (strcmp(argv[2], "int3") && strcmp(argv[2], "ret") && strcmp(argv[2], "arm") &&
+	     strcmp(argv[2], "jmp") && strcmp(argv[2], "entret")) ||
 	    n <= 0) {
-		fprintf(stderr, "usage: bench-uprobes fdr|kernel int3|ret|arm [N]\n");
+		fprintf(stderr, "usage: bench-uprobes fdr|kernel int3|ret|arm|jmp|entret [N]\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	kernel = !strcmp(argv[1], "kernel");
 	arm = !strcmp(argv[2], "arm");
 	retprobe = !strcmp(argv[2], "ret");
+	entret = !strcmp(argv[2], "entret");
+	jmp = entret || !strcmp(argv[2], "jmp");
+	if (jmp)
+		target = ub_nop5;
 	if (kernel) {
 		const char *k = getenv("UB_KINST");
 

@@ -529,7 +529,9 @@ static int pa_arm(struct fdr_session *s, uint32_t i, const struct fdr_abi_probe_
 	if (sem)
 		__atomic_fetch_add(sem, 1, __ATOMIC_RELAXED);
 	ret = fdr_probe_arm_flags(
-		addr, (c->flags & FDR_PROBE_F_RETURN ? FDR_PROBE_ARM_RETURN : 0) | PA_ARM_NOVEC,
+		addr,
+		(c->flags & FDR_PROBE_F_RETURN ? FDR_PROBE_ARM_RETURN : 0) | PA_ARM_NOVEC |
+			FDR_PROBE_ARM_NOCOUNT, /* pa_hit() counts in the probes file */
 		pa_hit, a, &l->site);
 	if (ret == 0 && (c->flags & FDR_PROBE_F_RETURN))
 		pa_ever_ret = 1;

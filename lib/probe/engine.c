@@ -123,6 +123,7 @@ struct fdr_probe_site {
 	atomic_int on; /* 1 while this handler is wanted; seq_cst */
 	int ret; /* FDR_PROBE_ARM_RETURN: the handler runs at the return */
 	int novec; /* FDR_PROBE_ARM_NOVEC: a jump hit calls it without the vector state saved */
+	int nocount; /* FDR_PROBE_ARM_NOCOUNT: hits not counted here (the handler does) */
 	uint32_t site; /* index of its address in pr_sites */
 	_Atomic(fdr_probe_handler) fn;
 	_Atomic(void *) arg;
@@ -505,7 +506,9 @@ static void pr_tramp_publish(void)
  *	FDR_PROBE_ARM_NOVEC: @fn leaves every vector and x87 register and errno
  *	as it found them (built with -mgeneral-regs-only, calling nothing else:
  *	the agent's pa_hit()), so a jump hit calls it directly; otherwise the
- *	hit calls it through fdr_vcall(), which saves and restores that state
+ *	hit calls it through fdr_vcall(), which saves and restores that state.
+ *	Or'ed with FDR_PROBE_ARM_NOCOUNT: the handler counts its hits itself, and
+ *	fdr_probe_site_hits() stays 0 (one locked add less a hit; the agent)
  *
  * Returns: as fdr_probe_arm(); -EINVAL for unknown @flags.
  */
@@ -521,7 +524,8 @@ int fdr_probe_arm_flags(uintptr_t addr, unsigned int flags, fdr_probe_handler fn
 	unsigned int k;
 	const char *e;
 
-	if (!fn || !out || (flags & ~(FDR_PROBE_ARM_RETURN | FDR_PROBE_ARM_NOVEC)))
+	if (!fn || !out ||
+	    (flags & ~(FDR_PROBE_ARM_RETURN | FDR_PROBE_ARM_NOVEC | FDR_PROBE_ARM_NOCOUNT)))
 		return -EINVAL;
 	fdr_probe_lock();
 	ret = fdr_patch_page_prot(addr, &prot);
@@ -568,6 +572,7 @@ int fdr_probe_arm_flags(uintptr_t addr, unsigned int flags, fdr_probe_handler fn
 			pr_tramp_publish();
 		p->ret = (flags & FDR_PROBE_ARM_RETURN) != 0;
 		p->novec = (flags & FDR_PROBE_ARM_NOVEC) != 0;
+		p->nocount = (flags & FDR_PROBE_ARM_NOCOUNT) != 0;
 		atomic_store(&p->fn, fn);
 		atomic_store(&p->arg, arg);
 		/* seq_cst: fn, arg and ret are complete before a handler sees 'on' */
@@ -611,6 +616,7 @@ int fdr_probe_arm_flags(uintptr_t addr, unsigned int flags, fdr_probe_handler fn
 		s->probes[k].site = (uint32_t)(s - pr_sites);
 	p->ret = (flags & FDR_PROBE_ARM_RETURN) != 0;
 	p->novec = (flags & FDR_PROBE_ARM_NOVEC) != 0;
+	p->nocount = (flags & FDR_PROBE_ARM_NOCOUNT) != 0;
 	atomic_store(&p->fn, fn);
 	atomic_store(&p->arg, arg);
 	atomic_store(&p->on, 1);
@@ -777,7 +783,7 @@ int fdr_probe_forget(struct fdr_probe_site *site)
 	return 0;
 }
 
-/** fdr_probe_site_hits - how many times @site's handler ran. */
+/** fdr_probe_site_hits - how many times @site's handler ran (0: FDR_PROBE_ARM_NOCOUNT). */
 uint64_t fdr_probe_site_hits(const struct fdr_probe_site *site)
 {
 	return site ? atomic_load_explicit(&site->hits, memory_order_relaxed) : 0;
@@ -982,7 +988,8 @@ static void pr_ret_hit(greg_t *g)
 			regs.probe_addr = atomic_load_explicit(&s->addr, memory_order_relaxed);
 			fn(&regs, atomic_load_explicit(&p->arg, memory_order_relaxed));
 			pr_depth--;
-			atomic_fetch_add_explicit(&p->hits, 1, memory_order_relaxed);
+			if (!p->nocount)
+				atomic_fetch_add_explicit(&p->hits, 1, memory_order_relaxed);
 		} else {
 			atomic_fetch_add_explicit(&p->misses, 1, memory_order_relaxed);
 		}
@@ -1127,7 +1134,8 @@ static void pr_sigtrap(int sig, siginfo_t *si, void *ucv)
 			pr_depth++;
 			fn(&regs, atomic_load_explicit(&p->arg, memory_order_relaxed));
 			pr_depth--;
-			atomic_fetch_add_explicit(&p->hits, 1, memory_order_relaxed);
+			if (!p->nocount)
+				atomic_fetch_add_explicit(&p->hits, 1, memory_order_relaxed);
 		} else {
 			atomic_fetch_add_explicit(&p->misses, 1, memory_order_relaxed);
 		}
@@ -1300,7 +1308,9 @@ void fdr_probe_fire(void *site, const struct fdr_probe_regs *regs)
 				fn(regs, arg);
 #endif
 				pr_depth--;
-				atomic_fetch_add_explicit(&p->hits, 1, memory_order_relaxed);
+				if (!p->nocount)
+					atomic_fetch_add_explicit(&p->hits, 1,
+								  memory_order_relaxed);
 			} else {
 				atomic_fetch_add_explicit(&p->misses, 1, memory_order_relaxed);
 			}

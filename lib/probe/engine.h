@@ -35,6 +35,8 @@ int fdr_probe_arm(uintptr_t addr, fdr_probe_handler fn, void *arg, struct fdr_pr
 #define FDR_PROBE_ARM_RETURN 1u
 /* ... and FDR_PROBE_ARM_NOVEC: the handler touches no vector register (engine.c) */
 #define FDR_PROBE_ARM_NOVEC 2u
+/* ... and FDR_PROBE_ARM_NOCOUNT: fdr_probe_site_hits() not kept (the handler counts) */
+#define FDR_PROBE_ARM_NOCOUNT 4u
 int fdr_probe_arm_flags(uintptr_t addr, unsigned int flags, fdr_probe_handler fn, void *arg,
 			struct fdr_probe_site **out);
 int fdr_probe_disarm(struct fdr_probe_site *site);

@@ -445,7 +445,8 @@ __attribute__((target("general-regs-only"))) static void count_nv(const struct f
 /*
  * Every flag the hit may change (CF, PF, AF, ZF, SF, DF, OF) comes back: the
  * trampoline restores them without popfq. With a handler armed with
- * FDR_PROBE_ARM_NOVEC (called directly), and without (through fdr_vcall()).
+ * FDR_PROBE_ARM_NOVEC (called directly; and NOCOUNT: fdr_probe_site_hits()
+ * stays 0), and without (through fdr_vcall()).
  */
 Test(jump, flags_kept)
 {
@@ -459,7 +460,7 @@ Test(jump, flags_kept)
 		char why[256];
 		unsigned long calls = 0;
 
-		flags = k ? 0 : FDR_PROBE_ARM_NOVEC;
+		flags = k ? 0 : FDR_PROBE_ARM_NOVEC | FDR_PROBE_ARM_NOCOUNT;
 		cr_assert_eq(fdr_probe_arm_flags(A(pt_flags_probe), flags, count_nv, &n, &s), 0);
 		cr_assert_eq(fdr_probe_optimize(s, FN(pt_flags) - A(pt_flags), why, sizeof(why)), 0,
 			     "%s", why);
@@ -478,6 +479,8 @@ Test(jump, flags_kept)
 				     k ? "vcall" : "novec", (unsigned long)want,
 				     (unsigned long)got);
 		}
+		/* FDR_PROBE_ARM_NOCOUNT: the handler's count only */
+		cr_assert_eq(fdr_probe_site_hits(s), k ? calls : 0);
 		cr_assert_eq(fdr_probe_disarm(s), 0);
 		cr_assert_eq(atomic_load(&n), (k + 1) * calls);
 	}
