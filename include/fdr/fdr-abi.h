@@ -497,7 +497,7 @@ struct fdr_abi_probe_slot {
 	char path[FDR_PROBE_PATH_LEN];
 	char line[FDR_PROBE_LINE_LEN]; /* normalised definition, NUL-terminated */
 	uint32_t prog_len; /* bytes of prog used */
-	uint32_t reserved;
+	uint32_t optimized; /* locations in jump form now, all processes (agents add and take 1) */
 	uint64_t reserved2[4];
 	unsigned char prog[FDR_PROBE_PROG_BYTES]; /* struct fdr_fetch_prog */
 };

@@ -379,6 +379,7 @@ static int line_add(struct fdr_session *s, struct fdr_uprobe_cmd *cmd, struct fd
 	sl->ino = (uint64_t)st.st_ino;
 	__atomic_store_n(&sl->hits, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&sl->misses, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&sl->optimized, 0, __ATOMIC_RELAXED);
 	memset(sl->path, 0, sizeof(sl->path));
 	memcpy(sl->path, cmd->path, strlen(cmd->path));
 	memset(sl->line, 0, sizeof(sl->line));
@@ -562,13 +563,24 @@ static int profile_line(struct fdr_session *s, const struct fdr_abi_probe_slot *
 
 	memcpy(name, e->name, FDR_NAME_LEN);
 	name[FDR_NAME_LEN] = 0;
-	return fdr_buf_printf(b, "  %s %-44s %15" PRIu64 "\n", sl->path, name,
-			      __atomic_load_n(&sl->hits, __ATOMIC_RELAXED)) ?
-		       -ENOMEM :
-		       0;
+	uint32_t opt = __atomic_load_n(&sl->optimized, __ATOMIC_RELAXED);
+	int ret;
+
+	ret = fdr_buf_printf(b, "  %s %-44s %15" PRIu64, sl->path, name,
+			     __atomic_load_n(&sl->hits, __ATOMIC_RELAXED));
+	/* fdr's own: how many locations are jump probes now (docs/design/uprobes.md) */
+	if (!ret && opt)
+		ret = fdr_buf_printf(b, " [OPTIMIZED %" PRIu32 "]", opt);
+	if (!ret)
+		ret = fdr_buf_printf(b, "\n");
+	return ret ? -ENOMEM : 0;
 }
 
-/** fdr_probes_profile - uprobe_profile: "  PATH EVENT HITS" per location, as the kernel */
+/**
+ * fdr_probes_profile - uprobe_profile: "  PATH EVENT HITS" per location, as the
+ * kernel, and " [OPTIMIZED N]" after it where N > 0 of its locations are jump
+ * probes now
+ */
 int fdr_probes_profile(struct fdr_session *s, struct fdr_buf *b)
 {
 	return probes_each(s, b, profile_line);

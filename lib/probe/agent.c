@@ -352,6 +352,62 @@ static int pa_dl_count(struct dl_phdr_info *info, size_t size, void *arg)
 /* ---- arming and disarming ----------------------------------------------------------------- */
 
 /*
+ * uprobe_profile's "[OPTIMIZED N]": @l counted (1) or not (0) in its slot's
+ * optimized, the locations in jump form of all processes (pa_lock held). Only
+ * while the slot is still the definition @l armed (its gen): a slot defined
+ * afresh starts at 0. A gauge, not a log: a process killed (or ended by
+ * _exit()) while its probes are jump probes leaves its 1s there until the slot
+ * is defined again; a normal exit takes them out (pa_opt_exit()).
+ */
+static void pa_opt_count(struct pa_loc *l, int on)
+{
+	struct fdr_abi_probe_slot *sl;
+	uint32_t v;
+
+	if (!pa_probes || !l->arg || on == l->opt_counted)
+		return;
+	sl = l->arg->shm;
+	l->opt_counted = on;
+	if (__atomic_load_n(&sl->gen, __ATOMIC_ACQUIRE) != l->gen)
+		return;
+	if (on) {
+		__atomic_fetch_add(&sl->optimized, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	v = __atomic_load_n(&sl->optimized, __ATOMIC_RELAXED);
+	while (v && !__atomic_compare_exchange_n(&sl->optimized, &v, v - 1, 0, __ATOMIC_RELAXED,
+						 __ATOMIC_RELAXED))
+		;
+}
+
+/*
+ * A process that exits normally (exit(), main's return) takes its jump probes
+ * out of the counts: its text goes, and with it its jmps. Skipped if the lock
+ * is held (an exit from inside a sync); _exit() and a kill leave them.
+ */
+__attribute__((destructor)) static void pa_opt_exit(void)
+{
+	unsigned int k;
+
+	if (pthread_mutex_trylock(&pa_lock))
+		return;
+	for (k = 0; k < pa_nlocs; k++)
+		if (pa_locs[k].used)
+			pa_opt_count(&pa_locs[k], 0);
+	pthread_mutex_unlock(&pa_lock);
+}
+
+/* Every location's count as the engine has it now (a switch, a probe joining a window) */
+static void pa_opt_recount(void)
+{
+	unsigned int k;
+
+	for (k = 0; k < pa_nlocs; k++)
+		if (pa_locs[k].used)
+			pa_opt_count(&pa_locs[k], fdr_probe_site_optimized(pa_locs[k].site));
+}
+
+/*
  * Disarm @l (pa_lock held). A location whose library was unloaded (its text
  * unmapped, or mapped afresh: the same file or another one loaded at that
  * address) is forgotten without a write: writing the byte back would fail, or
@@ -359,6 +415,7 @@ static int pa_dl_count(struct dl_phdr_info *info, size_t size, void *arg)
  */
 static void pa_disarm(struct pa_loc *l)
 {
+	pa_opt_count(l, 0);
 	if (fdr_probe_forget(l->site) == -EBUSY) {
 		(void)fdr_probe_disarm(l->site);
 		/* the object is still loaded (its text still ours): so is its semaphore */
@@ -409,6 +466,7 @@ static void pa_forget_unloaded(void)
 		if (!l->used || fdr_probe_forget(l->site) < 0)
 			continue;
 		pa_count_nested(l);
+		pa_opt_count(l, 0);
 		free(l->arg);
 		memset(l, 0, sizeof(*l));
 	}
@@ -560,7 +618,8 @@ static int pa_arm(struct fdr_session *s, uint32_t i, const struct fdr_abi_probe_
 	/*
 	 * Best effort: a jmp to a trampoline where the window is safe ("Jump
 	 * probes"). A refusal leaves the int3, which works; its reason stays in
-	 * opt_why, and uprobe_profile's last column says which are optimised.
+	 * opt_why, and uprobe_profile's " [OPTIMIZED N]" counts the jump probes
+	 * (pa_opt_recount() at the end of the sync).
 	 */
 	if (!(c->flags & FDR_PROBE_F_RETURN))
 		(void)fdr_probe_optimize(l->site, addr - (uintptr_t)(vaddr - func), (size_t)flen,
@@ -863,6 +922,7 @@ void fdr_probe_agent_sync(struct fdr_session *s)
 		free(c);
 	}
 out:
+	pa_opt_recount();
 	pthread_mutex_unlock(&pa_lock);
 }
 
@@ -978,7 +1038,12 @@ int fdr_probe_detach(void)
 
 static void pa_atfork_child(void)
 {
+	unsigned int k;
+
 	pthread_mutex_init(&pa_lock, NULL);
+	/* the child's jump probes are counted anew, its own (pa_opt_recount()) */
+	for (k = 0; k < pa_nlocs; k++)
+		pa_locs[k].opt_counted = 0;
 }
 
 /* Whether this process has a single thread (/proc/self/stat's num_threads); 0 if unknown. */

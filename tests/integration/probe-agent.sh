@@ -414,9 +414,29 @@ wait_plain() {
 	return 1
 }
 
+# wait_profile EVENT MARK: within 3 s, uprobe_profile's line of EVENT ends in
+# MARK (" [OPTIMIZED 1]"), or has no "[OPTIMIZED" at all (MARK "none")
+wait_profile() {
+	local i line=
+
+	for i in $(seq 60); do
+		"$FDR" cat uprobe_profile >"$OUT" 2>&1 || { diag "uprobe_profile: $(cat "$OUT")"; return 1; }
+		line=$(grep " $1 " "$OUT")
+		if [ "$2" = none ]; then
+			case "$line" in *"[OPTIMIZED"*) ;; *) return 0 ;; esac
+		else
+			case "$line" in *"$2") return 0 ;; esac
+		fi
+		sleep 0.05
+	done
+	diag "uprobe_profile's line of $1 is '$line', expected ${2/none/no [OPTIMIZED]}"
+	return 1
+}
+
 # jump-optimised by default ("Jump probes"): in the linked shared library the
 # first byte is a jmp (e9), the records are the same as the int3 form's, disabling
 # puts the original byte back (the one with FDR_PROBE_OPTIMIZE=0), enabling the jmp
+# again; uprobe_profile says " [OPTIMIZED 1]" while it is a jmp, nothing otherwise
 test_optimized() {
 	if [ -n "${FDR_TEST_TSAN:-}" ]; then
 		# TSan defers asynchronous signals until a thread enters its runtime:
@@ -430,6 +450,7 @@ test_optimized() {
 	tcmd pid || return 1
 	local opid=${reply#pid }
 	wait_byte libbyte cc || return 1
+	wait_profile palib none || return 1
 	set_enable 0 uprobes/palib || return 1
 	wait_plain libbyte || return 1
 	local lorig=${reply#byte }
@@ -439,6 +460,7 @@ test_optimized() {
 	opid=${reply#pid }
 	set_enable 1 uprobes/palib || return 1
 	wait_byte libbyte e9 || { sed "s|^|#   target stderr: |" "$T/terr"; return 1; }
+	wait_profile palib " [OPTIMIZED 1]" || return 1
 	tcmd "lib 3" || return 1
 	expect_lines palib "$opid" "$(lines palib lib 0 2)" || return 1
 	set_enable 0 uprobes/palib || return 1
@@ -455,11 +477,13 @@ test_optimized() {
 		{ diag "options/probe_optimize: $(cat "$OUT")"; return 1; }
 	must "$FDR" write options/probe_optimize 0 || return 1
 	wait_byte libbyte cc || return 1
+	wait_profile palib none || return 1
 	tcmd "lib 2" || return 1
 	expect_lines palib "$opid" "$(lines palib lib 0 2; lines palib lib 0 1; lines palib lib 0 1)" ||
 		return 1
 	must "$FDR" write options/probe_optimize 1 || return 1
 	wait_byte libbyte e9 || return 1
+	wait_profile palib " [OPTIMIZED 1]" || return 1
 	tcmd "lib 1" || return 1
 	expect_lines palib "$opid" \
 		"$(lines palib lib 0 2; lines palib lib 0 1; lines palib lib 0 1; lines palib lib 0 0)" ||
