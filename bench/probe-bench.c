@@ -205,7 +205,7 @@ int main(int argc, char **argv)
 	}
 	qsort(cost, RUNS, sizeof(cost[0]), cmp_double);
 	printf("METRIC probe_int3_handler_ns fdr=%.0f\n", cost[RUNS / 2]);
-	if (jmp_runs(n, FDR_PROBE_ARM_NOVEC, "probe_jmp_ns") < 0 ||
+	if (jmp_runs(n, FDR_PROBE_ARM_NOVEC | FDR_PROBE_ARM_NOCOUNT, "probe_jmp_ns") < 0 ||
 	    jmp_runs(n, 0, "probe_jmp_vcall_ns") < 0)
 		return 1;
 	return 0;
