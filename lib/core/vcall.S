@@ -3,7 +3,8 @@
  * vcall.S - fdr_vcall(fn, a1, a2, a3, a4, a5): fn(a1, ..., a5) with the
  * caller's x87/SSE/AVX/AVX-512 state saved before and restored after, for code
  * compiled with -mgeneral-regs-only (a jump probe's hit, event-nv.c) that must
- * call ordinary code. Returns fn's %rax.
+ * call ordinary code; errno is kept too (a hit must not change the program's).
+ * Returns fn's %rax.
  *
  * The save area is on the stack, 64-byte aligned, fdr_vsave_size bytes
  * (event-nv.c measures the CPU's format when libfdr loads); its XSAVE header
@@ -32,10 +33,13 @@ fdr_vcall:
 	.cfi_offset %r14, -48
 	push	%r15
 	.cfi_offset %r15, -56
+	sub	$32, %rsp		/* -48(%rbp) a4, -56 a5, -64 &errno, -72 errno */
 	mov	%rdi, %r12		/* fn */
 	mov	%rsi, %r13		/* a1 .. a3: %rax and %rdx serve the save */
 	mov	%rdx, %r14
-	mov	%rcx, %r15		/* a4, a5 stay in %r8, %r9 */
+	mov	%rcx, %r15
+	mov	%r8, -48(%rbp)
+	mov	%r9, -56(%rbp)
 	mov	fdr_vsave_size(%rip), %eax
 	sub	%rax, %rsp
 	and	$-64, %rsp
@@ -53,13 +57,20 @@ fdr_vcall:
 1:	fxsave64 (%rsp)
 	jmp	3f
 2:	xsave64	(%rsp)
-3:	mov	%r13, %rdi
+3:	call	__errno_location@PLT	/* ordinary code: after the save */
+	mov	%rax, -64(%rbp)
+	mov	(%rax), %eax
+	mov	%eax, -72(%rbp)
+	mov	%r13, %rdi
 	mov	%r14, %rsi
 	mov	%r15, %rdx
-	mov	%r8, %rcx
-	mov	%r9, %r8
+	mov	-48(%rbp), %rcx
+	mov	-56(%rbp), %r8
 	call	*%r12
 	mov	%rax, %rbx
+	mov	-64(%rbp), %rax
+	mov	-72(%rbp), %ecx
+	mov	%ecx, (%rax)
 	mov	fdr_vsave_mask(%rip), %eax
 	xor	%edx, %edx
 	cmpl	$0, fdr_vsave_kind(%rip)

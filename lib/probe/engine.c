@@ -1252,13 +1252,10 @@ int fdr_probe_in_handler(void)
 }
 
 #ifdef FDR_HIT_NOVEC
-/* Through fdr_vcall() (vector state saved): a handler that may touch it, and errno */
+/* Through fdr_vcall() (vector state and errno saved): a handler that may touch them */
 static long pr_call_general(long fn, long regs, long arg)
 {
-	int saved_errno = errno;
-
 	((fdr_probe_handler)fn)((const struct fdr_probe_regs *)regs, (void *)arg);
-	errno = saved_errno;
 	return 0;
 }
 #endif

@@ -486,6 +486,34 @@ Test(jump, flags_kept)
 	}
 }
 
+/* A handler that changes errno: a hit must not (fdr_vcall() keeps it) */
+static void set_errno(const struct fdr_probe_regs *r, void *arg)
+{
+	(void)r;
+	atomic_fetch_add((atomic_ulong *)arg, 1);
+	errno = EILSEQ;
+}
+
+Test(jump, errno_kept)
+{
+	uint64_t (*volatile fn)(void) = pt_nop5;
+	struct fdr_probe_site *s;
+	atomic_ulong n = 0;
+	char why[256];
+	int i;
+
+	cr_assert_eq(fdr_probe_arm(A(pt_nop5), set_errno, &n, &s), 0);
+	cr_assert_eq(fdr_probe_optimize(s, FN(pt_nop5) - A(pt_nop5), why, sizeof(why)), 0, "%s",
+		     why);
+	for (i = 0; i < 10; i++) {
+		errno = ENOTTY;
+		cr_assert_eq(fn(), 0);
+		cr_assert_eq(errno, ENOTTY, "errno %d after hit %d", errno, i);
+	}
+	cr_assert_eq(atomic_load(&n), 10);
+	cr_assert_eq(fdr_probe_disarm(s), 0);
+}
+
 /* The switch: off puts the int3 back (still armed), on optimises again. */
 Test(jump, switch_off_and_on)
 {
