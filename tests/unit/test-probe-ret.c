@@ -710,5 +710,7 @@ Test(ret, refuses_bad_flags)
 {
 	struct fdr_probe_site *s;
 
-	cr_assert_eq(fdr_probe_arm_flags(A(r_sq), 2, ret_hit, NULL, &s), -EINVAL);
+	/* 1, 2 and 4 are FDR_PROBE_ARM_RETURN, _NOVEC and _NOCOUNT */
+	cr_assert_eq(fdr_probe_arm_flags(A(r_sq), 8, ret_hit, NULL, &s), -EINVAL);
+	cr_assert_eq(fdr_probe_arm_flags(A(r_sq), 0x80000000u, ret_hit, NULL, &s), -EINVAL);
 }
