@@ -94,6 +94,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <linux/membarrier.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <ucontext.h>
@@ -219,14 +220,42 @@ void fdr_probe_unlock(void)
 	pthread_mutex_unlock(&pr_lock);
 }
 
+/*
+ * Jump hits in flight ("Jump hits without the active count", probes.md): one
+ * slot per thread that took one, claimed at its first hit and never given
+ * back (a thread that exits leaves its slot at NULL; past PR_INFL threads the
+ * active count serves). Each slot on a cache line of its own.
+ */
+#define PR_INFL 1024
+struct pr_infl {
+	_Atomic(void *) site; /* the struct pr_site whose handlers this thread runs, or NULL */
+	atomic_int used;
+	char pad[64 - sizeof(void *) - sizeof(int)];
+};
+static struct pr_infl pr_infl[PR_INFL] __attribute__((aligned(64)));
+static atomic_uint pr_infl_n; /* slots claimed: [0, n) */
+static atomic_int pr_infl_ok; /* the slots may be used: a membarrier() works in this process */
+static __thread __attribute__((tls_model("initial-exec"))) int pr_infl_me; /* slot + 1, -1: none */
+
 /* The child of a fork has one thread: locks another thread held are free again. */
 static void pr_rtab_atfork_child(void);
 
 static void pr_atfork_child(void)
 {
+	unsigned int i, n = atomic_load(&pr_infl_n);
+
 	pthread_mutex_init(&pr_lock, NULL);
 	fdr_probe_sig_atfork_child();
 	pr_rtab_atfork_child();
+	/*
+	 * The other threads are gone, and so is the membarrier registration (a new
+	 * mm): their slots are cleared, and none is used until jump.c sees the
+	 * barrier work again (fdr_probe_infl_enable()).
+	 */
+	atomic_store(&pr_infl_ok, 0);
+	for (i = 0; i < n; i++)
+		if ((int)i + 1 != pr_infl_me)
+			atomic_store(&pr_infl[i].site, NULL);
 }
 
 static unsigned int pr_hash(uintptr_t addr)
@@ -648,6 +677,45 @@ out:
 	return ret;
 }
 
+/*
+ * A full memory barrier in every thread of this process that runs now (the
+ * others pass one when they are scheduled): 0, or -1 if membarrier() refused.
+ */
+static int pr_membarrier(void)
+{
+	if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0) == 0)
+		return 0;
+	return syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0 ? 0 : -1;
+}
+
+/*
+ * After 'on' or 'armed' went to 0 (seq_cst): wait until no jump hit that may
+ * have read them before runs a handler of @s. The hit stores its slot, then
+ * loads (no fence between); the barrier here orders each running thread's
+ * store before this scan, or its load after the store to 'on'/'armed'.
+ */
+static void pr_infl_quiesce(const struct pr_site *s)
+{
+	unsigned int i, n = atomic_load(&pr_infl_n);
+
+	if (!n)
+		return;
+	(void)pr_membarrier(); /* it worked when the slots were enabled (fork: none used) */
+	for (i = 0; i < n; i++)
+		while (atomic_load(&pr_infl[i].site) == (const void *)s)
+			sched_yield();
+}
+
+/**
+ * fdr_probe_infl_enable - jump hits may use their in-flight slots from now on
+ * (jump.c, once fdr_patch_sync() used a membarrier in this process)
+ */
+void fdr_probe_infl_enable(void)
+{
+	if (!atomic_load(&pr_infl_ok) && pr_membarrier() == 0)
+		atomic_store(&pr_infl_ok, 1);
+}
+
 /**
  * fdr_probe_disarm - remove a probe; with it the last of its address, the
  *	original byte goes back exactly
@@ -701,6 +769,7 @@ int fdr_probe_disarm(struct fdr_probe_site *site)
 	fdr_probe_unlock();
 	while (atomic_load(&s->active) != 0)
 		sched_yield();
+	pr_infl_quiesce(s);
 	return 0;
 }
 
@@ -780,6 +849,7 @@ int fdr_probe_forget(struct fdr_probe_site *site)
 	fdr_probe_unlock();
 	while (atomic_load(&s->active) != 0)
 		sched_yield();
+	pr_infl_quiesce(s);
 	return 0;
 }
 
@@ -1263,8 +1333,9 @@ static long pr_call_general(long fn, long regs, long arg)
 /*
  * A hit through a jump trampoline (@site: a struct pr_site): what the SIGTRAP
  * handler does for the entry probes of an address, by the same rules (nesting
- * is a miss, "active" around the armed and 'on' tests, no handler once
- * disarmed). The trampoline then runs the displaced instructions whether or
+ * is a miss, no handler once disarmed, and in flight around the armed and 'on'
+ * tests: this thread's slot, which the disarm waits on after a membarrier(),
+ * instead of two locked adds to "active" where it can; see pr_infl_slot()). The trampoline then runs the displaced instructions whether or
  * not a handler ran.
  *
  * FDR_HIT_NOVEC (the usual build): the trampoline saved the general registers
@@ -1274,15 +1345,58 @@ static long pr_call_general(long fn, long regs, long arg)
  * without the vector state"). Otherwise (sanitizer builds) the trampoline saved
  * the vector state, and errno is kept here.
  */
+/*
+ * This thread's in-flight slot, claimed at its first jump hit (lock-free,
+ * async-signal-safe); NULL where none can be used: the active count then.
+ */
+static _Atomic(void *) *pr_infl_slot(void)
+{
+	int me = pr_infl_me;
+	unsigned int i, n;
+
+	if (me > 0)
+		return &pr_infl[me - 1].site;
+	if (me < 0 || !atomic_load_explicit(&pr_infl_ok, memory_order_relaxed))
+		return NULL;
+	for (i = 0; i < PR_INFL; i++) {
+		int free_slot = 0;
+
+		if (atomic_load_explicit(&pr_infl[i].used, memory_order_relaxed) ||
+		    !atomic_compare_exchange_strong(&pr_infl[i].used, &free_slot, 1))
+			continue;
+		/* seq_cst, before the slot is first stored: pr_infl_quiesce() reads n first */
+		n = atomic_load(&pr_infl_n);
+		while (n < i + 1 && !atomic_compare_exchange_weak(&pr_infl_n, &n, i + 1))
+			;
+		pr_infl_me = (int)i + 1;
+		return &pr_infl[i].site;
+	}
+	pr_infl_me = -1;
+	return NULL;
+}
+
 void fdr_probe_fire(void *site, const struct fdr_probe_regs *regs)
 {
 	struct pr_site *s = site;
 #ifndef FDR_HIT_NOVEC
 	int saved_errno = errno;
 #endif
+	_Atomic(void *) *slot = pr_infl_slot();
 	unsigned int k;
 
-	atomic_fetch_add(&s->active, 1); /* seq_cst: before the armed load (essay) */
+	/*
+	 * In flight: this thread's slot holds the site (a plain store; the
+	 * disarmer's membarrier() stands for the fence, pr_infl_quiesce()), or,
+	 * without a slot or nested in a hit that holds it (a signal handler), the
+	 * active count as the int3 path keeps it.
+	 */
+	if (slot && !atomic_load_explicit(slot, memory_order_relaxed)) {
+		atomic_store_explicit(slot, s, memory_order_relaxed);
+		atomic_signal_fence(memory_order_seq_cst);
+	} else {
+		slot = NULL;
+		atomic_fetch_add(&s->active, 1); /* seq_cst: before the armed load (essay) */
+	}
 	if (atomic_load(&s->armed)) {
 		for (k = 0; k < PR_SITE_PROBES; k++) {
 			struct fdr_probe_site *p = &s->probes[k];
@@ -1305,7 +1419,7 @@ void fdr_probe_fire(void *site, const struct fdr_probe_regs *regs)
 				fn(regs, arg);
 #endif
 				pr_depth--;
-				if (!p->nocount)
+				if (!p->nocount) /* a locked add: a sixth of a hit */
 					atomic_fetch_add_explicit(&p->hits, 1,
 								  memory_order_relaxed);
 			} else {
@@ -1313,7 +1427,10 @@ void fdr_probe_fire(void *site, const struct fdr_probe_regs *regs)
 			}
 		}
 	}
-	atomic_fetch_sub(&s->active, 1);
+	if (slot)
+		atomic_store_explicit(slot, NULL, memory_order_release);
+	else
+		atomic_fetch_sub(&s->active, 1);
 #ifndef FDR_HIT_NOVEC
 	errno = saved_errno;
 #endif

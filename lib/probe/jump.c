@@ -849,6 +849,7 @@ static int jp_optimize(unsigned int idx, uintptr_t fs, size_t fl, char *why, siz
 	if (ret < 0)
 		goto unpatch;
 	fdr_patch_sync();
+	fdr_probe_infl_enable(); /* jump hits: in-flight slots, not the active count */
 	return 0;
 unpatch:
 	(void)jp_unpatch(idx, w);

@@ -850,3 +850,101 @@ Test(jump, live_optimize_4_threads, .timeout = 300)
 	cr_assert_gt(optimised, 3 * JUMP_LIVE_CYCLES / 2, "nearly every optimisation went through");
 	munmap(cold, COLD_WORDS * 8);
 }
+
+/* ---- no handler after the disarm returned, jump hits in flight ---- */
+
+#define ALIVE_CYCLES 100
+struct alive {
+	atomic_int magic; /* 1 while armed; 2 from the return of its disarm */
+	atomic_ulong n;
+};
+static atomic_ulong late_handlers;
+
+/* general registers only (FDR_PROBE_ARM_NOVEC): the arg must be alive throughout */
+__attribute__((target("general-regs-only"))) static void check_alive(const struct fdr_probe_regs *r,
+								     void *arg)
+{
+	struct alive *a = arg;
+	volatile int i;
+
+	(void)r;
+	if (atomic_load(&a->magic) != 1)
+		atomic_fetch_add(&late_handlers, 1);
+	atomic_fetch_add(&a->n, 1);
+	for (i = 0; i < 200; i++) /* a window for the disarm to return in, were it wrong */
+		;
+	if (atomic_load(&a->magic) != 1)
+		atomic_fetch_add(&late_handlers, 1);
+}
+
+static void *run_add(void *arg)
+{
+	struct runner *r = arg;
+	uint64_t (*volatile add)(uint64_t, uint64_t) = pt_add;
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(r->cpu % 2, &set);
+	(void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	while (!atomic_load_explicit(r->stop, memory_order_relaxed)) {
+		if (add(r->calls, 3) != r->calls + 3)
+			r->wrong++;
+		r->calls++;
+	}
+	return NULL;
+}
+
+/*
+ * fdr_probe_disarm() returns once no handler of the probe runs, jump hits
+ * included (they are in flight in their thread's slot, not in "active"): 4
+ * threads call pt_add, kept optimised by a first probe, while a second probe
+ * on it is armed and disarmed 100 times (the window stays a jmp: hits go on
+ * through the trampoline during the disarm), each time with a new argument
+ * marked dead as the disarm returns; a handler that sees it dead, at its start
+ * or at its end, is one too late. Every other cycle the handler goes through
+ * fdr_vcall() (armed without NOVEC).
+ */
+Test(jump, no_handler_after_disarm, .timeout = 120)
+{
+	static struct alive arg[ALIVE_CYCLES];
+	struct runner run[4];
+	struct fdr_probe_site *keep;
+	atomic_int stop = 0;
+	atomic_ulong kept = 0;
+	unsigned long hits = 0;
+	char why[256];
+	int c, i, k;
+
+	cr_assert_eq(fdr_probe_arm_flags(A(pt_add), FDR_PROBE_ARM_NOVEC, count_nv, &kept, &keep),
+		     0);
+	cr_assert_eq(fdr_probe_optimize(keep, FN(pt_add) - A(pt_add), why, sizeof(why)), 0, "%s",
+		     why);
+	for (c = 0; c < 4; c++) {
+		run[c] = (struct runner){ .cpu = c, .stop = &stop };
+		cr_assert_eq(pthread_create(&run[c].th, NULL, run_add, &run[c]), 0);
+	}
+	for (i = 0; i < ALIVE_CYCLES; i++) {
+		struct fdr_probe_site *s;
+		unsigned int flags = i % 2 ? 0 : FDR_PROBE_ARM_NOVEC | FDR_PROBE_ARM_NOCOUNT;
+
+		atomic_store(&arg[i].magic, 1);
+		cr_assert_eq(fdr_probe_arm_flags(A(pt_add), flags, check_alive, &arg[i], &s), 0);
+		cr_assert_eq(*(volatile uint8_t *)A(pt_add), 0xe9, "cycle %d: still a jmp", i);
+		for (k = 0; k < 1000 && atomic_load(&arg[i].n) < 20; k++)
+			sched_yield();
+		cr_assert_eq(fdr_probe_disarm(s), 0);
+		atomic_store(&arg[i].magic, 2);
+		hits += atomic_load(&arg[i].n);
+	}
+	atomic_store(&stop, 1);
+	for (c = 0; c < 4; c++) {
+		cr_assert_eq(pthread_join(run[c].th, NULL), 0);
+		cr_assert_eq(run[c].wrong, 0, "thread %d: %lu wrong results", c,
+			     (unsigned long)run[c].wrong);
+	}
+	cr_assert_eq(fdr_probe_disarm(keep), 0);
+	cr_log_info("hits %lu, of the keeper %lu\n", hits, (unsigned long)atomic_load(&kept));
+	cr_assert_eq(atomic_load(&late_handlers), 0, "%lu handlers ran after their disarm",
+		     (unsigned long)atomic_load(&late_handlers));
+	cr_assert_gt(hits, 0);
+}
