@@ -853,7 +853,7 @@ Test(jump, live_optimize_4_threads, .timeout = 300)
 
 /* ---- no handler after the disarm returned, jump hits in flight ---- */
 
-#define ALIVE_CYCLES 100
+#define ALIVE_CYCLES 60
 struct alive {
 	atomic_int magic; /* 1 while armed; 2 from the return of its disarm */
 	atomic_ulong n;
@@ -898,7 +898,7 @@ static void *run_add(void *arg)
  * fdr_probe_disarm() returns once no handler of the probe runs, jump hits
  * included (they are in flight in their thread's slot, not in "active"): 4
  * threads call pt_add, kept optimised by a first probe, while a second probe
- * on it is armed and disarmed 100 times (the window stays a jmp: hits go on
+ * on it is armed and disarmed 60 times (the window stays a jmp: hits go on
  * through the trampoline during the disarm), each time with a new argument
  * marked dead as the disarm returns; a handler that sees it dead, at its start
  * or at its end, is one too late. Every other cycle the handler goes through
