@@ -45,7 +45,10 @@
  * and counters. The int3 goes in with the first and comes out with the last;
  * the others join or leave by 'on' alone, with the same pairing: the handler
  * increments 'active' before it reads each probe's 'on', the disarmer clears
- * 'on' before it waits for 'active' to be 0.
+ * 'on' before it waits for 'active' to be 0. A jump hit (fdr_probe_fire())
+ * stores the site in its thread's in-flight slot instead, with no fence, and
+ * the disarmer waits on the slots after a membarrier() (pr_infl_quiesce();
+ * docs/design/probes.md, "The disarm race").
  *
  * A site whose text was unloaded (dlclose: the address unmapped, or mapped
  * afresh) is forgotten instead (fdr_probe_forget()): armed = 0 without a write,
