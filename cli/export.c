@@ -111,7 +111,7 @@ int cmd_export(int argc, char **argv)
 				   "session's snapshot)");
 
 	if (file) {
-		ret = fdr_trace_open_file(file, &t, &err);
+		ret = fdr_trace_open_file_ex(file, FDR_TRACE_ALL_BUFFERS, &t, &err);
 		if (ret) {
 			if (err.len)
 				ret = die(ret == -EINVAL ? EXIT_USAGE : 1, "%s", err.data);
