@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * export.c - fdr export --format ctf|perfetto|text -o OUT [-i INSTANCE] [--snapshot] [FILE]
+ * export.c - fdr export --format ctf|perfetto|perfetto-proto|text -o OUT [-i INSTANCE] [--snapshot] [FILE]
  *
  * Without FILE the source is the session's instance (or its snapshot), read
  * without consuming it; with FILE, a trace.dat file. The conversion itself is
@@ -19,7 +19,7 @@
 
 #include "cli.h"
 
-enum exp_format { EXP_NONE, EXP_CTF, EXP_PERFETTO, EXP_TEXT };
+enum exp_format { EXP_NONE, EXP_CTF, EXP_PERFETTO, EXP_PERFETTO_PROTO, EXP_TEXT };
 
 static int exp_run(enum exp_format fmt, struct fdr_trace *t, const char *out,
 		   struct fdr_export_stats *st, struct fdr_buf *err)
@@ -31,6 +31,8 @@ static int exp_run(enum exp_format fmt, struct fdr_trace *t, const char *out,
 		return fdr_export_ctf(t, out, st, err);
 	case EXP_PERFETTO:
 		return fdr_export_perfetto(t, path, st, err);
+	case EXP_PERFETTO_PROTO:
+		return fdr_export_perfetto_proto(t, path, st, err);
 	default:
 		return fdr_export_text(t, path, st, err);
 	}
@@ -61,12 +63,15 @@ int cmd_export(int argc, char **argv)
 				fmt = EXP_CTF;
 			else if (!strcmp(optarg, "perfetto"))
 				fmt = EXP_PERFETTO;
+			else if (!strcmp(optarg, "perfetto-proto"))
+				fmt = EXP_PERFETTO_PROTO;
 			else if (!strcmp(optarg, "text"))
 				fmt = EXP_TEXT;
 			else
 				return usage_error(
 					argc, argv, optind - 1,
-					"expected a format ctf, perfetto or text, found '%s'",
+					"expected a format ctf, perfetto, perfetto-proto or text, "
+					"found '%s'",
 					optarg);
 			break;
 		case 'o':
@@ -89,7 +94,8 @@ int cmd_export(int argc, char **argv)
 	}
 	if (fmt == EXP_NONE)
 		return usage_error(argc, argv, -1,
-				   "expected --format ctf, perfetto or text, found no --format");
+				   "expected --format ctf, perfetto, perfetto-proto or text, found "
+				   "no --format");
 	if (!out)
 		return usage_error(argc, argv, -1, "expected -o OUT, found no -o");
 	if (optind < argc)

@@ -137,10 +137,10 @@ test_not_consumed() {
 test_usage_errors() {
 	fdr export -o "$T/x"
 	expect_rc 2 || return 1
-	expect_err 'expected --format ctf, perfetto or text' || return 1
+	expect_err 'expected --format ctf, perfetto, perfetto-proto or text' || return 1
 	fdr export --format svg -o "$T/x"
 	expect_rc 2 || return 1
-	expect_err "expected a format ctf, perfetto or text, found 'svg'" || return 1
+	expect_err "expected a format ctf, perfetto, perfetto-proto or text, found 'svg'" || return 1
 	fdr export --format ctf
 	expect_rc 2 || return 1
 	expect_err 'expected -o OUT' || return 1
