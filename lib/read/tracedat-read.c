@@ -1870,9 +1870,18 @@ static int td_open(struct td_src *td, const char *origin, struct fdr_trace **out
 		goto err;
 	}
 	td->sel[td->nr_sel++] = b;
-	for (i = 0; td->all_buffers && i < td->nr_bufs; i++)
-		if (&td->bufs[i] != b && !td->bufs[i].latency)
+	/* the other buffers with data (an empty top buffer is not one of them) */
+	for (i = 0; td->all_buffers && i < td->nr_bufs; i++) {
+		uint32_t j;
+
+		if (&td->bufs[i] == b || td->bufs[i].latency)
+			continue;
+		for (j = 0; j < td->bufs[i].nr_cpus; j++)
+			if (td->bufs[i].cpus[j].size)
+				break;
+		if (j < td->bufs[i].nr_cpus)
 			td->sel[td->nr_sel++] = &td->bufs[i];
+	}
 	ret = td_setup_cpus(td, &in, &t->info);
 	if (!ret)
 		ret = td_check_pages(td, &in);
