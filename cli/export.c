@@ -3,8 +3,9 @@
  * export.c - fdr export --format ctf|perfetto|perfetto-proto|text -o OUT [-i INSTANCE] [--snapshot] [FILE]
  *
  * Without FILE the source is the session's instance (or its snapshot), read
- * without consuming it; with FILE, a trace.dat file. The conversion itself is
- * in lib/read/export*.c; here are the arguments and the messages.
+ * without consuming it; with FILE, a trace.dat file, all its buffers (the
+ * kernel instance's of `fdr record -k` too). The conversion itself is in
+ * lib/read/export*.c; here are the arguments and the messages.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -137,6 +138,22 @@ int cmd_export(int argc, char **argv)
 			fdr_session_close(s);
 			return usage_error(argc, argv, inst_argi,
 					   "expected an instance of the session, found '%s'", inst);
+		}
+		if (!inst) {
+			struct ktrace_link l;
+
+			/*
+			 * A linked kernel instance's records can only be read raw by
+			 * consuming them (trace_pipe_raw), which an export must not
+			 * do: say so (kernel-timeline.md, "fdr export").
+			 */
+			if (ktrace_read_link(fdr_session_path(s), &l) == 0)
+				fprintf(stderr,
+					"fdr export: note: the kernel instance %s linked to this "
+					"session is not in the export (its raw pages can only be "
+					"read by consuming them); 'fdr record -k' writes a "
+					"trace.dat with both, which fdr export reads\n",
+					l.instance);
 		}
 		ret = fdr_trace_open_session(s, idx, snapshot ? FDR_READ_SNAPSHOT : 0, &t);
 		if (ret) {
