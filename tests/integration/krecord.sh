@@ -73,7 +73,7 @@ test_record() {
 	[ -n "$CLASH" ] && k="$k,$CLASH"
 	run "$FDR" record -k "$k" -e 'ktime:*' -o "$T/k.dat" -- "$APP" sleep 5 || return 1
 	expect_rc 0 || return 1
-	expect_err "kernel instance fdr-kr-.*: [0-9]+ CPUs?, .* of pages \([0-9]+ bytes spliced\), [0-9]+ event formats?, [0-9]+ lost" ||
+	expect_err "kernel instance fdr-kr-.*: [0-9]+ CPUs?, .* of pages \([0-9]+ bytes spliced, [0-9]+ of them while recording\), [0-9]+ event formats?, [0-9]+ lost" ||
 		return 1
 	TID=$(head -1 "$OUT")
 	ls "$TRACEFS/instances" | grep -q '^fdr-kr-' &&
