@@ -61,9 +61,13 @@ r1, w1 = os.pipe()
 r2, w2 = os.pipe()
 end = time.monotonic() + int(sys.argv[1]) / 1000 + 0.3
 if os.fork() == 0:
+    os.close(w1)  # the parent's close of w1 is then the child's end of file
+    os.close(r2)
     while os.read(r1, 1):
         os.write(w2, b"x")
     os._exit(0)
+os.close(r1)
+os.close(w2)
 n = 0
 while time.monotonic() < end:
     os.write(w1, b"x")

@@ -255,9 +255,9 @@ static const struct verb verbs[] = {
 	  "there do (for machines that keep a reader off its CPU longer than a buffer lasts).\n"
 	  "-k KEVENTS (--kernel-events): also record those kernel events (as start -k) in a\n"
 	  "kernel tracefs instance made for the recording; its pages go into FILE as a\n"
-	  "second buffer at the end (spliced from trace_pipe_raw), so trace-cmd report shows\n"
-	  "both interleaved; fdr's event ids are moved above the kernel's; the instance is\n"
-	  "removed at the end." },
+	  "second buffer (spliced from trace_pipe_raw while recording), so trace-cmd report,\n"
+	  "fdr report and fdr export show both interleaved; fdr's event ids are moved above\n"
+	  "the kernel's; the instance is removed at the end." },
 	{ "extract", cmd_extract, "extract [-i INSTANCE] [--snapshot] [-o FILE]",
 	  "Save what the buffers hold now (not consuming them), or the snapshot, as a\n"
 	  "trace-cmd file FILE (default trace.dat)." },
