@@ -219,7 +219,7 @@ static const struct rp_event *rp_lookup(const struct rp_event *ev, size_t n,
 int cmd_report(int argc, char **argv)
 {
 	struct rp_opts o = { .cpu = -1 };
-	struct fdr_buf err = { 0 }, line = { 0 };
+	struct fdr_buf err = { 0 }, line = { 0 }, prefix = { 0 };
 	struct fdr_trace *t = NULL;
 	struct rp_event *ev = NULL;
 	const struct rp_event **cache = NULL;
@@ -297,14 +297,18 @@ int cmd_report(int argc, char **argv)
 		if (pad) {
 			const char *name = fdr_trace_buffer_name(t, fdr_trace_rec_buffer(t, &rec));
 
-			fdr_buf_printf(&line, "%s%s%*s", name, *name ? ":" : "",
+			prefix.len = 0;
+			fdr_buf_printf(&prefix, "%s%s%*s", name, *name ? ":" : "",
 				       (int)(pad - strlen(name) - !!*name), "");
 		}
 		if (rec.lost_before == UINT64_MAX)
-			fdr_buf_printf(&line, "CPU:%u [EVENTS LOST]\n", rec.cpu);
+			fdr_buf_printf(&line, "%sCPU:%u [EVENTS LOST]\n", pad ? prefix.data : "",
+				       rec.cpu);
 		else if (rec.lost_before)
-			fdr_buf_printf(&line, "CPU:%u [LOST %" PRIu64 " EVENTS]\n", rec.cpu,
-				       rec.lost_before);
+			fdr_buf_printf(&line, "%sCPU:%u [LOST %" PRIu64 " EVENTS]\n",
+				       pad ? prefix.data : "", rec.cpu, rec.lost_before);
+		if (pad)
+			fdr_buf_add(&line, prefix.data, prefix.len);
 		if (fdr_trace_format(t, &rec, &line)) {
 			status = 1;
 			break;
@@ -330,6 +334,7 @@ out:
 	free(o.filter);
 	fdr_buf_free(&err);
 	fdr_buf_free(&line);
+	fdr_buf_free(&prefix);
 	fdr_trace_close(t);
 	return status;
 }

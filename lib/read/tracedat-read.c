@@ -1916,12 +1916,20 @@ err:
 int fdr_tracedat_open_mem(const void *data, size_t size, const char *origin, struct fdr_trace **out,
 			  struct fdr_buf *err)
 {
+	return fdr_tracedat_open_mem_ex(data, size, origin, 0, out, err);
+}
+
+/** fdr_tracedat_open_mem_ex - fdr_tracedat_open_mem() with fdr_trace_open_file_ex()'s @flags */
+int fdr_tracedat_open_mem_ex(const void *data, size_t size, const char *origin, unsigned flags,
+			     struct fdr_trace **out, struct fdr_buf *err)
+{
 	struct td_src *td = calloc(1, sizeof(*td));
 
 	if (!td)
 		return -ENOMEM;
 	td->data = data;
 	td->size = size;
+	td->all_buffers = !!(flags & FDR_TRACE_ALL_BUFFERS);
 	return td_open(td, origin, out, err);
 }
 
