@@ -68,11 +68,13 @@
 #include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
@@ -776,14 +778,22 @@ static int pa_blocks_sigtrap(const char *tid)
  */
 static pid_t pa_sigtrap_blocker(void)
 {
+	pid_t self = (pid_t)syscall(SYS_gettid), found = 0;
 	DIR *d = opendir("/proc/self/task");
 	struct dirent *e;
-	pid_t found = 0;
+	uint64_t mine = 0;
 
 	if (!d)
 		return 0;
+	/*
+	 * this thread's own mask from the kernel, not /proc (fdr attach runs
+	 * this in a program's thread); the raw call: the interposed one is ours
+	 */
+	if (syscall(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &mine, sizeof(mine)) == 0 &&
+	    (mine & (1ull << (SIGTRAP - 1))))
+		found = self;
 	while (!found && (e = readdir(d)) != NULL) {
-		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+		if (e->d_name[0] < '1' || e->d_name[0] > '9' || (pid_t)atoi(e->d_name) == self)
 			continue;
 		if (pa_blocks_sigtrap(e->d_name) == 1)
 			found = (pid_t)atoi(e->d_name);
