@@ -364,8 +364,7 @@ int fdr_export_ctf_metadata(struct fdr_trace *t, const unsigned char uuid[16], s
 /* ---- streams --------------------------------------------------------------------------- */
 
 struct ctf_stream {
-	int fd; /* -1: not created yet */
-	char name[32]; /* stream_N */
+	int h; /* the sink's handle; -1: not created yet */
 	struct fdr_buf pkt; /* events of the current packet */
 	uint64_t ts_begin, ts_end; /* of the current packet */
 	uint64_t last_ts; /* of the last event written, for monotonicity */
@@ -374,7 +373,7 @@ struct ctf_stream {
 };
 
 struct ctf_writer {
-	struct fdr_export_out out;
+	struct fdr_ctf_sink *k;
 	struct fdr_trace *t;
 	unsigned char uuid[16];
 	struct ctf_stream *streams;
@@ -396,7 +395,7 @@ static struct ctf_stream *ctf_stream_get(struct ctf_writer *w, uint32_t cpu)
 			return NULL;
 		memset(s + w->nr_streams, 0, (n - w->nr_streams) * sizeof(*s));
 		for (; w->nr_streams < n; w->nr_streams++)
-			s[w->nr_streams].fd = -1;
+			s[w->nr_streams].h = -1;
 		w->streams = s;
 	}
 	return &w->streams[cpu];
@@ -408,33 +407,39 @@ static void ctf_put(unsigned char **p, const void *v, size_t n)
 	*p += n;
 }
 
-/* Write the current packet of stream @cpu: header, context, events. */
+/* Hand the current packet of stream @cpu to the sink: header, context, events. */
 static int ctf_flush(struct ctf_writer *w, uint32_t cpu)
 {
 	struct ctf_stream *s = &w->streams[cpu];
 	unsigned char hdr[CTF_PACKET_HDR], *p = hdr;
 	uint32_t magic = CTF_MAGIC, sid = 0;
-	uint64_t bits = (CTF_PACKET_HDR + (uint64_t)s->pkt.len) * 8;
+	struct fdr_ctf_packet pi = {
+		.bits = (CTF_PACKET_HDR + (uint64_t)s->pkt.len) * 8,
+		.ts_begin = s->ts_begin,
+		.ts_end = s->ts_end,
+		.discarded = s->discarded,
+		.cpu = cpu,
+	};
 	int ret;
 
-	if (s->fd < 0) {
-		snprintf(s->name, sizeof(s->name), "stream_%u", cpu);
-		s->fd = fdr_export_dir_file(&w->out, s->name);
-		if (s->fd < 0)
-			return s->fd;
+	if (s->h < 0) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "stream_%u", cpu);
+		ret = w->k->open(w->k, name, &s->h);
+		if (ret)
+			return ret;
 	}
 	ctf_put(&p, &magic, 4);
 	ctf_put(&p, w->uuid, 16);
 	ctf_put(&p, &sid, 4);
 	ctf_put(&p, &s->ts_begin, 8);
 	ctf_put(&p, &s->ts_end, 8);
-	ctf_put(&p, &bits, 8); /* content_size */
-	ctf_put(&p, &bits, 8); /* packet_size: no padding */
+	ctf_put(&p, &pi.bits, 8); /* content_size */
+	ctf_put(&p, &pi.bits, 8); /* packet_size: no padding */
 	ctf_put(&p, &s->discarded, 8);
 	ctf_put(&p, &cpu, 4);
-	ret = fdr_export_write(&w->out, s->fd, s->name, hdr, sizeof(hdr));
-	if (!ret && s->pkt.len)
-		ret = fdr_export_write(&w->out, s->fd, s->name, s->pkt.data, s->pkt.len);
+	ret = w->k->packet(w->k, s->h, hdr, sizeof(hdr), s->pkt.data, s->pkt.len, &pi);
 	s->pkt.len = 0;
 	s->nr = 0;
 	return ret;
@@ -466,7 +471,7 @@ static int ctf_lost(struct ctf_writer *w, uint32_t cpu, uint64_t n)
 	int ret;
 
 	if (!s)
-		return fdr_export_fail(w->out.err, ENOMEM, "ctf", NULL);
+		return fdr_export_fail(w->k->err, ENOMEM, "ctf", NULL);
 	if (s->nr && (ret = ctf_flush(w, cpu)))
 		return ret;
 	s->discarded += n;
@@ -537,7 +542,7 @@ static int ctf_event(struct ctf_writer *w, const struct fdr_trace_rec *rec)
 		}
 	}
 	if (ret)
-		return fdr_export_fail(w->out.err, ENOMEM, "ctf", NULL);
+		return fdr_export_fail(w->k->err, ENOMEM, "ctf", NULL);
 	w->st.events++;
 	if (b->len >= FDR_EXPORT_FLUSH)
 		return ctf_flush(w, rec->cpu);
@@ -548,7 +553,7 @@ static int ctf_finish(struct ctf_writer *w)
 {
 	struct fdr_buf meta = { 0 };
 	uint32_t cpu;
-	int fd, ret = 0;
+	int ret = 0;
 
 	for (cpu = 0; cpu < w->nr_streams && !ret; cpu++)
 		if (w->streams[cpu].nr || w->streams[cpu].discarded)
@@ -561,20 +566,126 @@ static int ctf_finish(struct ctf_writer *w)
 		return ret;
 	if (fdr_export_ctf_metadata(w->t, w->uuid, &meta)) {
 		fdr_buf_free(&meta);
-		return fdr_export_fail(w->out.err, ENOMEM, "ctf metadata", NULL);
+		return fdr_export_fail(w->k->err, ENOMEM, "ctf metadata", NULL);
 	}
-	fd = fdr_export_dir_file(&w->out, "metadata");
-	ret = fd < 0 ? fd : fdr_export_write(&w->out, fd, "metadata", meta.data, meta.len);
-	if (fd >= 0 && close(fd) < 0 && !ret)
-		ret = fdr_export_fail(w->out.err, errno, w->out.path, "metadata");
+	ret = w->k->metadata(w->k, meta.data, meta.len);
 	fdr_buf_free(&meta);
 	for (cpu = 0; cpu < w->nr_streams && !ret; cpu++) {
 		struct ctf_stream *s = &w->streams[cpu];
 
-		if (s->fd >= 0 && close(s->fd) < 0)
-			ret = fdr_export_fail(w->out.err, errno, w->out.path, s->name);
-		s->fd = -1;
+		if (s->h >= 0)
+			ret = w->k->close(w->k, s->h);
+		s->h = -1;
 	}
+	return ret;
+}
+
+/**
+ * fdr_export_ctf_sink - read @t to its end and write it as CTF 1.8 to @k: the
+ * packets of each CPU with records, the metadata, then every stream closed
+ * @st: counts (may be NULL)
+ *
+ * Returns: 0 or a negative errno (message in @k->err); the caller commits or
+ * aborts what the sink holds.
+ */
+int fdr_export_ctf_sink(struct fdr_trace *t, struct fdr_ctf_sink *k, struct fdr_export_stats *st)
+{
+	struct ctf_writer w;
+	struct fdr_trace_rec rec;
+	uint32_t cpu;
+	int ret;
+
+	memset(&w, 0, sizeof(w));
+	w.t = t;
+	w.k = k;
+	if (getrandom(w.uuid, sizeof(w.uuid), 0) != sizeof(w.uuid))
+		return fdr_export_fail(k->err, errno, "getrandom", NULL);
+	w.uuid[6] = (w.uuid[6] & 0x0f) | 0x40; /* version 4 */
+	w.uuid[8] = (w.uuid[8] & 0x3f) | 0x80; /* RFC 4122 variant */
+	while ((ret = fdr_trace_next(t, &rec)) > 0) {
+		if (!rec.ev || rec.len < sizeof(struct fdr_common)) {
+			w.st.unknown++;
+			w.st.lost += rec.lost_before;
+			if (rec.lost_before && (ret = ctf_lost(&w, rec.cpu, rec.lost_before)))
+				break;
+			continue;
+		}
+		w.st.lost += rec.lost_before;
+		ret = ctf_event(&w, &rec);
+		if (ret)
+			break;
+	}
+	if (ret < 0 && !(k->err && k->err->len))
+		fdr_export_fail(k->err, -ret, fdr_trace_get_info(t)->origin, "read");
+	if (!ret)
+		ret = ctf_finish(&w);
+	for (cpu = 0; cpu < w.nr_streams; cpu++)
+		fdr_buf_free(&w.streams[cpu].pkt);
+	free(w.streams);
+	if (st)
+		*st = w.st;
+	return ret;
+}
+
+/* ---- a directory on disk ---------------------------------------------------------------- */
+
+struct ctf_dir {
+	struct fdr_ctf_sink k;
+	struct fdr_export_out out;
+	int *fd; /* by handle; -1 once closed */
+	char (*name)[32];
+	int nr;
+};
+
+static int dir_open(struct fdr_ctf_sink *k, const char *name, int *h)
+{
+	struct ctf_dir *d = (struct ctf_dir *)k;
+	int *fd = realloc(d->fd, (size_t)(d->nr + 1) * sizeof(*fd));
+	char(*nm)[32];
+
+	if (fd)
+		d->fd = fd;
+	nm = fd ? realloc(d->name, (size_t)(d->nr + 1) * sizeof(*nm)) : NULL;
+	if (!nm)
+		return fdr_export_fail(k->err, ENOMEM, "ctf", NULL);
+	d->name = nm;
+	snprintf(d->name[d->nr], sizeof(d->name[0]), "%s", name);
+	d->fd[d->nr] = fdr_export_dir_file(&d->out, name);
+	if (d->fd[d->nr] < 0)
+		return d->fd[d->nr];
+	*h = d->nr++;
+	return 0;
+}
+
+static int dir_packet(struct fdr_ctf_sink *k, int h, const void *hdr, size_t hn, const void *body,
+		      size_t bn, const struct fdr_ctf_packet *pi)
+{
+	struct ctf_dir *d = (struct ctf_dir *)k;
+	int ret = fdr_export_write(&d->out, d->fd[h], d->name[h], hdr, hn);
+
+	(void)pi;
+	if (!ret && bn)
+		ret = fdr_export_write(&d->out, d->fd[h], d->name[h], body, bn);
+	return ret;
+}
+
+static int dir_metadata(struct fdr_ctf_sink *k, const void *p, size_t n)
+{
+	struct ctf_dir *d = (struct ctf_dir *)k;
+	int fd = fdr_export_dir_file(&d->out, "metadata");
+	int ret = fd < 0 ? fd : fdr_export_write(&d->out, fd, "metadata", p, n);
+
+	if (fd >= 0 && close(fd) < 0 && !ret)
+		ret = fdr_export_fail(k->err, errno, d->out.path, "metadata");
+	return ret;
+}
+
+static int dir_close(struct fdr_ctf_sink *k, int h)
+{
+	struct ctf_dir *d = (struct ctf_dir *)k;
+	int ret = close(d->fd[h]) < 0 ? fdr_export_fail(k->err, errno, d->out.path, d->name[h]) : 0;
+
+	d->fd[h] = -1;
 	return ret;
 }
 
@@ -589,48 +700,29 @@ static int ctf_finish(struct ctf_writer *w)
 int fdr_export_ctf(struct fdr_trace *t, const char *dir, struct fdr_export_stats *st,
 		   struct fdr_buf *err)
 {
-	struct ctf_writer w;
-	struct fdr_trace_rec rec;
-	uint32_t cpu;
-	int ret;
+	struct ctf_dir d = {
+		.k = { .open = dir_open,
+		       .packet = dir_packet,
+		       .metadata = dir_metadata,
+		       .close = dir_close,
+		       .err = err },
+	};
+	int i, ret;
 
-	memset(&w, 0, sizeof(w));
-	w.t = t;
-	if (getrandom(w.uuid, sizeof(w.uuid), 0) != sizeof(w.uuid))
-		return fdr_export_fail(err, errno, "getrandom", NULL);
-	w.uuid[6] = (w.uuid[6] & 0x0f) | 0x40; /* version 4 */
-	w.uuid[8] = (w.uuid[8] & 0x3f) | 0x80; /* RFC 4122 variant */
-	ret = fdr_export_dir_open(&w.out, dir, err);
+	if (st)
+		memset(st, 0, sizeof(*st));
+	ret = fdr_export_dir_open(&d.out, dir, err);
 	if (ret)
 		return ret;
-	while ((ret = fdr_trace_next(t, &rec)) > 0) {
-		if (!rec.ev || rec.len < sizeof(struct fdr_common)) {
-			w.st.unknown++;
-			w.st.lost += rec.lost_before;
-			if (rec.lost_before && (ret = ctf_lost(&w, rec.cpu, rec.lost_before)))
-				break;
-			continue;
-		}
-		w.st.lost += rec.lost_before;
-		ret = ctf_event(&w, &rec);
-		if (ret)
-			break;
-	}
-	if (ret < 0 && !(err && err->len))
-		fdr_export_fail(err, -ret, fdr_trace_get_info(t)->origin, "read");
+	ret = fdr_export_ctf_sink(t, &d.k, st);
+	for (i = 0; i < d.nr; i++)
+		if (d.fd[i] >= 0)
+			close(d.fd[i]);
+	free(d.fd);
+	free(d.name);
 	if (!ret)
-		ret = ctf_finish(&w);
-	for (cpu = 0; cpu < w.nr_streams; cpu++) {
-		if (w.streams[cpu].fd >= 0)
-			close(w.streams[cpu].fd);
-		fdr_buf_free(&w.streams[cpu].pkt);
-	}
-	free(w.streams);
-	if (!ret)
-		ret = fdr_export_commit(&w.out);
+		ret = fdr_export_commit(&d.out);
 	else
-		fdr_export_abort(&w.out);
-	if (st)
-		*st = w.st;
+		fdr_export_abort(&d.out);
 	return ret;
 }
