@@ -177,7 +177,7 @@ int fdr_relay_parse_url(const char *url, struct fdr_relay_url *u, struct fdr_buf
 	if (!hl || hl >= sizeof(u->host) || memchr(p, '/', hl))
 		goto bad;
 	memcpy(u->host, p, hl);
-	if (*colon == ':') {
+	if (colon && *colon == ':') {
 		const char *c2 = strchr(colon + 1, ':');
 		size_t n1 = c2 ? (size_t)(c2 - colon - 1) : strlen(colon + 1);
 
