@@ -319,7 +319,7 @@ static int relay_save_one(struct relay_save *rv, struct fdr_session *s, uint32_t
 
 	*what = "read";
 	clock_gettime(CLOCK_REALTIME, &rt);
-	gmtime_r(&rt.tv_sec, &tm);
+	localtime_r(&rt.tv_sec, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
 	snprintf(chunk, sizeof(chunk), "snapshot-%" PRIu64 "-%s", seq / 2, stamp);
 	ret = fdr_trace_open_session(s, inst, FDR_READ_SNAPSHOT, &t);
