@@ -41,6 +41,7 @@ struct fdr_relay_session {
 	uint64_t id; /* stable for the session: chunks of one id share a directory */
 	uint64_t creation_time; /* seconds since the epoch: the directory's date */
 	int snapshot; /* 1: a snapshot session (chunks named by the caller) */
+	uint32_t live_timer_us; /* not a snapshot session: live, viewers poll at this period */
 	int timeout_ms; /* for each connect, send and reply; 0: 10 s */
 };
 
@@ -74,6 +75,21 @@ FDR_API int fdr_relay_open(const struct fdr_relay_url *u, const struct fdr_relay
 FDR_API int fdr_relay_send_chunk(struct fdr_relay *r, struct fdr_trace *t, uint64_t chunk_id,
 				 const char *chunk_name, char *path, size_t path_len,
 				 struct fdr_export_stats *st, struct fdr_buf *err);
+
+/*
+ * Live streaming (a session opened with snapshot 0 and live_timer_us set):
+ * start with @t, a consuming read of live buffers (fdr_trace_open_session()
+ * with FDR_READ_CONSUME), borrowed until stop; tick every live timer period
+ * with the trace clock's time taken before the call (fdr_clock_now()): what
+ * was written since is sent, one packet and its index per CPU, and CPUs with
+ * nothing new are said idle up to @now; stop sends the rest and closes. The
+ * session's directory: @path of stop. Each returns 0 or a negative errno (the
+ * message in @err of start); after an error, close the connection.
+ */
+FDR_API int fdr_relay_live_start(struct fdr_relay *r, struct fdr_trace *t, struct fdr_buf *err);
+FDR_API int fdr_relay_live_tick(struct fdr_relay *r, uint32_t nr_cpus, uint64_t now);
+FDR_API int fdr_relay_live_stop(struct fdr_relay *r, char *path, size_t path_len,
+				struct fdr_export_stats *st);
 
 /* The protocol version agreed with the daemon. */
 FDR_API void fdr_relay_version(const struct fdr_relay *r, uint32_t *major, uint32_t *minor);

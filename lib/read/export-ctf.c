@@ -26,6 +26,12 @@
  * rate (ns, or the TSC's for x86-tsc) and whose offset is the source's
  * offset_ns, so a reader's wall-clock times are CLOCK_REALTIME at record time.
  *
+ * The writer makes packets and hands each to a sink (struct fdr_ctf_sink,
+ * export-local.h): the directory below for fdr export, or a connection to
+ * LTTng's relay daemon (relay.c, docs/design/relay.md), which stores the same
+ * streams. The metadata is handed over last, after every packet, because
+ * events first seen while reading are described in it.
+ *
  * Names: CTF identifiers cannot be TSDL keywords ("event", "struct", "align"...)
  * and allow only [A-Za-z0-9_]. Each field name is written as "_" + the name with
  * any other byte replaced by '_'; readers strip one leading underscore (CTF 1.8
@@ -372,16 +378,18 @@ struct ctf_stream {
 	uint32_t nr; /* events in the current packet */
 };
 
-struct ctf_writer {
+struct fdr_ctf_writer {
 	struct fdr_ctf_sink *k;
 	struct fdr_trace *t;
 	unsigned char uuid[16];
 	struct ctf_stream *streams;
 	uint32_t nr_streams;
+	size_t meta_events; /* events the metadata last handed over described */
+	int meta_sent;
 	struct fdr_export_stats st;
 };
 
-static struct ctf_stream *ctf_stream_get(struct ctf_writer *w, uint32_t cpu)
+static struct ctf_stream *ctf_stream_get(struct fdr_ctf_writer *w, uint32_t cpu)
 {
 	struct ctf_stream *s;
 	uint32_t n;
@@ -408,7 +416,7 @@ static void ctf_put(unsigned char **p, const void *v, size_t n)
 }
 
 /* Hand the current packet of stream @cpu to the sink: header, context, events. */
-static int ctf_flush(struct ctf_writer *w, uint32_t cpu)
+static int ctf_flush(struct fdr_ctf_writer *w, uint32_t cpu)
 {
 	struct ctf_stream *s = &w->streams[cpu];
 	unsigned char hdr[CTF_PACKET_HDR], *p = hdr;
@@ -465,7 +473,7 @@ static int ctf_fixed(struct fdr_buf *b, const struct fdr_abi_field *f, size_t si
 }
 
 /* @n records lost before the next one on @cpu: end the packet, count them. */
-static int ctf_lost(struct ctf_writer *w, uint32_t cpu, uint64_t n)
+static int ctf_lost(struct fdr_ctf_writer *w, uint32_t cpu, uint64_t n)
 {
 	struct ctf_stream *s = ctf_stream_get(w, cpu);
 	int ret;
@@ -478,7 +486,7 @@ static int ctf_lost(struct ctf_writer *w, uint32_t cpu, uint64_t n)
 	return 0;
 }
 
-static int ctf_event(struct ctf_writer *w, const struct fdr_trace_rec *rec)
+static int ctf_event(struct fdr_ctf_writer *w, const struct fdr_trace_rec *rec)
 {
 	const struct fdr_abi_event *e = rec->ev;
 	struct ctf_stream *s = ctf_stream_get(w, rec->cpu);
@@ -549,9 +557,127 @@ static int ctf_event(struct ctf_writer *w, const struct fdr_trace_rec *rec)
 	return 0;
 }
 
-static int ctf_finish(struct ctf_writer *w)
+/**
+ * fdr_ctf_writer_new - a CTF writer of @t's records into sink @k
+ *
+ * Returns: 0 and *@out (fdr_ctf_writer_free() it), or a negative errno.
+ */
+int fdr_ctf_writer_new(struct fdr_trace *t, struct fdr_ctf_sink *k, struct fdr_ctf_writer **out)
+{
+	struct fdr_ctf_writer *w = calloc(1, sizeof(*w));
+
+	*out = NULL;
+	if (!w)
+		return fdr_export_fail(k->err, ENOMEM, "ctf", NULL);
+	w->t = t;
+	w->k = k;
+	if (getrandom(w->uuid, sizeof(w->uuid), 0) != sizeof(w->uuid)) {
+		int e = errno;
+
+		free(w);
+		return fdr_export_fail(k->err, e, "getrandom", NULL);
+	}
+	w->uuid[6] = (w->uuid[6] & 0x0f) | 0x40; /* version 4 */
+	w->uuid[8] = (w->uuid[8] & 0x3f) | 0x80; /* RFC 4122 variant */
+	*out = w;
+	return 0;
+}
+
+/**
+ * fdr_ctf_writer_read - read what @t holds now into packets (handed to the sink
+ * as they fill): to its end for a snapshot or a file; for a consuming read of
+ * live buffers, what was written so far (call again for more)
+ *
+ * Returns: 0 or a negative errno (message in the sink's err).
+ */
+int fdr_ctf_writer_read(struct fdr_ctf_writer *w)
+{
+	struct fdr_trace_rec rec;
+	int ret;
+
+	while ((ret = fdr_trace_next(w->t, &rec)) > 0) {
+		if (!rec.ev || rec.len < sizeof(struct fdr_common)) {
+			w->st.unknown++;
+			w->st.lost += rec.lost_before;
+			if (rec.lost_before && (ret = ctf_lost(w, rec.cpu, rec.lost_before)))
+				break;
+			continue;
+		}
+		w->st.lost += rec.lost_before;
+		ret = ctf_event(w, &rec);
+		if (ret)
+			break;
+	}
+	if (ret < 0 && !(w->k->err && w->k->err->len))
+		fdr_export_fail(w->k->err, -ret, fdr_trace_get_info(w->t)->origin, "read");
+	return ret < 0 ? ret : 0;
+}
+
+/* Hand the metadata over if it describes more events than last time. */
+static int ctf_meta(struct fdr_ctf_writer *w)
 {
 	struct fdr_buf meta = { 0 };
+	size_t nr = fdr_trace_nr_events(w->t);
+	int ret;
+
+	if (w->meta_sent && nr == w->meta_events)
+		return 0;
+	if (fdr_export_ctf_metadata(w->t, w->uuid, &meta)) {
+		fdr_buf_free(&meta);
+		return fdr_export_fail(w->k->err, ENOMEM, "ctf metadata", NULL);
+	}
+	ret = w->k->metadata(w->k, meta.data, meta.len);
+	fdr_buf_free(&meta);
+	w->meta_sent = 1;
+	w->meta_events = nr;
+	return ret;
+}
+
+/**
+ * fdr_ctf_writer_tick - live streaming, every live timer period: the metadata
+ * if it grew, then for CPUs 0..@nr_cpus-1 (and any other with a stream) the
+ * packet of what was read since the last tick; a CPU without a packet yet gets
+ * an empty one, and a CPU with nothing new is reported idle up to @now (the
+ * trace clock, taken before the read), so live readers do not wait for it.
+ * Records read later with an earlier time are raised to it (counted as clamped).
+ *
+ * Returns: 0 or a negative errno.
+ */
+int fdr_ctf_writer_tick(struct fdr_ctf_writer *w, uint32_t nr_cpus, uint64_t now)
+{
+	uint32_t cpu, n;
+	int ret = ctf_meta(w);
+
+	if (!ret && nr_cpus && !ctf_stream_get(w, nr_cpus - 1))
+		ret = fdr_export_fail(w->k->err, ENOMEM, "ctf", NULL);
+	n = w->nr_streams;
+	for (cpu = 0; cpu < n && !ret; cpu++) {
+		struct ctf_stream *s = &w->streams[cpu];
+
+		if (s->nr) {
+			ret = ctf_flush(w, cpu);
+		} else if (s->h < 0) {
+			/* an empty packet opens the stream: [now, now] */
+			if (now > s->last_ts)
+				s->last_ts = now;
+			s->ts_begin = s->ts_end = s->last_ts;
+			ret = ctf_flush(w, cpu);
+		} else if (w->k->idle) {
+			if (now > s->last_ts)
+				s->last_ts = now;
+			ret = w->k->idle(w->k, s->h, s->last_ts);
+		}
+	}
+	return ret;
+}
+
+/**
+ * fdr_ctf_writer_finish - the last packets, the metadata, every stream closed
+ *
+ * Returns: 0 or a negative errno.
+ */
+int fdr_ctf_writer_finish(struct fdr_ctf_writer *w)
+{
 	uint32_t cpu;
 	int ret = 0;
 
@@ -562,14 +688,8 @@ static int ctf_finish(struct ctf_writer *w)
 		/* no record at all: one empty packet, so readers see a valid empty trace */
 		ret = ctf_stream_get(w, 0) ? ctf_flush(w, 0) : -ENOMEM;
 	}
-	if (ret)
-		return ret;
-	if (fdr_export_ctf_metadata(w->t, w->uuid, &meta)) {
-		fdr_buf_free(&meta);
-		return fdr_export_fail(w->k->err, ENOMEM, "ctf metadata", NULL);
-	}
-	ret = w->k->metadata(w->k, meta.data, meta.len);
-	fdr_buf_free(&meta);
+	if (!ret)
+		ret = ctf_meta(w);
 	for (cpu = 0; cpu < w->nr_streams && !ret; cpu++) {
 		struct ctf_stream *s = &w->streams[cpu];
 
@@ -578,6 +698,21 @@ static int ctf_finish(struct ctf_writer *w)
 		s->h = -1;
 	}
 	return ret;
+}
+
+/* Free @w (NULL: nothing); its counts into @st (may be NULL). */
+void fdr_ctf_writer_free(struct fdr_ctf_writer *w, struct fdr_export_stats *st)
+{
+	uint32_t cpu;
+
+	if (!w)
+		return;
+	for (cpu = 0; cpu < w->nr_streams; cpu++)
+		fdr_buf_free(&w->streams[cpu].pkt);
+	free(w->streams);
+	if (st)
+		*st = w->st;
+	free(w);
 }
 
 /**
@@ -590,40 +725,15 @@ static int ctf_finish(struct ctf_writer *w)
  */
 int fdr_export_ctf_sink(struct fdr_trace *t, struct fdr_ctf_sink *k, struct fdr_export_stats *st)
 {
-	struct ctf_writer w;
-	struct fdr_trace_rec rec;
-	uint32_t cpu;
-	int ret;
+	struct fdr_ctf_writer *w;
+	int ret = fdr_ctf_writer_new(t, k, &w);
 
-	memset(&w, 0, sizeof(w));
-	w.t = t;
-	w.k = k;
-	if (getrandom(w.uuid, sizeof(w.uuid), 0) != sizeof(w.uuid))
-		return fdr_export_fail(k->err, errno, "getrandom", NULL);
-	w.uuid[6] = (w.uuid[6] & 0x0f) | 0x40; /* version 4 */
-	w.uuid[8] = (w.uuid[8] & 0x3f) | 0x80; /* RFC 4122 variant */
-	while ((ret = fdr_trace_next(t, &rec)) > 0) {
-		if (!rec.ev || rec.len < sizeof(struct fdr_common)) {
-			w.st.unknown++;
-			w.st.lost += rec.lost_before;
-			if (rec.lost_before && (ret = ctf_lost(&w, rec.cpu, rec.lost_before)))
-				break;
-			continue;
-		}
-		w.st.lost += rec.lost_before;
-		ret = ctf_event(&w, &rec);
-		if (ret)
-			break;
-	}
-	if (ret < 0 && !(k->err && k->err->len))
-		fdr_export_fail(k->err, -ret, fdr_trace_get_info(t)->origin, "read");
+	if (ret)
+		return ret;
+	ret = fdr_ctf_writer_read(w);
 	if (!ret)
-		ret = ctf_finish(&w);
-	for (cpu = 0; cpu < w.nr_streams; cpu++)
-		fdr_buf_free(&w.streams[cpu].pkt);
-	free(w.streams);
-	if (st)
-		*st = w.st;
+		ret = fdr_ctf_writer_finish(w);
+	fdr_ctf_writer_free(w, st);
 	return ret;
 }
 

@@ -56,10 +56,16 @@ struct fdr_ctf_sink {
 	/* one whole packet: @hdr (header + context) then @body, described by @pi */
 	int (*packet)(struct fdr_ctf_sink *k, int h, const void *hdr, size_t hn, const void *body,
 		      size_t bn, const struct fdr_ctf_packet *pi);
-	/* the trace's metadata text, whole, after every packet */
+	/*
+	 * the trace's metadata text, whole: once after every packet, or (live) each
+	 * time it grew, before the packets that need it; a later text begins with
+	 * the earlier one
+	 */
 	int (*metadata)(struct fdr_ctf_sink *k, const void *p, size_t n);
 	/* stream @h is complete */
 	int (*close)(struct fdr_ctf_sink *k, int h);
+	/* live only (may be NULL): stream @h has nothing new up to @ts (trace clock) */
+	int (*idle)(struct fdr_ctf_sink *k, int h, uint64_t ts);
 	struct fdr_buf *err;
 };
 
@@ -69,5 +75,13 @@ struct fdr_ctf_sink {
  * what the sink holds. Returns 0 or a negative errno (message in @k->err).
  */
 int fdr_export_ctf_sink(struct fdr_trace *t, struct fdr_ctf_sink *k, struct fdr_export_stats *st);
+
+/* The same in steps, for live streaming (export-ctf.c has each call's comment). */
+struct fdr_ctf_writer;
+int fdr_ctf_writer_new(struct fdr_trace *t, struct fdr_ctf_sink *k, struct fdr_ctf_writer **out);
+int fdr_ctf_writer_read(struct fdr_ctf_writer *w);
+int fdr_ctf_writer_tick(struct fdr_ctf_writer *w, uint32_t nr_cpus, uint64_t now);
+int fdr_ctf_writer_finish(struct fdr_ctf_writer *w);
+void fdr_ctf_writer_free(struct fdr_ctf_writer *w, struct fdr_export_stats *st);
 
 #endif /* FDR_EXPORT_LOCAL_H */

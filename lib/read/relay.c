@@ -67,6 +67,7 @@ enum {
 	RELAY_SEND_METADATA = 6,
 	RELAY_CLOSE_STREAM = 7,
 	RELAY_DATA_PENDING = 8,
+	RELAY_SEND_INDEX = 13,
 	RELAY_STREAMS_SENT = 16,
 	RELAY_CREATE_TRACE_CHUNK = 19,
 	RELAY_CLOSE_TRACE_CHUNK = 20,
@@ -97,6 +98,11 @@ struct fdr_relay {
 	uint64_t chunk; /* the chunk being sent */
 	struct relay_stream *streams;
 	int nr_streams;
+	int meta_h; /* the metadata stream; -1: not added yet */
+	struct fdr_buf meta; /* the metadata sent so far */
+	int live; /* a live session: indexes with the packets, beacons */
+	struct fdr_ctf_writer *w; /* live: the writer between ticks */
+	struct fdr_export_stats st; /* live: the writer's counts at the end */
 	char where[300]; /* "lttng-relayd at HOST:PORT" */
 	char session_path[RELAY_PATH_MAX];
 };
@@ -371,6 +377,8 @@ static const char *relay_cmd_name(uint32_t cmd)
 		return "close stream";
 	case RELAY_DATA_PENDING:
 		return "data pending";
+	case RELAY_SEND_INDEX:
+		return "send index";
 	case RELAY_STREAMS_SENT:
 		return "streams sent";
 	case RELAY_CREATE_TRACE_CHUNK:
@@ -500,7 +508,7 @@ static int relay_create_session(struct fdr_relay *r, const struct fdr_relay_sess
 	put32(&p, (uint32_t)nl);
 	put32(&p, (uint32_t)hl);
 	put32(&p, 1); /* base path: "" (the daemon names the directory) */
-	put32(&p, 0); /* live timer */
+	put32(&p, rs->snapshot ? 0 : rs->live_timer_us);
 	*p++ = rs->snapshot ? 1 : 0;
 	*p++ = 0; /* the name does not contain the creation time */
 	memcpy(p, uuid, 16);
@@ -574,6 +582,8 @@ int fdr_relay_open(const struct fdr_relay_url *u, const struct fdr_relay_session
 	if (!r)
 		return -ENOMEM;
 	r->ctrl = r->data = -1;
+	r->meta_h = -1;
+	r->live = !rs->snapshot && rs->live_timer_us;
 	r->timeout_ms = rs->timeout_ms > 0 ? rs->timeout_ms : 10000;
 	if (strchr(u->host, ':'))
 		snprintf(r->where, sizeof(r->where), "lttng-relayd at [%s]:%u", u->host,
@@ -625,6 +635,8 @@ void fdr_relay_close(struct fdr_relay *r)
 		close(r->ctrl);
 	if (r->data >= 0)
 		close(r->data);
+	fdr_ctf_writer_free(r->w, NULL);
+	fdr_buf_free(&r->meta);
 	free(r->streams);
 	free(r);
 }
@@ -667,7 +679,43 @@ static int relay_add_stream(struct fdr_relay *r, const char *name, int metadata,
 
 static int rs_open(struct fdr_ctf_sink *k, const char *name, int *h)
 {
-	return relay_add_stream((struct fdr_relay *)k, name, 0, h);
+	struct fdr_relay *r = (struct fdr_relay *)k;
+	int ret = relay_add_stream(r, name, 0, h);
+
+	/* live: published to viewers now, before its first packet */
+	if (!ret && r->live)
+		ret = relay_simple(r, RELAY_STREAMS_SENT, NULL, 0, k->err);
+	return ret;
+}
+
+/*
+ * Live: the index of a packet, after its data (the daemon pairs them by
+ * net_seq_num); @pi NULL: a beacon, "nothing new up to @ts" (packet_size 0).
+ */
+static int relay_index(struct fdr_relay *r, struct relay_stream *s, uint64_t seq,
+		       const struct fdr_ctf_packet *pi, uint64_t ts)
+{
+	unsigned char m[80], *p = m;
+
+	put64(&p, s->handle);
+	put64(&p, seq);
+	put64(&p, pi ? pi->bits : 0); /* packet_size */
+	put64(&p, pi ? pi->bits : 0); /* content_size */
+	put64(&p, pi ? pi->ts_begin : ts);
+	put64(&p, pi ? pi->ts_end : ts);
+	put64(&p, pi ? pi->discarded : 0);
+	put64(&p, 0); /* the CTF stream class id */
+	put64(&p, pi ? pi->cpu : 0); /* stream instance id */
+	put64(&p, seq); /* packet_seq_num */
+	return relay_simple(r, RELAY_SEND_INDEX, m, sizeof(m), r->k.err);
+}
+
+static int rs_idle(struct fdr_ctf_sink *k, int h, uint64_t ts)
+{
+	struct fdr_relay *r = (struct fdr_relay *)k;
+	struct relay_stream *s = &r->streams[h];
+
+	return relay_index(r, s, s->next_seq ? s->next_seq - 1 : 0, NULL, ts);
 }
 
 static int rs_packet(struct fdr_ctf_sink *k, int h, const void *hdr, size_t hn, const void *body,
@@ -678,7 +726,6 @@ static int rs_packet(struct fdr_ctf_sink *k, int h, const void *hdr, size_t hn, 
 	unsigned char dh[RELAY_DATA_HDR + 128], *p = dh;
 	int ret;
 
-	(void)pi;
 	if (r->broken || hn > 128)
 		return relay_fail(r, k->err, r->broken ? ECONNRESET : EINVAL, "data");
 	if (hn + bn > UINT32_MAX)
@@ -693,21 +740,38 @@ static int rs_packet(struct fdr_ctf_sink *k, int h, const void *hdr, size_t hn, 
 	if (ret)
 		return relay_fail(r, k->err, -ret, "sending a packet on the data connection");
 	s->next_seq++;
-	return 0;
+	return r->live ? relay_index(r, s, s->next_seq - 1, pi, 0) : 0;
 }
 
+/* The metadata: its stream added the first time, then what was not sent yet. */
 static int rs_metadata(struct fdr_ctf_sink *k, const void *text, size_t n)
 {
 	struct fdr_relay *r = (struct fdr_relay *)k;
 	unsigned char m[12], *p = m;
-	int h, ret = relay_add_stream(r, "metadata", 1, &h);
+	int ret = 0;
 
-	if (ret)
-		return ret;
-	put64(&p, r->streams[h].handle);
+	if (r->meta_h < 0) {
+		ret = relay_add_stream(r, "metadata", 1, &r->meta_h);
+		if (!ret && r->live)
+			ret = relay_simple(r, RELAY_STREAMS_SENT, NULL, 0, k->err);
+		if (ret)
+			return ret;
+	}
+	if (n < r->meta.len || memcmp(text, r->meta.data, r->meta.len)) {
+		r->broken = 1;
+		return fdr_export_fail(k->err, EPROTO, "ctf metadata",
+				       "changed instead of growing (a bug)");
+	}
+	if (n == r->meta.len)
+		return 0;
+	put64(&p, r->streams[r->meta_h].handle);
 	put32(&p, 0); /* padding */
 	/* no reply: the daemon writes it before reading the next command */
-	return relay_cmd(r, RELAY_SEND_METADATA, m, sizeof(m), text, n, k->err);
+	ret = relay_cmd(r, RELAY_SEND_METADATA, m, sizeof(m), (const char *)text + r->meta.len,
+			n - r->meta.len, k->err);
+	if (!ret && fdr_buf_add(&r->meta, (const char *)text + r->meta.len, n - r->meta.len))
+		ret = relay_fail(r, k->err, ENOMEM, "metadata");
+	return ret;
 }
 
 /* Streams are closed in relay_close_streams(), once all are sent. */
@@ -763,7 +827,7 @@ static int relay_close_streams(struct fdr_relay *r)
 
 static int relay_create_chunk(struct fdr_relay *r, uint64_t id, const char *name)
 {
-	size_t nl = strlen(name) + 1;
+	size_t nl = name ? strlen(name) + 1 : 0;
 	unsigned char m[20], *p = m, rep[4];
 	int ret;
 
@@ -816,6 +880,21 @@ static int relay_close_chunk(struct fdr_relay *r, char *path, size_t path_len)
 	return 0;
 }
 
+static void relay_sink_init(struct fdr_relay *r, struct fdr_buf *err)
+{
+	r->k = (struct fdr_ctf_sink){
+		.open = rs_open,
+		.packet = rs_packet,
+		.metadata = rs_metadata,
+		.close = rs_close,
+		.idle = r->live ? rs_idle : NULL,
+		.err = err,
+	};
+	r->nr_streams = 0;
+	r->meta_h = -1;
+	r->meta.len = 0;
+}
+
 /**
  * fdr_relay_send_chunk - send @t as trace chunk @chunk_id named @chunk_name
  *
@@ -837,17 +916,88 @@ int fdr_relay_send_chunk(struct fdr_relay *r, struct fdr_trace *t, uint64_t chun
 				       chunk_name ? chunk_name : "");
 		return -EINVAL;
 	}
-	r->k = (struct fdr_ctf_sink){
-		.open = rs_open,
-		.packet = rs_packet,
-		.metadata = rs_metadata,
-		.close = rs_close,
-		.err = err,
-	};
-	r->nr_streams = 0;
+	if (r->live)
+		return -EINVAL;
+	relay_sink_init(r, err);
 	ret = relay_create_chunk(r, chunk_id, chunk_name);
 	if (!ret)
 		ret = fdr_export_ctf_sink(t, &r->k, st);
+	if (!ret)
+		ret = relay_close_streams(r);
+	if (!ret)
+		ret = relay_close_chunk(r, path, path_len);
+	if (ret)
+		r->broken = 1;
+	return ret;
+}
+
+/* ---- live ------------------------------------------------------------------------------ */
+
+/**
+ * fdr_relay_live_start - begin streaming @t (a consuming read of live buffers,
+ * borrowed until fdr_relay_live_stop()) on a live session (@rs->live_timer_us
+ * set at fdr_relay_open()): the session's one trace chunk is created; streams
+ * appear at the first tick
+ *
+ * Returns: 0 or a negative errno (message in @err).
+ */
+int fdr_relay_live_start(struct fdr_relay *r, struct fdr_trace *t, struct fdr_buf *err)
+{
+	int ret;
+
+	if (!r->live || r->w)
+		return -EINVAL;
+	relay_sink_init(r, err);
+	ret = relay_create_chunk(r, 0, NULL);
+	if (!ret)
+		ret = fdr_ctf_writer_new(t, &r->k, &r->w);
+	if (ret)
+		r->broken = 1;
+	return ret;
+}
+
+/**
+ * fdr_relay_live_tick - every live timer period: read what was written since
+ * the last tick and send it, one packet (and its index) per CPU with records;
+ * CPUs 0..@nr_cpus-1 with nothing new are said idle up to @now (the trace
+ * clock, taken before this call) so live viewers go on
+ *
+ * Returns: 0 or a negative errno (message in the @err of fdr_relay_live_start()).
+ */
+int fdr_relay_live_tick(struct fdr_relay *r, uint32_t nr_cpus, uint64_t now)
+{
+	int ret;
+
+	if (!r->w)
+		return -EINVAL;
+	ret = fdr_ctf_writer_read(r->w);
+	if (!ret)
+		ret = fdr_ctf_writer_tick(r->w, nr_cpus, now);
+	if (ret)
+		r->broken = 1;
+	return ret;
+}
+
+/**
+ * fdr_relay_live_stop - send what is left, close the streams once the daemon
+ * has all of their data, close the chunk
+ * @path: (may be NULL) the session's directory as the daemon says
+ * @st: the counts of the whole stream (may be NULL)
+ *
+ * Returns: 0 or a negative errno.
+ */
+int fdr_relay_live_stop(struct fdr_relay *r, char *path, size_t path_len,
+			struct fdr_export_stats *st)
+{
+	int ret;
+
+	if (!r->w)
+		return -EINVAL;
+	ret = fdr_ctf_writer_read(r->w);
+	if (!ret)
+		ret = fdr_ctf_writer_finish(r->w);
+	fdr_ctf_writer_free(r->w, st);
+	r->w = NULL;
 	if (!ret)
 		ret = relay_close_streams(r);
 	if (!ret)
