@@ -283,27 +283,10 @@ struct relay_save {
 	struct fdr_relay_url url;
 	struct fdr_relay_session rs;
 	char hostname[256];
-	char name[FDR_NAME_LEN * 2 + 8];
+	char name[CLI_RELAY_NAME_LEN];
 	const char *keep_dir;
 	unsigned sent, kept;
 };
-
-/* @in as a relay name: bytes other than [A-Za-z0-9._-] become '_' */
-static void relay_name(const char *in, char *out, size_t len)
-{
-	size_t i;
-
-	for (i = 0; in[i] && i + 1 < len; i++) {
-		char c = in[i];
-
-		out[i] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-					 (c >= '0' && c <= '9') || c == '.' || c == '-' ||
-					 c == '_' ?
-				 c :
-				 '_';
-	}
-	out[i] = '\0';
-}
 
 static int relay_save_one(struct relay_save *rv, struct fdr_session *s, uint32_t inst, uint64_t seq,
 			  const char **what)
@@ -383,21 +366,11 @@ static int relay_save_loop(struct fdr_session *s, uint32_t inst, const char *ins
 			   struct relay_save *rv)
 {
 	const struct fdr_abi_control *c = fdr_session_control(s);
-	char base[FDR_NAME_LEN + 1];
-	const char *sp = fdr_session_path(s), *slash = strrchr(sp, '/');
 	struct fdr_saver sv;
 	unsigned failed = 0;
 	int ret = 0;
 
-	relay_name(slash && slash[1] ? slash + 1 : sp, base, sizeof(base));
-	if (inst_name && *inst_name) {
-		char ib[FDR_NAME_LEN + 1];
-
-		relay_name(inst_name, ib, sizeof(ib));
-		snprintf(rv->name, sizeof(rv->name), "%s-%s", base, ib);
-	} else {
-		snprintf(rv->name, sizeof(rv->name), "%s", base);
-	}
+	cli_relay_session_name(s, inst_name, rv->name, sizeof(rv->name));
 	rv->rs.name = rv->name;
 	rv->rs.hostname = rv->hostname;
 	rv->rs.id = c->session_id + inst; /* instances are sessions of their own on the daemon */
@@ -557,26 +530,9 @@ int cmd_snapshot(int argc, char **argv)
 	if (hostname && !relayd)
 		return usage_error(argc, argv, -1, "expected --hostname with --relayd only");
 	if (relayd) {
-		const char *env = getenv("FDR_HOSTNAME");
-
-		char hn[256] = "";
-
-		if (hostname || (env && *env)) {
-			const char *h = hostname ? hostname : env;
-
-			relay_name(h, rv.hostname, sizeof(rv.hostname));
-			if (strcmp(h, rv.hostname) || strlen(h) >= 64 || !strcmp(h, ".") ||
-			    !strcmp(h, ".."))
-				return die(EXIT_USAGE,
-					   "expected a host name (%s) of 1-63 bytes of "
-					   "[A-Za-z0-9._-], found '%s'",
-					   hostname ? "--hostname" : "FDR_HOSTNAME", h);
-		} else {
-			/* the machine's, its other bytes as '_' (the daemon makes it a directory) */
-			if (gethostname(hn, sizeof(hn) - 1) < 0 || !hn[0])
-				snprintf(hn, sizeof(hn), "localhost");
-			relay_name(hn, rv.hostname, 64);
-		}
+		ret = cli_relay_hostname(hostname, rv.hostname, sizeof(rv.hostname));
+		if (ret)
+			return ret;
 		rv.keep_dir = save_dir ? save_dir : "fdr-relay-unsent";
 	}
 	if (argi < argc)
