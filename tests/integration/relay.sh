@@ -10,6 +10,12 @@
 #   - the daemon killed while a snapshot is being sent: a clear error, the
 #     snapshot kept as CTF in the local directory (equal to the export), the
 #     daemon restarted, the next snapshot delivered, exit status 1 at the end;
+#   - live: 'fdr relay' streams a session while markers are written (on CPU 0
+#     only: the other CPUs are idle); 'babeltrace2 -i lttng-live' follows it,
+#     shows the markers while the stream goes on (an idle CPU does not hold it
+#     up), ends when it stops, and what it printed is the end of the babeltrace2
+#     text of the session as the daemon stored it (a viewer starts at the
+#     newest data when it attaches);
 #   - a daemon speaking another protocol major version is refused, saying so;
 #   - usage errors: a bad URL, a bad host name, --format with --relayd.
 # Skips (77) where lttng-relayd or babeltrace2 is not installed. Every relayd
@@ -25,6 +31,7 @@ suite_init relay shm
 command -v lttng-relayd >/dev/null || skip "lttng-relayd is not installed (Debian lttng-tools)"
 command -v babeltrace2 >/dev/null || skip "babeltrace2 is not installed"
 command -v python3 >/dev/null || skip "python3 is not installed"
+command -v taskset >/dev/null || skip "taskset is not installed (util-linux)"
 export LTTNG_HOME=$T/lttng-home
 mkdir -p -m 700 "$LTTNG_HOME"
 RELAY_OUT=$T/relay-out
@@ -51,8 +58,8 @@ relayd_kill() {
 }
 at_exit relayd_kill
 
-# relayd_start: lttng-relayd on $CTRL/$DATA/$LIVE, output in $RELAY_OUT, up when
-# its control port accepts a connection
+# relayd_start [quiet]: lttng-relayd on $CTRL/$DATA/$LIVE, output in $RELAY_OUT,
+# up when its control port accepts a connection
 relayd_start() {
 	local k
 	lttng-relayd -C "tcp://127.0.0.1:$CTRL" -D "tcp://127.0.0.1:$DATA" \
@@ -65,6 +72,7 @@ relayd_start() {
 		kill -0 "$relayd_pid" 2>/dev/null || break
 		sleep 0.05
 	done
+	[ -n "${1:-}" ] && return 1
 	diag "lttng-relayd did not start"
 	sed 's/^/#   relayd: /' "$T/relayd.log" | tail -20
 	return 1
@@ -151,11 +159,15 @@ test_setup() {
 	# a port free a moment ago may be taken since: new ones, a few times
 	for ((k = 0; k < 4; k++)); do
 		pick_ports
-		relayd_start 2>/dev/null && break
+		relayd_start quiet && break
 		relayd_kill
 	done
-	[ -n "$relayd_pid" ] || return 1
-	for s in hA hB kill fake; do
+	[ -n "$relayd_pid" ] || {
+		diag "lttng-relayd did not start on 4 sets of free ports"
+		sed 's/^/#   relayd: /' "$T/relayd.log" | tail -20
+		return 1
+	}
+	for s in hA hB kill fake live; do
 		FDR_SESSION=$s must "$FDR" start || return 1
 	done
 }
@@ -232,7 +244,9 @@ test_relayd_killed() {
 	grep -Eq "cannot send snapshot 1: lttng-relayd at 127.0.0.1:$CTRL: .*(reset|refused|Broken pipe)" \
 		"$T/saver-kill.err" &&
 		grep -q "snapshot 1 kept in $T/keep/snapshot-1-" "$T/saver-kill.err" || {
-		diag "no clear error and local copy after the daemon was killed:"
+		diag "no clear error and local copy after the daemon was killed (expected"
+		diag "'cannot send snapshot 1: lttng-relayd at 127.0.0.1:$CTRL: ...reset...'"
+		diag "and 'snapshot 1 kept in $T/keep/snapshot-1-...'):"
 		sed 's/^/#   saver: /' "$T/saver-kill.err"
 		return 1
 	}
@@ -261,6 +275,85 @@ test_relayd_killed() {
 	}
 }
 
+# Live: the stream started, a viewer attached, markers on CPU 0, the stream stopped.
+test_live() {
+	local bt lp k n
+	FDR_SESSION=live FDR_HOSTNAME=hostL "$FDR" relay "$URL" --live-timer 100000 \
+		>"$T/relay.out" 2>"$T/relay.err" &
+	lp=$!
+	bg_add "$lp"
+	for ((k = 0; k < 100; k++)); do
+		grep -q 'streaming to' "$T/relay.err" 2>/dev/null && break
+		sleep 0.05
+	done
+	# (babeltrace2 -i lttng-live ends when the session does, or is not there yet)
+	timeout 30 babeltrace2 -i lttng-live "net://127.0.0.1:$LIVE/host/hostL/live" \
+		>"$T/live.txt" 2>"$T/live.err" &
+	bt=$!
+	bg_add "$bt"
+	# until the viewer shows a marker, with the stream going on: it is attached
+	# and the idle CPUs do not hold it up
+	for ((k = 0; k < 100; k++)); do
+		taskset -c 0 "$FDR" -s live write trace_marker "warm-up $k" >/dev/null 2>&1
+		grep -q 'warm-up' "$T/live.txt" && break
+		sleep 0.1
+	done
+	grep -q 'warm-up' "$T/live.txt" || {
+		diag "babeltrace2 -i lttng-live showed nothing in 10 s"
+		sed 's/^/#   relay: /' "$T/relay.err"
+		grep -v 'Cannot deterministically' "$T/live.err" | head | sed 's/^/#   bt: /'
+		return 1
+	}
+	for ((k = 1; k <= 5; k++)); do
+		taskset -c 0 "$FDR" -s live write trace_marker "live $k" >/dev/null || return 1
+		sleep 0.05
+	done
+	for ((k = 0; k < 40; k++)); do
+		grep -q 'live 5' "$T/live.txt" && break
+		sleep 0.05
+	done
+	saver_stop "$lp"
+	if [ "$rc" -ne 0 ]; then
+		diag "fdr relay exited with $rc"
+		sed 's/^/#   relay: /' "$T/relay.err"
+		return 1
+	fi
+	for ((k = 0; k < 100; k++)); do
+		kill -0 "$bt" 2>/dev/null || break
+		sleep 0.05
+	done
+	if kill -0 "$bt" 2>/dev/null; then
+		diag "babeltrace2 -i lttng-live did not end with the stream"
+		return 1
+	fi
+	wait "$bt"
+	rc=$?
+	[ "$rc" = 0 ] || {
+		diag "babeltrace2 -i lttng-live exited with $rc"
+		grep -v 'Cannot deterministically' "$T/live.err" | head | sed 's/^/#   bt: /'
+		return 1
+	}
+	babeltrace2 "$RELAY_OUT/$(head -1 "$T/relay.out")" >"$T/live-disk.txt" 2>"$T/live-disk.err" || {
+		diag "babeltrace2 cannot read the stored stream $(head -1 "$T/relay.out")"
+		head "$T/live-disk.err" | sed 's/^/#   /'
+		return 1
+	}
+	# the same lines but for the time since the previous line ("+?.?" on a first)
+	n=$(wc -l <"$T/live.txt")
+	if [ "$(grep -c 'live [1-5]' "$T/live.txt")" != 5 ] ||
+		! diff <(tail -n "$n" "$T/live-disk.txt" | sed 's/^\(\[[^]]*\]\) ([^)]*)/\1/') \
+			<(sed 's/^\(\[[^]]*\]\) ([^)]*)/\1/' "$T/live.txt") >"$T/live.diff"; then
+		diag "the live text is not the end of the stored one:"
+		head "$T/live.diff" | sed 's/^/#   /'
+		return 1
+	fi
+	grep -q "events sent, 0 lost" "$T/relay.err" || {
+		diag "fdr relay's summary:"
+		sed 's/^/#   relay: /' "$T/relay.err"
+		return 1
+	}
+}
+
 # A daemon answering the version command with major 3: refused, said so.
 test_incompatible() {
 	local fake p k
@@ -271,6 +364,7 @@ srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 srv.bind(("127.0.0.1", int(sys.argv[1])))
 srv.listen(4)
 srv.settimeout(20)
+print("listening", flush=True)
 c, _ = srv.accept()
 hdr = b""
 while len(hdr) < 32:
@@ -283,7 +377,10 @@ c.close()
 EOF
 	fake=$!
 	bg_add "$fake"
-	sleep 0.3
+	for ((k = 0; k < 100; k++)); do
+		grep -q listening "$T/fake.log" 2>/dev/null && break
+		sleep 0.05
+	done
 	URL=net://127.0.0.1:$FAKE saver_start fake hostF || return 1
 	p=$saver_pid
 	FDR_SESSION=fake must "$FDR" snapshot take || return 1
@@ -323,5 +420,5 @@ test_usage() {
 	expect_rc 2 || return 1
 }
 
-run_cases "test_setup test_two_hosts test_relayd_killed test_incompatible test_usage" test_setup
+run_cases "test_setup test_two_hosts test_live test_relayd_killed test_incompatible test_usage" test_setup
 tap_summary
