@@ -792,7 +792,6 @@ static int relay_close_streams(struct fdr_relay *r)
 	struct timespec t0, now;
 	int i, ret = relay_simple(r, RELAY_STREAMS_SENT, NULL, 0, r->k.err);
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 0; i < r->nr_streams && !ret; i++) {
 		struct relay_stream *s = &r->streams[i];
 		unsigned char m[16], *p = m, rep[4];
@@ -801,6 +800,7 @@ static int relay_close_streams(struct fdr_relay *r)
 
 		put64(&p, s->handle);
 		put64(&p, last);
+		clock_gettime(CLOCK_MONOTONIC, &t0); /* the timeout: per stream */
 		while (!s->metadata && s->next_seq && !ret) {
 			ret = relay_cmd(r, RELAY_DATA_PENDING, m, sizeof(m), NULL, 0, r->k.err);
 			if (!ret)
