@@ -48,6 +48,7 @@
 #include <unistd.h>
 #include <sys/random.h>
 
+#include "common/strbuf.h"
 #include "read-local.h"
 #include "export-local.h"
 #include "trace-src.h"
@@ -462,11 +463,11 @@ static int ctf_fixed(struct fdr_buf *b, const struct fdr_abi_field *f, size_t si
 	int ret = 0;
 
 	if ((uint32_t)f->offset + size <= len)
-		return fdr_buf_add(b, p + f->offset, size);
+		return fb_add(b, p + f->offset, size);
 	while (done < size && !ret) {
 		size_t k = size - done < sizeof(zeros) ? size - done : sizeof(zeros);
 
-		ret = fdr_buf_add(b, zeros, k);
+		ret = fb_add(b, zeros, k);
 		done += k;
 	}
 	return ret;
@@ -515,12 +516,12 @@ static int ctf_event(struct fdr_ctf_writer *w, const struct fdr_trace_rec *rec)
 	memset(&c, 0, sizeof(c));
 	memcpy(&c, rec->payload, rec->len < sizeof(c) ? rec->len : sizeof(c));
 	name = fdr_trace_comm(w->t, c.pid, comm, sizeof(comm));
-	ret = fdr_buf_add(b, &id, 4);
-	ret |= fdr_buf_add(b, &ts, 8);
-	ret |= fdr_buf_add(b, &c.pid, 4);
-	ret |= fdr_buf_add(b, name, strlen(name) + 1);
-	ret |= fdr_buf_add(b, &c.flags, 1);
-	ret |= fdr_buf_add(b, &c.preempt_count, 1);
+	ret = fb_add(b, &id, 4);
+	ret |= fb_add(b, &ts, 8);
+	ret |= fb_add(b, &c.pid, 4);
+	ret |= fb_add(b, name, strlen(name) + 1);
+	ret |= fb_add(b, &c.flags, 1);
+	ret |= fb_add(b, &c.preempt_count, 1);
 	for (i = 0; i < nf && !ret; i++) {
 		const struct fdr_abi_field *f = &e->fields[i];
 		const unsigned char *bytes;
@@ -531,14 +532,14 @@ static int ctf_event(struct fdr_ctf_writer *w, const struct fdr_trace_rec *rec)
 		case FDR_KIND_TAIL_CHARS:
 			if (fdr_field_get_bytes(f, rec->payload, rec->len, &bytes, &n))
 				n = 0;
-			ret = fdr_buf_add(b, bytes, n);
-			ret |= fdr_buf_add(b, "", 1);
+			ret = fb_add(b, bytes, n);
+			ret |= fb_add(b, "", 1);
 			break;
 		case FDR_KIND_BYTES:
 			if (fdr_field_get_bytes(f, rec->payload, rec->len, &bytes, &n))
 				n = 0;
-			ret = fdr_buf_add(b, &n, 4);
-			ret |= fdr_buf_add(b, bytes, n);
+			ret = fb_add(b, &n, 4);
+			ret |= fb_add(b, bytes, n);
 			break;
 		case FDR_KIND_ULONG_ARRAY:
 			ret = ctf_fixed(b, f, f->size / 8u * 8u, rec->payload, rec->len);

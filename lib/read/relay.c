@@ -816,8 +816,8 @@ static int relay_close_streams(struct fdr_relay *r)
 				return relay_fail(r, r->k.err, ETIMEDOUT,
 						  "waiting for the daemon to write the data");
 			usleep(wait_us);
-			if (wait_us < 20000)
-				wait_us *= 2;
+			if (wait_us < 1000)
+				wait_us *= 2; /* a reply costs little: keep the overshoot small */
 		}
 		if (!ret)
 			ret = relay_simple(r, RELAY_CLOSE_STREAM, m, sizeof(m), r->k.err);
