@@ -94,6 +94,7 @@ int cmd_relay(int argc, char **argv)
 	struct fdr_clock_conv conv;
 	unsigned long live_us = 1000000;
 	uint32_t idx, nr_cpus;
+	unsigned failures = 0;
 	int ret, argi, i, cpu = -1;
 
 	/* --live-timer US and --hostname H (also --opt=VALUE), taken out before the rest */
@@ -195,21 +196,57 @@ int cmd_relay(int argc, char **argv)
 		struct timespec d = { (time_t)(live_us / 1000000),
 				      (long)(live_us % 1000000) * 1000 };
 
-		ret = fdr_relay_live_tick(r, nr_cpus, fdr_clock_now(&conv));
-		if (ret)
-			break;
+		if (r)
+			ret = fdr_relay_live_tick(r, nr_cpus, fdr_clock_now(&conv));
+		if (r && ret) {
+			/* the records read and not sent are lost; the ring keeps the rest */
+			fprintf(stderr, "fdr relay: %.*s; reconnecting every second\n",
+				(int)err.len, err.data ? err.data : strerror(-ret));
+			fdr_relay_close(r);
+			r = NULL;
+			failures++;
+		}
+		if (!r) {
+			struct timespec sec = { 1, 0 };
+			uint64_t prev = rs.creation_time;
+
+			nanosleep(&sec, NULL);
+			if (stop_requested)
+				break;
+			/* a session of its own: the daemon dates its directory by the second */
+			rs.creation_time = (uint64_t)time(NULL);
+			if (rs.creation_time <= prev)
+				rs.creation_time = prev + 1;
+			rs.id++;
+			err.len = 0;
+			ret = fdr_relay_open(&u, &rs, &r, &err);
+			if (!ret)
+				ret = fdr_relay_live_start(r, t, &err);
+			if (ret) {
+				fdr_relay_close(r);
+				r = NULL;
+				continue;
+			}
+			fprintf(stderr,
+				"fdr relay: reconnected to %s:%u: a new session directory\n",
+				u.host, u.ctrl_port);
+			continue;
+		}
 		nanosleep(&d, NULL);
 	}
-	if (!ret)
-		ret = fdr_relay_live_stop(r, path, sizeof(path), &st);
+	ret = r ? fdr_relay_live_stop(r, path, sizeof(path), &st) : -ENOTCONN;
 	if (ret) {
 		ret = die(1, "%.*s (the records read and not sent are lost)", (int)err.len,
-			  err.data ? err.data : strerror(-ret));
+			  err.len ? err.data : "not connected to the relay daemon");
 		goto out;
 	}
 	printf("%s\n", path);
-	fprintf(stderr, "fdr relay: %" PRIu64 " events sent, %" PRIu64 " lost in the ring\n",
-		st.events, st.lost);
+	fprintf(stderr, "fdr relay: %" PRIu64 " events sent, %" PRIu64 " lost in the ring (%s)\n",
+		st.events, st.lost,
+		failures ? "since the last reconnection; the stream was broken before" :
+			   "the whole stream");
+	if (failures)
+		ret = 1;
 out:
 	fdr_relay_close(r);
 	fdr_trace_close(t);

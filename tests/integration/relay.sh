@@ -16,6 +16,9 @@
 #     up), ends when it stops, and what it printed is the end of the babeltrace2
 #     text of the session as the daemon stored it (a viewer starts at the
 #     newest data when it attaches);
+#   - the daemon killed under 'fdr relay', then restarted: it says so, reconnects
+#     by itself into a new session directory where what follows is stored, and
+#     exits 1 at the end (the stream had a gap);
 #   - a daemon speaking another protocol major version is refused, saying so;
 #   - usage errors: a bad URL, a bad host name, --format with --relayd.
 # Skips (77) where lttng-relayd or babeltrace2 is not installed. Every relayd
@@ -167,7 +170,7 @@ test_setup() {
 		sed 's/^/#   relayd: /' "$T/relayd.log" | tail -20
 		return 1
 	}
-	for s in hA hB kill fake live; do
+	for s in hA hB kill fake live live2; do
 		FDR_SESSION=$s must "$FDR" start || return 1
 	done
 }
@@ -354,6 +357,58 @@ test_live() {
 	}
 }
 
+# Live, the daemon killed and restarted: fdr relay reconnects by itself.
+test_live_reconnect() {
+	local lp k first
+	FDR_SESSION=live2 FDR_HOSTNAME=hostR "$FDR" relay "$URL" --live-timer 100000 \
+		>"$T/relay2.out" 2>"$T/relay2.err" &
+	lp=$!
+	bg_add "$lp"
+	for ((k = 0; k < 100; k++)); do
+		grep -q 'streaming to' "$T/relay2.err" 2>/dev/null && break
+		sleep 0.05
+	done
+	mark live2 "before the kill" || return 1
+	sleep 0.3
+	first=$(find "$RELAY_OUT/hostR" -mindepth 1 -maxdepth 1 -type d)
+	relayd_kill
+	for ((k = 0; k < 100; k++)); do
+		grep -q 'reconnecting every second' "$T/relay2.err" && break
+		sleep 0.05
+	done
+	grep -Eq "fdr relay: lttng-relayd at 127.0.0.1:$CTRL: .*; reconnecting every second" \
+		"$T/relay2.err" || {
+		diag "no clear error when the daemon went away:"
+		sed 's/^/#   relay: /' "$T/relay2.err"
+		return 1
+	}
+	relayd_start || return 1
+	for ((k = 0; k < 100; k++)); do
+		grep -q 'reconnected' "$T/relay2.err" && break
+		sleep 0.05
+	done
+	grep -q "reconnected to 127.0.0.1:$CTRL: a new session directory" "$T/relay2.err" || {
+		diag "fdr relay did not reconnect:"
+		sed 's/^/#   relay: /' "$T/relay2.err"
+		return 1
+	}
+	mark live2 "after the restart" || return 1
+	sleep 0.3
+	saver_stop "$lp"
+	expect_rc 1 || return 1
+	[ -s "$T/relay2.out" ] && [ "$RELAY_OUT/$(cat "$T/relay2.out")" != "$first" ] || {
+		diag "the new stream's directory ($(cat "$T/relay2.out")) is not a new one ($first)"
+		return 1
+	}
+	babeltrace2 "$RELAY_OUT/$(cat "$T/relay2.out")" >"$T/relay2.txt" 2>&1 &&
+		grep -q 'after the restart' "$T/relay2.txt" &&
+		babeltrace2 "$first" 2>&1 | grep -q 'before the kill' || {
+		diag "the stream before the kill and the one after are not where they should be:"
+		sed 's/^/#   /' "$T/relay2.txt" | head -5
+		return 1
+	}
+}
+
 # A daemon answering the version command with major 3: refused, said so.
 test_incompatible() {
 	local fake p k
@@ -420,5 +475,5 @@ test_usage() {
 	expect_rc 2 || return 1
 }
 
-run_cases "test_setup test_two_hosts test_live test_relayd_killed test_incompatible test_usage" test_setup
+run_cases "test_setup test_two_hosts test_live test_live_reconnect test_relayd_killed test_incompatible test_usage" test_setup
 tap_summary
