@@ -757,7 +757,7 @@ static int rs_metadata(struct fdr_ctf_sink *k, const void *text, size_t n)
 		if (ret)
 			return ret;
 	}
-	if (n < r->meta.len || memcmp(text, r->meta.data, r->meta.len)) {
+	if (n < r->meta.len || (r->meta.len && memcmp(text, r->meta.data, r->meta.len))) {
 		r->broken = 1;
 		return fdr_export_fail(k->err, EPROTO, "ctf metadata",
 				       "changed instead of growing (a bug)");
