@@ -99,13 +99,20 @@ struct ktrace_rec {
 	uint32_t nr; /* its enabled events: system, format text */
 	char **sys, **text;
 	uint32_t nr_cpus, page_size;
-	int *fds; /* per CPU: trace_pipe_raw, at the end */
+	int *fds; /* per CPU: trace_pipe_raw, from ktrace_rec_open() on */
+	int *spool; /* per CPU: a file of the pages spliced while recording */
+	uint64_t *spool_len; /* per CPU: its bytes (whole pages) */
+	int pipe[2], have_pipe; /* splice goes through it */
 	char *cmdlines;
 	uint64_t lost; /* the kernel's own count: overrun + dropped events, all CPUs */
 };
 /* the link of session @dir, the formats of its enabled events; 0 or the exit code */
 int ktrace_rec_begin(const char *dir, struct ktrace_rec *k);
-/* at the end: the instance off, its raw pipes open, its names; @kb filled; 0 or exit code */
+/* before recording: the raw pipes open, a spool file per CPU next to @out_path; 0 or exit code */
+int ktrace_rec_open(struct ktrace_rec *k, const char *out_path);
+/* while recording: each CPU's full pages spliced into its spool; bytes moved, or -errno */
+int64_t ktrace_rec_take(struct ktrace_rec *k);
+/* at the end: the instance off, its losses, its names; @kb filled; 0 or exit code */
 int ktrace_rec_end(struct ktrace_rec *k, struct fdr_tracedat_kbuf *kb);
 void ktrace_rec_free(struct ktrace_rec *k);
 

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * export.c - fdr export --format ctf|perfetto|text -o OUT [-i INSTANCE] [--snapshot] [FILE]
+ * export.c - fdr export --format ctf|perfetto|perfetto-proto|text -o OUT [-i INSTANCE] [--snapshot] [FILE]
  *
  * Without FILE the source is the session's instance (or its snapshot), read
- * without consuming it; with FILE, a trace.dat file. The conversion itself is
- * in lib/read/export*.c; here are the arguments and the messages.
+ * without consuming it; with FILE, a trace.dat file, all its buffers (the
+ * kernel instance's of `fdr record -k` too). The conversion itself is in
+ * lib/read/export*.c; here are the arguments and the messages.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -19,7 +20,7 @@
 
 #include "cli.h"
 
-enum exp_format { EXP_NONE, EXP_CTF, EXP_PERFETTO, EXP_TEXT };
+enum exp_format { EXP_NONE, EXP_CTF, EXP_PERFETTO, EXP_PERFETTO_PROTO, EXP_TEXT };
 
 static int exp_run(enum exp_format fmt, struct fdr_trace *t, const char *out,
 		   struct fdr_export_stats *st, struct fdr_buf *err)
@@ -31,6 +32,8 @@ static int exp_run(enum exp_format fmt, struct fdr_trace *t, const char *out,
 		return fdr_export_ctf(t, out, st, err);
 	case EXP_PERFETTO:
 		return fdr_export_perfetto(t, path, st, err);
+	case EXP_PERFETTO_PROTO:
+		return fdr_export_perfetto_proto(t, path, st, err);
 	default:
 		return fdr_export_text(t, path, st, err);
 	}
@@ -61,12 +64,15 @@ int cmd_export(int argc, char **argv)
 				fmt = EXP_CTF;
 			else if (!strcmp(optarg, "perfetto"))
 				fmt = EXP_PERFETTO;
+			else if (!strcmp(optarg, "perfetto-proto"))
+				fmt = EXP_PERFETTO_PROTO;
 			else if (!strcmp(optarg, "text"))
 				fmt = EXP_TEXT;
 			else
 				return usage_error(
 					argc, argv, optind - 1,
-					"expected a format ctf, perfetto or text, found '%s'",
+					"expected a format ctf, perfetto, perfetto-proto or text, "
+					"found '%s'",
 					optarg);
 			break;
 		case 'o':
@@ -89,7 +95,8 @@ int cmd_export(int argc, char **argv)
 	}
 	if (fmt == EXP_NONE)
 		return usage_error(argc, argv, -1,
-				   "expected --format ctf, perfetto or text, found no --format");
+				   "expected --format ctf, perfetto, perfetto-proto or text, found "
+				   "no --format");
 	if (!out)
 		return usage_error(argc, argv, -1, "expected -o OUT, found no -o");
 	if (optind < argc)
@@ -111,7 +118,7 @@ int cmd_export(int argc, char **argv)
 				   "session's snapshot)");
 
 	if (file) {
-		ret = fdr_trace_open_file(file, &t, &err);
+		ret = fdr_trace_open_file_ex(file, FDR_TRACE_ALL_BUFFERS, &t, &err);
 		if (ret) {
 			if (err.len)
 				ret = die(ret == -EINVAL ? EXIT_USAGE : 1, "%s", err.data);
@@ -131,6 +138,22 @@ int cmd_export(int argc, char **argv)
 			fdr_session_close(s);
 			return usage_error(argc, argv, inst_argi,
 					   "expected an instance of the session, found '%s'", inst);
+		}
+		if (!inst) {
+			struct ktrace_link l;
+
+			/*
+			 * A linked kernel instance's records can only be read raw by
+			 * consuming them (trace_pipe_raw), which an export must not
+			 * do: say so (kernel-timeline.md, "fdr export").
+			 */
+			if (ktrace_read_link(fdr_session_path(s), &l) == 0)
+				fprintf(stderr,
+					"fdr export: note: the kernel instance %s linked to this "
+					"session is not in the export (its raw pages can only be "
+					"read by consuming them); 'fdr record -k' writes a "
+					"trace.dat with both, which fdr export reads\n",
+					l.instance);
 		}
 		ret = fdr_trace_open_session(s, idx, snapshot ? FDR_READ_SNAPSHOT : 0, &t);
 		if (ret) {

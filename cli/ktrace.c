@@ -897,6 +897,114 @@ int ktrace_rec_begin(const char *dir, struct ktrace_rec *k)
 	return 0;
 }
 
+/* A file for the pages spliced while recording: unnamed, next to @out_path (or in TMPDIR). */
+static int kt_spool_file(const char *out_path)
+{
+	char dir[PATH_MAX], *slash;
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%s", out_path);
+	slash = strrchr(dir, '/');
+	if (slash)
+		slash[slash == dir ? 1 : 0] = 0;
+	else
+		snprintf(dir, sizeof(dir), ".");
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0)
+		fd = open(getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+			  O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	return fd;
+}
+
+int ktrace_rec_open(struct ktrace_rec *k, const char *out_path)
+{
+	char path[PATH_MAX], *kb_text;
+	uint32_t cpu;
+
+	kt_fmt(path, sizeof(path), "%s/instances/%s/buffer_subbuf_size_kb", k->l.tracefs,
+	       k->l.instance);
+	kb_text = kt_slurp(path, 64);
+	k->page_size = kb_text ? (uint32_t)strtoul(kb_text, NULL, 10) * 1024 : 0;
+	free(kb_text);
+	if (!k->page_size)
+		k->page_size = (uint32_t)sysconf(_SC_PAGESIZE); /* no such file: a kernel page */
+	if (pipe2(k->pipe, O_CLOEXEC) < 0)
+		return die(1, "cannot make a pipe: %s", strerror(errno));
+	k->have_pipe = 1;
+	for (cpu = 0; cpu < FDR_MAX_CPUS; cpu++) {
+		int *v, *sp;
+		uint64_t *sl;
+
+		kt_fmt(path, sizeof(path), "%s/instances/%s/per_cpu/cpu%u/trace_pipe_raw",
+		       k->l.tracefs, k->l.instance, cpu);
+		if (access(path, F_OK) != 0)
+			break;
+		v = realloc(k->fds, (cpu + 1) * sizeof(*v));
+		if (v)
+			k->fds = v;
+		sp = v ? realloc(k->spool, (cpu + 1) * sizeof(*sp)) : NULL;
+		if (sp)
+			k->spool = sp;
+		sl = sp ? realloc(k->spool_len, (cpu + 1) * sizeof(*sl)) : NULL;
+		if (!sl)
+			return die(1, "out of memory");
+		k->spool_len = sl;
+		k->spool[cpu] = -1;
+		k->spool_len[cpu] = 0;
+		k->fds[cpu] = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		if (k->fds[cpu] < 0)
+			return die(1, "-k: cannot open %s: %s", path, strerror(errno));
+		k->nr_cpus = cpu + 1;
+		k->spool[cpu] = kt_spool_file(out_path);
+		if (k->spool[cpu] < 0)
+			return die(1,
+				   "-k: cannot make a file for the kernel's pages next to %s: %s",
+				   out_path, strerror(errno));
+	}
+	if (!k->nr_cpus)
+		return die(1, "-k: kernel instance %s has no per_cpu/cpu0/trace_pipe_raw",
+			   k->l.instance);
+	return 0;
+}
+
+int64_t ktrace_rec_take(struct ktrace_rec *k)
+{
+	int64_t moved = 0;
+	uint32_t cpu;
+
+	for (cpu = 0; cpu < k->nr_cpus; cpu++) {
+		for (;;) {
+			/* full pages only: the last one, still being written, stays */
+			ssize_t n = splice(k->fds[cpu], NULL, k->pipe[1], NULL, k->page_size,
+					   SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break; /* EAGAIN: no full page now */
+			while (n > 0) {
+				loff_t off = (loff_t)k->spool_len[cpu];
+				ssize_t m = splice(k->pipe[0], NULL, k->spool[cpu], &off, (size_t)n,
+						   SPLICE_F_MOVE);
+
+				if (m < 0 && errno == EINTR)
+					continue;
+				if (m <= 0) {
+					int e = m < 0 ? errno : EIO;
+
+					/* whole pages only: a page cut short is dropped */
+					k->spool_len[cpu] -= k->spool_len[cpu] % k->page_size;
+					return -e;
+				}
+				k->spool_len[cpu] += (uint64_t)m;
+				moved += m;
+				n -= m;
+			}
+		}
+	}
+	return moved;
+}
+
 int ktrace_rec_end(struct ktrace_rec *k, struct fdr_tracedat_kbuf *kb)
 {
 	char path[PATH_MAX], *kb_text;
@@ -906,28 +1014,9 @@ int ktrace_rec_end(struct ktrace_rec *k, struct fdr_tracedat_kbuf *kb)
 	if (ret)
 		return die(1, "-k: kernel instance %s: tracing_on: %s", k->l.instance,
 			   strerror(-ret));
-	kt_fmt(path, sizeof(path), "%s/instances/%s/buffer_subbuf_size_kb", k->l.tracefs,
-	       k->l.instance);
-	kb_text = kt_slurp(path, 64);
-	k->page_size = kb_text ? (uint32_t)strtoul(kb_text, NULL, 10) * 1024 : 0;
-	free(kb_text);
-	if (!k->page_size)
-		k->page_size = (uint32_t)sysconf(_SC_PAGESIZE); /* no such file: a kernel page */
-	for (cpu = 0; cpu < FDR_MAX_CPUS; cpu++) {
-		int *v;
-
-		kt_fmt(path, sizeof(path), "%s/instances/%s/per_cpu/cpu%u/trace_pipe_raw",
-		       k->l.tracefs, k->l.instance, cpu);
-		if (access(path, F_OK) != 0)
-			break;
-		v = realloc(k->fds, (cpu + 1) * sizeof(*v));
-		if (!v)
-			return die(1, "out of memory");
-		k->fds = v;
-		k->fds[cpu] = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-		if (k->fds[cpu] < 0)
-			return die(1, "-k: cannot open %s: %s", path, strerror(errno));
-		k->nr_cpus = cpu + 1;
+	if (!k->nr_cpus)
+		return die(1, "-k: kernel instance %s: its pages were not opened", k->l.instance);
+	for (cpu = 0; cpu < k->nr_cpus; cpu++) {
 		/* what the kernel lost on this CPU: overwritten, or refused when full */
 		kt_fmt(path, sizeof(path), "%s/instances/%s/per_cpu/cpu%u/stats", k->l.tracefs,
 		       k->l.instance, cpu);
@@ -940,9 +1029,6 @@ int ktrace_rec_end(struct ktrace_rec *k, struct fdr_tracedat_kbuf *kb)
 		}
 		free(kb_text);
 	}
-	if (!k->nr_cpus)
-		return die(1, "-k: kernel instance %s has no per_cpu/cpu0/trace_pipe_raw",
-			   k->l.instance);
 	/* the kernel's pid->comm names: its one saved_cmdlines (instances have none), read only */
 	kt_fmt(path, sizeof(path), "%s/saved_cmdlines", k->l.tracefs);
 	k->cmdlines = kt_slurp(path, 4 << 20);
@@ -954,7 +1040,9 @@ int ktrace_rec_end(struct ktrace_rec *k, struct fdr_tracedat_kbuf *kb)
 					  .nr_formats = k->nr,
 					  .fmt_system = (const char *const *)k->sys,
 					  .fmt_text = (const char *const *)k->text,
-					  .cmdlines = k->cmdlines };
+					  .cmdlines = k->cmdlines,
+					  .spool_fds = k->spool,
+					  .spool_len = k->spool_len };
 	return 0;
 }
 
@@ -966,11 +1054,21 @@ void ktrace_rec_free(struct ktrace_rec *k)
 		free(k->sys[i]);
 		free(k->text[i]);
 	}
-	for (i = 0; i < k->nr_cpus; i++)
-		close(k->fds[i]);
+	for (i = 0; i < k->nr_cpus; i++) {
+		if (k->fds[i] >= 0)
+			close(k->fds[i]);
+		if (k->spool[i] >= 0)
+			close(k->spool[i]);
+	}
+	if (k->have_pipe) {
+		close(k->pipe[0]);
+		close(k->pipe[1]);
+	}
 	free(k->sys);
 	free(k->text);
 	free(k->fds);
+	free(k->spool);
+	free(k->spool_len);
 	free(k->cmdlines);
 	memset(k, 0, sizeof(*k));
 }

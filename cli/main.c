@@ -242,12 +242,15 @@ static const struct verb verbs[] = {
 	  "babeltrace2 -i lttng-live; Ctrl-C stops. HOST: --hostname, $FDR_HOSTNAME or\n"
 	  "the machine's." },
 	{ "export", cmd_export,
-	  "export --format ctf|perfetto|text -o OUT [-i INSTANCE] [--snapshot] [FILE]",
+	  "export --format ctf|perfetto|perfetto-proto|text -o OUT [-i INSTANCE] [--snapshot] [FILE]",
 	  "Write the trace in another tool's format, without consuming it: ctf (a CTF 1.8\n"
 	  "directory for babeltrace2 and Trace Compass), perfetto (Chrome JSON for\n"
-	  "ui.perfetto.dev and trace_processor) or text (the 'trace' file). The source is\n"
-	  "the session's instance (its snapshot with --snapshot), or the trace.dat FILE.\n"
-	  "OUT appears only when complete; '-o -' writes perfetto or text to stdout." },
+	  "ui.perfetto.dev and trace_processor), perfetto-proto (Perfetto's protobuf: the\n"
+	  "kernel's sched_switch/sched_wakeup records as CPU and thread-state tracks) or\n"
+	  "text (the 'trace' file). The source is the session's instance (its snapshot\n"
+	  "with --snapshot), or the trace.dat FILE, all its buffers (fdr record -k: fdr's\n"
+	  "and the kernel's). OUT appears only when complete; '-o -' writes perfetto,\n"
+	  "perfetto-proto or text to stdout." },
 	{ "record", cmd_record,
 	  "record [-i INSTANCE] [-e EVENTS]... [-k KEVENTS]... [-o FILE] [-b KB] [-m overwrite|discard]\n"
 	  "       [-r PRIO] [[--] CMD [ARGS...]]",
@@ -263,9 +266,9 @@ static const struct verb verbs[] = {
 	  "there do (for machines that keep a reader off its CPU longer than a buffer lasts).\n"
 	  "-k KEVENTS (--kernel-events): also record those kernel events (as start -k) in a\n"
 	  "kernel tracefs instance made for the recording; its pages go into FILE as a\n"
-	  "second buffer at the end (spliced from trace_pipe_raw), so trace-cmd report shows\n"
-	  "both interleaved; fdr's event ids are moved above the kernel's; the instance is\n"
-	  "removed at the end." },
+	  "second buffer (spliced from trace_pipe_raw while recording), so trace-cmd report,\n"
+	  "fdr report and fdr export show both interleaved; fdr's event ids are moved above\n"
+	  "the kernel's; the instance is removed at the end." },
 	{ "extract", cmd_extract, "extract [-i INSTANCE] [--snapshot] [-o FILE]",
 	  "Save what the buffers hold now (not consuming them), or the snapshot, as a\n"
 	  "trace-cmd file FILE (default trace.dat)." },

@@ -605,6 +605,10 @@ static int rec_open(struct rec *r)
 		if (ret)
 			return die(1, "-k: cannot move fdr's event ids above the kernel's %u: %s",
 				   r->k.max_id, strerror(-ret));
+		/* its pages are taken while recording (rec_watch()), into spool files */
+		ret = ktrace_rec_open(&r->k, r->out_path);
+		if (ret)
+			return ret;
 	}
 	return 0;
 }
@@ -680,7 +684,7 @@ static int rec_takers_start(struct rec *r)
 static void rec_watch(struct rec *r)
 {
 	uint64_t t_last = r->t0, t_meta = r->t0, t_names = r->t0, by_last = 0;
-	int meta_warned = 0;
+	int meta_warned = 0, ktake = r->klinked;
 
 	for (;;) {
 		struct timespec d = { 0, RECORD_WATCH_MS * 1000 * 1000 };
@@ -696,6 +700,18 @@ static void rec_watch(struct rec *r)
 			if (r->child > 0 && !r->child_done)
 				kill(r->child, SIGTERM);
 			break;
+		}
+		if (ktake) {
+			/* -k: the kernel instance's full pages, spliced into its spool files */
+			int64_t moved = ktrace_rec_take(&r->k);
+
+			if (moved < 0) {
+				fprintf(stderr,
+					"fdr record: -k: cannot take the kernel's pages while "
+					"recording (%s): they are taken at the end\n",
+					strerror((int)-moved));
+				ktake = 0;
+			}
 		}
 		now = rec_now_ns();
 		if (now - t_meta >= RECORD_META_MS * 1000000ull) {
@@ -849,13 +865,19 @@ static void rec_summary(struct rec *r)
 		if (!err)
 			err = fdr_tracedat_live_finish_kernel(r->live, tc, &kb);
 		if (!err) {
+			uint64_t live = 0;
+
+			for (cpu = 0; cpu < r->k.nr_cpus; cpu++)
+				live += r->k.spool_len[cpu];
 			rec_human(kbytes[0], hb, sizeof(hb));
 			fprintf(stderr,
 				"fdr record: kernel instance %s: %u CPU%s, %s of pages (%" PRIu64
-				" bytes spliced), %u event format%s, %" PRIu64
-				" lost (the kernel's overrun and dropped counts)\n",
+				" bytes spliced, %" PRIu64 " of them while recording), %u event "
+				"format%s, %" PRIu64 " lost (the kernel's overrun and dropped "
+				"counts)\n",
 				r->k.l.instance, kb.nr_cpus, kb.nr_cpus == 1 ? "" : "s", hb,
-				kbytes[1], kb.nr_formats, kb.nr_formats == 1 ? "" : "s", r->k.lost);
+				kbytes[1], live, kb.nr_formats, kb.nr_formats == 1 ? "" : "s",
+				r->k.lost);
 		}
 	} else if (!err) {
 		err = fdr_tracedat_live_finish(r->live, tc);

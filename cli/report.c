@@ -219,11 +219,12 @@ static const struct rp_event *rp_lookup(const struct rp_event *ev, size_t n,
 int cmd_report(int argc, char **argv)
 {
 	struct rp_opts o = { .cpu = -1 };
-	struct fdr_buf err = { 0 }, line = { 0 };
+	struct fdr_buf err = { 0 }, line = { 0 }, prefix = { 0 };
 	struct fdr_trace *t = NULL;
 	struct rp_event *ev = NULL;
 	const struct rp_event **cache = NULL;
-	size_t nr_ev = 0, i;
+	size_t nr_ev = 0, i, pad = 0;
+	uint32_t nr_bufs;
 	int ret, status = 0;
 
 	ret = rp_parse(argc, argv, &o);
@@ -231,7 +232,7 @@ int cmd_report(int argc, char **argv)
 		status = ret == 1 ? 1 : ret;
 		goto out;
 	}
-	ret = fdr_trace_open_file(o.file, &t, &err);
+	ret = fdr_trace_open_file_ex(o.file, FDR_TRACE_ALL_BUFFERS, &t, &err);
 	if (ret) {
 		if (ret == -EINVAL && err.data)
 			fprintf(stderr, "fdr report: %s: %s\n", o.file, err.data);
@@ -251,6 +252,14 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	printf("cpus=%u\n", fdr_trace_get_info(t)->nr_cpus);
+	/* several buffers (fdr record -k): trace-cmd report's layout, "NAME: " before each line */
+	nr_bufs = fdr_trace_nr_buffers(t);
+	for (i = 0; nr_bufs > 1 && i < nr_bufs; i++) {
+		size_t n = strlen(fdr_trace_buffer_name(t, (uint32_t)i));
+
+		if (n + 2 > pad)
+			pad = n + 2;
+	}
 	for (;;) {
 		struct fdr_trace_rec rec;
 		const struct rp_event *re = NULL;
@@ -285,11 +294,21 @@ int cmd_report(int argc, char **argv)
 				continue;
 		}
 		line.len = 0;
+		if (pad) {
+			const char *name = fdr_trace_buffer_name(t, fdr_trace_rec_buffer(t, &rec));
+
+			prefix.len = 0;
+			fdr_buf_printf(&prefix, "%s%s%*s", name, *name ? ":" : "",
+				       (int)(pad - strlen(name) - !!*name), "");
+		}
 		if (rec.lost_before == UINT64_MAX)
-			fdr_buf_printf(&line, "CPU:%u [EVENTS LOST]\n", rec.cpu);
+			fdr_buf_printf(&line, "%sCPU:%u [EVENTS LOST]\n", pad ? prefix.data : "",
+				       rec.cpu);
 		else if (rec.lost_before)
-			fdr_buf_printf(&line, "CPU:%u [LOST %" PRIu64 " EVENTS]\n", rec.cpu,
-				       rec.lost_before);
+			fdr_buf_printf(&line, "%sCPU:%u [LOST %" PRIu64 " EVENTS]\n",
+				       pad ? prefix.data : "", rec.cpu, rec.lost_before);
+		if (pad)
+			fdr_buf_add(&line, prefix.data, prefix.len);
 		if (fdr_trace_format(t, &rec, &line)) {
 			status = 1;
 			break;
@@ -315,6 +334,7 @@ out:
 	free(o.filter);
 	fdr_buf_free(&err);
 	fdr_buf_free(&line);
+	fdr_buf_free(&prefix);
 	fdr_trace_close(t);
 	return status;
 }

@@ -31,8 +31,10 @@
  * The layout's version: a session made with another version is refused (by
  * fdr_shm_check_control(), naming both versions). 2: struct
  * fdr_abi_instance_ext (set_event_notrace_pid) appended to the control block.
+ * 3: control.instances_bound and probes.slots_bound, so that scans of the
+ * instances and probe slots stop where the used ones end (reserved space).
  */
-#define FDR_ABI_VERSION 2
+#define FDR_ABI_VERSION 3
 
 #define FDR_MAX_INSTANCES 128 /* instance 0 is the top instance */
 #define FDR_MAX_EVENTS 1024
@@ -322,7 +324,9 @@ struct fdr_abi_control {
 	uint32_t nr_events;
 	uint32_t cmdline_size; /* saved_cmdlines_size */
 	uint64_t dropped_no_slot; /* events dropped: cpu id beyond nr_cpus etc. */
-	uint64_t reserved3[2];
+	uint32_t instances_bound; /* instances at this index and above are free (version 3) */
+	uint32_t reserved4;
+	uint64_t reserved3;
 	char boot_id[40]; /* /proc/sys/kernel/random/boot_id of the creating boot */
 	uint32_t hooks_active; /* filters + triggers + pid lists in the session; 0 = fast path */
 	uint32_t pids_active; /* some instance checks each writer (pid lists, cpumask, ...) */
@@ -508,7 +512,9 @@ struct fdr_abi_probes {
 	uint64_t magic; /* FDR_ABI_MAGIC_PROBES, stored last at creation */
 	uint32_t gen; /* bumped (release) after every change of a slot */
 	uint32_t nr_live; /* live slots (a hint: 0 = no probe, nothing to arm) */
-	uint64_t reserved[5];
+	uint32_t slots_bound; /* slots at this index and above were never used (version 3) */
+	uint32_t reserved2;
+	uint64_t reserved[4];
 	struct fdr_abi_probe_slot probes[FDR_MAX_PROBES];
 };
 _Static_assert(sizeof(struct fdr_abi_probe_slot) == 6504 &&

@@ -5,6 +5,9 @@
  *
  *   ctf       a CTF 1.8 trace directory, for babeltrace2 and Trace Compass
  *   perfetto  Chrome JSON trace events, for ui.perfetto.dev and trace_processor
+ *   perfetto-proto  Perfetto's protobuf trace: the kernel's scheduling records
+ *             (fdr record -k) as ftrace events, which Perfetto shows as CPU
+ *             and thread-state tracks, and the other records on their threads
  *   text      the kernel's `trace` file text, as `fdr show` prints it
  *
  * docs/design/export.md says how events and fields map to each format.
@@ -40,6 +43,8 @@ FDR_API int fdr_export_ctf(struct fdr_trace *t, const char *dir, struct fdr_expo
 			   struct fdr_buf *err);
 FDR_API int fdr_export_perfetto(struct fdr_trace *t, const char *path, struct fdr_export_stats *st,
 				struct fdr_buf *err);
+FDR_API int fdr_export_perfetto_proto(struct fdr_trace *t, const char *path,
+				      struct fdr_export_stats *st, struct fdr_buf *err);
 FDR_API int fdr_export_text(struct fdr_trace *t, const char *path, struct fdr_export_stats *st,
 			    struct fdr_buf *err);
 

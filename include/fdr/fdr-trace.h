@@ -62,6 +62,24 @@ FDR_API int fdr_trace_open_session(struct fdr_session *s, uint32_t inst, unsigne
  * expected, what was found and at which offset.
  */
 FDR_API int fdr_trace_open_file(const char *path, struct fdr_trace **out, struct fdr_buf *err);
+/*
+ * With FDR_TRACE_ALL_BUFFERS, every buffer (instance) of the file, merged by
+ * time: `fdr record -k` writes fdr's CPUs as the top buffer and the linked
+ * kernel instance's as a second one. Without flags, as fdr_trace_open_file().
+ */
+#define FDR_TRACE_ALL_BUFFERS (1u << 0)
+FDR_API int fdr_trace_open_file_ex(const char *path, unsigned flags, struct fdr_trace **out,
+				   struct fdr_buf *err);
+/*
+ * The buffers a source reads: 1 for a session's instance or a file opened
+ * without FDR_TRACE_ALL_BUFFERS. Buffer 0 is the one read first (the file's
+ * top buffer, fdr's own in `fdr record -k` output); the name of each is its
+ * trace.dat instance name ("" for the top buffer), NULL past the last.
+ */
+FDR_API uint32_t fdr_trace_nr_buffers(const struct fdr_trace *t);
+FDR_API const char *fdr_trace_buffer_name(const struct fdr_trace *t, uint32_t i);
+/* The buffer (0..fdr_trace_nr_buffers()-1) that @rec, just returned by fdr_trace_next(), came from. */
+FDR_API uint32_t fdr_trace_rec_buffer(const struct fdr_trace *t, const struct fdr_trace_rec *rec);
 FDR_API void fdr_trace_close(struct fdr_trace *t);
 FDR_API const struct fdr_trace_info *fdr_trace_get_info(const struct fdr_trace *t);
 /* Returns 1 and fills @rec, 0 at the end, or a negative errno. */

@@ -73,6 +73,14 @@ struct fdr_tracedat_kbuf {
 	const char *const *fmt_text;
 	const char *cmdlines; /* "pid comm\n" lines of the kernel's, or NULL */
 	uint64_t *bytes_out; /* if not NULL: [0] bytes of kernel pages, [1] of them spliced */
+	/*
+	 * If not NULL, per CPU: a file (-1: none) holding the pages spliced from
+	 * raw_fds while recording, spool_len bytes of whole pages from offset 0;
+	 * they go into the file first (copy_file_range(2), in the kernel), then
+	 * what raw_fds still holds
+	 */
+	const int *spool_fds;
+	const uint64_t *spool_len;
 };
 FDR_API int fdr_tracedat_live_set_id_shift(struct fdr_tracedat_live *l, uint32_t shift);
 FDR_API int fdr_tracedat_live_finish_kernel(struct fdr_tracedat_live *l,

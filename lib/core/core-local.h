@@ -237,6 +237,37 @@ static inline uint32_t fdr_events_bound(const struct fdr_abi_control *c)
 		return FDR_MAX_EVENTS;
 	return n;
 }
+/*
+ * How many instances a scan looks at: every live one has an index below
+ * instances_bound (raised under the control lock before an instance goes
+ * live, never lowered). Read from shared memory, so clamped to [1, 128].
+ */
+static inline uint32_t fdr_instances_bound(const struct fdr_abi_control *c)
+{
+	uint32_t n = __atomic_load_n(&c->instances_bound, __ATOMIC_ACQUIRE);
+
+	return n < 1 ? 1 : n > FDR_MAX_INSTANCES ? FDR_MAX_INSTANCES : n;
+}
+
+/* raise instances_bound to cover instance @i (control lock held), before it goes live */
+static inline void fdr_instances_cover(struct fdr_abi_control *c, uint32_t i)
+{
+	if (i < FDR_MAX_INSTANCES && c->instances_bound <= i)
+		__atomic_store_n(&c->instances_bound, i + 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * How many probe slots a scan looks at: every slot ever made live has an
+ * index below slots_bound (raised under the control lock before a slot goes
+ * live, never lowered), clamped to FDR_MAX_PROBES.
+ */
+static inline uint32_t fdr_probe_slots_bound(const struct fdr_abi_probes *p)
+{
+	uint32_t n = __atomic_load_n(&p->slots_bound, __ATOMIC_ACQUIRE);
+
+	return n > FDR_MAX_PROBES ? FDR_MAX_PROBES : n;
+}
+
 FDR_INTERNAL void fdr_session_lock_init(struct fdr_abi_control *ctl);
 /* the control lock, waiting at most @timeout_ms (no orphan recovery: fdr_session_lock()) */
 FDR_INTERNAL int fdr_session_lock_ms(struct fdr_session *s, int timeout_ms);

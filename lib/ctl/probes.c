@@ -174,7 +174,7 @@ static int slot_pick(const struct fdr_abi_probes *p)
 	int last = -1;
 	uint32_t i;
 
-	for (i = 0; i < FDR_MAX_PROBES; i++)
+	for (i = 0; i < fdr_probe_slots_bound(p); i++)
 		if (p->probes[i].state != FDR_PROBE_SLOT_FREE)
 			last = (int)i;
 	for (i = (uint32_t)(last + 1); i < FDR_MAX_PROBES; i++)
@@ -225,7 +225,7 @@ static void event_remove(struct fdr_session *s, struct fdr_abi_probes *p, uint32
 	struct fdr_abi_event *e = &c->events[es];
 	uint32_t i;
 
-	for (i = 0; i < FDR_MAX_PROBES; i++)
+	for (i = 0; i < fdr_probe_slots_bound(p); i++)
 		if (p->probes[i].state != FDR_PROBE_SLOT_FREE && p->probes[i].event_slot == es)
 			slot_free(p, i);
 	__atomic_fetch_add(&p->gen, 1, __ATOMIC_RELEASE);
@@ -253,7 +253,7 @@ static int check_join(const struct fdr_abi_control *c, const struct fdr_abi_prob
 		ret = -ENOMEM;
 		goto out;
 	}
-	for (i = 0; i < FDR_MAX_PROBES && !ret; i++) {
+	for (i = 0; i < fdr_probe_slots_bound(p) && !ret; i++) {
 		if (slot_copy(p, i, sl, &why) || sl->event_slot != es)
 			continue;
 		if (fdr_uprobe_parse(sl->line, old, NULL) == 0 && old->op == FDR_UPROBE_ADD) {
@@ -387,6 +387,9 @@ static int line_add(struct fdr_session *s, struct fdr_uprobe_cmd *cmd, struct fd
 	memset(sl->prog, 0, sizeof(sl->prog));
 	memcpy(sl->prog, prog->bytes, plen);
 	__atomic_store_n(&sl->gen, sl->gen + 1, __ATOMIC_RELEASE);
+	/* scans stop at slots_bound: raised before the slot goes live */
+	if (p->slots_bound <= (uint32_t)n)
+		__atomic_store_n(&p->slots_bound, (uint32_t)n + 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&sl->state, FDR_PROBE_SLOT_LIVE, __ATOMIC_RELEASE);
 	__atomic_store_n(&p->nr_live, p->nr_live + 1, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&p->gen, 1, __ATOMIC_RELEASE);
@@ -488,7 +491,7 @@ int fdr_probes_clear(struct fdr_session *s, struct fdr_probes_err *err)
 	}
 	if (ret)
 		goto unlock;
-	for (i = 0; i < FDR_MAX_PROBES; i++) {
+	for (i = 0; i < fdr_probe_slots_bound(p); i++) {
 		uint32_t es = p->probes[i].event_slot;
 
 		if (p->probes[i].state != FDR_PROBE_SLOT_FREE && es < FDR_MAX_EVENTS &&
@@ -497,7 +500,7 @@ int fdr_probes_clear(struct fdr_session *s, struct fdr_probes_err *err)
 			goto unlock;
 		}
 	}
-	for (i = 0; i < FDR_MAX_PROBES; i++) {
+	for (i = 0; i < fdr_probe_slots_bound(p); i++) {
 		uint32_t es = p->probes[i].event_slot;
 
 		if (p->probes[i].state == FDR_PROBE_SLOT_FREE)
@@ -534,7 +537,7 @@ static int probes_each(struct fdr_session *s, struct fdr_buf *b,
 	sl = malloc(sizeof(*sl));
 	if (!sl)
 		return -ENOMEM;
-	for (i = 0; i < FDR_MAX_PROBES && !ret; i++)
+	for (i = 0; i < fdr_probe_slots_bound(p) && !ret; i++)
 		if (slot_copy(p, i, sl, &why) == 0)
 			ret = fn(s, sl, b);
 	free(sl);

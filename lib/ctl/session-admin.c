@@ -290,6 +290,7 @@ int fdr_session_create(const char *dir, const struct fdr_session_opts *o, struct
 	ses_instance_defaults(&c->instances[0], "", ss, overwrite);
 	c->instances[0].size_kb = ses_kb_held(kb, ss);
 	c->instances[0].state = FDR_INST_LIVE;
+	c->instances_bound = 1;
 	ses_builtin_events(c);
 	/* release: the magic last; fdr_session_open() checks it */
 	__atomic_store_n(&c->magic, FDR_ABI_MAGIC_CONTROL, __ATOMIC_RELEASE);
@@ -566,6 +567,7 @@ int fdr_session_instance_new(struct fdr_session *s, const char *name, uint32_t *
 			      ~(FDR_OPT_RECORD_CMD | FDR_OPT_EVENT_FORK | FDR_OPT_PROBE_OPTIMIZE);
 		memset(&s->ctl->inst_ext[slot], 0, sizeof(s->ctl->inst_ext[slot]));
 		in->ring_gen = gen;
+		fdr_instances_cover(s->ctl, slot);
 		__atomic_store_n(&in->state, FDR_INST_LIVE, __ATOMIC_RELEASE);
 	}
 	fdr_session_changed(s);

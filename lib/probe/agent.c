@@ -11,17 +11,19 @@
  *      of objects loaded and unloaded (dl_iterate_phdr) moved since the last
  *      full sync, and disarms everything if no slot is live;
  *   1. maps the session's "probes" file (fdr_session_probes(), once per session);
- *   2. reads /proc/self/maps, once some slot is wanted (a definition alone
- *      reads nothing more): the executable file mappings, (dev, ino), start,
- *      end and file offset (the PROCMAP_QUERY ioctl, else the text);
- *   3. for each LIVE slot, on a private copy checked by fdr_shm_check_probe_slot()
- *      (state and gen read again after the copy, the fetch program by
- *      fdr_fetch_check()),
- *      whose event (control.events[event_slot], the id it had when defined)
- *      is enabled or has triggers in some instance: each mapping of the slot's
- *      (dev, ino) that holds its offset gives an address,
- *      start + offset - file offset; that is a location wanted;
- *   4. disarms the armed locations that are no longer wanted (slot freed or
+ *   2. for each LIVE slot (below the file's slots_bound), on a private copy
+ *      checked by fdr_shm_check_probe_slot() (state and gen read again after
+ *      the copy, the fetch program by fdr_fetch_check()), whose event
+ *      (control.events[event_slot], the id it had when defined) is enabled or
+ *      has triggers in some instance: each executable mapping of the slot's
+ *      (dev, ino) that holds its offset gives an address, start + offset -
+ *      file offset; that is a location wanted. The mappings: first the fast
+ *      way (pa_fast_maps(): the dynamic linker's objects of the same name,
+ *      each address checked by one PROCMAP_QUERY ioctl); else, and after the
+ *      arms of step 3 in any case, for files mapped by other means, every file
+ *      mapping of /proc/self/maps (PROCMAP_QUERY, else the text). A
+ *      definition alone reads nothing;
+ *   3. disarms the armed locations that are no longer wanted (slot freed or
  *      changed, event disabled everywhere, file unmapped; where an object was
  *      unloaded, first forgets those whose text went, fdr_probe_forget(),
  *      without writing into the page now there), then arms the new
@@ -45,11 +47,12 @@
  * with the return's registers, and the fetch program (FDR_FETCH_F_RETURN, which
  * must agree with the slot's flag) writes __probe_func and __probe_ret_ip.
  *
- * Before the first new location of a sync is armed, SigBlk of every thread is
- * read (/proc/self/task/TID/status): a thread that keeps SIGTRAP blocked would
- * be killed by a hit, and this library's pthread_sigmask() cannot have kept it
- * open if the mask came first (fdr attach) or the library was dlopen()ed. The
- * locations then wait, with a line in error_log, until no thread blocks it.
+ * Before the first new location of a sync is armed, the blocked signals of
+ * every thread are read (/proc/self/task/TID/stat): a thread that keeps
+ * SIGTRAP blocked would be killed by a hit, and this library's
+ * pthread_sigmask() cannot have kept it open if the mask came first (fdr
+ * attach) or the library was dlopen()ed. The locations then wait, with a line
+ * in error_log, until no thread blocks it.
  *
  * fdr attach and fdr detach (cli/attach.c) call fdr_probe_attach() and
  * fdr_probe_detach() from code they inject into the process (probes.md,
@@ -65,11 +68,13 @@
 #include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
@@ -190,25 +195,6 @@ static int pa_map_probes(struct fdr_session *s)
 }
 
 /*
- * PROCMAP_QUERY (Linux 6.11; not in the uapi headers of Debian 12): one ioctl
- * on /proc/self/maps per file mapping, in binary, instead of the text of every
- * mapping (in bench-uprobes' process, 60 lines, 100 to 180 us on the
- * development VM). The layout is the kernel's, fixed by its size.
- */
-struct pa_procmap_query {
-	uint64_t size, query_flags, query_addr;
-	uint64_t vma_start, vma_end, vma_flags, vma_page_size, vma_offset, inode;
-	uint32_t dev_major, dev_minor, vma_name_size, build_id_size;
-	uint64_t vma_name_addr, build_id_addr;
-};
-#define PA_PROCMAP_QUERY _IOWR('f', 17, struct pa_procmap_query)
-#define PA_PMQ_WRITE 0x02 /* PROCMAP_QUERY_VMA_WRITABLE */
-#define PA_PMQ_EXEC 0x04 /* PROCMAP_QUERY_VMA_EXECUTABLE */
-#define PA_PMQ_SHARED 0x08 /* PROCMAP_QUERY_VMA_SHARED */
-#define PA_PMQ_NEXT 0x10 /* PROCMAP_QUERY_COVERING_OR_NEXT_VMA */
-#define PA_PMQ_FILE 0x20 /* PROCMAP_QUERY_FILE_BACKED_VMA */
-
-/*
  * One pass of pa_query_maps(): the file mappings with the permissions @flags
  * asks for (the kernel skips the others), appended to @maps from @n; the new
  * count, or -1 if the kernel has no such ioctl.
@@ -218,22 +204,22 @@ static int pa_query_pass(int fd, uint64_t flags, struct pa_map *maps, int n, int
 	uint64_t addr = 0;
 
 	while (n < max) {
-		struct pa_procmap_query q;
+		struct fdr_procmap_query q;
 		int r;
 
 		memset(&q, 0, sizeof(q));
 		q.size = sizeof(q);
-		q.query_flags = PA_PMQ_NEXT | PA_PMQ_FILE | flags;
+		q.query_flags = FDR_PMQ_NEXT | FDR_PMQ_FILE | flags;
 		q.query_addr = addr;
 		q.vma_name_addr = (uintptr_t)maps[n].path;
 		q.vma_name_size = sizeof(maps[n].path);
 		maps[n].path[0] = 0;
-		r = ioctl(fd, PA_PROCMAP_QUERY, &q);
+		r = ioctl(fd, FDR_PROCMAP_QUERY, &q);
 		if (r < 0 && errno == E2BIG) {
 			/* a path of 256 bytes or more: kept empty, its open() fails (reported) */
 			q.vma_name_addr = 0;
 			q.vma_name_size = 0;
-			r = ioctl(fd, PA_PROCMAP_QUERY, &q);
+			r = ioctl(fd, FDR_PROCMAP_QUERY, &q);
 		}
 		/* ENOENT: no more; anything else (ENOTTY before 6.11): the text instead */
 		if (r < 0)
@@ -244,9 +230,9 @@ static int pa_query_pass(int fd, uint64_t flags, struct pa_map *maps, int n, int
 		if (!q.inode)
 			continue;
 		/* the writable pass: private ones only, and not those the exec pass took */
-		if (!(flags & PA_PMQ_EXEC) && (q.vma_flags & (PA_PMQ_SHARED | PA_PMQ_EXEC)))
+		if (!(flags & FDR_PMQ_EXEC) && (q.vma_flags & (FDR_PMQ_SHARED | FDR_PMQ_EXEC)))
 			continue;
-		maps[n].exec = (q.vma_flags & PA_PMQ_EXEC) != 0;
+		maps[n].exec = (q.vma_flags & FDR_PMQ_EXEC) != 0;
 		maps[n].start = (uintptr_t)q.vma_start;
 		maps[n].end = (uintptr_t)q.vma_end;
 		maps[n].off = q.vma_offset;
@@ -259,24 +245,26 @@ static int pa_query_pass(int fd, uint64_t flags, struct pa_map *maps, int n, int
 }
 
 /*
- * pa_read_maps() by PROCMAP_QUERY on @fd: the executable file mappings, then
- * the writable ones (two passes ask the kernel for fewer mappings than one
- * over every file mapping); how many, or -1 if the kernel has no such ioctl.
+ * pa_read_maps() by PROCMAP_QUERY on @fd: the executable file mappings, then,
+ * if @writable, the writable ones (two passes ask the kernel for fewer
+ * mappings than one over every file mapping); how many, or -1 if the kernel
+ * has no such ioctl.
  */
-static int pa_query_maps(int fd, struct pa_map *maps, int max)
+static int pa_query_maps(int fd, struct pa_map *maps, int max, int writable)
 {
-	int n = pa_query_pass(fd, PA_PMQ_EXEC, maps, 0, max);
+	int n = pa_query_pass(fd, FDR_PMQ_EXEC, maps, 0, max);
 
-	return n < 0 ? n : pa_query_pass(fd, PA_PMQ_WRITE, maps, n, max);
+	return n < 0 || !writable ? n : pa_query_pass(fd, FDR_PMQ_WRITE, maps, n, max);
 }
 
 /*
  * The executable file mappings of this process, and the private writable ones
- * (where an SDT semaphore lives); how many (at most @max). By PROCMAP_QUERY,
+ * (where an SDT semaphore lives: with @writable, or where the text is read);
+ * how many (at most @max). By PROCMAP_QUERY,
  * else from the text; FDR_PROBE_MAPS=text forces the text (the tests run the
  * agent both ways).
  */
-static int pa_read_maps(struct pa_map *maps, int max)
+static int pa_read_maps(struct pa_map *maps, int max, int writable)
 {
 	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	const char *how = getenv("FDR_PROBE_MAPS");
@@ -286,7 +274,7 @@ static int pa_read_maps(struct pa_map *maps, int max)
 
 	if (fd < 0)
 		return 0;
-	n = how && !strcmp(how, "text") ? -1 : pa_query_maps(fd, maps, max);
+	n = how && !strcmp(how, "text") ? -1 : pa_query_maps(fd, maps, max, writable);
 	if (n >= 0) {
 		close(fd);
 		return n;
@@ -334,6 +322,159 @@ static int pa_dl_count(struct dl_phdr_info *info, size_t size, void *arg)
 		d->subs = info->dlpi_subs;
 	}
 	return 1; /* the counts are the same in every entry: the first is enough */
+}
+
+/* Where @m maps slot @c's file offset: 1 and *@addr, or 0 (another file, or outside) */
+static int pa_map_addr(const struct pa_map *m, const struct fdr_abi_probe_slot *c, uintptr_t *addr)
+{
+	if (!m->exec || m->dev != c->dev || m->ino != c->ino || c->offset < m->off ||
+	    c->offset - m->off >= m->end - m->start)
+		return 0;
+	*addr = m->start + (uintptr_t)(c->offset - m->off);
+	return 1;
+}
+
+/*
+ * The fast way to the mappings a sync needs, without walking every mapping of
+ * the process: the objects the dynamic linker loaded (dl_iterate_phdr(), in
+ * memory) whose name ends as the slot's path does (the program itself has no
+ * name there: always looked at) give, from their executable PT_LOAD segment
+ * holding the slot's file offset, an address; one PROCMAP_QUERY on it says
+ * which mapping is really there, and only a mapping of the slot's (dev, ino)
+ * is kept. Cold, a walk of every file mapping costs the first arm 80 to 170
+ * us (a dozen ioctls in bench-uprobes' process), this one or two.
+ */
+struct pa_fast {
+	struct fdr_abi_probe_slot *const *pend;
+	uint32_t bound;
+	struct pa_map *maps;
+	int n, max, fd, failed;
+};
+
+/* Keep the mapping at @addr if it maps slot @c's file there (see above). */
+static void pa_fast_verify(struct pa_fast *f, uintptr_t addr, const struct fdr_abi_probe_slot *c)
+{
+	struct fdr_procmap_query q;
+	struct pa_map *m;
+	int j;
+
+	for (j = 0; j < f->n; j++)
+		if (addr >= f->maps[j].start && addr < f->maps[j].end)
+			return; /* known already */
+	if (f->n >= f->max) {
+		f->failed = 1;
+		return;
+	}
+	m = &f->maps[f->n];
+	memset(&q, 0, sizeof(q));
+	q.size = sizeof(q);
+	q.query_flags = FDR_PMQ_FILE | FDR_PMQ_EXEC;
+	q.query_addr = addr;
+	q.vma_name_addr = (uintptr_t)m->path;
+	q.vma_name_size = sizeof(m->path);
+	m->path[0] = 0;
+	if (ioctl(f->fd, FDR_PROCMAP_QUERY, &q) < 0) {
+		/* ENOENT: no such mapping there (another file, or gone); else no PROCMAP_QUERY */
+		if (errno != ENOENT)
+			f->failed = 1;
+		return;
+	}
+	if (q.vma_start > addr || q.vma_end <= addr || q.inode != c->ino ||
+	    (uint64_t)makedev(q.dev_major, q.dev_minor) != c->dev)
+		return;
+	m->exec = 1;
+	m->start = (uintptr_t)q.vma_start;
+	m->end = (uintptr_t)q.vma_end;
+	m->off = q.vma_offset;
+	m->dev = c->dev;
+	m->ino = c->ino;
+	m->path[sizeof(m->path) - 1] = 0;
+	f->n++;
+}
+
+static const char *pa_base(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	return b ? b + 1 : path;
+}
+
+static int pa_fast_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct pa_fast *f = arg;
+	const char *name = info->dlpi_name ? info->dlpi_name : "";
+	uint32_t i;
+	int k;
+
+	(void)size;
+	for (i = 0; i < f->bound && !f->failed; i++) {
+		const struct fdr_abi_probe_slot *c = f->pend[i];
+
+		if (!c || (name[0] && strcmp(pa_base(name), pa_base(c->path))))
+			continue;
+		for (k = 0; k < info->dlpi_phnum && !f->failed; k++) {
+			const ElfW(Phdr) *ph = &info->dlpi_phdr[k];
+
+			if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) ||
+			    c->offset < ph->p_offset || c->offset - ph->p_offset >= ph->p_filesz)
+				continue;
+			pa_fast_verify(f,
+				       (uintptr_t)(info->dlpi_addr + ph->p_vaddr +
+						   (c->offset - ph->p_offset)),
+				       c);
+		}
+	}
+	return f->failed;
+}
+
+/*
+ * The mappings of the live slots @pend (@bound of them) the fast way; how
+ * many, or -1 where only a walk of every mapping will do: a slot with an SDT
+ * semaphore (@sems: the writable mappings are wanted too), a slot none of
+ * whose mappings was found so, a location armed where no mapping found so
+ * is (a file mapped by other means than the dynamic linker), no
+ * PROCMAP_QUERY, or FDR_PROBE_MAPS set (the tests' choice of a way).
+ */
+static int pa_fast_maps(struct fdr_abi_probe_slot *const *pend, uint32_t bound, int sems,
+			struct pa_map *maps, int max)
+{
+	struct pa_fast f = { pend, bound, maps, 0, max, -1, 0 };
+	uint32_t i;
+	unsigned int k;
+	int j;
+
+	if (sems || getenv("FDR_PROBE_MAPS"))
+		return -1;
+	f.fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (f.fd < 0)
+		return -1;
+	dl_iterate_phdr(pa_fast_object, &f);
+	close(f.fd);
+	if (f.failed)
+		return -1;
+	for (i = 0; i < bound; i++) {
+		uintptr_t a;
+
+		if (!pend[i])
+			continue;
+		for (j = 0; j < f.n && !pa_map_addr(&maps[j], pend[i], &a); j++)
+			;
+		if (j == f.n)
+			return -1;
+	}
+	for (k = 0; k < pa_nlocs; k++) {
+		const struct pa_loc *l = &pa_locs[k];
+		uintptr_t a = 0;
+
+		if (!l->used || l->slot >= bound || !pend[l->slot] || pend[l->slot]->gen != l->gen)
+			continue;
+		for (j = 0; j < f.n && !(pa_map_addr(&maps[j], pend[l->slot], &a) && a == l->addr);
+		     j++)
+			;
+		if (j == f.n)
+			return -1;
+	}
+	return f.n;
 }
 
 /* ---- arming and disarming ----------------------------------------------------------------- */
@@ -595,38 +736,67 @@ __attribute__((constructor)) static void pa_sigblk_env(void)
 }
 
 /*
- * A thread of this process that blocks SIGTRAP (SigBlk in /proc/self/task/TID/status),
- * or 0. libfdr-probe's sigprocmask()/pthread_sigmask() keep SIGTRAP open only for
- * masks set through them: a thread that blocked it before the library was loaded
- * (fdr attach, or libfdr's dlopen() of it) or with the raw system call would be
+ * Whether thread @tid blocks SIGTRAP: 1, 0, or -1 (gone, or unreadable). Its
+ * /proc/self/task/TID/stat, field 32 ("blocked": the mask of signals 1 to 31,
+ * in decimal), in one read(): the same bit as SigBlk of .../status, which is
+ * longer for the kernel to make and was read line by line through stdio.
+ */
+static int pa_blocks_sigtrap(const char *tid)
+{
+	char path[64], buf[1024];
+	const char *p;
+	unsigned long long blk;
+	ssize_t n;
+	int fd, field;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%.16s/stat", tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	/* "PID (COMM) STATE ...": the name may hold ')' and spaces; field 3 follows the last ')' */
+	p = strrchr(buf, ')');
+	if (!p)
+		return -1;
+	for (field = 2; field < 32 && p; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p, " %llu", &blk) != 1)
+		return -1;
+	return (blk & (1ull << (SIGTRAP - 1))) != 0;
+}
+
+/*
+ * A thread of this process that blocks SIGTRAP, or 0. libfdr-probe's
+ * sigprocmask()/pthread_sigmask() keep SIGTRAP open only for masks set
+ * through them: a thread that blocked it before the library was loaded (fdr
+ * attach, or libfdr's dlopen() of it) or with the raw system call would be
  * killed by its first hit (the kernel forces a blocked int3 SIGTRAP).
  */
 static pid_t pa_sigtrap_blocker(void)
 {
+	pid_t self = (pid_t)syscall(SYS_gettid), found = 0;
 	DIR *d = opendir("/proc/self/task");
 	struct dirent *e;
-	pid_t found = 0;
+	uint64_t mine = 0;
 
 	if (!d)
 		return 0;
+	/*
+	 * this thread's own mask from the kernel, not /proc (fdr attach runs
+	 * this in a program's thread); the raw call: the interposed one is ours
+	 */
+	if (syscall(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &mine, sizeof(mine)) == 0 &&
+	    (mine & (1ull << (SIGTRAP - 1))))
+		found = self;
 	while (!found && (e = readdir(d)) != NULL) {
-		char path[64], line[256];
-		unsigned long long blk;
-		FILE *f;
-
-		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+		if (e->d_name[0] < '1' || e->d_name[0] > '9' || (pid_t)atoi(e->d_name) == self)
 			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%.16s/status", e->d_name);
-		f = fopen(path, "re");
-		if (!f)
-			continue; /* the thread exited */
-		while (fgets(line, sizeof(line), f))
-			if (sscanf(line, "SigBlk: %llx", &blk) == 1) {
-				if (blk & (1ull << (SIGTRAP - 1)))
-					found = (pid_t)atoi(e->d_name);
-				break;
-			}
-		fclose(f);
+		if (pa_blocks_sigtrap(e->d_name) == 1)
+			found = (pid_t)atoi(e->d_name);
 	}
 	closedir(d);
 	return found;
@@ -648,16 +818,6 @@ static pid_t pa_sigtrap_blocker_stable(void)
 		t = pa_sigtrap_blocker();
 	}
 	return t;
-}
-
-/* Where @m maps slot @c's file offset: 1 and *@addr, or 0 (another file, or outside) */
-static int pa_map_addr(const struct pa_map *m, const struct fdr_abi_probe_slot *c, uintptr_t *addr)
-{
-	if (!m->exec || m->dev != c->dev || m->ino != c->ino || c->offset < m->off ||
-	    c->offset - m->off >= m->end - m->start)
-		return 0;
-	*addr = m->start + (uintptr_t)(c->offset - m->off);
-	return 1;
 }
 
 /*
@@ -703,6 +863,63 @@ static int pa_slot_copy(struct fdr_session *s, uint32_t i, struct fdr_abi_probe_
 	return 1;
 }
 
+/*
+ * Arm the locations of the live slots @pend (copies, @bound of them) in the
+ * mappings @maps that are not armed yet (pa_lock held). *@blocker: -1 until
+ * the SIGTRAP check ran (once per sync, before the first new location), then
+ * its answer.
+ */
+static void pa_arm_pass(struct fdr_session *s, struct fdr_abi_probe_slot *const *pend,
+			uint32_t bound, const struct pa_map *maps, int nmaps, pid_t *blocker)
+{
+	char why[FDR_ERROR_TEXT_LEN / 2];
+	uint32_t i;
+	int j, ret;
+
+	for (i = 0; i < bound; i++) {
+		const struct fdr_abi_probe_slot *c = pend[i];
+
+		if (!c)
+			continue;
+		for (j = 0; j < nmaps; j++) {
+			uintptr_t addr;
+
+			if (!pa_map_addr(&maps[j], c, &addr))
+				continue;
+			if (pa_find(i, c->gen, addr))
+				continue;
+			/* no thread may block SIGTRAP */
+			if (*blocker < 0)
+				*blocker = pa_sigblk_check ? pa_sigtrap_blocker_stable() : 0;
+			if (*blocker > 0) {
+				snprintf(why, sizeof(why),
+					 "thread %d blocks SIGTRAP (its mask was set before "
+					 "libfdr-probe was loaded, or with the raw system call): "
+					 "a hit there would kill the process",
+					 (int)*blocker);
+				pa_report(s, i, c->gen, c->line, why);
+				pa_seen_ctl = 0; /* looked at again at the next sync */
+				break;
+			}
+			ret = pa_arm(s, i, c, maps, nmaps, &maps[j], addr, why, sizeof(why));
+			/*
+			 * A semaphore not mapped: perhaps a dlopen() under way (its
+			 * text mapped, its data not yet). The next sync looks again;
+			 * told only if it is still missing then.
+			 */
+			if (ret == -EAGAIN) {
+				pa_seen_ctl = 0;
+				if (pa_sem_missed[i] != c->gen + 1) {
+					pa_sem_missed[i] = c->gen + 1;
+					continue;
+				}
+			}
+			if (ret < 0)
+				pa_report(s, i, c->gen, c->line, why);
+		}
+	}
+}
+
 /**
  * fdr_probe_agent_sync - arm and disarm this process's probe locations
  * @s: libfdr's session (attached), or NULL: disarm everything
@@ -717,9 +934,9 @@ void fdr_probe_agent_sync(struct fdr_session *s)
 	struct fdr_abi_probe_slot *c;
 	char why[FDR_ERROR_TEXT_LEN / 2];
 	struct pa_dl dl = { 0, 0 };
-	uint32_t i, ctl_gen;
-	unsigned int k;
-	int nmaps, j, ret;
+	uint32_t i, ctl_gen, bound;
+	unsigned int k, nlive = 0;
+	int nmaps, j, sems = 0, fast;
 	pid_t blocker = -1;
 
 	pthread_mutex_lock(&pa_lock);
@@ -747,17 +964,19 @@ void fdr_probe_agent_sync(struct fdr_session *s)
 	pa_seen_ctl = 1;
 	pa_ctl_gen = ctl_gen;
 	pa_dl = dl;
-	nmaps = -1; /* /proc/self/maps is read once a slot is wanted */
 	for (k = 0; k < pa_nlocs; k++)
 		pa_locs[k].wanted = 0;
 	/*
-	 * Each live slot copied and checked once: the armed locations it wants are
-	 * marked; a slot with a location to arm keeps its copy (pend[i]) for the
-	 * arm pass, after the disarms.
+	 * Each live slot copied and checked once (pend[i], kept to the end of the
+	 * sync); then, if some slot is wanted, its mappings (pa_fast_maps(), else
+	 * pa_read_maps(): the writable mappings too only if a slot has an SDT
+	 * semaphore). The armed locations a slot wants are marked, the others
+	 * disarmed, then the new ones armed.
 	 */
 	c = NULL;
-	for (i = 0; i < FDR_MAX_PROBES; i++) {
-		int r, need = 0;
+	bound = fdr_probe_slots_bound(pa_probes);
+	for (i = 0; i < bound; i++) {
+		int r;
 
 		if (!c && !(c = malloc(sizeof(*c))))
 			break;
@@ -766,27 +985,13 @@ void fdr_probe_agent_sync(struct fdr_session *s)
 			pa_report(s, i, c->gen, c->line, why);
 		if (r <= 0)
 			continue;
-		if (nmaps < 0)
-			nmaps = pa_read_maps(maps, PA_MAX_MAPS);
-		for (j = 0; j < nmaps; j++) {
-			struct pa_loc *l;
-			uintptr_t addr;
-
-			if (!pa_map_addr(&maps[j], c, &addr))
-				continue;
-			l = pa_find(i, c->gen, addr);
-			if (l)
-				l->wanted = 1;
-			else
-				need = 1;
-		}
-		if (need) {
-			pend[i] = c;
-			c = NULL;
-		}
+		pend[i] = c;
+		c = NULL;
+		nlive++;
+		sems |= pend[i]->ref_ctr_offset != 0;
 	}
 	free(c);
-	if (i < FDR_MAX_PROBES) {
+	if (i < bound) {
 		/* out of memory: nothing changes, the next sync tries again */
 		for (i = 0; i < FDR_MAX_PROBES; i++) {
 			free(pend[i]);
@@ -794,6 +999,22 @@ void fdr_probe_agent_sync(struct fdr_session *s)
 		}
 		pa_seen_ctl = 0;
 		goto out;
+	}
+	nmaps = nlive ? pa_fast_maps(pend, bound, sems, maps, PA_MAX_MAPS) : 0;
+	fast = nmaps > 0;
+	if (nmaps < 0)
+		nmaps = pa_read_maps(maps, PA_MAX_MAPS, sems);
+	for (i = 0; i < bound; i++) {
+		c = pend[i];
+		if (!c)
+			continue;
+		for (j = 0; j < nmaps; j++) {
+			struct pa_loc *l;
+			uintptr_t addr;
+
+			if (pa_map_addr(&maps[j], c, &addr) && (l = pa_find(i, c->gen, addr)))
+				l->wanted = 1;
+		}
 	}
 	for (k = 0; k < pa_nlocs; k++) {
 		if (!pa_locs[k].used)
@@ -803,48 +1024,19 @@ void fdr_probe_agent_sync(struct fdr_session *s)
 			pa_disarm(&pa_locs[k]);
 	}
 	/* arm what is wanted and not armed (a slot changed since its copy: the next sync) */
-	for (i = 0; i < FDR_MAX_PROBES; i++) {
-		c = pend[i];
-		if (!c)
-			continue;
+	pa_arm_pass(s, pend, bound, maps, nmaps, &blocker);
+	/*
+	 * Found the fast way: the locations of the other mappings of the same
+	 * files, if any (a file mapped by hand, not by the dynamic linker), are
+	 * armed after these, from a walk of every mapping.
+	 */
+	if (fast && blocker <= 0) {
+		nmaps = pa_read_maps(maps, PA_MAX_MAPS, 0);
+		pa_arm_pass(s, pend, bound, maps, nmaps, &blocker);
+	}
+	for (i = 0; i < bound; i++) {
+		free(pend[i]);
 		pend[i] = NULL;
-		for (j = 0; j < nmaps; j++) {
-			uintptr_t addr;
-
-			if (!pa_map_addr(&maps[j], c, &addr))
-				continue;
-			if (pa_find(i, c->gen, addr))
-				continue;
-			/* once per sync, before the first new location: no thread may block SIGTRAP */
-			if (blocker < 0)
-				blocker = pa_sigblk_check ? pa_sigtrap_blocker_stable() : 0;
-			if (blocker > 0) {
-				snprintf(why, sizeof(why),
-					 "thread %d blocks SIGTRAP (its mask was set before "
-					 "libfdr-probe was loaded, or with the raw system call): "
-					 "a hit there would kill the process",
-					 (int)blocker);
-				pa_report(s, i, c->gen, c->line, why);
-				pa_seen_ctl = 0; /* looked at again at the next sync */
-				break;
-			}
-			ret = pa_arm(s, i, c, maps, nmaps, &maps[j], addr, why, sizeof(why));
-			/*
-			 * A semaphore not mapped: perhaps a dlopen() under way (its
-			 * text mapped, its data not yet). The next sync looks again;
-			 * told only if it is still missing then.
-			 */
-			if (ret == -EAGAIN) {
-				pa_seen_ctl = 0;
-				if (pa_sem_missed[i] != c->gen + 1) {
-					pa_sem_missed[i] = c->gen + 1;
-					continue;
-				}
-			}
-			if (ret < 0)
-				pa_report(s, i, c->gen, c->line, why);
-		}
-		free(c);
 	}
 out:
 	pthread_mutex_unlock(&pa_lock);

@@ -56,6 +56,7 @@
 #define CTF_MAGIC 0xc1fc1fc1u
 #define CTF_PACKET_HDR 68 /* header + context, bytes */
 #define CTF_NAME_MAX 80
+#define CTF_MAX_BUFS 8 /* stream classes: buffers of the source (ctf_seen's bits) */
 
 /* ---- names ----------------------------------------------------------------------------- */
 
@@ -175,7 +176,7 @@ static int ctf_int_type(struct fdr_buf *b, unsigned bits, int is_signed, int bas
 			      bits, is_signed ? "true" : "false", base);
 }
 
-static int ctf_event_meta(const struct fdr_abi_event *e, struct fdr_buf *b)
+static int ctf_event_meta(const struct fdr_abi_event *e, uint32_t stream, struct fdr_buf *b)
 {
 	struct ctf_names *n = malloc(sizeof(*n));
 	uint32_t i, nf = ctf_nr_fields(e);
@@ -193,7 +194,8 @@ static int ctf_event_meta(const struct fdr_abi_event *e, struct fdr_buf *b)
 			 e->name);
 		ret |= ctf_string(full, strlen(full), b);
 	}
-	ret |= fdr_buf_printf(b, ";\n\tid = %u;\n\tstream_id = 0;\n\tfields := struct {\n", e->id);
+	ret |= fdr_buf_printf(b, ";\n\tid = %u;\n\tstream_id = %u;\n\tfields := struct {\n", e->id,
+			      stream);
 	for (i = 0; i < nf; i++) {
 		const struct fdr_abi_field *f = &e->fields[i];
 
@@ -260,12 +262,60 @@ static void ctf_uuid_str(const unsigned char u[16], char *s)
  *
  * Returns: 0 or -ENOMEM.
  */
+/*
+ * Which event classes each stream class declares: stream class k (buffer k of
+ * the source) those whose ids @seen[k] marks (bit 0: seen in buffer k), and
+ * stream class 0 every event of the source but those seen only in other
+ * buffers. @seen NULL: one stream class, every event.
+ */
+struct ctf_seen {
+	uint32_t nr_bufs;
+	uint8_t *seen; /* [id] bit k: an event of this id was written from buffer k (k < 8) */
+};
+
+static int ctf_metadata(struct fdr_trace *t, const unsigned char uuid[16],
+			const struct ctf_seen *sn, struct fdr_buf *b);
+
 int fdr_export_ctf_metadata(struct fdr_trace *t, const unsigned char uuid[16], struct fdr_buf *b)
+{
+	return ctf_metadata(t, uuid, NULL, b);
+}
+
+static int ctf_stream_meta(struct fdr_buf *b, uint32_t id)
+{
+	return fdr_buf_printf(b,
+			      "stream {\n"
+			      "\tid = %u;\n"
+			      "\tevent.header := struct {\n"
+			      "\t\tuint32_t id;\n"
+			      "\t\ttrace_clock_t timestamp;\n"
+			      "\t};\n"
+			      "\tpacket.context := struct {\n"
+			      "\t\ttrace_clock_t timestamp_begin;\n"
+			      "\t\ttrace_clock_t timestamp_end;\n"
+			      "\t\tuint64_t content_size;\n"
+			      "\t\tuint64_t packet_size;\n"
+			      "\t\tuint64_t events_discarded;\n"
+			      "\t\tuint32_t cpu_id;\n"
+			      "\t};\n"
+			      "\tevent.context := struct {\n"
+			      "\t\tinteger { size = 32; align = 8; signed = true; } _vtid;\n"
+			      "\t\tstring _procname;\n"
+			      "\t\tuint8_t _common_flags;\n"
+			      "\t\tuint8_t _common_preempt_count;\n"
+			      "\t};\n"
+			      "};\n\n",
+			      id);
+}
+
+static int ctf_metadata(struct fdr_trace *t, const unsigned char uuid[16],
+			const struct ctf_seen *sn, struct fdr_buf *b)
 {
 	const struct fdr_trace_info *in = fdr_trace_get_info(t);
 	unsigned major = 0, minor = 0, patch = 0;
 	char us[37];
 	size_t i, nr = fdr_trace_nr_events(t);
+	uint32_t k;
 	int ret;
 
 	ctf_uuid_str(uuid, us);
@@ -305,6 +355,13 @@ int fdr_export_ctf_metadata(struct fdr_trace *t, const unsigned char uuid[16], s
 	ret |= ctf_string(in->clock_name, sizeof(in->clock_name), b);
 	ret |= fdr_buf_printf(b, ";\n\tfdr_origin = ");
 	ret |= ctf_string(in->origin, sizeof(in->origin), b);
+	for (k = 1; sn && k < sn->nr_bufs; k++) {
+		/* which instance each further stream class holds (fdr record -k: the kernel's) */
+		const char *name = fdr_trace_buffer_name(t, k);
+
+		ret |= fdr_buf_printf(b, ";\n\tfdr_stream_%u = ", k);
+		ret |= ctf_string(name ? name : "", CTF_NAME_MAX, b);
+	}
 	ret |= fdr_buf_printf(b, ";\n};\n\n");
 	ret |= fdr_buf_printf(b, "clock {\n"
 				 "\tname = \"trace_clock\";\n"
@@ -337,33 +394,21 @@ int fdr_export_ctf_metadata(struct fdr_trace *t, const unsigned char uuid[16], s
 				      in->offset_ns ? "true" : "false");
 	}
 	ret |= fdr_buf_printf(b, "typealias integer { size = 64; align = 8; signed = false; "
-				 "map = clock.trace_clock.value; } := trace_clock_t;\n\n"
-				 "stream {\n"
-				 "\tid = 0;\n"
-				 "\tevent.header := struct {\n"
-				 "\t\tuint32_t id;\n"
-				 "\t\ttrace_clock_t timestamp;\n"
-				 "\t};\n"
-				 "\tpacket.context := struct {\n"
-				 "\t\ttrace_clock_t timestamp_begin;\n"
-				 "\t\ttrace_clock_t timestamp_end;\n"
-				 "\t\tuint64_t content_size;\n"
-				 "\t\tuint64_t packet_size;\n"
-				 "\t\tuint64_t events_discarded;\n"
-				 "\t\tuint32_t cpu_id;\n"
-				 "\t};\n"
-				 "\tevent.context := struct {\n"
-				 "\t\tinteger { size = 32; align = 8; signed = true; } _vtid;\n"
-				 "\t\tstring _procname;\n"
-				 "\t\tuint8_t _common_flags;\n"
-				 "\t\tuint8_t _common_preempt_count;\n"
-				 "\t};\n"
-				 "};\n\n");
+				 "map = clock.trace_clock.value; } := trace_clock_t;\n\n");
+	for (k = 0; k < (sn ? sn->nr_bufs : 1); k++)
+		ret |= ctf_stream_meta(b, k);
 	for (i = 0; i < nr && !ret; i++) {
 		const struct fdr_abi_event *e = fdr_trace_event_at(t, i);
+		uint8_t m = sn && e && e->id <= UINT16_MAX ? sn->seen[e->id] : 0;
 
-		if (e)
-			ret = ctf_event_meta(e, b);
+		if (!e)
+			continue;
+		/* stream class 0: every event, but those seen only in other buffers */
+		if (!m || (m & 1))
+			ret = ctf_event_meta(e, 0, b);
+		for (k = 1; !ret && sn && k < sn->nr_bufs; k++)
+			if (m & (1u << k))
+				ret = ctf_event_meta(e, k, b);
 	}
 	return ret ? -ENOMEM : 0;
 }
@@ -379,35 +424,42 @@ struct ctf_stream {
 	uint32_t nr; /* events in the current packet */
 };
 
+/* The streams of one stream class: one buffer of the source, one stream per CPU. */
+struct ctf_side {
+	struct ctf_stream *streams;
+	uint32_t nr_streams;
+};
+
 struct fdr_ctf_writer {
 	struct fdr_ctf_sink *k;
 	struct fdr_trace *t;
 	unsigned char uuid[16];
-	struct ctf_stream *streams;
-	uint32_t nr_streams;
+	struct ctf_side sides[CTF_MAX_BUFS];
+	struct ctf_seen seen;
 	size_t meta_events; /* events the metadata last handed over described */
 	int meta_sent;
 	struct fdr_export_stats st;
 };
 
-static struct ctf_stream *ctf_stream_get(struct fdr_ctf_writer *w, uint32_t cpu)
+static struct ctf_stream *ctf_stream_get(struct fdr_ctf_writer *w, uint32_t buf, uint32_t cpu)
 {
+	struct ctf_side *sd = &w->sides[buf];
 	struct ctf_stream *s;
 	uint32_t n;
 
-	if (cpu >= FDR_MAX_CPUS * 64u)
+	if (cpu >= FDR_MAX_CPUS * 64u || buf >= CTF_MAX_BUFS)
 		return NULL;
-	if (cpu >= w->nr_streams) {
+	if (cpu >= sd->nr_streams) {
 		n = cpu + 1;
-		s = realloc(w->streams, n * sizeof(*s));
+		s = realloc(sd->streams, n * sizeof(*s));
 		if (!s)
 			return NULL;
-		memset(s + w->nr_streams, 0, (n - w->nr_streams) * sizeof(*s));
-		for (; w->nr_streams < n; w->nr_streams++)
-			s[w->nr_streams].h = -1;
-		w->streams = s;
+		memset(s + sd->nr_streams, 0, (n - sd->nr_streams) * sizeof(*s));
+		for (; sd->nr_streams < n; sd->nr_streams++)
+			s[sd->nr_streams].h = -1;
+		sd->streams = s;
 	}
-	return &w->streams[cpu];
+	return &sd->streams[cpu];
 }
 
 static void ctf_put(unsigned char **p, const void *v, size_t n)
@@ -416,25 +468,33 @@ static void ctf_put(unsigned char **p, const void *v, size_t n)
 	*p += n;
 }
 
-/* Hand the current packet of stream @cpu to the sink: header, context, events. */
-static int ctf_flush(struct fdr_ctf_writer *w, uint32_t cpu)
+/*
+ * Hand the current packet of stream @cpu of buffer @buf to the sink: header,
+ * context, events. Buffer 0's streams are "stream_N", buffer k's
+ * "bufferK_stream_N".
+ */
+static int ctf_flush(struct fdr_ctf_writer *w, uint32_t buf, uint32_t cpu)
 {
-	struct ctf_stream *s = &w->streams[cpu];
+	struct ctf_stream *s = &w->sides[buf].streams[cpu];
 	unsigned char hdr[CTF_PACKET_HDR], *p = hdr;
-	uint32_t magic = CTF_MAGIC, sid = 0;
+	uint32_t magic = CTF_MAGIC, sid = buf;
 	struct fdr_ctf_packet pi = {
 		.bits = (CTF_PACKET_HDR + (uint64_t)s->pkt.len) * 8,
 		.ts_begin = s->ts_begin,
 		.ts_end = s->ts_end,
 		.discarded = s->discarded,
 		.cpu = cpu,
+		.stream_class = buf,
 	};
 	int ret;
 
 	if (s->h < 0) {
-		char name[32];
+		char name[40];
 
-		snprintf(name, sizeof(name), "stream_%u", cpu);
+		if (buf)
+			snprintf(name, sizeof(name), "buffer%u_stream_%u", buf, cpu);
+		else
+			snprintf(name, sizeof(name), "stream_%u", cpu);
 		ret = w->k->open(w->k, name, &s->h);
 		if (ret)
 			return ret;
@@ -473,24 +533,24 @@ static int ctf_fixed(struct fdr_buf *b, const struct fdr_abi_field *f, size_t si
 	return ret;
 }
 
-/* @n records lost before the next one on @cpu: end the packet, count them. */
-static int ctf_lost(struct fdr_ctf_writer *w, uint32_t cpu, uint64_t n)
+/* @n records lost before the next one on @cpu of @buf: end the packet, count them. */
+static int ctf_lost(struct fdr_ctf_writer *w, uint32_t buf, uint32_t cpu, uint64_t n)
 {
-	struct ctf_stream *s = ctf_stream_get(w, cpu);
+	struct ctf_stream *s = ctf_stream_get(w, buf, cpu);
 	int ret;
 
 	if (!s)
 		return fdr_export_fail(w->k->err, ENOMEM, "ctf", NULL);
-	if (s->nr && (ret = ctf_flush(w, cpu)))
+	if (s->nr && (ret = ctf_flush(w, buf, cpu)))
 		return ret;
 	s->discarded += n;
 	return 0;
 }
 
-static int ctf_event(struct fdr_ctf_writer *w, const struct fdr_trace_rec *rec)
+static int ctf_event(struct fdr_ctf_writer *w, uint32_t buf, const struct fdr_trace_rec *rec)
 {
 	const struct fdr_abi_event *e = rec->ev;
-	struct ctf_stream *s = ctf_stream_get(w, rec->cpu);
+	struct ctf_stream *s = ctf_stream_get(w, buf, rec->cpu);
 	struct fdr_common c;
 	char comm[FDR_COMM_LEN + 8];
 	const char *name;
@@ -501,8 +561,10 @@ static int ctf_event(struct fdr_ctf_writer *w, const struct fdr_trace_rec *rec)
 
 	if (!s)
 		return -ENOMEM;
-	if (rec->lost_before && (ret = ctf_lost(w, rec->cpu, rec->lost_before)))
+	if (rec->lost_before && (ret = ctf_lost(w, buf, rec->cpu, rec->lost_before)))
 		return ret;
+	if (id <= UINT16_MAX)
+		w->seen.seen[id] |= (uint8_t)(1u << buf);
 	if (ts < s->last_ts) {
 		ts = s->last_ts; /* readers require each stream's time to go forward */
 		w->st.clamped++;
@@ -554,7 +616,7 @@ static int ctf_event(struct fdr_ctf_writer *w, const struct fdr_trace_rec *rec)
 		return fdr_export_fail(w->k->err, ENOMEM, "ctf", NULL);
 	w->st.events++;
 	if (b->len >= FDR_EXPORT_FLUSH)
-		return ctf_flush(w, rec->cpu);
+		return ctf_flush(w, buf, rec->cpu);
 	return 0;
 }
 
@@ -568,14 +630,24 @@ int fdr_ctf_writer_new(struct fdr_trace *t, struct fdr_ctf_sink *k, struct fdr_c
 	struct fdr_ctf_writer *w = calloc(1, sizeof(*w));
 
 	*out = NULL;
-	if (!w)
+	if (w)
+		w->seen.seen = calloc(UINT16_MAX + 1, 1);
+	if (!w || !w->seen.seen) {
+		free(w);
 		return fdr_export_fail(k->err, ENOMEM, "ctf", NULL);
+	}
 	w->t = t;
 	w->k = k;
+	w->seen.nr_bufs = fdr_trace_nr_buffers(t);
+	if (w->seen.nr_bufs > CTF_MAX_BUFS)
+		w->seen.nr_bufs =
+			CTF_MAX_BUFS; /* the records of the others are counted as unknown */
+	if (!w->seen.nr_bufs)
+		w->seen.nr_bufs = 1;
 	if (getrandom(w->uuid, sizeof(w->uuid), 0) != sizeof(w->uuid)) {
 		int e = errno;
 
-		free(w);
+		fdr_ctf_writer_free(w, NULL);
 		return fdr_export_fail(k->err, e, "getrandom", NULL);
 	}
 	w->uuid[6] = (w->uuid[6] & 0x0f) | 0x40; /* version 4 */
@@ -597,15 +669,18 @@ int fdr_ctf_writer_read(struct fdr_ctf_writer *w)
 	int ret;
 
 	while ((ret = fdr_trace_next(w->t, &rec)) > 0) {
-		if (!rec.ev || rec.len < sizeof(struct fdr_common)) {
+		uint32_t b = w->seen.nr_bufs > 1 ? fdr_trace_rec_buffer(w->t, &rec) : 0;
+
+		if (!rec.ev || rec.len < sizeof(struct fdr_common) || b >= w->seen.nr_bufs) {
 			w->st.unknown++;
 			w->st.lost += rec.lost_before;
-			if (rec.lost_before && (ret = ctf_lost(w, rec.cpu, rec.lost_before)))
+			if (b < w->seen.nr_bufs && rec.lost_before &&
+			    (ret = ctf_lost(w, b, rec.cpu, rec.lost_before)))
 				break;
 			continue;
 		}
 		w->st.lost += rec.lost_before;
-		ret = ctf_event(w, &rec);
+		ret = ctf_event(w, b, &rec);
 		if (ret)
 			break;
 	}
@@ -623,7 +698,7 @@ static int ctf_meta(struct fdr_ctf_writer *w)
 
 	if (w->meta_sent && nr == w->meta_events)
 		return 0;
-	if (fdr_export_ctf_metadata(w->t, w->uuid, &meta)) {
+	if (ctf_metadata(w->t, w->uuid, w->seen.nr_bufs > 1 ? &w->seen : NULL, &meta)) {
 		fdr_buf_free(&meta);
 		return fdr_export_fail(w->k->err, ENOMEM, "ctf metadata", NULL);
 	}
@@ -641,32 +716,36 @@ static int ctf_meta(struct fdr_ctf_writer *w)
  * an empty one, and a CPU with nothing new is reported idle up to @now (the
  * trace clock, taken before the read), so live readers do not wait for it.
  * Records read later with an earlier time are raised to it (counted as clamped).
+ * (Live sources are a session's instance: one buffer, stream class 0.)
  *
  * Returns: 0 or a negative errno.
  */
 int fdr_ctf_writer_tick(struct fdr_ctf_writer *w, uint32_t nr_cpus, uint64_t now)
 {
-	uint32_t cpu, n;
+	uint32_t buf, cpu;
 	int ret = ctf_meta(w);
 
-	if (!ret && nr_cpus && !ctf_stream_get(w, nr_cpus - 1))
+	if (!ret && nr_cpus && !ctf_stream_get(w, 0, nr_cpus - 1))
 		ret = fdr_export_fail(w->k->err, ENOMEM, "ctf", NULL);
-	n = w->nr_streams;
-	for (cpu = 0; cpu < n && !ret; cpu++) {
-		struct ctf_stream *s = &w->streams[cpu];
+	for (buf = 0; buf < w->seen.nr_bufs; buf++) {
+		struct ctf_side *sd = &w->sides[buf];
 
-		if (s->nr) {
-			ret = ctf_flush(w, cpu);
-		} else if (s->h < 0) {
-			/* an empty packet opens the stream: [now, now] */
-			if (now > s->last_ts)
-				s->last_ts = now;
-			s->ts_begin = s->ts_end = s->last_ts;
-			ret = ctf_flush(w, cpu);
-		} else if (w->k->idle) {
-			if (now > s->last_ts)
-				s->last_ts = now;
-			ret = w->k->idle(w->k, s->h, s->last_ts);
+		for (cpu = 0; cpu < sd->nr_streams && !ret; cpu++) {
+			struct ctf_stream *s = &sd->streams[cpu];
+
+			if (s->nr) {
+				ret = ctf_flush(w, buf, cpu);
+			} else if (s->h < 0) {
+				/* an empty packet opens the stream: [now, now] */
+				if (now > s->last_ts)
+					s->last_ts = now;
+				s->ts_begin = s->ts_end = s->last_ts;
+				ret = ctf_flush(w, buf, cpu);
+			} else if (w->k->idle) {
+				if (now > s->last_ts)
+					s->last_ts = now;
+				ret = w->k->idle(w->k, s->h, s->last_ts);
+			}
 		}
 	}
 	return ret;
@@ -679,38 +758,45 @@ int fdr_ctf_writer_tick(struct fdr_ctf_writer *w, uint32_t nr_cpus, uint64_t now
  */
 int fdr_ctf_writer_finish(struct fdr_ctf_writer *w)
 {
-	uint32_t cpu;
+	uint32_t buf, cpu;
 	int ret = 0;
 
-	for (cpu = 0; cpu < w->nr_streams && !ret; cpu++)
-		if (w->streams[cpu].nr || w->streams[cpu].discarded)
-			ret = ctf_flush(w, cpu);
+	for (buf = 0; buf < w->seen.nr_bufs; buf++)
+		for (cpu = 0; cpu < w->sides[buf].nr_streams && !ret; cpu++)
+			if (w->sides[buf].streams[cpu].nr || w->sides[buf].streams[cpu].discarded)
+				ret = ctf_flush(w, buf, cpu);
 	if (!ret && !w->st.events) {
 		/* no record at all: one empty packet, so readers see a valid empty trace */
-		ret = ctf_stream_get(w, 0) ? ctf_flush(w, 0) : -ENOMEM;
+		ret = ctf_stream_get(w, 0, 0) ? ctf_flush(w, 0, 0) : -ENOMEM;
 	}
-	if (!ret)
+	if (!ret) {
+		w->meta_sent = 0; /* whole, with what every buffer turned out to hold */
 		ret = ctf_meta(w);
-	for (cpu = 0; cpu < w->nr_streams && !ret; cpu++) {
-		struct ctf_stream *s = &w->streams[cpu];
-
-		if (s->h >= 0)
-			ret = w->k->close(w->k, s->h);
-		s->h = -1;
 	}
+	for (buf = 0; buf < w->seen.nr_bufs; buf++)
+		for (cpu = 0; cpu < w->sides[buf].nr_streams && !ret; cpu++) {
+			struct ctf_stream *s = &w->sides[buf].streams[cpu];
+
+			if (s->h >= 0)
+				ret = w->k->close(w->k, s->h);
+			s->h = -1;
+		}
 	return ret;
 }
 
 /* Free @w (NULL: nothing); its counts into @st (may be NULL). */
 void fdr_ctf_writer_free(struct fdr_ctf_writer *w, struct fdr_export_stats *st)
 {
-	uint32_t cpu;
+	uint32_t buf, cpu;
 
 	if (!w)
 		return;
-	for (cpu = 0; cpu < w->nr_streams; cpu++)
-		fdr_buf_free(&w->streams[cpu].pkt);
-	free(w->streams);
+	for (buf = 0; buf < CTF_MAX_BUFS; buf++) {
+		for (cpu = 0; cpu < w->sides[buf].nr_streams; cpu++)
+			fdr_buf_free(&w->sides[buf].streams[cpu].pkt);
+		free(w->sides[buf].streams);
+	}
+	free(w->seen.seen);
 	if (st)
 		*st = w->st;
 	free(w);

@@ -48,6 +48,7 @@ struct fdr_ctf_packet {
 	uint64_t ts_begin, ts_end; /* the packet context's, in the trace clock */
 	uint64_t discarded; /* events_discarded: cumulative for the CPU */
 	uint32_t cpu;
+	uint32_t stream_class; /* the CTF stream class (the source's buffer) */
 };
 
 struct fdr_ctf_sink {

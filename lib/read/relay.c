@@ -704,7 +704,7 @@ static int relay_index(struct fdr_relay *r, struct relay_stream *s, uint64_t seq
 	put64(&p, pi ? pi->ts_begin : ts);
 	put64(&p, pi ? pi->ts_end : ts);
 	put64(&p, pi ? pi->discarded : 0);
-	put64(&p, 0); /* the CTF stream class id */
+	put64(&p, pi ? pi->stream_class : 0); /* the CTF stream class id */
 	put64(&p, pi ? pi->cpu : 0); /* stream instance id */
 	put64(&p, seq); /* packet_seq_num */
 	return relay_simple(r, RELAY_SEND_INDEX, m, sizeof(m), r->k.err);

@@ -125,6 +125,23 @@ int32_t fdr_trace_tgid(const struct fdr_trace *t, int32_t pid)
 	return tgid > 0 ? tgid : pid;
 }
 
+uint32_t fdr_trace_nr_buffers(const struct fdr_trace *t)
+{
+	return t->ops->nr_buffers ? t->ops->nr_buffers(t) : 1;
+}
+
+const char *fdr_trace_buffer_name(const struct fdr_trace *t, uint32_t i)
+{
+	if (t->ops->buffer_name)
+		return t->ops->buffer_name(t, i);
+	return i ? NULL : "";
+}
+
+uint32_t fdr_trace_rec_buffer(const struct fdr_trace *t, const struct fdr_trace_rec *rec)
+{
+	return t->ops->rec_buffer ? t->ops->rec_buffer(t, rec) : 0;
+}
+
 /**
  * fdr_trace_format - one record as a line of the trace file, the kernel's layout:
  * "%16s-%-7d [%03d] ..... %5lu.%06lu: NAME: BODY\n"

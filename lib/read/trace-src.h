@@ -15,6 +15,10 @@ struct fdr_trace_ops {
 	const struct fdr_abi_event *(*event)(const struct fdr_trace *t, uint32_t id);
 	const char *(*comm)(const struct fdr_trace *t, int32_t pid, char *buf, size_t len);
 	int32_t (*tgid)(const struct fdr_trace *t, int32_t pid); /* 0 if unknown; may be NULL */
+	/* buffers (trace.dat instances); NULL: one, unnamed */
+	uint32_t (*nr_buffers)(const struct fdr_trace *t);
+	const char *(*buffer_name)(const struct fdr_trace *t, uint32_t i);
+	uint32_t (*rec_buffer)(const struct fdr_trace *t, const struct fdr_trace_rec *rec);
 	void (*close)(struct fdr_trace *t);
 };
 

@@ -103,6 +103,7 @@ struct td_buffer {
 struct td_cursor {
 	uint32_t cpu;
 	uint64_t off, end; /* the CPU's data in the file */
+	uint32_t page_size; /* of its buffer */
 	uint64_t page; /* current page; == end when done */
 	uint64_t pos, data_end; /* next record header; end of the page's records */
 	uint64_t ts; /* raw, the last record's */
@@ -112,6 +113,7 @@ struct td_cursor {
 
 struct td_cpu {
 	struct td_cursor cur;
+	uint32_t buf; /* index into td_src.sel[] */
 	int have; /* rec holds this CPU's next record */
 	struct fdr_trace_rec rec;
 };
@@ -134,6 +136,9 @@ struct td_src {
 	struct td_buffer bufs[TD_MAX_BUFFERS];
 	uint32_t nr_bufs;
 	int have_top; /* bufs[0] is the top instance */
+	int all_buffers; /* FDR_TRACE_ALL_BUFFERS: every buffer's CPUs, merged */
+	struct td_buffer *sel[TD_MAX_BUFFERS]; /* the buffers read: sel[0] first */
+	uint32_t nr_sel;
 	struct td_cpu *cpus;
 	uint32_t nr_cpus; /* entries of cpus[]: the CPUs with data */
 	uint32_t hdr_cpus; /* v6: the CPU count of the header */
@@ -1358,8 +1363,8 @@ static int td_page_load(const struct td_src *td, const struct td_in *in, struct 
 {
 	uint64_t plen = c->end - c->page, commit, size;
 
-	if (plen > td->page_size)
-		plen = td->page_size;
+	if (plen > c->page_size)
+		plen = c->page_size;
 	if (plen < td->hdr_size)
 		return td_fail(in, c->page,
 			       "expected a page header of %u bytes on CPU %u, found %" PRIu64
@@ -1415,9 +1420,8 @@ static int td_cursor_next(const struct td_src *td, const struct td_in *in, struc
 				c->started = 1;
 				c->page = c->off;
 			} else if (c->page < c->end) {
-				c->page = td->page_size < c->end - c->page ?
-						  c->page + td->page_size :
-						  c->end;
+				c->page = c->page_size < c->end - c->page ? c->page + c->page_size :
+									    c->end;
 			}
 			if (c->page >= c->end)
 				return 0;
@@ -1632,8 +1636,41 @@ static void td_close(struct fdr_trace *t)
 	free(t);
 }
 
+static uint32_t td_nr_buffers(const struct fdr_trace *t)
+{
+	const struct td_src *td = t->priv;
+
+	return td->nr_sel;
+}
+
+static const char *td_buffer_name(const struct fdr_trace *t, uint32_t i)
+{
+	const struct td_src *td = t->priv;
+
+	return i < td->nr_sel ? td->sel[i]->name : NULL;
+}
+
+/* The buffer of a record: the one whose CPU data holds its payload. */
+static uint32_t td_rec_buffer(const struct fdr_trace *t, const struct fdr_trace_rec *rec)
+{
+	const struct td_src *td = t->priv;
+	uint64_t off;
+	uint32_t i;
+
+	if (!rec->payload || rec->payload < td->data || rec->payload >= td->data + td->size)
+		return 0;
+	off = (uint64_t)(rec->payload - td->data);
+	for (i = 0; i < td->nr_cpus; i++)
+		if (off >= td->cpus[i].cur.off && off < td->cpus[i].cur.end)
+			return td->cpus[i].buf;
+	return 0;
+}
+
 static const struct fdr_trace_ops td_ops = {
 	.next = td_next,
+	.nr_buffers = td_nr_buffers,
+	.buffer_name = td_buffer_name,
+	.rec_buffer = td_rec_buffer,
 	.nr_events = td_nr_events,
 	.event_at = td_event_at,
 	.event = td_event,
@@ -1661,44 +1698,68 @@ static struct td_buffer *td_pick(struct td_src *td)
 	return NULL;
 }
 
-static int td_setup_cpus(struct td_src *td, const struct td_in *in, struct td_buffer *b,
-			 struct fdr_trace_info *info)
+/* A buffer's page size: its own (v7), else the file's; 0 if not a power of two from 64 to 16 MiB. */
+static uint32_t td_buf_page_size(const struct td_src *td, const struct td_buffer *b)
 {
-	uint32_t i, max_cpu = 0;
+	uint32_t ps = b->page_size ? b->page_size : td->page_size;
+
+	if (ps < 64 || ps > (1u << 24) || (ps & (ps - 1)))
+		return 0;
+	return ps;
+}
+
+/*
+ * The cursors of the CPUs with data of the buffers in td->sel[], and @info
+ * from the first of them (its clock, its page size).
+ */
+static int td_setup_cpus(struct td_src *td, const struct td_in *in, struct fdr_trace_info *info)
+{
+	struct td_buffer *b = td->sel[0];
+	uint32_t i, k, max_cpu = 0;
+	size_t total = 0;
 	const char *clock;
 	int known;
 
-	if (b->page_size)
-		td->page_size = b->page_size;
-	if (td->page_size < 64 || td->page_size > (1u << 24) ||
-	    (td->page_size & (td->page_size - 1)))
-		return td_fail(in, 0,
-			       "expected a page size that is a power of two from 64 to 16 MiB, "
-			       "found %u",
-			       td->page_size);
-	td->cpus = calloc(b->nr_cpus ? b->nr_cpus : 1, sizeof(*td->cpus));
+	for (k = 0; k < td->nr_sel; k++) {
+		if (!td_buf_page_size(td, td->sel[k]))
+			return td_fail(in, 0,
+				       "expected a page size that is a power of two from 64 to "
+				       "16 MiB, found %u",
+				       td->sel[k]->page_size ? td->sel[k]->page_size :
+							       td->page_size);
+		total += td->sel[k]->nr_cpus;
+	}
+	td->page_size = td_buf_page_size(td, b);
+	td->cpus = calloc(total ? total : 1, sizeof(*td->cpus));
 	if (!td->cpus)
 		return -ENOMEM;
-	for (i = 0; i < b->nr_cpus; i++) {
-		const struct td_cpu_data *d = &b->cpus[i];
-		struct td_cpu *c = &td->cpus[td->nr_cpus];
+	for (k = 0; k < td->nr_sel; k++) {
+		const struct td_buffer *sb = td->sel[k];
 
-		if (d->cpu >= TD_MAX_CPU)
-			return td_fail(in, b->off, "expected CPU ids below %d, found %u",
-				       TD_MAX_CPU, d->cpu);
-		if (d->cpu + 1 > max_cpu)
-			max_cpu = d->cpu + 1;
-		if (!d->size)
-			continue;
-		if (d->off > td->size || d->size > td->size - d->off)
-			return td_fail(in, b->off,
-				       "expected CPU %u's data (%" PRIu64 " bytes at %" PRIu64
-				       ") inside the file of %zu bytes, found it past the end",
-				       d->cpu, d->size, d->off, td->size);
-		c->cur.cpu = d->cpu;
-		c->cur.off = d->off;
-		c->cur.end = d->off + d->size;
-		td->nr_cpus++;
+		for (i = 0; i < sb->nr_cpus; i++) {
+			const struct td_cpu_data *d = &sb->cpus[i];
+			struct td_cpu *c = &td->cpus[td->nr_cpus];
+
+			if (d->cpu >= TD_MAX_CPU)
+				return td_fail(in, sb->off, "expected CPU ids below %d, found %u",
+					       TD_MAX_CPU, d->cpu);
+			if (d->cpu + 1 > max_cpu)
+				max_cpu = d->cpu + 1;
+			if (!d->size)
+				continue;
+			if (d->off > td->size || d->size > td->size - d->off)
+				return td_fail(
+					in, sb->off,
+					"expected CPU %u's data (%" PRIu64 " bytes at %" PRIu64
+					") inside the file of %zu bytes, found it past the end",
+					d->cpu, d->size, d->off, td->size);
+			c->cur.cpu = d->cpu;
+			c->cur.off = d->off;
+			c->cur.end = d->off + d->size;
+			c->cur.page_size = td_buf_page_size(td, sb);
+			c->buf = k;
+			td->nr_cpus++;
+		}
 	}
 	info->nr_cpus = td->cpucount > max_cpu ? td->cpucount : max_cpu;
 	/* trace-cmd takes TRACECLOCK first: 3.1.6 writes "local" in every BUFFER option */
@@ -1808,7 +1869,20 @@ static int td_open(struct td_src *td, const char *origin, struct fdr_trace **out
 					    "no buffer");
 		goto err;
 	}
-	ret = td_setup_cpus(td, &in, b, &t->info);
+	td->sel[td->nr_sel++] = b;
+	/* the other buffers with data (an empty top buffer is not one of them) */
+	for (i = 0; td->all_buffers && i < td->nr_bufs; i++) {
+		uint32_t j;
+
+		if (&td->bufs[i] == b || td->bufs[i].latency)
+			continue;
+		for (j = 0; j < td->bufs[i].nr_cpus; j++)
+			if (td->bufs[i].cpus[j].size)
+				break;
+		if (j < td->bufs[i].nr_cpus)
+			td->sel[td->nr_sel++] = &td->bufs[i];
+	}
+	ret = td_setup_cpus(td, &in, &t->info);
 	if (!ret)
 		ret = td_check_pages(td, &in);
 	for (i = 0; !ret && i < td->nr_cpus; i++)
@@ -1842,30 +1916,43 @@ err:
 int fdr_tracedat_open_mem(const void *data, size_t size, const char *origin, struct fdr_trace **out,
 			  struct fdr_buf *err)
 {
+	return fdr_tracedat_open_mem_ex(data, size, origin, 0, out, err);
+}
+
+/** fdr_tracedat_open_mem_ex - fdr_tracedat_open_mem() with fdr_trace_open_file_ex()'s @flags */
+int fdr_tracedat_open_mem_ex(const void *data, size_t size, const char *origin, unsigned flags,
+			     struct fdr_trace **out, struct fdr_buf *err)
+{
 	struct td_src *td = calloc(1, sizeof(*td));
 
 	if (!td)
 		return -ENOMEM;
 	td->data = data;
 	td->size = size;
+	td->all_buffers = !!(flags & FDR_TRACE_ALL_BUFFERS);
 	return td_open(td, origin, out, err);
 }
 
 /**
- * fdr_trace_open_file - a trace.dat file (trace-cmd's versions 6 and 7, not
+ * fdr_trace_open_file_ex - a trace.dat file (trace-cmd's versions 6 and 7, not
  * compressed, little-endian) as a source of records
  * @path: the file
+ * @flags: FDR_TRACE_ALL_BUFFERS: every buffer (instance) of the file, merged by
+ *	time, as trace-cmd report prints them (fdr record -k's file: fdr's CPUs and
+ *	the kernel instance's); fdr_trace_rec_buffer() says whose a record is
  * @out: the source; close it with fdr_trace_close()
  * @err: if not NULL, receives the reason a file is refused
  *
  * The file is mapped read-only; records point into the mapping until the
- * source is closed. The top instance's data is read if it has any, else the
- * first instance's with data (info.origin then names the instance).
+ * source is closed. The top instance's data is read first if it has any, else
+ * the first instance's with data (info.origin then names the instance; the
+ * source's clock and page size are that buffer's).
  *
  * Returns 0, -EINVAL (malformed or unsupported file: see @err), -ENOMEM, or the
  * errno of open(), fstat() or mmap().
  */
-int fdr_trace_open_file(const char *path, struct fdr_trace **out, struct fdr_buf *err)
+int fdr_trace_open_file_ex(const char *path, unsigned flags, struct fdr_trace **out,
+			   struct fdr_buf *err)
 {
 	struct td_src *td;
 	struct stat st;
@@ -1901,5 +1988,15 @@ int fdr_trace_open_file(const char *path, struct fdr_trace **out, struct fdr_buf
 	td->map = map;
 	td->data = map;
 	td->size = (size_t)st.st_size;
+	td->all_buffers = !!(flags & FDR_TRACE_ALL_BUFFERS);
 	return td_open(td, path, out, err);
+}
+
+/**
+ * fdr_trace_open_file - fdr_trace_open_file_ex() without flags: the top
+ * instance's data if it has any, else the first instance's with data
+ */
+int fdr_trace_open_file(const char *path, struct fdr_trace **out, struct fdr_buf *err)
+{
+	return fdr_trace_open_file_ex(path, 0, out, err);
 }

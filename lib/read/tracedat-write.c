@@ -1159,9 +1159,20 @@ static int td_live_finish(struct fdr_tracedat_live *l, const struct fdr_tracedat
 		if (!ret && pipe2(p, O_CLOEXEC) < 0)
 			ret = -errno;
 		for (cpu = 0; cpu < kb->nr_cpus && !ret; cpu++) {
+			uint64_t sl =
+				kb->spool_fds && kb->spool_fds[cpu] >= 0 ? kb->spool_len[cpu] : 0;
+
 			kpos[cpu] = pos;
-			ret = td_kernel_cpu(l->fd, kb->raw_fds[cpu], kb->page_size, p, page, &pos,
-					    &kspliced);
+			/* spliced while recording: the spool's pages first, in the kernel */
+			if (sl % kb->page_size)
+				ret = -EINVAL;
+			else if (sl && !(ret = td_copy(kb->spool_fds[cpu], 0, l->fd, &pos, sl))) {
+				pos += sl;
+				kspliced += sl;
+			}
+			if (!ret)
+				ret = td_kernel_cpu(l->fd, kb->raw_fds[cpu], kb->page_size, p, page,
+						    &pos, &kspliced);
 		}
 		if (p[0] >= 0) {
 			close(p[0]);

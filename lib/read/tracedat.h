@@ -41,6 +41,9 @@ enum {
  */
 int fdr_tracedat_open_mem(const void *data, size_t size, const char *origin, struct fdr_trace **out,
 			  struct fdr_buf *err);
+/* The same with fdr_trace_open_file_ex()'s @flags (FDR_TRACE_ALL_BUFFERS). */
+int fdr_tracedat_open_mem_ex(const void *data, size_t size, const char *origin, unsigned flags,
+			     struct fdr_trace **out, struct fdr_buf *err);
 
 /*
  * Parse one kernel event format file (events/SYS/EVENT/format) into @e.

@@ -29,7 +29,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t i, n;
 	int ret, nrec = 0;
 
-	ret = fdr_tracedat_open_mem(data, size, "fuzz", &t, &err);
+	/* every buffer merged (fdr record -k's files): a superset of the top one's path */
+	ret = fdr_tracedat_open_mem_ex(data, size, "fuzz", FDR_TRACE_ALL_BUFFERS, &t, &err);
 	if (ret) {
 		if (ret == -EINVAL && (!err.data || strncmp(err.data, "trace.dat: ", 11) != 0))
 			abort(); /* every refusal says why */
@@ -50,6 +51,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		b.len = 0;
 		fdr_trace_format(t, &rec, &b);
+		if (fdr_trace_rec_buffer(t, &rec) >= fdr_trace_nr_buffers(t))
+			abort(); /* a record comes from one of the buffers read */
 		if (rec.len >= 8) {
 			int32_t pid;
 
@@ -119,6 +122,20 @@ int fdr_fuzz_write_seeds(const char *dir)
 				return -ENOMEM;
 			snprintf(name, sizeof(name), "built-v%d-commit%u", versions[vi],
 				 commits[ci]);
+			ret |= fz_write_file(dir, name, b.p, b.len);
+			free(b.p);
+			if (versions[vi] != 7)
+				continue;
+			/* the same pages as an instance too: fdr record -k's layout */
+			f.buf2_name = "fdr-kr-seed";
+			f.buf2_page_size = 4096;
+			f.buf2_nr_cpus = 2;
+			f.buf2_cpu_data = data;
+			f.buf2_nr_pages = nr;
+			memset(&b, 0, sizeof(b));
+			if (tdb_build(&b, &f))
+				return -ENOMEM;
+			snprintf(name, sizeof(name), "built-v7-commit%u-two-buffers", commits[ci]);
 			ret |= fz_write_file(dir, name, b.p, b.len);
 			free(b.p);
 		}

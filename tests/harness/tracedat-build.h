@@ -183,6 +183,11 @@ struct tdb_file {
 	/* per CPU: its pages, nr_pages[cpu] of them, each page_size bytes */
 	const unsigned char *const *cpu_data;
 	const uint32_t *nr_pages;
+	/* v7 only: a second buffer (an instance) of that name when not NULL */
+	const char *buf2_name;
+	uint32_t buf2_page_size, buf2_nr_cpus;
+	const unsigned char *const *buf2_cpu_data;
+	const uint32_t *buf2_nr_pages;
 };
 
 static TDB_UNUSED void tdb_header_page(struct tdb *b, uint32_t commit_size, uint32_t page_size)
@@ -313,7 +318,7 @@ static TDB_UNUSED void tdb_section_end(struct tdb *b, size_t size_at)
 
 static TDB_UNUSED int tdb_build_v7(struct tdb *b, const struct tdb_file *f)
 {
-	size_t opt_at, sec[4], sec_at[4], table[64], sz, buf_sec;
+	size_t opt_at, sec[4], sec_at[4], table[64], table2[64], sz, buf_sec, buf2_sec = 0;
 	uint32_t c;
 	int i;
 
@@ -373,6 +378,25 @@ static TDB_UNUSED int tdb_build_v7(struct tdb *b, const struct tdb_file *f)
 		tdb_u64(b, 0);
 		tdb_u64(b, 0);
 	}
+	if (f->buf2_name) {
+		if (f->buf2_nr_cpus > 64)
+			return -1;
+		tdb_u16(b, 3);
+		tdb_u32(b, (uint32_t)(8 + strlen(f->buf2_name) + 1 + 5 + 4 + 4 +
+				      20 * f->buf2_nr_cpus));
+		buf2_sec = b->len;
+		tdb_u64(b, 0);
+		tdb_str(b, f->buf2_name);
+		tdb_str(b, "mono");
+		tdb_u32(b, f->buf2_page_size);
+		tdb_u32(b, f->buf2_nr_cpus);
+		for (c = 0; c < f->buf2_nr_cpus; c++) {
+			tdb_u32(b, c);
+			table2[c] = b->len;
+			tdb_u64(b, 0);
+			tdb_u64(b, 0);
+		}
+	}
 	tdb_u16(b, 0); /* DONE: no next options section */
 	tdb_u32(b, 8);
 	tdb_u64(b, 0);
@@ -382,6 +406,18 @@ static TDB_UNUSED int tdb_build_v7(struct tdb *b, const struct tdb_file *f)
 	sec_at[0] = tdb_section(b, 3);
 	tdb_cpu_data(b, f, table);
 	tdb_section_end(b, sec_at[0]);
+	if (f->buf2_name) {
+		struct tdb_file f2 = *f;
+
+		f2.page_size = f->buf2_page_size;
+		f2.nr_cpus = f->buf2_nr_cpus;
+		f2.cpu_data = f->buf2_cpu_data;
+		f2.nr_pages = f->buf2_nr_pages;
+		tdb_set64(b, buf2_sec, b->len);
+		sec_at[1] = tdb_section(b, 3);
+		tdb_cpu_data(b, &f2, table2);
+		tdb_section_end(b, sec_at[1]);
+	}
 	return b->oom ? -1 : 0;
 }
 

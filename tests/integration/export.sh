@@ -121,6 +121,28 @@ test_perfetto() {
 	cmp -s "$OUT" "$T/trace.json" || { diag "-o - differs from the file"; return 1; }
 }
 
+# the Perfetto protobuf: decoded by pftrace-check.py, every gen:worker record of
+# a thread is on that thread's track with its fields; -o - writes the same bytes
+test_perfetto_proto() {
+	local line tid want got
+	have python3 || { echo "# skip: no python3"; return 0; }
+	fdr export --format perfetto-proto -o "$T/trace.pftrace"
+	expect_rc 0 || return 1
+	line=$(grep -m1 ' worker: ' "$T/show") || { diag "no gen:worker in fdr show"; return 1; }
+	tid=$(sed -nE 's/^ *.*-([0-9]+) +\[[0-9]+\].*/\1/p' <<<"$line")
+	run python3 "$HERE/pftrace-check.py" timeline "$T/trace.pftrace" "$tid"
+	expect_rc 0 || return 1
+	want=$(grep -E -- "-$tid +\[[0-9]+\] .* worker: worker=[0-9]+ round=[0-9]+$" "$T/show" |
+		sed -E 's/.* worker: (worker=[0-9]+ round=[0-9]+)$/\1/')
+	got=$(sed -nE 's/^[0-9]+ event gen:worker (worker=[0-9]+ round=[0-9]+)$/\1/p' "$OUT")
+	[ -n "$want" ] && [ "$want" = "$got" ] ||
+		{ diag "thread $tid: fdr show's worker records and the protobuf's differ: '$want' / '$got'"; return 1; }
+	fdr export --format perfetto-proto -o -
+	expect_rc 0 || return 1
+	cmp -s "$OUT" "$T/trace.pftrace" || { diag "-o - differs from the file"; return 1; }
+	no_leftovers "$T"
+}
+
 test_text() {
 	fdr export --format text -o "$T/trace.txt"
 	expect_rc 0 || return 1
@@ -137,10 +159,10 @@ test_not_consumed() {
 test_usage_errors() {
 	fdr export -o "$T/x"
 	expect_rc 2 || return 1
-	expect_err 'expected --format ctf, perfetto or text' || return 1
+	expect_err 'expected --format ctf, perfetto, perfetto-proto or text' || return 1
 	fdr export --format svg -o "$T/x"
 	expect_rc 2 || return 1
-	expect_err "expected a format ctf, perfetto or text, found 'svg'" || return 1
+	expect_err "expected a format ctf, perfetto, perfetto-proto or text, found 'svg'" || return 1
 	fdr export --format ctf
 	expect_rc 2 || return 1
 	expect_err 'expected -o OUT' || return 1
@@ -313,7 +335,7 @@ if ! setup; then
 	echo "0 passed, 1 failed"
 	exit 1
 fi
-run_cases "test_ctf_babeltrace2 test_ctf_names test_perfetto test_text test_not_consumed
+run_cases "test_ctf_babeltrace2 test_ctf_names test_perfetto test_perfetto_proto test_text test_not_consumed
 	test_usage_errors test_out_errors test_instance_and_snapshot test_empty test_file_input
 	test_ctf_dates"
 fdr destroy

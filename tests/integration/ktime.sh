@@ -127,6 +127,17 @@ test_interleaved() {
 	steps "$T/show" "$tid"
 }
 
+# fdr export of the live linked session: fdr's records, and a note that the
+# kernel's are not in it (reading them raw would consume them) naming the way
+# to both (fdr record -k)
+test_export_note() {
+	must "$FDR" export --format text -o "$T/live.txt" || return 1
+	expect_err "note: the kernel instance fdr-kt-[^ ]* linked to this session is not in the export .*'fdr record -k'" ||
+		return 1
+	grep -q ' step: n=1 phase=0' "$T/live.txt" || { diag "no step record in the export"; return 1; }
+	grep -q ' sched_switch: ' "$K/trace" || { diag "the kernel instance's records are gone"; return 1; }
+}
+
 # fdr pipe follows both trace_pipes, merged; SIGINT ends it with status 0 (a
 # session of its own: no backlog of the cases before, no irq:* flood)
 test_pipe() {
@@ -263,6 +274,6 @@ test_kernel_untouched() {
 		{ diag "the kernel's top level or the bystander changed:"; sed 's/^/#   /' "$T/kdiff"; return 1; }
 }
 
-run_cases "test_link test_interleaved test_pipe test_stop_start test_destroy test_discard_mode test_bad_event
+run_cases "test_link test_interleaved test_export_note test_pipe test_stop_start test_destroy test_discard_mode test_bad_event
 	test_killed test_session_gone test_relative_dir test_no_rights test_kernel_untouched" test_link
 tap_summary

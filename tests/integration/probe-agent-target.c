@@ -13,6 +13,10 @@
  *   dl N        the same with pa_dl_fn                               -> "ok SUM"
  *   reopen PATH dlclose()s the library, then dlopen()s PATH         -> "ok"
  *   dladdr      the address of pa_dl_fn                              -> "addr 0x..."
+ *   handmap PATH OFF  maps PATH r-x by hand (mmap, not the dynamic
+ *               linker); its pa_dl_fn is at file offset OFF          -> "ok"
+ *   hand N      calls that copy of pa_dl_fn(i, "hand"), i < N       -> "ok SUM"
+ *   handbyte    its first byte                                       -> "byte XX"
  *   semoff      the file offset of the SDT semaphore pa_sem          -> "off 0x..."
  *   sem         pa_sem, the first bytes of pa_sem_fn, pa_sem_fn2     -> "sem N XX YY"
  *   semcall N   if pa_sem: pa_sem_fn(i) + pa_sem_fn2(i), i in 0..N-1  -> "ok SUM"
@@ -24,10 +28,13 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -114,6 +121,7 @@ __asm__(".text\n"
 int main(void)
 {
 	int (*dl_fn)(int, const char *) = NULL;
+	int (*hand_fn)(int, const char *) = NULL;
 	void *dl_h = NULL;
 	char line[4200];
 
@@ -148,6 +156,26 @@ int main(void)
 			dl_h = dlopen(arg, RTLD_NOW);
 			*(void **)&dl_fn = dl_h ? dlsym(dl_h, "pa_dl_fn") : NULL;
 			printf(dl_fn ? "ok\n" : "error %s\n", dlerror());
+		} else if (!strncmp(line, "handmap ", 8)) {
+			unsigned long off = 0;
+			int fd = open(arg, O_RDONLY | O_CLOEXEC);
+			struct stat st;
+			void *p = MAP_FAILED;
+
+			if (sscanf(line, "%*s %*s %lx", &off) == 1 && fd >= 0 && !fstat(fd, &st) &&
+			    off < (unsigned long)st.st_size)
+				p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_EXEC,
+					 MAP_PRIVATE, fd, 0);
+			if (fd >= 0)
+				close(fd);
+			*(void **)&hand_fn = p == MAP_FAILED ? NULL : (unsigned char *)p + off;
+			printf(hand_fn ? "ok\n" : "error handmap %s\n", arg);
+		} else if (!strncmp(line, "hand ", 5) && hand_fn) {
+			for (i = 0; i < n; i++)
+				sum += hand_fn((int)i, "hand");
+			printf("ok %ld\n", sum);
+		} else if (!strcmp(line, "handbyte") && hand_fn) {
+			printf("byte %02x\n", *(volatile unsigned char *)(void *)hand_fn);
 		} else if (!strcmp(line, "dladdr") && dl_fn) {
 			printf("addr %p\n", *(void **)&dl_fn);
 		} else if (!strncmp(line, "dl ", 3) && dl_fn) {

@@ -197,6 +197,31 @@ test_dlclose() {
 	remove uprobes/padl2
 }
 
+# DL loaded by the dynamic linker and mapped once more by hand (mmap): the
+# agent finds the first mapping the fast way (the linker's objects) and must
+# arm the second one too (its walk of every mapping after the first arms).
+test_hand_mapped() {
+	local off
+	# padl (test_dlopen_lib) would keep DL's copies armed: off for this case
+	set_enable 0 uprobes/padl || return 1
+	tcmd "reopen $DL" && [ "$reply" = ok ] || { diag "reopen: $reply"; return 1; }
+	define "p:uprobes/pahand $DL:pa_dl_fn a=%di:u32 s=+0(%si):string" || return 1
+	must "$FDR" cat uprobe_events || return 1
+	off=$(sed -nE "s|^p:uprobes/pahand $DL:(0x[0-9a-f]+) .*|\1|p" "$OUT")
+	[ -n "$off" ] || { diag "no offset for pahand in uprobe_events"; return 1; }
+	tcmd "handmap $DL $off" && [ "$reply" = ok ] || { diag "handmap: $reply"; return 1; }
+	tcmd handbyte || return 1
+	local orig=${reply#byte }
+	set_enable 1 uprobes/pahand || return 1
+	wait_byte dlbyte cc || return 1
+	wait_byte handbyte cc || return 1
+	tcmd "hand 2" && [ "$reply" = "ok 209" ] || { diag "hand: $reply"; return 1; }
+	expect_lines pahand "$lpid" "$(lines pahand hand 0 1)" || return 1
+	set_enable 0 uprobes/pahand || return 1
+	wait_byte handbyte "$orig" || return 1
+	remove uprobes/pahand
+}
+
 # wait_log TEXT: error_log has a line with TEXT within 1.5 s
 wait_log() {
 	local i
@@ -468,5 +493,5 @@ test_optimized() {
 }
 
 run_cases "test_setup test_linked_start test_disable_enable test_fork_child test_shared_lib
-	test_dlopen_lib test_dlclose test_refused test_return_probe test_delete_slot test_running_before test_preload test_no_preload test_linked_no_event test_semaphore test_optimized" test_setup
+	test_dlopen_lib test_dlclose test_hand_mapped test_refused test_return_probe test_delete_slot test_running_before test_preload test_no_preload test_linked_no_event test_semaphore test_optimized" test_setup
 tap_summary

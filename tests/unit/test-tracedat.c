@@ -172,6 +172,80 @@ Test(tracedat, v6_and_v7_with_4_and_8_byte_commits)
 	}
 }
 
+/*
+ * A file of two buffers with data, as fdr record -k writes it: fdr's CPUs on
+ * top (records at 1000, 2000, 3000), an instance's behind (records at 1500 on
+ * CPU 1 and 2500 on CPU 0, pages of 8 KiB). Without FDR_TRACE_ALL_BUFFERS the
+ * top buffer alone; with it both, merged by time, each record's buffer known.
+ */
+Test(tracedat, all_buffers_merged)
+{
+	static struct tdb_page kp[2];
+	struct td_pages tp;
+	struct tdb_file f;
+	struct tdb b = { 0 };
+	struct fdr_trace *t = NULL;
+	struct fdr_buf err = { 0 };
+	struct fdr_trace_rec rec;
+	const unsigned char *kdata[2];
+	uint32_t knr[2] = { 1, 1 }, v, n, k = 0, cpu;
+	unsigned char pl[64];
+	uint64_t ts[5];
+	uint32_t bufs[5];
+	const char *path;
+
+	td_two_cpus(&tp, 8);
+	td_file(&f, 7, 8, &tp);
+	for (cpu = 0; cpu < 2; cpu++) {
+		tdb_page_begin(&kp[cpu], 2 * PAGE, 8, cpu ? 1500 : 2500);
+		v = 100 + cpu;
+		n = tdb_payload(pl, TDB_EV_VAL_ID, 45, &v, 1);
+		tdb_page_rec(&kp[cpu], 0, pl, n, 0);
+		tdb_page_end(&kp[cpu], 0, 0, 0);
+		kdata[cpu] = kp[cpu].data;
+	}
+	f.buf2_name = "fdr-kr-test";
+	f.buf2_page_size = 2 * PAGE;
+	f.buf2_nr_cpus = 2;
+	f.buf2_cpu_data = kdata;
+	f.buf2_nr_pages = knr;
+	cr_assert_eq(tdb_build(&b, &f), 0);
+	path = td_write(b.p, b.len);
+
+	/* the top buffer alone, as before */
+	cr_assert_eq(fdr_trace_open_file(path, &t, &err), 0, "%s", err.data ? err.data : "");
+	cr_expect_eq(fdr_trace_nr_buffers(t), 1);
+	while (fdr_trace_next(t, &rec) == 1)
+		k++;
+	cr_expect_eq(k, 3);
+	fdr_trace_close(t);
+
+	cr_assert_eq(fdr_trace_open_file_ex(path, FDR_TRACE_ALL_BUFFERS, &t, &err), 0, "%s",
+		     err.data ? err.data : "");
+	unlink(path);
+	cr_expect_eq(fdr_trace_nr_buffers(t), 2);
+	cr_expect_str_eq(fdr_trace_buffer_name(t, 0), "");
+	cr_expect_str_eq(fdr_trace_buffer_name(t, 1), "fdr-kr-test");
+	cr_expect_null(fdr_trace_buffer_name(t, 2));
+	cr_expect_eq(fdr_trace_get_info(t)->page_size, PAGE, "the first buffer's page size");
+	k = 0;
+	while (fdr_trace_next(t, &rec) == 1 && k < 5) {
+		ts[k] = rec.ts;
+		bufs[k++] = fdr_trace_rec_buffer(t, &rec);
+		cr_expect_not_null(rec.ev);
+	}
+	cr_assert_eq(k, 5);
+	cr_expect(ts[0] == 1000 && ts[1] == 1500 && ts[2] == 2000 && ts[3] == 2500 && ts[4] == 3000,
+		  "merged in time order: %lu %lu %lu %lu %lu", (unsigned long)ts[0],
+		  (unsigned long)ts[1], (unsigned long)ts[2], (unsigned long)ts[3],
+		  (unsigned long)ts[4]);
+	cr_expect(bufs[0] == 0 && bufs[1] == 1 && bufs[2] == 0 && bufs[3] == 1 && bufs[4] == 0,
+		  "buffers %u %u %u %u %u", bufs[0], bufs[1], bufs[2], bufs[3], bufs[4]);
+	fdr_trace_close(t);
+	fdr_buf_free(&err);
+	free(b.p);
+}
+
 Test(tracedat, formatted_like_the_trace_file)
 {
 	static const char *const lines[] = {
