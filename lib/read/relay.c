@@ -27,6 +27,13 @@
  *            CLOSE_STREAM per stream (the metadata's with last seq = -1)
  *            CLOSE_TRACE_CHUNK -> the chunk's path on the daemon
  *
+ * Live (fdr_relay_live_*(): a session with a live timer, snapshot = 0): one
+ * unnamed chunk, every CPU's stream added at the first tick, STREAMS_SENT after
+ * each ADD_STREAM, the metadata sent again as it grows (only its new part), a
+ * SEND_INDEX after each packet, and for a CPU with nothing new an index with
+ * packet_size 0 (a beacon: idle up to its timestamp_end), which live viewers
+ * need to go on without it.
+ *
  * The daemon names the session directory HOSTNAME/NAME-YYYYMMDD-HHMMSS from
  * the creation time we send, so sessions opened again with the same name and
  * time (one per snapshot, by fdr snapshot save) land in one directory, each
