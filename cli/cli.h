@@ -144,6 +144,15 @@ int cmd_stat(int argc, char **argv);
 
 /* snapshot.c */
 int cmd_snapshot(int argc, char **argv);
+/* relay.c: fdr relay, and what it shares with fdr snapshot save --relayd */
+#define CLI_RELAY_NAME_LEN (2 * FDR_NAME_LEN + 8)
+/* @in as a name the relay daemon can make a directory of: [A-Za-z0-9._-], others '_' */
+void cli_relay_name(const char *in, char *out, size_t len);
+/* --hostname @opt, else $FDR_HOSTNAME, else the machine's; EXIT_USAGE (said) if bad */
+int cli_relay_hostname(const char *opt, char *out, size_t len);
+/* the session's name on the daemon: the fdr session's, "-INSTANCE" for an instance */
+void cli_relay_session_name(struct fdr_session *s, const char *inst, char *out, size_t len);
+int cmd_relay(int argc, char **argv);
 
 /* mount-cmd.c */
 int cmd_mount(int argc, char **argv);

@@ -220,7 +220,9 @@ static const struct verb verbs[] = {
 	{ "pipe", cmd_pipe, "pipe [-i INSTANCE] [-c CPU]",
 	  "Follow the trace, consuming it ('trace_pipe'); Ctrl-C stops." },
 	{ "snapshot", cmd_snapshot,
-	  "snapshot [take|show|clear|alloc|free|save [--format F] DIR] [-i INSTANCE] [-c CPU]",
+	  "snapshot [take|show|clear|alloc|free|save [--format F] DIR|\n"
+	  "          save --relayd net://HOST[:CPORT[:DPORT]] [--hostname H] [DIR]]\n"
+	  "         [-i INSTANCE] [-c CPU]",
 	  "take (the default): swap in the spare buffers, freezing what was recorded while\n"
 	  "tracing goes on (allocates the spare buffers first if needed); show: print the\n"
 	  "snapshot ('snapshot' file); clear: empty it; alloc: allocate the spare buffers so\n"
@@ -229,7 +231,16 @@ static const struct verb verbs[] = {
 	  "its own file in DIR until Ctrl-C (a snapshot is refused until the previous one\n"
 	  "is written, so each file is whole); --format text (the default, as 'show'),\n"
 	  "dat (trace.dat, for trace-cmd and KernelShark), ctf (a CTF directory, for\n"
-	  "babeltrace2 and Trace Compass) or perfetto (JSON, for ui.perfetto.dev)." },
+	  "babeltrace2 and Trace Compass) or perfetto (JSON, for ui.perfetto.dev).\n"
+	  "save --relayd URL: send each snapshot to LTTng's lttng-relayd instead, as a trace\n"
+	  "chunk of a snapshot session under HOST (--hostname, $FDR_HOSTNAME or the\n"
+	  "machine's); one it cannot send is kept as CTF in DIR (fdr-relay-unsent)." },
+	{ "relay", cmd_relay,
+	  "relay net://HOST[:CPORT[:DPORT]] [--live-timer US] [--hostname H] [-i INSTANCE]",
+	  "Stream the instance live to LTTng's lttng-relayd (consuming it, as 'pipe'),\n"
+	  "one packet per CPU every live timer period (default 1000000 us), for\n"
+	  "babeltrace2 -i lttng-live; Ctrl-C stops. HOST: --hostname, $FDR_HOSTNAME or\n"
+	  "the machine's." },
 	{ "export", cmd_export,
 	  "export --format ctf|perfetto|perfetto-proto|text -o OUT [-i INSTANCE] [--snapshot] [FILE]",
 	  "Write the trace in another tool's format, without consuming it: ctf (a CTF 1.8\n"

@@ -3,13 +3,15 @@
  * snapshot.c - fdr snapshot: take, show, clear, alloc and free an instance's
  * snapshot through its 'snapshot' file, and save DIR, which writes every
  * snapshot taken from now on, by anyone, to its own file (text, trace.dat, CTF
- * or Perfetto).
+ * or Perfetto); save --relayd URL sends each to LTTng's relay daemon instead
+ * (docs/design/relay.md), keeping in DIR the ones it could not send.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +22,7 @@
 #include "fdr/fdr-ctl.h"
 #include "fdr/fdr-export.h"
 #include "fdr/fdr-read.h"
+#include "fdr/fdr-relay.h"
 #include "fdr/fdr-trace.h"
 #include "fdr/fdr-tracedat.h"
 #include "cli.h"
@@ -147,32 +150,46 @@ static void *save_beat_thread(void *arg)
 	return NULL;
 }
 
+/* Start the heartbeat thread of @sv (none if it cannot start: *@started 0). */
+static void beat_start(struct save_beat *b, struct fdr_saver *sv, pthread_t *th, int *started)
+{
+	pthread_condattr_t ca;
+
+	b->sv = sv;
+	b->done = 0;
+	pthread_mutex_init(&b->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&b->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	*started = pthread_create(th, NULL, save_beat_thread, b) == 0;
+}
+
+static void beat_stop(struct save_beat *b, pthread_t th, int started)
+{
+	if (started) {
+		pthread_mutex_lock(&b->mu);
+		b->done = 1;
+		pthread_cond_signal(&b->cv);
+		pthread_mutex_unlock(&b->mu);
+		pthread_join(th, NULL);
+	}
+	pthread_cond_destroy(&b->cv);
+	pthread_mutex_destroy(&b->mu);
+}
+
 /* save_one() with the heartbeat kept by a thread (without one, if none starts) */
 static int save_one_beating(struct fdr_saver *sv, struct fdr_session *s, uint32_t inst,
 			    const char *path, enum save_format fmt, const char *file,
 			    const char *tmp, const char **what)
 {
-	struct save_beat b = { .sv = sv, .done = 0 };
-	pthread_condattr_t ca;
+	struct save_beat b;
 	pthread_t th;
 	int err, started;
 
-	pthread_mutex_init(&b.mu, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&b.cv, &ca);
-	pthread_condattr_destroy(&ca);
-	started = pthread_create(&th, NULL, save_beat_thread, &b) == 0;
+	beat_start(&b, sv, &th, &started);
 	err = save_one(s, inst, path, fmt, file, tmp, what);
-	if (started) {
-		pthread_mutex_lock(&b.mu);
-		b.done = 1;
-		pthread_cond_signal(&b.cv);
-		pthread_mutex_unlock(&b.mu);
-		pthread_join(th, NULL);
-	}
-	pthread_cond_destroy(&b.cv);
-	pthread_mutex_destroy(&b.mu);
+	beat_stop(&b, th, started);
 	return err;
 }
 
@@ -249,6 +266,165 @@ static int snapshot_save(struct fdr_session *s, uint32_t inst, const char *pre, 
 	return ret;
 }
 
+/*
+ * fdr snapshot save --relayd URL [DIR]: each snapshot goes to the relay daemon
+ * as one trace chunk of a snapshot session. The session on the daemon is named
+ * after the fdr session (and instance), dated by the fdr session's creation,
+ * and identified by its random id, so every snapshot of one fdr session lands
+ * in one directory: OUTPUT/HOSTNAME/NAME-YYYYMMDD-HHMMSS/snapshot-N-.../fdr/.
+ * A connection is made for each snapshot, so a daemon restarted between two
+ * snapshots gets the next one. A snapshot that cannot be sent (daemon absent,
+ * refusing, killed or too slow) is written as CTF into DIR instead and said so;
+ * the loop goes on and the exit status is 1. Only this tool waits on the
+ * network: the traced programs only see their snapshot refused while one is
+ * being saved, as with save DIR.
+ */
+struct relay_save {
+	struct fdr_relay_url url;
+	struct fdr_relay_session rs;
+	char hostname[256];
+	char name[CLI_RELAY_NAME_LEN];
+	const char *keep_dir;
+	unsigned sent, kept;
+};
+
+static int relay_save_one(struct relay_save *rv, struct fdr_session *s, uint32_t inst, uint64_t seq,
+			  const char **what)
+{
+	struct fdr_export_stats st = { 0 };
+	struct fdr_buf err = { 0 };
+	struct fdr_relay *r = NULL;
+	struct fdr_trace *t = NULL;
+	char chunk[96], path[4096], stamp[32], file[4300];
+	struct timespec rt;
+	struct tm tm;
+	int ret;
+
+	*what = "read";
+	clock_gettime(CLOCK_REALTIME, &rt);
+	localtime_r(&rt.tv_sec, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	snprintf(chunk, sizeof(chunk), "snapshot-%" PRIu64 "-%s", seq / 2, stamp);
+	ret = fdr_trace_open_session(s, inst, FDR_READ_SNAPSHOT, &t);
+	if (ret)
+		return -ret;
+	*what = "send";
+	ret = fdr_relay_open(&rv->url, &rv->rs, &r, &err);
+	if (!ret)
+		ret = fdr_relay_send_chunk(r, t, seq / 2, chunk, path, sizeof(path), &st, &err);
+	fdr_relay_close(r);
+	fdr_trace_close(t);
+	t = NULL;
+	if (!ret) {
+		rv->sent++;
+		printf("%s\n", path);
+		fflush(stdout);
+		fdr_buf_free(&err);
+		return 0;
+	}
+	fprintf(stderr, "fdr snapshot: cannot send snapshot %" PRIu64 ": %.*s\n", seq / 2,
+		(int)err.len, err.data ? err.data : "");
+	fdr_buf_free(&err);
+	/* keep it: the snapshot buffer is still ours until fdr_saver_saved() */
+	snprintf(file, sizeof(file), "%s/%s.ctf", rv->keep_dir, chunk);
+	*what = "keep";
+	if (mkdir(rv->keep_dir, 0700) < 0 && errno != EEXIST) {
+		ret = errno;
+		fprintf(stderr, "fdr snapshot: cannot keep snapshot %" PRIu64 " in %s: %s\n",
+			seq / 2, rv->keep_dir, strerror(ret));
+		return ret;
+	}
+	ret = -fdr_trace_open_session(s, inst, FDR_READ_SNAPSHOT, &t);
+	if (!ret)
+		ret = -fdr_export_ctf(t, file, &st, &err);
+	fdr_trace_close(t);
+	if (ret)
+		fprintf(stderr, "fdr snapshot: cannot keep snapshot %" PRIu64 ": %.*s\n", seq / 2,
+			(int)err.len, err.data ? err.data : strerror(ret));
+	else
+		fprintf(stderr, "fdr snapshot: snapshot %" PRIu64 " kept in %s\n", seq / 2, file);
+	fdr_buf_free(&err);
+	rv->kept += !ret;
+	return ret ? ret : ECOMM;
+}
+
+/* relay_save_one() with the heartbeat kept by a thread: sending can take seconds */
+static int relay_save_beating(struct fdr_saver *sv, struct relay_save *rv, struct fdr_session *s,
+			      uint32_t inst, uint64_t seq, const char **what)
+{
+	struct save_beat b;
+	pthread_t th;
+	int err, started;
+
+	beat_start(&b, sv, &th, &started);
+	err = relay_save_one(rv, s, inst, seq, what);
+	beat_stop(&b, th, started);
+	return err;
+}
+
+static int relay_save_loop(struct fdr_session *s, uint32_t inst, const char *inst_name,
+			   struct relay_save *rv)
+{
+	const struct fdr_abi_control *c = fdr_session_control(s);
+	struct fdr_saver sv;
+	unsigned failed = 0;
+	int ret = 0;
+
+	cli_relay_session_name(s, inst_name, rv->name, sizeof(rv->name));
+	rv->rs.name = rv->name;
+	rv->rs.hostname = rv->hostname;
+	rv->rs.id = c->session_id + inst; /* instances are sessions of their own on the daemon */
+	rv->rs.creation_time = c->cal_real_ns / 1000000000u;
+	rv->rs.snapshot = 1;
+	fdr_saver_init(&sv, s, inst);
+	{
+		uint64_t seq0;
+		int r0 = fdr_saver_poll(&sv, &seq0);
+
+		if (r0 < 0)
+			return die_err(1, r0, "instance gone");
+	}
+	fprintf(stderr,
+		"fdr snapshot: sending every snapshot to %s:%u (data port %u) as host %s, session "
+		"%s; unsent ones are kept in %s (Ctrl-C stops)\n",
+		rv->url.host, rv->url.ctrl_port, rv->url.data_port, rv->hostname, rv->name,
+		rv->keep_dir);
+	for (;;) {
+		int last_round = stop_requested;
+		uint64_t seq = 0;
+		int waiting = fdr_saver_poll(&sv, &seq);
+
+		if (waiting < 0) {
+			ret = die_err(1, waiting, "instance gone");
+			break;
+		}
+		if (waiting) {
+			const char *what;
+			int err = relay_save_beating(&sv, rv, s, inst, seq, &what);
+
+			if (err && !strcmp(what, "read")) {
+				ret = die_err(1, -err, "reading the snapshot");
+				break;
+			}
+			if (err)
+				failed++;
+			fdr_saver_saved(&sv, seq);
+		} else if (!last_round) {
+			struct timespec d = { 0, 2 * 1000 * 1000 };
+
+			nanosleep(&d, NULL);
+		}
+		if (last_round)
+			break;
+	}
+	fdr_saver_detach(&sv);
+	fprintf(stderr,
+		"fdr snapshot: %u snapshot%s sent, %u not sent (%u kept in %s), %" PRIu64
+		" refused (taken before the previous one was saved, or during another swap)\n",
+		rv->sent, rv->sent == 1 ? "" : "s", failed, rv->kept, rv->keep_dir, sv.refused);
+	return ret ? ret : failed ? 1 : 0;
+}
+
 /* "1 > snapshot_allocated": the file the tree and the mount give, without its messages */
 static int snapshot_alloc(struct fdr_session *s, const char *pre)
 {
@@ -271,37 +447,62 @@ int cmd_snapshot(int argc, char **argv)
 {
 	struct fdr_session *s;
 	const char *inst = NULL, *action = "take", *save_dir = NULL, *fmt_name = NULL;
+	const char *relayd = NULL, *hostname = NULL;
 	char pre[FDR_NAME_LEN + 16], path[256];
 	enum save_format fmt = SAVE_TEXT;
-	int cpu = -1, ret, argi, i, k;
+	struct relay_save rv;
+	int cpu = -1, ret, argi, i, k, fmt_argi = -1;
 
-	/* --format FORMAT / --format=FORMAT (save only), taken out before the rest */
+	memset(&rv, 0, sizeof(rv));
+	/*
+	 * --format F, --relayd URL, --hostname NAME (save only; also as --opt=VALUE),
+	 * taken out before the rest
+	 */
 	for (i = 1; i < argc; i++) {
-		int take = 0;
+		static const char *const opts[] = { "--format", "--relayd", "--hostname" };
+		const char **dst[] = { &fmt_name, &relayd, &hostname };
+		int take = 0, o;
 
 		if (!strcmp(argv[i], "--"))
 			break;
-		if (!strcmp(argv[i], "--format")) {
-			if (i + 1 >= argc)
-				return usage_error(argc, argv, i,
-						   "expected a format after --format");
-			fmt_name = argv[i + 1];
-			take = 2;
-		} else if (!strncmp(argv[i], "--format=", 9)) {
-			fmt_name = argv[i] + 9;
-			take = 1;
+		for (o = 0; o < 3 && !take; o++) {
+			size_t n = strlen(opts[o]);
+
+			if (!strcmp(argv[i], opts[o])) {
+				if (i + 1 >= argc)
+					return usage_error(argc, argv, i,
+							   "expected a value after %s", opts[o]);
+				*dst[o] = argv[i + 1];
+				take = 2;
+			} else if (!strncmp(argv[i], opts[o], n) && argv[i][n] == '=') {
+				*dst[o] = argv[i] + n + 1;
+				take = 1;
+			}
 		}
 		if (!take)
 			continue;
-		for (k = 0; k < (int)(sizeof(save_formats) / sizeof(save_formats[0])); k++)
-			if (!strcmp(fmt_name, save_formats[k].name))
-				break;
-		if (k == (int)(sizeof(save_formats) / sizeof(save_formats[0])))
-			return usage_error(
-				argc, argv, i + take - 1,
-				"expected a format text, dat, ctf or perfetto, found '%s'",
-				fmt_name);
-		fmt = (enum save_format)k;
+		o--;
+		if (o == 0) {
+			for (k = 0; k < (int)(sizeof(save_formats) / sizeof(save_formats[0])); k++)
+				if (!strcmp(fmt_name, save_formats[k].name))
+					break;
+			if (k == (int)(sizeof(save_formats) / sizeof(save_formats[0])))
+				return usage_error(
+					argc, argv, i + take - 1,
+					"expected a format text, dat, ctf or perfetto, found '%s'",
+					fmt_name);
+			fmt = (enum save_format)k;
+			fmt_argi = i;
+		} else if (o == 1) {
+			struct fdr_buf err = { 0 };
+
+			if (fdr_relay_parse_url(relayd, &rv.url, &err)) {
+				ret = usage_error(argc, argv, i + take - 1, "%.*s", (int)err.len,
+						  err.data);
+				fdr_buf_free(&err);
+				return ret;
+			}
+		}
 		memmove(&argv[i], &argv[i + take], (size_t)(argc - i - take + 1) * sizeof(*argv));
 		argc -= take;
 		i--;
@@ -312,13 +513,27 @@ int cmd_snapshot(int argc, char **argv)
 	if (argi < argc)
 		action = argv[argi++];
 	if (!strcmp(action, "save")) {
-		if (argi >= argc)
+		if (argi < argc)
+			save_dir = argv[argi++];
+		else if (!relayd)
 			return usage_error(argc, argv, -1, "expected save DIR, found no DIR");
-		save_dir = argv[argi++];
 		if (cpu >= 0)
 			return usage_error(argc, argv, -1, "expected no -c CPU with save");
-	} else if (fmt_name) {
-		return usage_error(argc, argv, -1, "expected --format with save DIR only");
+		if (relayd && fmt_argi >= 0)
+			return usage_error(argc, argv, -1,
+					   "expected no --format with --relayd (the relay daemon "
+					   "stores CTF)");
+	} else if (fmt_name || relayd || hostname) {
+		return usage_error(argc, argv, -1,
+				   "expected --format, --relayd and --hostname with save only");
+	}
+	if (hostname && !relayd)
+		return usage_error(argc, argv, -1, "expected --hostname with --relayd only");
+	if (relayd) {
+		ret = cli_relay_hostname(hostname, rv.hostname, sizeof(rv.hostname));
+		if (ret)
+			return ret;
+		rv.keep_dir = save_dir ? save_dir : "fdr-relay-unsent";
 	}
 	if (argi < argc)
 		return usage_error(argc, argv, argi,
@@ -355,6 +570,8 @@ int cmd_snapshot(int argc, char **argv)
 		ret = idx == FDR_MAX_INSTANCES ? -ENOENT : snapshot_alloc(s, pre);
 		if (ret)
 			ret = die_err(1, ret, "cannot allocate the snapshot buffers");
+		else if (relayd)
+			ret = relay_save_loop(s, idx, inst, &rv);
 		else if (save_dir)
 			ret = snapshot_save(s, idx, pre, save_dir, fmt);
 	}

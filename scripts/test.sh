@@ -26,7 +26,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh ca-certificates git gcc g++ clang libclang-rt-14-dev libc6-dev cmake \
 	ninja-build pkg-config libcriterion-dev procps util-linux trace-cmd libtracecmd-dev \
-	libtraceevent-dev libtracefs-dev babeltrace2 python3 libfuse3-dev fuse3 clang-format-14 \
+	libtraceevent-dev libtracefs-dev babeltrace2 lttng-tools python3 libfuse3-dev fuse3 clang-format-14 \
 	libzydis-dev libcapstone-dev libdw-dev linux-perf || exit 1
 
 jobs=$(nproc 2>/dev/null || echo 2)

@@ -26,6 +26,12 @@
  * rate (ns, or the TSC's for x86-tsc) and whose offset is the source's
  * offset_ns, so a reader's wall-clock times are CLOCK_REALTIME at record time.
  *
+ * The writer makes packets and hands each to a sink (struct fdr_ctf_sink,
+ * export-local.h): the directory below for fdr export, or a connection to
+ * LTTng's relay daemon (relay.c, docs/design/relay.md), which stores the same
+ * streams. The metadata is handed over last, after every packet, because
+ * events first seen while reading are described in it.
+ *
  * Names: CTF identifiers cannot be TSDL keywords ("event", "struct", "align"...)
  * and allow only [A-Za-z0-9_]. Each field name is written as "_" + the name with
  * any other byte replaced by '_'; readers strip one leading underscore (CTF 1.8
@@ -42,6 +48,7 @@
 #include <unistd.h>
 #include <sys/random.h>
 
+#include "common/strbuf.h"
 #include "read-local.h"
 #include "export-local.h"
 #include "trace-src.h"
@@ -409,8 +416,7 @@ static int ctf_metadata(struct fdr_trace *t, const unsigned char uuid[16],
 /* ---- streams --------------------------------------------------------------------------- */
 
 struct ctf_stream {
-	int fd; /* -1: not created yet */
-	char name[32]; /* stream_N */
+	int h; /* the sink's handle; -1: not created yet */
 	struct fdr_buf pkt; /* events of the current packet */
 	uint64_t ts_begin, ts_end; /* of the current packet */
 	uint64_t last_ts; /* of the last event written, for monotonicity */
@@ -424,16 +430,18 @@ struct ctf_side {
 	uint32_t nr_streams;
 };
 
-struct ctf_writer {
-	struct fdr_export_out out;
+struct fdr_ctf_writer {
+	struct fdr_ctf_sink *k;
 	struct fdr_trace *t;
 	unsigned char uuid[16];
 	struct ctf_side sides[CTF_MAX_BUFS];
 	struct ctf_seen seen;
+	size_t meta_events; /* events the metadata last handed over described */
+	int meta_sent;
 	struct fdr_export_stats st;
 };
 
-static struct ctf_stream *ctf_stream_get(struct ctf_writer *w, uint32_t buf, uint32_t cpu)
+static struct ctf_stream *ctf_stream_get(struct fdr_ctf_writer *w, uint32_t buf, uint32_t cpu)
 {
 	struct ctf_side *sd = &w->sides[buf];
 	struct ctf_stream *s;
@@ -448,7 +456,7 @@ static struct ctf_stream *ctf_stream_get(struct ctf_writer *w, uint32_t buf, uin
 			return NULL;
 		memset(s + sd->nr_streams, 0, (n - sd->nr_streams) * sizeof(*s));
 		for (; sd->nr_streams < n; sd->nr_streams++)
-			s[sd->nr_streams].fd = -1;
+			s[sd->nr_streams].h = -1;
 		sd->streams = s;
 	}
 	return &sd->streams[cpu];
@@ -461,38 +469,46 @@ static void ctf_put(unsigned char **p, const void *v, size_t n)
 }
 
 /*
- * Write the current packet of stream @cpu of buffer @buf: header, context,
- * events. Buffer 0's streams are "stream_N", buffer k's "bufferK_stream_N".
+ * Hand the current packet of stream @cpu of buffer @buf to the sink: header,
+ * context, events. Buffer 0's streams are "stream_N", buffer k's
+ * "bufferK_stream_N".
  */
-static int ctf_flush(struct ctf_writer *w, uint32_t buf, uint32_t cpu)
+static int ctf_flush(struct fdr_ctf_writer *w, uint32_t buf, uint32_t cpu)
 {
 	struct ctf_stream *s = &w->sides[buf].streams[cpu];
 	unsigned char hdr[CTF_PACKET_HDR], *p = hdr;
 	uint32_t magic = CTF_MAGIC, sid = buf;
-	uint64_t bits = (CTF_PACKET_HDR + (uint64_t)s->pkt.len) * 8;
+	struct fdr_ctf_packet pi = {
+		.bits = (CTF_PACKET_HDR + (uint64_t)s->pkt.len) * 8,
+		.ts_begin = s->ts_begin,
+		.ts_end = s->ts_end,
+		.discarded = s->discarded,
+		.cpu = cpu,
+		.stream_class = buf,
+	};
 	int ret;
 
-	if (s->fd < 0) {
+	if (s->h < 0) {
+		char name[40];
+
 		if (buf)
-			snprintf(s->name, sizeof(s->name), "buffer%u_stream_%u", buf, cpu);
+			snprintf(name, sizeof(name), "buffer%u_stream_%u", buf, cpu);
 		else
-			snprintf(s->name, sizeof(s->name), "stream_%u", cpu);
-		s->fd = fdr_export_dir_file(&w->out, s->name);
-		if (s->fd < 0)
-			return s->fd;
+			snprintf(name, sizeof(name), "stream_%u", cpu);
+		ret = w->k->open(w->k, name, &s->h);
+		if (ret)
+			return ret;
 	}
 	ctf_put(&p, &magic, 4);
 	ctf_put(&p, w->uuid, 16);
 	ctf_put(&p, &sid, 4);
 	ctf_put(&p, &s->ts_begin, 8);
 	ctf_put(&p, &s->ts_end, 8);
-	ctf_put(&p, &bits, 8); /* content_size */
-	ctf_put(&p, &bits, 8); /* packet_size: no padding */
+	ctf_put(&p, &pi.bits, 8); /* content_size */
+	ctf_put(&p, &pi.bits, 8); /* packet_size: no padding */
 	ctf_put(&p, &s->discarded, 8);
 	ctf_put(&p, &cpu, 4);
-	ret = fdr_export_write(&w->out, s->fd, s->name, hdr, sizeof(hdr));
-	if (!ret && s->pkt.len)
-		ret = fdr_export_write(&w->out, s->fd, s->name, s->pkt.data, s->pkt.len);
+	ret = w->k->packet(w->k, s->h, hdr, sizeof(hdr), s->pkt.data, s->pkt.len, &pi);
 	s->pkt.len = 0;
 	s->nr = 0;
 	return ret;
@@ -507,31 +523,31 @@ static int ctf_fixed(struct fdr_buf *b, const struct fdr_abi_field *f, size_t si
 	int ret = 0;
 
 	if ((uint32_t)f->offset + size <= len)
-		return fdr_buf_add(b, p + f->offset, size);
+		return fb_add(b, p + f->offset, size);
 	while (done < size && !ret) {
 		size_t k = size - done < sizeof(zeros) ? size - done : sizeof(zeros);
 
-		ret = fdr_buf_add(b, zeros, k);
+		ret = fb_add(b, zeros, k);
 		done += k;
 	}
 	return ret;
 }
 
 /* @n records lost before the next one on @cpu of @buf: end the packet, count them. */
-static int ctf_lost(struct ctf_writer *w, uint32_t buf, uint32_t cpu, uint64_t n)
+static int ctf_lost(struct fdr_ctf_writer *w, uint32_t buf, uint32_t cpu, uint64_t n)
 {
 	struct ctf_stream *s = ctf_stream_get(w, buf, cpu);
 	int ret;
 
 	if (!s)
-		return fdr_export_fail(w->out.err, ENOMEM, "ctf", NULL);
+		return fdr_export_fail(w->k->err, ENOMEM, "ctf", NULL);
 	if (s->nr && (ret = ctf_flush(w, buf, cpu)))
 		return ret;
 	s->discarded += n;
 	return 0;
 }
 
-static int ctf_event(struct ctf_writer *w, uint32_t buf, const struct fdr_trace_rec *rec)
+static int ctf_event(struct fdr_ctf_writer *w, uint32_t buf, const struct fdr_trace_rec *rec)
 {
 	const struct fdr_abi_event *e = rec->ev;
 	struct ctf_stream *s = ctf_stream_get(w, buf, rec->cpu);
@@ -562,12 +578,12 @@ static int ctf_event(struct ctf_writer *w, uint32_t buf, const struct fdr_trace_
 	memset(&c, 0, sizeof(c));
 	memcpy(&c, rec->payload, rec->len < sizeof(c) ? rec->len : sizeof(c));
 	name = fdr_trace_comm(w->t, c.pid, comm, sizeof(comm));
-	ret = fdr_buf_add(b, &id, 4);
-	ret |= fdr_buf_add(b, &ts, 8);
-	ret |= fdr_buf_add(b, &c.pid, 4);
-	ret |= fdr_buf_add(b, name, strlen(name) + 1);
-	ret |= fdr_buf_add(b, &c.flags, 1);
-	ret |= fdr_buf_add(b, &c.preempt_count, 1);
+	ret = fb_add(b, &id, 4);
+	ret |= fb_add(b, &ts, 8);
+	ret |= fb_add(b, &c.pid, 4);
+	ret |= fb_add(b, name, strlen(name) + 1);
+	ret |= fb_add(b, &c.flags, 1);
+	ret |= fb_add(b, &c.preempt_count, 1);
 	for (i = 0; i < nf && !ret; i++) {
 		const struct fdr_abi_field *f = &e->fields[i];
 		const unsigned char *bytes;
@@ -578,14 +594,14 @@ static int ctf_event(struct ctf_writer *w, uint32_t buf, const struct fdr_trace_
 		case FDR_KIND_TAIL_CHARS:
 			if (fdr_field_get_bytes(f, rec->payload, rec->len, &bytes, &n))
 				n = 0;
-			ret = fdr_buf_add(b, bytes, n);
-			ret |= fdr_buf_add(b, "", 1);
+			ret = fb_add(b, bytes, n);
+			ret |= fb_add(b, "", 1);
 			break;
 		case FDR_KIND_BYTES:
 			if (fdr_field_get_bytes(f, rec->payload, rec->len, &bytes, &n))
 				n = 0;
-			ret = fdr_buf_add(b, &n, 4);
-			ret |= fdr_buf_add(b, bytes, n);
+			ret = fb_add(b, &n, 4);
+			ret |= fb_add(b, bytes, n);
 			break;
 		case FDR_KIND_ULONG_ARRAY:
 			ret = ctf_fixed(b, f, f->size / 8u * 8u, rec->payload, rec->len);
@@ -597,18 +613,153 @@ static int ctf_event(struct ctf_writer *w, uint32_t buf, const struct fdr_trace_
 		}
 	}
 	if (ret)
-		return fdr_export_fail(w->out.err, ENOMEM, "ctf", NULL);
+		return fdr_export_fail(w->k->err, ENOMEM, "ctf", NULL);
 	w->st.events++;
 	if (b->len >= FDR_EXPORT_FLUSH)
 		return ctf_flush(w, buf, rec->cpu);
 	return 0;
 }
 
-static int ctf_finish(struct ctf_writer *w)
+/**
+ * fdr_ctf_writer_new - a CTF writer of @t's records into sink @k
+ *
+ * Returns: 0 and *@out (fdr_ctf_writer_free() it), or a negative errno.
+ */
+int fdr_ctf_writer_new(struct fdr_trace *t, struct fdr_ctf_sink *k, struct fdr_ctf_writer **out)
+{
+	struct fdr_ctf_writer *w = calloc(1, sizeof(*w));
+
+	*out = NULL;
+	if (w)
+		w->seen.seen = calloc(UINT16_MAX + 1, 1);
+	if (!w || !w->seen.seen) {
+		free(w);
+		return fdr_export_fail(k->err, ENOMEM, "ctf", NULL);
+	}
+	w->t = t;
+	w->k = k;
+	w->seen.nr_bufs = fdr_trace_nr_buffers(t);
+	if (w->seen.nr_bufs > CTF_MAX_BUFS)
+		w->seen.nr_bufs =
+			CTF_MAX_BUFS; /* the records of the others are counted as unknown */
+	if (!w->seen.nr_bufs)
+		w->seen.nr_bufs = 1;
+	if (getrandom(w->uuid, sizeof(w->uuid), 0) != sizeof(w->uuid)) {
+		int e = errno;
+
+		fdr_ctf_writer_free(w, NULL);
+		return fdr_export_fail(k->err, e, "getrandom", NULL);
+	}
+	w->uuid[6] = (w->uuid[6] & 0x0f) | 0x40; /* version 4 */
+	w->uuid[8] = (w->uuid[8] & 0x3f) | 0x80; /* RFC 4122 variant */
+	*out = w;
+	return 0;
+}
+
+/**
+ * fdr_ctf_writer_read - read what @t holds now into packets (handed to the sink
+ * as they fill): to its end for a snapshot or a file; for a consuming read of
+ * live buffers, what was written so far (call again for more)
+ *
+ * Returns: 0 or a negative errno (message in the sink's err).
+ */
+int fdr_ctf_writer_read(struct fdr_ctf_writer *w)
+{
+	struct fdr_trace_rec rec;
+	int ret;
+
+	while ((ret = fdr_trace_next(w->t, &rec)) > 0) {
+		uint32_t b = w->seen.nr_bufs > 1 ? fdr_trace_rec_buffer(w->t, &rec) : 0;
+
+		if (!rec.ev || rec.len < sizeof(struct fdr_common) || b >= w->seen.nr_bufs) {
+			w->st.unknown++;
+			w->st.lost += rec.lost_before;
+			if (b < w->seen.nr_bufs && rec.lost_before &&
+			    (ret = ctf_lost(w, b, rec.cpu, rec.lost_before)))
+				break;
+			continue;
+		}
+		w->st.lost += rec.lost_before;
+		ret = ctf_event(w, b, &rec);
+		if (ret)
+			break;
+	}
+	if (ret < 0 && !(w->k->err && w->k->err->len))
+		fdr_export_fail(w->k->err, -ret, fdr_trace_get_info(w->t)->origin, "read");
+	return ret < 0 ? ret : 0;
+}
+
+/* Hand the metadata over if it describes more events than last time. */
+static int ctf_meta(struct fdr_ctf_writer *w)
 {
 	struct fdr_buf meta = { 0 };
+	size_t nr = fdr_trace_nr_events(w->t);
+	int ret;
+
+	if (w->meta_sent && nr == w->meta_events)
+		return 0;
+	if (ctf_metadata(w->t, w->uuid, w->seen.nr_bufs > 1 ? &w->seen : NULL, &meta)) {
+		fdr_buf_free(&meta);
+		return fdr_export_fail(w->k->err, ENOMEM, "ctf metadata", NULL);
+	}
+	ret = w->k->metadata(w->k, meta.data, meta.len);
+	fdr_buf_free(&meta);
+	w->meta_sent = 1;
+	w->meta_events = nr;
+	return ret;
+}
+
+/**
+ * fdr_ctf_writer_tick - live streaming, every live timer period: the metadata
+ * if it grew, then for CPUs 0..@nr_cpus-1 (and any other with a stream) the
+ * packet of what was read since the last tick; a CPU without a packet yet gets
+ * an empty one, and a CPU with nothing new is reported idle up to @now (the
+ * trace clock, taken before the read), so live readers do not wait for it.
+ * Records read later with an earlier time are raised to it (counted as clamped).
+ * (Live sources are a session's instance: one buffer, stream class 0.)
+ *
+ * Returns: 0 or a negative errno.
+ */
+int fdr_ctf_writer_tick(struct fdr_ctf_writer *w, uint32_t nr_cpus, uint64_t now)
+{
 	uint32_t buf, cpu;
-	int fd, ret = 0;
+	int ret = ctf_meta(w);
+
+	if (!ret && nr_cpus && !ctf_stream_get(w, 0, nr_cpus - 1))
+		ret = fdr_export_fail(w->k->err, ENOMEM, "ctf", NULL);
+	for (buf = 0; buf < w->seen.nr_bufs; buf++) {
+		struct ctf_side *sd = &w->sides[buf];
+
+		for (cpu = 0; cpu < sd->nr_streams && !ret; cpu++) {
+			struct ctf_stream *s = &sd->streams[cpu];
+
+			if (s->nr) {
+				ret = ctf_flush(w, buf, cpu);
+			} else if (s->h < 0) {
+				/* an empty packet opens the stream: [now, now] */
+				if (now > s->last_ts)
+					s->last_ts = now;
+				s->ts_begin = s->ts_end = s->last_ts;
+				ret = ctf_flush(w, buf, cpu);
+			} else if (w->k->idle) {
+				if (now > s->last_ts)
+					s->last_ts = now;
+				ret = w->k->idle(w->k, s->h, s->last_ts);
+			}
+		}
+	}
+	return ret;
+}
+
+/**
+ * fdr_ctf_writer_finish - the last packets, the metadata, every stream closed
+ *
+ * Returns: 0 or a negative errno.
+ */
+int fdr_ctf_writer_finish(struct fdr_ctf_writer *w)
+{
+	uint32_t buf, cpu;
+	int ret = 0;
 
 	for (buf = 0; buf < w->seen.nr_bufs; buf++)
 		for (cpu = 0; cpu < w->sides[buf].nr_streams && !ret; cpu++)
@@ -618,25 +769,120 @@ static int ctf_finish(struct ctf_writer *w)
 		/* no record at all: one empty packet, so readers see a valid empty trace */
 		ret = ctf_stream_get(w, 0, 0) ? ctf_flush(w, 0, 0) : -ENOMEM;
 	}
-	if (ret)
-		return ret;
-	if (ctf_metadata(w->t, w->uuid, w->seen.nr_bufs > 1 ? &w->seen : NULL, &meta)) {
-		fdr_buf_free(&meta);
-		return fdr_export_fail(w->out.err, ENOMEM, "ctf metadata", NULL);
+	if (!ret) {
+		w->meta_sent = 0; /* whole, with what every buffer turned out to hold */
+		ret = ctf_meta(w);
 	}
-	fd = fdr_export_dir_file(&w->out, "metadata");
-	ret = fd < 0 ? fd : fdr_export_write(&w->out, fd, "metadata", meta.data, meta.len);
-	if (fd >= 0 && close(fd) < 0 && !ret)
-		ret = fdr_export_fail(w->out.err, errno, w->out.path, "metadata");
-	fdr_buf_free(&meta);
 	for (buf = 0; buf < w->seen.nr_bufs; buf++)
 		for (cpu = 0; cpu < w->sides[buf].nr_streams && !ret; cpu++) {
 			struct ctf_stream *s = &w->sides[buf].streams[cpu];
 
-			if (s->fd >= 0 && close(s->fd) < 0)
-				ret = fdr_export_fail(w->out.err, errno, w->out.path, s->name);
-			s->fd = -1;
+			if (s->h >= 0)
+				ret = w->k->close(w->k, s->h);
+			s->h = -1;
 		}
+	return ret;
+}
+
+/* Free @w (NULL: nothing); its counts into @st (may be NULL). */
+void fdr_ctf_writer_free(struct fdr_ctf_writer *w, struct fdr_export_stats *st)
+{
+	uint32_t buf, cpu;
+
+	if (!w)
+		return;
+	for (buf = 0; buf < CTF_MAX_BUFS; buf++) {
+		for (cpu = 0; cpu < w->sides[buf].nr_streams; cpu++)
+			fdr_buf_free(&w->sides[buf].streams[cpu].pkt);
+		free(w->sides[buf].streams);
+	}
+	free(w->seen.seen);
+	if (st)
+		*st = w->st;
+	free(w);
+}
+
+/**
+ * fdr_export_ctf_sink - read @t to its end and write it as CTF 1.8 to @k: the
+ * packets of each CPU with records, the metadata, then every stream closed
+ * @st: counts (may be NULL)
+ *
+ * Returns: 0 or a negative errno (message in @k->err); the caller commits or
+ * aborts what the sink holds.
+ */
+int fdr_export_ctf_sink(struct fdr_trace *t, struct fdr_ctf_sink *k, struct fdr_export_stats *st)
+{
+	struct fdr_ctf_writer *w;
+	int ret = fdr_ctf_writer_new(t, k, &w);
+
+	if (ret)
+		return ret;
+	ret = fdr_ctf_writer_read(w);
+	if (!ret)
+		ret = fdr_ctf_writer_finish(w);
+	fdr_ctf_writer_free(w, st);
+	return ret;
+}
+
+/* ---- a directory on disk ---------------------------------------------------------------- */
+
+struct ctf_dir {
+	struct fdr_ctf_sink k;
+	struct fdr_export_out out;
+	int *fd; /* by handle; -1 once closed */
+	char (*name)[32];
+	int nr;
+};
+
+static int dir_open(struct fdr_ctf_sink *k, const char *name, int *h)
+{
+	struct ctf_dir *d = (struct ctf_dir *)k;
+	int *fd = realloc(d->fd, (size_t)(d->nr + 1) * sizeof(*fd));
+	char(*nm)[32];
+
+	if (fd)
+		d->fd = fd;
+	nm = fd ? realloc(d->name, (size_t)(d->nr + 1) * sizeof(*nm)) : NULL;
+	if (!nm)
+		return fdr_export_fail(k->err, ENOMEM, "ctf", NULL);
+	d->name = nm;
+	snprintf(d->name[d->nr], sizeof(d->name[0]), "%s", name);
+	d->fd[d->nr] = fdr_export_dir_file(&d->out, name);
+	if (d->fd[d->nr] < 0)
+		return d->fd[d->nr];
+	*h = d->nr++;
+	return 0;
+}
+
+static int dir_packet(struct fdr_ctf_sink *k, int h, const void *hdr, size_t hn, const void *body,
+		      size_t bn, const struct fdr_ctf_packet *pi)
+{
+	struct ctf_dir *d = (struct ctf_dir *)k;
+	int ret = fdr_export_write(&d->out, d->fd[h], d->name[h], hdr, hn);
+
+	(void)pi;
+	if (!ret && bn)
+		ret = fdr_export_write(&d->out, d->fd[h], d->name[h], body, bn);
+	return ret;
+}
+
+static int dir_metadata(struct fdr_ctf_sink *k, const void *p, size_t n)
+{
+	struct ctf_dir *d = (struct ctf_dir *)k;
+	int fd = fdr_export_dir_file(&d->out, "metadata");
+	int ret = fd < 0 ? fd : fdr_export_write(&d->out, fd, "metadata", p, n);
+
+	if (fd >= 0 && close(fd) < 0 && !ret)
+		ret = fdr_export_fail(k->err, errno, d->out.path, "metadata");
+	return ret;
+}
+
+static int dir_close(struct fdr_ctf_sink *k, int h)
+{
+	struct ctf_dir *d = (struct ctf_dir *)k;
+	int ret = close(d->fd[h]) < 0 ? fdr_export_fail(k->err, errno, d->out.path, d->name[h]) : 0;
+
+	d->fd[h] = -1;
 	return ret;
 }
 
@@ -651,67 +897,29 @@ static int ctf_finish(struct ctf_writer *w)
 int fdr_export_ctf(struct fdr_trace *t, const char *dir, struct fdr_export_stats *st,
 		   struct fdr_buf *err)
 {
-	struct ctf_writer w;
-	struct fdr_trace_rec rec;
-	uint32_t buf, cpu;
-	int ret;
+	struct ctf_dir d = {
+		.k = { .open = dir_open,
+		       .packet = dir_packet,
+		       .metadata = dir_metadata,
+		       .close = dir_close,
+		       .err = err },
+	};
+	int i, ret;
 
-	memset(&w, 0, sizeof(w));
-	w.t = t;
-	w.seen.nr_bufs = fdr_trace_nr_buffers(t);
-	if (w.seen.nr_bufs > CTF_MAX_BUFS)
-		w.seen.nr_bufs =
-			CTF_MAX_BUFS; /* the records of the others are counted as unknown */
-	if (!w.seen.nr_bufs)
-		w.seen.nr_bufs = 1;
-	w.seen.seen = calloc(UINT16_MAX + 1, 1);
-	if (!w.seen.seen)
-		return fdr_export_fail(err, ENOMEM, "ctf", NULL);
-	if (getrandom(w.uuid, sizeof(w.uuid), 0) != sizeof(w.uuid)) {
-		free(w.seen.seen);
-		return fdr_export_fail(err, errno, "getrandom", NULL);
-	}
-	w.uuid[6] = (w.uuid[6] & 0x0f) | 0x40; /* version 4 */
-	w.uuid[8] = (w.uuid[8] & 0x3f) | 0x80; /* RFC 4122 variant */
-	ret = fdr_export_dir_open(&w.out, dir, err);
-	if (ret) {
-		free(w.seen.seen);
-		return ret;
-	}
-	while ((ret = fdr_trace_next(t, &rec)) > 0) {
-		uint32_t b = w.seen.nr_bufs > 1 ? fdr_trace_rec_buffer(t, &rec) : 0;
-
-		if (!rec.ev || rec.len < sizeof(struct fdr_common) || b >= w.seen.nr_bufs) {
-			w.st.unknown++;
-			w.st.lost += rec.lost_before;
-			if (b < w.seen.nr_bufs && rec.lost_before &&
-			    (ret = ctf_lost(&w, b, rec.cpu, rec.lost_before)))
-				break;
-			continue;
-		}
-		w.st.lost += rec.lost_before;
-		ret = ctf_event(&w, b, &rec);
-		if (ret)
-			break;
-	}
-	if (ret < 0 && !(err && err->len))
-		fdr_export_fail(err, -ret, fdr_trace_get_info(t)->origin, "read");
-	if (!ret)
-		ret = ctf_finish(&w);
-	for (buf = 0; buf < CTF_MAX_BUFS; buf++) {
-		for (cpu = 0; cpu < w.sides[buf].nr_streams; cpu++) {
-			if (w.sides[buf].streams[cpu].fd >= 0)
-				close(w.sides[buf].streams[cpu].fd);
-			fdr_buf_free(&w.sides[buf].streams[cpu].pkt);
-		}
-		free(w.sides[buf].streams);
-	}
-	free(w.seen.seen);
-	if (!ret)
-		ret = fdr_export_commit(&w.out);
-	else
-		fdr_export_abort(&w.out);
 	if (st)
-		*st = w.st;
+		memset(st, 0, sizeof(*st));
+	ret = fdr_export_dir_open(&d.out, dir, err);
+	if (ret)
+		return ret;
+	ret = fdr_export_ctf_sink(t, &d.k, st);
+	for (i = 0; i < d.nr; i++)
+		if (d.fd[i] >= 0)
+			close(d.fd[i]);
+	free(d.fd);
+	free(d.name);
+	if (!ret)
+		ret = fdr_export_commit(&d.out);
+	else
+		fdr_export_abort(&d.out);
 	return ret;
 }
