@@ -32,7 +32,8 @@
  * fdr_shm_check_control(), naming both versions). 2: struct
  * fdr_abi_instance_ext (set_event_notrace_pid) appended to the control block.
  * 3: control.instances_bound and probes.slots_bound, so that scans of the
- * instances and probe slots stop where the used ones end (reserved space).
+ * instances and probe slots stop where the used ones end, and a probe slot's
+ * optimized count (reserved space).
  */
 #define FDR_ABI_VERSION 3
 
