@@ -202,6 +202,12 @@ test_dlclose() {
 # arm the second one too (its walk of every mapping after the first arms).
 test_hand_mapped() {
 	local off
+	if [ -n "${FDR_TEST_TSAN:-}" ]; then
+		# built with TSan, pa_dl_fn calls the TSan runtime through its GOT,
+		# which nothing relocates in a copy mapped by hand: it jumps to 0
+		diag "skipped in the TSan build: the hand-mapped copy cannot run there"
+		return 0
+	fi
 	# padl (test_dlopen_lib) would keep DL's copies armed: off for this case
 	set_enable 0 uprobes/padl || return 1
 	tcmd "reopen $DL" && [ "$reply" = ok ] || { diag "reopen: $reply"; return 1; }
