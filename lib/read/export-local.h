@@ -37,6 +37,15 @@ void fdr_export_abort(struct fdr_export_out *o);
 /* Set the message of a failure to @errnum about @what; returns -@errnum. */
 int fdr_export_fail(struct fdr_buf *err, int errnum, const char *what, const char *detail);
 
+/* A set of thread or process ids: open addressing, 0 = empty, id 0 kept in has0. */
+struct fdr_tid_set {
+	int32_t *v;
+	size_t n, slots;
+	int has0;
+};
+/* Add @tid to @set: 1 if it was not there, 0 if it was, -ENOMEM. free(set->v) at the end. */
+int fdr_tid_set_add(struct fdr_tid_set *set, int32_t tid);
+
 /*
  * Where the CTF writer (export-ctf.c) puts a trace: a directory (fdr export,
  * fdr snapshot save --format ctf) or a relay daemon's connection (relay.c).

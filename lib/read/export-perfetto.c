@@ -234,54 +234,14 @@ static int pf_value(const struct fdr_abi_field *f, const unsigned char *p, uint3
 
 /* ---- records --------------------------------------------------------------------------- */
 
-/* A set of pids: open addressing, 0 = empty, pid 0 kept in has0. */
-struct pf_set {
-	int32_t *v;
-	size_t n, slots;
-	int has0;
-};
-
 struct pf_writer {
 	struct fdr_export_out out;
 	struct fdr_trace *t;
 	struct fdr_buf b;
-	struct pf_set tids, tgids; /* the threads seen, and their processes */
+	struct fdr_tid_set tids, tgids; /* the threads seen, and their processes */
 	int first; /* no trace event written yet */
 	struct fdr_export_stats st;
 };
-
-static int pf_set_add(struct pf_set *set, int32_t pid)
-{
-	size_t i;
-
-	if (pid == 0) {
-		set->has0 = 1;
-		return 0;
-	}
-	if ((set->n + 1) * 2 > set->slots) {
-		size_t n = set->slots ? set->slots * 2 : 256, k;
-		int32_t *grown = calloc(n, sizeof(*grown));
-
-		if (!grown)
-			return -ENOMEM;
-		for (k = 0; k < set->slots; k++) {
-			if (!set->v[k])
-				continue;
-			for (i = (uint32_t)set->v[k] % n; grown[i]; i = (i + 1) % n)
-				;
-			grown[i] = set->v[k];
-		}
-		free(set->v);
-		set->v = grown;
-		set->slots = n;
-	}
-	for (i = (uint32_t)pid % set->slots; set->v[i]; i = (i + 1) % set->slots)
-		if (set->v[i] == pid)
-			return 0;
-	set->v[i] = pid;
-	set->n++;
-	return 0;
-}
 
 static int pf_begin_event(struct pf_writer *w)
 {
@@ -326,7 +286,8 @@ static int pf_record(struct pf_writer *w, const struct fdr_trace_rec *rec)
 
 	memcpy(&c, rec->payload, sizeof(c));
 	tgid = fdr_trace_tgid(w->t, c.pid);
-	ret = pf_set_add(&w->tids, c.pid);
+	ret = fdr_tid_set_add(&w->tids, c.pid);
+	ret = ret < 0 ? ret : 0;
 	ret |= pf_begin_event(w);
 	ret |= PF_LIT(b, "{\"name\":");
 	if (marker) {
@@ -400,12 +361,11 @@ static int pf_names(struct pf_writer *w, int32_t tid)
 	char comm[FDR_COMM_LEN + 8], pcomm[FDR_COMM_LEN + 8];
 	const char *name = fdr_trace_comm(w->t, tid, comm, sizeof(comm)), *pname;
 	int32_t tgid = tid ? fdr_trace_tgid(w->t, tid) : 0;
-	size_t had = w->tgids.n + (size_t)w->tgids.has0;
-	int ret = pf_set_add(&w->tgids, tgid);
+	int ret = fdr_tid_set_add(&w->tgids, tgid);
 
-	if (ret)
+	if (ret < 0)
 		return ret;
-	if (w->tgids.n + (size_t)w->tgids.has0 != had) {
+	if (ret) {
 		pname = tgid == tid ? name : fdr_trace_comm(w->t, tgid, pcomm, sizeof(pcomm));
 		if (!strcmp(pname, "<...>"))
 			pname = name;

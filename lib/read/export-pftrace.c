@@ -144,9 +144,8 @@ struct pt_writer {
 	struct fdr_buf pkt, te, sub, ann; /* messages being built */
 	struct pt_bundle *cpus;
 	uint32_t nr_cpus;
-	int32_t *tids; /* threads described: open addressing, 0 empty */
-	size_t nr_tids, slots;
-	int have_tid0, have_lost, first;
+	struct fdr_tid_set tids; /* threads described */
+	int have_lost, first;
 	struct fdr_export_stats st;
 };
 
@@ -172,48 +171,12 @@ static uint64_t pt_ns(const struct fdr_trace_info *in, uint64_t ts)
 	return (uint64_t)((unsigned __int128)ts * 1000000000u / in->ts_hz);
 }
 
-/* Is thread @tid described yet? Marks it. Returns 1 if new, 0 if known, -ENOMEM. */
-static int pt_tid_new(struct pt_writer *w, int32_t tid)
-{
-	size_t i;
-
-	if (tid == 0) {
-		if (w->have_tid0)
-			return 0;
-		w->have_tid0 = 1;
-		return 1;
-	}
-	if ((w->nr_tids + 1) * 2 > w->slots) {
-		size_t n = w->slots ? w->slots * 2 : 256, k;
-		int32_t *grown = calloc(n, sizeof(*grown));
-
-		if (!grown)
-			return -ENOMEM;
-		for (k = 0; k < w->slots; k++) {
-			if (!w->tids[k])
-				continue;
-			for (i = (uint32_t)w->tids[k] % n; grown[i]; i = (i + 1) % n)
-				;
-			grown[i] = w->tids[k];
-		}
-		free(w->tids);
-		w->tids = grown;
-		w->slots = n;
-	}
-	for (i = (uint32_t)tid % w->slots; w->tids[i]; i = (i + 1) % w->slots)
-		if (w->tids[i] == tid)
-			return 0;
-	w->tids[i] = tid;
-	w->nr_tids++;
-	return 1;
-}
-
 /* The TrackDescriptor of thread @tid, the first time it is seen. */
 static int pt_thread(struct pt_writer *w, int32_t tid)
 {
 	char comm[FDR_COMM_LEN + 8];
 	const char *name;
-	int ret = pt_tid_new(w, tid);
+	int ret = fdr_tid_set_add(&w->tids, tid);
 
 	if (ret <= 0)
 		return ret;
@@ -549,7 +512,7 @@ int fdr_export_perfetto_proto(struct fdr_trace *t, const char *path, struct fdr_
 	for (cpu = 0; cpu < w.nr_cpus; cpu++)
 		fdr_buf_free(&w.cpus[cpu].ev);
 	free(w.cpus);
-	free(w.tids);
+	free(w.tids.v);
 	fdr_buf_free(&w.b);
 	fdr_buf_free(&w.pkt);
 	fdr_buf_free(&w.te);

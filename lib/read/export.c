@@ -39,6 +39,42 @@ int fdr_export_fail(struct fdr_buf *err, int errnum, const char *what, const cha
 	return -errnum;
 }
 
+/* fdr_tid_set_add - add @tid to @set (export-local.h): 1 new, 0 known, -ENOMEM */
+int fdr_tid_set_add(struct fdr_tid_set *set, int32_t tid)
+{
+	size_t i;
+
+	if (tid == 0) {
+		if (set->has0)
+			return 0;
+		set->has0 = 1;
+		return 1;
+	}
+	if ((set->n + 1) * 2 > set->slots) {
+		size_t n = set->slots ? set->slots * 2 : 256, k;
+		int32_t *grown = calloc(n, sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		for (k = 0; k < set->slots; k++) {
+			if (!set->v[k])
+				continue;
+			for (i = (uint32_t)set->v[k] % n; grown[i]; i = (i + 1) % n)
+				;
+			grown[i] = set->v[k];
+		}
+		free(set->v);
+		set->v = grown;
+		set->slots = n;
+	}
+	for (i = (uint32_t)tid % set->slots; set->v[i]; i = (i + 1) % set->slots)
+		if (set->v[i] == tid)
+			return 0;
+	set->v[i] = tid;
+	set->n++;
+	return 1;
+}
+
 static char *out_tmp_name(const char *path)
 {
 	char *tmp;
