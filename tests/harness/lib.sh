@@ -102,6 +102,26 @@ kernel_sched_tracefs() {
 		skip "the kernel has no sched:sched_switch event"
 }
 
+# kernel_state BYSTANDER [list]: the kernel's state that fdr must not change,
+# as text to compare before and after: the top-level buffer's settings, those
+# of the instance BYSTANDER (named like fdr's, not made by fdr), and with
+# 'list' the names of every instance
+kernel_state() {
+	local f
+	for f in tracing_on trace_clock set_event buffer_size_kb options/overwrite current_tracer \
+		tracing_cpumask set_event_pid; do
+		printf '%s: ' "$f"
+		tr '\n' ' ' <"$TRACEFS/$f"
+		echo
+	done
+	for f in tracing_on trace_clock set_event options/overwrite; do
+		printf '%s %s: ' "$1" "$f"
+		tr '\n' ' ' <"$TRACEFS/instances/$1/$f"
+		echo
+	done
+	[ "${2:-}" != list ] || ls "$TRACEFS/instances"
+}
+
 
 # ---- TAP -------------------------------------------------------------------------------------
 

@@ -30,21 +30,6 @@ export FDR_KERNEL_REGISTRY=$T/registry
 export FDR_SESSION=kr
 BYSTANDER=fdr-krecord-bystander-$$
 
-kstate() {
-	local f
-	for f in tracing_on trace_clock set_event buffer_size_kb options/overwrite current_tracer \
-		tracing_cpumask set_event_pid; do
-		printf '%s: ' "$f"
-		tr '\n' ' ' <"$TRACEFS/$f"
-		echo
-	done
-	for f in tracing_on trace_clock set_event options/overwrite; do
-		printf '%s %s: ' "$BYSTANDER" "$f"
-		tr '\n' ' ' <"$TRACEFS/instances/$BYSTANDER/$f"
-		echo
-	done
-	ls "$TRACEFS/instances"
-}
 cleanup() {
 	local d
 	"$FDR" destroy >/dev/null 2>&1
@@ -57,7 +42,7 @@ at_exit cleanup
 mkdir "$TRACEFS/instances/$BYSTANDER" || skip "cannot create an instance in $TRACEFS"
 echo 'sched:sched_waking' >"$TRACEFS/instances/$BYSTANDER/set_event"
 echo 0 >"$TRACEFS/instances/$BYSTANDER/tracing_on"
-kstate >"$T/kstate.before"
+kernel_state "$BYSTANDER" list >"$T/kstate.before"
 
 # The kernel event whose id is fdr's first user event id (1000,
 # FDR_EVENT_ID_FIRST_USER: the id ktime:step gets in a new session), enabled
@@ -207,7 +192,7 @@ test_export_perfetto() {
 
 test_kernel_untouched() {
 	"$FDR" destroy >/dev/null 2>&1
-	kstate >"$T/kstate.after"
+	kernel_state "$BYSTANDER" list >"$T/kstate.after"
 	diff "$T/kstate.before" "$T/kstate.after" >"$T/kdiff" ||
 		{ diag "the kernel's top level or the bystander changed:"; sed 's/^/#   /' "$T/kdiff"; return 1; }
 }

@@ -27,22 +27,6 @@ export FDR_SESSION=kt
 BYSTANDER=fdr-ktime-bystander-$$
 NOBODY_ROOT=
 
-# the kernel's state that fdr must not change: the top-level buffer's settings,
-# and a bystander instance named like fdr's that fdr did not make
-kstate() {
-	local f
-	for f in tracing_on trace_clock set_event buffer_size_kb options/overwrite current_tracer \
-		tracing_cpumask set_event_pid; do
-		printf '%s: ' "$f"
-		tr '\n' ' ' <"$TRACEFS/$f"
-		echo
-	done
-	for f in tracing_on trace_clock set_event options/overwrite; do
-		printf '%s %s: ' "$BYSTANDER" "$f"
-		tr '\n' ' ' <"$TRACEFS/instances/$BYSTANDER/$f"
-		echo
-	done
-}
 cleanup() {
 	local d
 	"$FDR" destroy >/dev/null 2>&1
@@ -59,7 +43,7 @@ at_exit cleanup
 mkdir "$TRACEFS/instances/$BYSTANDER" || skip "cannot create an instance in $TRACEFS"
 echo 'sched:sched_waking' >"$TRACEFS/instances/$BYSTANDER/set_event"
 echo 0 >"$TRACEFS/instances/$BYSTANDER/tracing_on"
-kstate >"$T/kstate.before"
+kernel_state "$BYSTANDER" >"$T/kstate.before"
 
 # the one instance of session $1's link (its name), or ""
 linked() {
@@ -269,7 +253,7 @@ test_no_rights() {
 }
 
 test_kernel_untouched() {
-	kstate >"$T/kstate.after"
+	kernel_state "$BYSTANDER" >"$T/kstate.after"
 	diff "$T/kstate.before" "$T/kstate.after" >"$T/kdiff" ||
 		{ diag "the kernel's top level or the bystander changed:"; sed 's/^/#   /' "$T/kdiff"; return 1; }
 }
