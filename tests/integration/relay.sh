@@ -157,6 +157,21 @@ mark() {
 	done
 }
 
+# live_start SESSION HOST NAME: 'fdr relay' of SESSION as HOST in the
+# background (its pid in lp, output in $T/NAME.out and .err), waited for up
+# to 5 s to say it is streaming
+live_start() {
+	local k
+	FDR_SESSION=$1 FDR_HOSTNAME=$2 "$FDR" relay "$URL" --live-timer 100000 \
+		>"$T/$3.out" 2>"$T/$3.err" &
+	lp=$!
+	bg_add "$lp"
+	for ((k = 0; k < 100; k++)); do
+		grep -q 'streaming to' "$T/$3.err" 2>/dev/null && break
+		sleep 0.05
+	done
+}
+
 test_setup() {
 	local s k
 	# a port free a moment ago may be taken since: new ones, a few times
@@ -281,14 +296,7 @@ test_relayd_killed() {
 # Live: the stream started, a viewer attached, markers on CPU 0, the stream stopped.
 test_live() {
 	local bt lp k n
-	FDR_SESSION=live FDR_HOSTNAME=hostL "$FDR" relay "$URL" --live-timer 100000 \
-		>"$T/relay.out" 2>"$T/relay.err" &
-	lp=$!
-	bg_add "$lp"
-	for ((k = 0; k < 100; k++)); do
-		grep -q 'streaming to' "$T/relay.err" 2>/dev/null && break
-		sleep 0.05
-	done
+	live_start live hostL relay
 	# (babeltrace2 -i lttng-live ends when the session does, or is not there yet)
 	timeout 30 babeltrace2 -i lttng-live "net://127.0.0.1:$LIVE/host/hostL/live" \
 		>"$T/live.txt" 2>"$T/live.err" &
@@ -360,14 +368,7 @@ test_live() {
 # Live, the daemon killed and restarted: fdr relay reconnects by itself.
 test_live_reconnect() {
 	local lp k first
-	FDR_SESSION=live2 FDR_HOSTNAME=hostR "$FDR" relay "$URL" --live-timer 100000 \
-		>"$T/relay2.out" 2>"$T/relay2.err" &
-	lp=$!
-	bg_add "$lp"
-	for ((k = 0; k < 100; k++)); do
-		grep -q 'streaming to' "$T/relay2.err" 2>/dev/null && break
-		sleep 0.05
-	done
+	live_start live2 hostR relay2
 	mark live2 "before the kill" || return 1
 	sleep 0.3
 	first=$(find "$RELAY_OUT/hostR" -mindepth 1 -maxdepth 1 -type d)
