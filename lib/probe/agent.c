@@ -72,7 +72,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -220,24 +219,13 @@ static int pa_query_pass(int fd, uint64_t flags, struct pa_map *maps, int n, int
 		struct fdr_procmap_query q;
 		int r;
 
-		memset(&q, 0, sizeof(q));
-		q.size = sizeof(q);
-		q.query_flags = FDR_PMQ_NEXT | FDR_PMQ_FILE | flags;
-		q.query_addr = addr;
-		q.vma_name_addr = (uintptr_t)maps[n].path;
-		q.vma_name_size = sizeof(maps[n].path);
-		maps[n].path[0] = 0;
-		r = ioctl(fd, FDR_PROCMAP_QUERY, &q);
-		if (r < 0 && errno == E2BIG) {
-			/* a path of 256 bytes or more: kept empty, its open() fails (reported) */
-			q.vma_name_addr = 0;
-			q.vma_name_size = 0;
-			r = ioctl(fd, FDR_PROCMAP_QUERY, &q);
-		}
+		/* a path of 256 bytes or more is kept empty: its open() fails (reported) */
+		r = fdr_procmap_query(fd, addr, FDR_PMQ_NEXT | FDR_PMQ_FILE | flags, maps[n].path,
+				      sizeof(maps[n].path), &q);
 		/* ENOENT: no more; anything else (ENOTTY before 6.11): the text instead */
 		if (r < 0)
-			return errno == ENOENT ? n : -1;
-		if (q.vma_end <= addr || q.vma_start >= q.vma_end)
+			return r == -ENOENT ? n : -1;
+		if (q.vma_end <= addr)
 			return -1; /* never: the kernel answers a mapping at or past addr */
 		addr = q.vma_end;
 		if (!q.inode)
@@ -369,7 +357,7 @@ static void pa_fast_verify(struct pa_fast *f, uintptr_t addr, const struct fdr_a
 {
 	struct fdr_procmap_query q;
 	struct pa_map *m;
-	int j;
+	int j, r;
 
 	for (j = 0; j < f->n; j++)
 		if (addr >= f->maps[j].start && addr < f->maps[j].end)
@@ -379,16 +367,11 @@ static void pa_fast_verify(struct pa_fast *f, uintptr_t addr, const struct fdr_a
 		return;
 	}
 	m = &f->maps[f->n];
-	memset(&q, 0, sizeof(q));
-	q.size = sizeof(q);
-	q.query_flags = FDR_PMQ_FILE | FDR_PMQ_EXEC;
-	q.query_addr = addr;
-	q.vma_name_addr = (uintptr_t)m->path;
-	q.vma_name_size = sizeof(m->path);
-	m->path[0] = 0;
-	if (ioctl(f->fd, FDR_PROCMAP_QUERY, &q) < 0) {
+	r = fdr_procmap_query(f->fd, addr, FDR_PMQ_FILE | FDR_PMQ_EXEC, m->path, sizeof(m->path),
+			      &q);
+	if (r < 0) {
 		/* ENOENT: no such mapping there (another file, or gone); else no PROCMAP_QUERY */
-		if (errno != ENOENT)
+		if (r != -ENOENT)
 			f->failed = 1;
 		return;
 	}

@@ -135,18 +135,37 @@ static int pt_write_mem(uintptr_t addr, const void *buf, size_t len)
 	return (size_t)w == len ? 0 : -EIO;
 }
 
-/*
- * PROCMAP_QUERY on @fd (/proc/self/maps) for the mapping covering @addr (or,
- * with FDR_PMQ_NEXT in @flags, the first one above it): 0 and *@q; -ENOENT
- * (none); -ENOTTY (a kernel before 6.11: read the text instead).
+/**
+ * fdr_procmap_query - one PROCMAP_QUERY on @fd (/proc/self/maps)
+ * @addr: the mapping covering it; with FDR_PMQ_NEXT in @flags, the first one
+ *        at or above it (the kernel skips those the other flags do not want)
+ * @name: if not NULL, gets the mapping's path (@name_len bytes); a path that
+ *        does not fit is left empty
+ *
+ * Returns 0 and *@q, -ENOENT (no such mapping), or -ENOTTY (a kernel before
+ * 6.11, or an answer that makes no sense: read the text instead).
  */
-static int pt_query(int fd, uintptr_t addr, uint64_t flags, struct fdr_procmap_query *q)
+int fdr_procmap_query(int fd, uintptr_t addr, uint64_t flags, char *name, size_t name_len,
+		      struct fdr_procmap_query *q)
 {
+	int r;
+
 	memset(q, 0, sizeof(*q));
 	q->size = sizeof(*q);
 	q->query_flags = flags;
 	q->query_addr = addr;
-	if (ioctl(fd, FDR_PROCMAP_QUERY, q) == 0)
+	if (name && name_len) {
+		name[0] = 0;
+		q->vma_name_addr = (uintptr_t)name;
+		q->vma_name_size = (uint32_t)name_len;
+	}
+	r = ioctl(fd, FDR_PROCMAP_QUERY, q);
+	if (r < 0 && errno == E2BIG && q->vma_name_size) {
+		q->vma_name_addr = 0;
+		q->vma_name_size = 0;
+		r = ioctl(fd, FDR_PROCMAP_QUERY, q);
+	}
+	if (r == 0)
 		return q->vma_start < q->vma_end ? 0 : -ENOTTY;
 	return errno == ENOENT ? -ENOENT : -ENOTTY;
 }
@@ -165,7 +184,7 @@ int fdr_patch_page_prot(uintptr_t page, int *prot)
 
 	if (fd < 0)
 		return -errno;
-	ret = pt_query(fd, page, 0, &q);
+	ret = fdr_procmap_query(fd, page, 0, NULL, 0, &q);
 	if (ret != -ENOTTY) {
 		close(fd);
 		if (ret < 0)
@@ -351,7 +370,7 @@ static uintptr_t pt_alloc_query(uintptr_t addr, size_t size, uintptr_t lo_lim, u
 
 	if (fd < 0)
 		return 0;
-	if (pt_query(fd, addr, 0, &q) < 0)
+	if (fdr_procmap_query(fd, addr, 0, NULL, 0, &q) < 0)
 		goto out;
 	if (q.vma_start >= lo_lim + size && q.vma_start - size <= hi_lim &&
 	    pt_map_at((uintptr_t)q.vma_start - size, size)) {
@@ -360,7 +379,7 @@ static uintptr_t pt_alloc_query(uintptr_t addr, size_t size, uintptr_t lo_lim, u
 	}
 	end = (uintptr_t)q.vma_end;
 	for (i = 0; i < 16 && end >= lo_lim && end <= hi_lim; i++) {
-		r = pt_query(fd, end, FDR_PMQ_NEXT, &q);
+		r = fdr_procmap_query(fd, end, FDR_PMQ_NEXT, NULL, 0, &q);
 		if (r == -ENOTTY)
 			break;
 		/* a gap of @size at end (none above it: the rest of the address space) */

@@ -46,6 +46,8 @@ struct fdr_procmap_query {
 #define FDR_PMQ_SHARED 0x08 /* PROCMAP_QUERY_VMA_SHARED */
 #define FDR_PMQ_NEXT 0x10 /* PROCMAP_QUERY_COVERING_OR_NEXT_VMA */
 #define FDR_PMQ_FILE 0x20 /* PROCMAP_QUERY_FILE_BACKED_VMA */
+int fdr_procmap_query(int fd, uintptr_t addr, uint64_t flags, char *name, size_t name_len,
+		      struct fdr_procmap_query *q);
 
 /*
  * jump.c asks every thread where it is with this real-time signal (SIGTRAP
