@@ -280,6 +280,20 @@ perf_globals() {
 ours() { grep -E '^[pr]:probe_(prog|libpp|nodebug|split)' "$TRACEFS/uprobe_events" 2>/dev/null; }
 K_BEFORE=$(ours)
 
+# unlike EXPECTED [LABEL LINE]: a row of test_perf_table does not hold: what
+# was expected, perf's line (LINE, converted as LABEL says, else what perf
+# wrote) and fdr's, and the case fails (st=1)
+unlike() {
+	diag "$bin '$def': expected $1"
+	if [ $# -ge 3 ]; then
+		diag "  perf ($2): $3"
+	else
+		diag "  perf (rc $prc): ${pw:-$(tail -3 "$T/perf.out")}"
+	fi
+	diag "  fdr  (rc $frc): ${fw:-$(cat "$T/fdr.out")}"
+	st=1
+}
+
 test_perf_table() {
 	local row bin def want ref prc frc pw fw st=0 n=0
 
@@ -297,19 +311,13 @@ test_perf_table() {
 		case $want in
 		same)
 			if [ -z "$pw" ] || [ "$pw" != "$fw" ] || [ $frc != 0 ]; then
-				diag "$bin '$def': expected the same lines"
-				diag "  perf (rc $prc): ${pw:-$(tail -3 "$T/perf.out")}"
-				diag "  fdr  (rc $frc): ${fw:-$(cat "$T/fdr.out")}"
-				st=1
+				unlike "the same lines"
 			fi
 			;;
 		fail)
 			if [ -n "$pw" ] || [ -n "$fw" ] || [ $frc != 1 ] ||
 				! grep -q '^fdr probe: ' "$T/fdr.out"; then
-				diag "$bin '$def': expected both to refuse"
-				diag "  perf (rc $prc): ${pw:-$(tail -3 "$T/perf.out")}"
-				diag "  fdr  (rc $frc): $(cat "$T/fdr.out")"
-				st=1
+				unlike "both to refuse"
 			fi
 			;;
 		better)
@@ -318,21 +326,15 @@ test_perf_table() {
 			"$FDR" probe -x "$B/$ref" -n -v --add "$def" 2>&1 | writes /dev/stdin |
 				sed "s|$B/$ref:|$B/$bin:|; s|probe_$ref/|probe_$bin/|" >"$T/ref.w"
 			if [ -n "$pw" ] || [ $frc != 0 ] || [ -z "$fw" ] || [ "$fw" != "$(cat "$T/ref.w")" ]; then
-				diag "$bin '$def': expected perf to fail and fdr to write what it writes for $ref"
-				diag "  perf (rc $prc): ${pw:-$(tail -3 "$T/perf.out")}"
-				diag "  fdr  (rc $frc): ${fw:-$(cat "$T/fdr.out")}"
+				unlike "perf to fail and fdr to write what it writes for $ref"
 				diag "  fdr on $ref: $(cat "$T/ref.w")"
-				st=1
 			fi
 			;;
 		beyond)
 			# perf fails (bitfields of DWARF 5); fdr writes the kernel's
 			# bitfield type (its values: probe-e2e)
 			if [ -n "$pw" ] || [ $frc != 0 ] || ! printf '%s\n' "$fw" | grep -q ':b3@1/32'; then
-				diag "$bin '$def': expected perf to fail and fdr to write b3@1/32 for mode"
-				diag "  perf (rc $prc): ${pw:-$(tail -3 "$T/perf.out")}"
-				diag "  fdr  (rc $frc): ${fw:-$(cat "$T/fdr.out")}"
-				st=1
+				unlike "perf to fail and fdr to write b3@1/32 for mode"
 			fi
 			;;
 		lsb)
@@ -346,10 +348,7 @@ test_perf_table() {
 					}
 				print }')
 			if [ -z "$pw" ] || [ "$pw" != "$fw" ] || [ $frc != 0 ]; then
-				diag "$bin '$def': expected perf's line with the bit offsets from the bottom"
-				diag "  perf (converted): $pw"
-				diag "  fdr  (rc $frc): ${fw:-$(cat "$T/fdr.out")}"
-				st=1
+				unlike "perf's line with the bit offsets from the bottom" "converted" "$pw"
 			fi
 			;;
 		refuse)
@@ -357,29 +356,20 @@ test_perf_table() {
 			# fdr refuses and says why
 			if [ -z "$pw" ] || [ -n "$fw" ] || [ $frc != 1 ] ||
 				! grep -q "is a computed value" "$T/fdr.out"; then
-				diag "$bin '$def': expected perf to write and fdr to refuse a computed value"
-				diag "  perf (rc $prc): ${pw:-$(tail -3 "$T/perf.out")}"
-				diag "  fdr  (rc $frc): $(cat "$T/fdr.out")"
-				st=1
+				unlike "perf to write and fdr to refuse a computed value"
 			fi
 			;;
 		without)
 			# \$vars: fdr leaves out the variable REF that it cannot fetch
 			pw=$(printf '%s\n' "$pw" | sed "s/ $ref=[^ ]*//")
 			if [ -z "$pw" ] || [ "$pw" != "$fw" ] || [ $frc != 0 ]; then
-				diag "$bin '$def': expected perf's line without $ref"
-				diag "  perf (without $ref): $pw"
-				diag "  fdr  (rc $frc): ${fw:-$(cat "$T/fdr.out")}"
-				st=1
+				unlike "perf's line without $ref" "without $ref" "$pw"
 			fi
 			;;
 		global)
 			pw=$(printf '%s\n' "$pw" | perf_globals "$B/$bin")
 			if [ -z "$pw" ] || [ "$pw" != "$fw" ] || [ $frc != 0 ]; then
-				diag "$bin '$def': expected perf's line with @SYMBOL+N as @+OFFSET"
-				diag "  perf (made @+OFFSET): $pw"
-				diag "  fdr  (rc $frc): ${fw:-$(cat "$T/fdr.out")}"
-				st=1
+				unlike "perf's line with @SYMBOL+N as @+OFFSET" "made @+OFFSET" "$pw"
 			fi
 			;;
 		esac
