@@ -467,6 +467,14 @@ static int run_arm(void)
 	}
 	printf("arm us=%.0f define_us=%.0f enable_us=%.0f\n", first - t0 / 1e3, (t_def - t0) / 1e3,
 	       (t_en - t_def) / 1e3);
+	/* the agent's own step times (FDR_PROBE_ARM_TRACE=1) print on this clock too */
+	if (!kernel && getenv("FDR_PROBE_ARM_TRACE")) {
+		usleep(100 * 1000); /* the agent's sync told its steps (it may still optimise) */
+		fprintf(stderr,
+			"bench-uprobes: arm t0 at %.1f us, defined +%.1f, enabled +%.1f, "
+			"first record at %.1f us\n",
+			t0 / 1e3, (t_def - t0) / 1e3, (t_en - t_def) / 1e3, first);
+	}
 	return 0;
 }
 

@@ -148,6 +148,66 @@ static struct pa_dl pa_dl; /* at the last full sync (pa_lock) */
 static uint32_t pa_ctl_gen; /* control gen at the last full sync (pa_lock) */
 static int pa_seen_ctl; /* pa_dl and pa_ctl_gen are valid (pa_lock) */
 
+/*
+ * FDR_PROBE_ARM_TRACE=1: the steps of a sync that armed something, each
+ * timed (CLOCK_MONOTONIC) by FDR_PROBE_TRACE() (probe-local.h), told on
+ * stderr at the end of the sync: "fdr-probe: arm trace: pid P at T us: STEP
+ * +US ...", each step's time since the mark before it, the first since the
+ * sync began (T, on the clock bench-uprobes prints its t0 on).
+ */
+#define PA_TRACE_MAX 48
+int fdr_probe_trace_on;
+static struct {
+	const char *step;
+	uint64_t ns;
+} pa_trace[PA_TRACE_MAX];
+static unsigned int pa_ntrace; /* pa_lock (the engine's marks: under it too, in a sync) */
+static int pa_trace_armed; /* this sync armed a location */
+
+void fdr_probe_trace_mark(const char *step)
+{
+	struct timespec ts;
+
+	if (pa_ntrace >= PA_TRACE_MAX)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	pa_trace[pa_ntrace].step = step;
+	pa_trace[pa_ntrace].ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	pa_ntrace++;
+}
+
+/* The sync's marks on stderr (one write), if it armed something; then none. */
+static void pa_trace_flush(void)
+{
+	char buf[64 * PA_TRACE_MAX];
+	size_t len;
+	unsigned int k;
+
+	if (!fdr_probe_trace_on)
+		return;
+	if (pa_trace_armed && pa_ntrace > 1) {
+		/* integers: this file is built without vector registers (pa_hit()) */
+		len = (size_t)snprintf(buf, sizeof(buf),
+				       "fdr-probe: arm trace: pid %d at %llu.%llu us:",
+				       (int)getpid(), (unsigned long long)(pa_trace[0].ns / 1000),
+				       (unsigned long long)(pa_trace[0].ns % 1000 / 100));
+		for (k = 1; k < pa_ntrace && len < sizeof(buf); k++) {
+			uint64_t d = pa_trace[k].ns - pa_trace[k - 1].ns;
+
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len, " %s +%llu.%llu",
+						pa_trace[k].step, (unsigned long long)(d / 1000),
+						(unsigned long long)(d % 1000 / 100));
+		}
+		if (len < sizeof(buf))
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len, "\n");
+		if (len > sizeof(buf))
+			len = sizeof(buf);
+		(void)!write(2, buf, len);
+	}
+	pa_ntrace = 0;
+	pa_trace_armed = 0;
+}
+
 /* ---- the hit ------------------------------------------------------------------------------- */
 
 /*
@@ -267,25 +327,24 @@ static int pa_query_maps(int fd, struct pa_map *maps, int max, int writable)
  */
 static int pa_read_maps(struct pa_map *maps, int max, int writable)
 {
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	const char *how = getenv("FDR_PROBE_MAPS");
 	char line[4096 + 256];
 	FILE *f;
-	int n = 0;
+	int n = -1, fd;
 
-	if (fd < 0)
-		return 0;
-	n = how && !strcmp(how, "text") ? -1 : pa_query_maps(fd, maps, max, writable);
-	if (n >= 0) {
-		close(fd);
+	if (!(how && !strcmp(how, "text"))) {
+		fd = fdr_patch_maps_fd(); /* the sync's own (patch.c) */
+		if (fd < 0)
+			return 0;
+		n = pa_query_maps(fd, maps, max, writable);
+		fdr_patch_maps_put(fd);
+	}
+	if (n >= 0)
 		return n;
-	}
 	n = 0;
-	f = fdopen(fd, "re");
-	if (!f) {
-		close(fd);
+	f = fopen("/proc/self/maps", "re");
+	if (!f)
 		return 0;
-	}
 	while (n < max && fgets(line, sizeof(line), f)) {
 		const char *sp = strchr(line, ' ');
 		unsigned long start, end, off, ino;
@@ -441,11 +500,11 @@ static int pa_fast_maps(struct fdr_abi_probe_slot *const *pend, uint32_t bound, 
 
 	if (sems || getenv("FDR_PROBE_MAPS"))
 		return -1;
-	f.fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	f.fd = fdr_patch_maps_fd();
 	if (f.fd < 0)
 		return -1;
 	dl_iterate_phdr(pa_fast_object, &f);
-	close(f.fd);
+	fdr_patch_maps_put(f.fd);
 	if (f.failed)
 		return -1;
 	for (i = 0; i < bound; i++) {
@@ -666,14 +725,16 @@ static int pa_arm(struct fdr_session *s, uint32_t i, const struct fdr_abi_probe_
 			close(fd);
 		return -ENOENT;
 	}
-	ret = fdr_elf_func_at(fd, c->offset, &vaddr, &func, &flen);
+	ret = fdr_elf_func_at(fd, &st, c->offset, &vaddr, &func, &flen);
 	close(fd);
+	FDR_PROBE_TRACE("elf");
 	if (ret < 0) {
 		snprintf(why, n, "no function symbol of %s holds offset 0x%llx", m->path,
 			 (unsigned long long)c->offset);
 		return ret;
 	}
 	ret = fdr_probe_check(addr - (uintptr_t)(vaddr - func), (size_t)flen, addr, why, n);
+	FDR_PROBE_TRACE("check");
 	if (ret < 0)
 		return ret;
 	if ((c->flags & FDR_PROBE_F_RETURN) && vaddr != func) {
@@ -715,6 +776,7 @@ static int pa_arm(struct fdr_session *s, uint32_t i, const struct fdr_abi_probe_
 		(c->flags & FDR_PROBE_F_RETURN ? FDR_PROBE_ARM_RETURN : 0) | PA_ARM_NOVEC |
 			FDR_PROBE_ARM_NOCOUNT, /* pa_hit() counts in the probes file */
 		pa_hit, a, &l->site);
+	FDR_PROBE_TRACE("arm");
 	if (ret == 0 && (c->flags & FDR_PROBE_F_RETURN))
 		pa_ever_ret = 1;
 	if (ret < 0) {
@@ -739,6 +801,7 @@ static int pa_arm(struct fdr_session *s, uint32_t i, const struct fdr_abi_probe_
 	l->wanted = 1;
 	l->misses_seen = fdr_probe_site_misses(l->site);
 	l->sem = sem;
+	pa_trace_armed = 1;
 	/*
 	 * Best effort: a jmp to a trampoline where the window is safe ("Jump
 	 * probes"). A refusal leaves the int3, which works; its reason stays in
@@ -748,6 +811,7 @@ static int pa_arm(struct fdr_session *s, uint32_t i, const struct fdr_abi_probe_
 	if (!(c->flags & FDR_PROBE_F_RETURN))
 		(void)fdr_probe_optimize(l->site, addr - (uintptr_t)(vaddr - func), (size_t)flen,
 					 l->opt_why, sizeof(l->opt_why));
+	FDR_PROBE_TRACE("optimize");
 	return 0;
 }
 
@@ -789,26 +853,28 @@ static int pa_sigblk_check = 1;
 __attribute__((constructor)) static void pa_sigblk_env(void)
 {
 	const char *e = getenv("FDR_PROBE_SIGBLK_CHECK");
+	const char *t = getenv("FDR_PROBE_ARM_TRACE");
 
 	pa_sigblk_check = !(e && !strcmp(e, "0"));
+	fdr_probe_trace_on = t && !strcmp(t, "1");
 }
 
 /*
  * Whether thread @tid blocks SIGTRAP: 1, 0, or -1 (gone, or unreadable). Its
- * /proc/self/task/TID/stat, field 32 ("blocked": the mask of signals 1 to 31,
- * in decimal), in one read(): the same bit as SigBlk of .../status, which is
- * longer for the kernel to make and was read line by line through stdio.
+ * stat in the /proc/self/task directory @dir (field 32, "blocked": the mask of
+ * signals 1 to 31, in decimal), in one read(): the same bit as SigBlk of
+ * .../status, which is longer for the kernel to make.
  */
-static int pa_blocks_sigtrap(const char *tid)
+static int pa_blocks_sigtrap(int dir, pid_t tid)
 {
-	char path[64], buf[1024];
+	char path[32], buf[1024];
 	const char *p;
 	unsigned long long blk;
 	ssize_t n;
 	int fd, field;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%.16s/stat", tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "%d/stat", (int)tid);
+	fd = openat(dir, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	n = read(fd, buf, sizeof(buf) - 1);
@@ -828,20 +894,76 @@ static int pa_blocks_sigtrap(const char *tid)
 }
 
 /*
+ * The threads last found not blocking SIGTRAP, each with the time it was read
+ * (CLOCK_MONOTONIC; pa_lock). A thread read less than PA_SIGOK_TTL_NS ago is
+ * not read again: reading every thread's stat cost 70 to 140 us a sync (5
+ * threads, cold, on the development VM and the 16-core machine), most of the
+ * SIGTRAP check, and a sync that arms one location after another (each
+ * definition and enable of a session, fdr attach's) read them all each time.
+ * A thread no longer listed leaves the table (its id may come back for
+ * another thread: one id reused within the TTL, and missed by the listings
+ * in between, is the only way a new thread goes unread).
+ *
+ * The window this opens: a thread read, which then blocks SIGTRAP (with the
+ * raw system call, or with a libc whose pthread_sigmask() is not this
+ * library's: fdr attach, a dlopen()ed libfdr-probe), is not seen doing so by
+ * the arms of the next second; read every time, it would be, and its first hit
+ * on a new location would not kill the process. The probes already armed in
+ * that process would kill it all the same: no check made at arm time covers a
+ * mask changed after it, so the TTL extends that known window (probes.md,
+ * "Sharing signals with the program") by at most a second for new locations.
+ * Threads not listed before (new ones) are always read; one found blocking is
+ * read again at each check (pa_sigtrap_blocker_stable()).
+ */
+#define PA_SIGOK_MAX 256
+#define PA_SIGOK_TTL_NS 1000000000ull
+struct pa_sigok {
+	pid_t tid;
+	uint64_t ns;
+};
+static struct pa_sigok pa_sigok[PA_SIGOK_MAX];
+static unsigned int pa_nsigok;
+
+static uint64_t pa_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* When @tid was last found not blocking SIGTRAP (pa_sigok), or 0 */
+static uint64_t pa_sigok_at(pid_t tid)
+{
+	unsigned int k;
+
+	for (k = 0; k < pa_nsigok; k++)
+		if (pa_sigok[k].tid == tid)
+			return pa_sigok[k].ns;
+	return 0;
+}
+
+/*
  * A thread of this process that blocks SIGTRAP, or 0. libfdr-probe's
  * sigprocmask()/pthread_sigmask() keep SIGTRAP open only for masks set
  * through them: a thread that blocked it before the library was loaded (fdr
  * attach, or libfdr's dlopen() of it) or with the raw system call would be
- * killed by its first hit (the kernel forces a blocked int3 SIGTRAP).
+ * killed by its first hit (the kernel forces a blocked int3 SIGTRAP). The
+ * threads are listed with getdents64() on /proc/self/task (no stdio, no
+ * 32 KiB buffer), and each one's stat opened relative to it; those read
+ * within the last second are not read again (pa_sigok, above).
  */
 static pid_t pa_sigtrap_blocker(void)
 {
+	static struct pa_sigok next[PA_SIGOK_MAX]; /* pa_lock */
 	pid_t self = (pid_t)syscall(SYS_gettid), found = 0;
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	uint64_t mine = 0;
+	int dir = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	uint64_t mine = 0, now = pa_mono_ns();
+	unsigned int nnext = 0;
+	char buf[4096] __attribute__((aligned(8)));
+	ssize_t n;
 
-	if (!d)
+	if (dir < 0)
 		return 0;
 	/*
 	 * this thread's own mask from the kernel, not /proc (fdr attach runs
@@ -850,13 +972,43 @@ static pid_t pa_sigtrap_blocker(void)
 	if (syscall(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &mine, sizeof(mine)) == 0 &&
 	    (mine & (1ull << (SIGTRAP - 1))))
 		found = self;
-	while (!found && (e = readdir(d)) != NULL) {
-		if (e->d_name[0] < '1' || e->d_name[0] > '9' || (pid_t)atoi(e->d_name) == self)
-			continue;
-		if (pa_blocks_sigtrap(e->d_name) == 1)
-			found = (pid_t)atoi(e->d_name);
+	while (!found && (n = getdents64(dir, buf, sizeof(buf))) > 0) {
+		ssize_t off = 0;
+
+		while (!found && off < n) {
+			const struct dirent64 *e = (const struct dirent64 *)(void *)(buf + off);
+			char *end;
+			long v;
+			uint64_t at;
+			pid_t tid;
+			int r;
+
+			if (e->d_reclen == 0 || e->d_reclen > n - off)
+				break;
+			off += e->d_reclen;
+			if (e->d_name[0] < '1' || e->d_name[0] > '9')
+				continue;
+			v = strtol(e->d_name, &end, 10);
+			if (*end || v <= 0 || v > INT32_MAX || (pid_t)v == self)
+				continue;
+			tid = (pid_t)v;
+			at = pa_sigok_at(tid);
+			if (at && now - at < PA_SIGOK_TTL_NS) {
+				r = 0; /* read within the TTL */
+			} else {
+				r = pa_blocks_sigtrap(dir, tid);
+				at = now;
+			}
+			if (r == 1)
+				found = tid;
+			else if (r == 0 && nnext < PA_SIGOK_MAX)
+				next[nnext++] = (struct pa_sigok){ tid, at };
+		}
 	}
-	closedir(d);
+	close(dir);
+	/* the threads listed (up to the one found blocking): the others are gone */
+	memcpy(pa_sigok, next, nnext * sizeof(next[0]));
+	pa_nsigok = nnext;
 	return found;
 }
 
@@ -949,6 +1101,7 @@ static void pa_arm_pass(struct fdr_session *s, struct fdr_abi_probe_slot *const 
 			/* no thread may block SIGTRAP */
 			if (*blocker < 0)
 				*blocker = pa_sigblk_check ? pa_sigtrap_blocker_stable() : 0;
+			FDR_PROBE_TRACE("sigtrap");
 			if (*blocker > 0) {
 				snprintf(why, sizeof(why),
 					 "thread %d blocks SIGTRAP (its mask was set before "
@@ -998,6 +1151,8 @@ void fdr_probe_agent_sync(struct fdr_session *s)
 	pid_t blocker = -1;
 
 	pthread_mutex_lock(&pa_lock);
+	FDR_PROBE_TRACE("sync");
+	fdr_patch_maps_hold(1); /* one /proc/self/maps for the sync's queries */
 	if (s != pa_sess) {
 		pa_disarm_all();
 		pa_probes = NULL;
@@ -1049,6 +1204,7 @@ void fdr_probe_agent_sync(struct fdr_session *s)
 		sems |= pend[i]->ref_ctr_offset != 0;
 	}
 	free(c);
+	FDR_PROBE_TRACE("copies");
 	if (i < bound) {
 		/* out of memory: nothing changes, the next sync tries again */
 		for (i = 0; i < FDR_MAX_PROBES; i++) {
@@ -1062,6 +1218,7 @@ void fdr_probe_agent_sync(struct fdr_session *s)
 	fast = nmaps > 0;
 	if (nmaps < 0)
 		nmaps = pa_read_maps(maps, PA_MAX_MAPS, sems);
+	FDR_PROBE_TRACE(fast ? "maps(fast)" : "maps");
 	for (i = 0; i < bound; i++) {
 		c = pend[i];
 		if (!c)
@@ -1090,6 +1247,7 @@ void fdr_probe_agent_sync(struct fdr_session *s)
 	 */
 	if (fast && blocker <= 0) {
 		nmaps = pa_read_maps(maps, PA_MAX_MAPS, 0);
+		FDR_PROBE_TRACE("walk");
 		pa_arm_pass(s, pend, bound, maps, nmaps, &blocker);
 	}
 	for (i = 0; i < bound; i++) {
@@ -1098,6 +1256,8 @@ void fdr_probe_agent_sync(struct fdr_session *s)
 	}
 out:
 	pa_opt_recount();
+	fdr_patch_maps_hold(0);
+	pa_trace_flush();
 	pthread_mutex_unlock(&pa_lock);
 }
 
@@ -1216,6 +1376,7 @@ static void pa_atfork_child(void)
 	unsigned int k;
 
 	pthread_mutex_init(&pa_lock, NULL);
+	pa_nsigok = 0; /* the parent's threads: the child has one, new */
 	/* the child's jump probes are counted anew, its own (pa_opt_recount()) */
 	for (k = 0; k < pa_nlocs; k++)
 		pa_locs[k].opt_counted = 0;

@@ -77,6 +77,7 @@ static int ef_search(int fd, uint64_t fsize, const Elf64_Shdr *sh, uint64_t vadd
 /**
  * fdr_elf_func_at - the function of an ELF file that holds a file offset
  * @fd: the file, open for reading
+ * @st: its fstat(), or NULL (then fstat()ed here)
  * @offset: a file offset inside a loaded segment
  * @vaddr: its virtual address in the file's own numbering (out)
  * @func: the function's st_value, same numbering (out)
@@ -86,22 +87,33 @@ static int ef_search(int fd, uint64_t fsize, const Elf64_Shdr *sh, uint64_t vadd
  * code outside any symbol); -EINVAL if the file is not a well-formed 64-bit
  * little-endian ELF file or the offset is in no PT_LOAD segment; -EIO; -ENOMEM.
  */
-int fdr_elf_func_at(int fd, uint64_t offset, uint64_t *vaddr, uint64_t *func, uint64_t *func_len)
+int fdr_elf_func_at(int fd, const struct stat *st, uint64_t offset, uint64_t *vaddr, uint64_t *func,
+		    uint64_t *func_len)
 {
+	/* the ELF header and, in most files, the program headers after it: one read */
+	unsigned char head[4096] __attribute__((aligned(8)));
 	Elf64_Ehdr eh;
 	Elf64_Phdr *ph = NULL;
 	Elf64_Shdr *sh = NULL;
-	struct stat st;
-	uint64_t fsize, va = 0;
+	struct stat own;
+	uint64_t fsize, hlen, va = 0;
 	uint32_t i;
 	int ret = -EINVAL, found = 0, pass;
 
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+	if (!st && fstat(fd, &own))
 		return -EINVAL;
-	fsize = (uint64_t)st.st_size;
-	if (fdr_pread_all(fd, fsize, 0, &eh, sizeof(eh)) || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
-	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
-	    eh.e_phentsize != sizeof(Elf64_Phdr) || !eh.e_phnum || eh.e_phnum > ELF_MAX_PHDRS ||
+	if (!st)
+		st = &own;
+	if (!S_ISREG(st->st_mode))
+		return -EINVAL;
+	fsize = (uint64_t)st->st_size;
+	hlen = fsize < sizeof(head) ? fsize : sizeof(head);
+	if (hlen < sizeof(eh) || fdr_pread_all(fd, fsize, 0, head, hlen))
+		return -EINVAL;
+	memcpy(&eh, head, sizeof(eh));
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_phentsize != sizeof(Elf64_Phdr) ||
+	    !eh.e_phnum || eh.e_phnum > ELF_MAX_PHDRS ||
 	    (eh.e_shnum && eh.e_shentsize != sizeof(Elf64_Shdr)) || eh.e_shnum > ELF_MAX_SHDRS)
 		return -EINVAL;
 	ph = malloc(eh.e_phnum * sizeof(*ph));
@@ -110,8 +122,11 @@ int fdr_elf_func_at(int fd, uint64_t offset, uint64_t *vaddr, uint64_t *func, ui
 		ret = -ENOMEM;
 		goto out;
 	}
-	if (fdr_pread_all(fd, fsize, eh.e_phoff, ph, (uint64_t)eh.e_phnum * sizeof(*ph)) ||
-	    fdr_pread_all(fd, fsize, eh.e_shoff, sh, (uint64_t)eh.e_shnum * sizeof(*sh)))
+	if (eh.e_phoff <= hlen && (uint64_t)eh.e_phnum * sizeof(*ph) <= hlen - eh.e_phoff)
+		memcpy(ph, head + eh.e_phoff, (uint64_t)eh.e_phnum * sizeof(*ph));
+	else if (fdr_pread_all(fd, fsize, eh.e_phoff, ph, (uint64_t)eh.e_phnum * sizeof(*ph)))
+		goto out;
+	if (fdr_pread_all(fd, fsize, eh.e_shoff, sh, (uint64_t)eh.e_shnum * sizeof(*sh)))
 		goto out;
 	for (i = 0; i < eh.e_phnum; i++) {
 		if (ph[i].p_type != PT_LOAD || offset < ph[i].p_offset ||

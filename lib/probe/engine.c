@@ -561,6 +561,7 @@ int fdr_probe_arm_flags(uintptr_t addr, unsigned int flags, fdr_probe_handler fn
 		return -EINVAL;
 	fdr_probe_lock();
 	ret = fdr_patch_page_prot(addr, &prot);
+	FDR_PROBE_TRACE("e.prot");
 	if (ret < 0 || !(prot & PROT_EXEC)) {
 		ret = -EFAULT;
 		goto out;
@@ -618,6 +619,7 @@ int fdr_probe_arm_flags(uintptr_t addr, unsigned int flags, fdr_probe_handler fn
 		goto out;
 	got = pr_read_orig(addr, code, sizeof(code));
 	ret = fdr_reloc_decode(addr, code, got, &insn, NULL, 0);
+	FDR_PROBE_TRACE("e.decode");
 	if (ret < 0)
 		goto out;
 	if ((insn.kind == FDR_RELOC_CALL || insn.kind == FDR_RELOC_CALL_IND) && pr_shstk_active()) {
@@ -634,6 +636,7 @@ int fdr_probe_arm_flags(uintptr_t addr, unsigned int flags, fdr_probe_handler fn
 		sched_yield();
 	if (!s->slot || s->insn.len != insn.len || memcmp(s->insn.bytes, insn.bytes, insn.len)) {
 		ret = pr_slot_make(s, &insn);
+		FDR_PROBE_TRACE("e.xol");
 		if (ret < 0)
 			goto out;
 	}
@@ -664,13 +667,16 @@ int fdr_probe_arm_flags(uintptr_t addr, unsigned int flags, fdr_probe_handler fn
 	/* seq_cst: the site is complete and armed before any thread can trap on it */
 	atomic_fetch_add(&s->seq, 1);
 	atomic_store(&s->armed, 1);
+	FDR_PROBE_TRACE("e.sig");
 	ret = fdr_patch_write(addr, &int3, 1);
+	FDR_PROBE_TRACE("e.int3");
 	if (ret < 0) {
 		atomic_fetch_add(&s->seq, 1);
 		atomic_store(&s->armed, 0);
 		goto off;
 	}
 	fdr_patch_sync();
+	FDR_PROBE_TRACE("e.sync");
 	*out = p;
 	goto out;
 off:

@@ -171,6 +171,53 @@ int fdr_procmap_query(int fd, uintptr_t addr, uint64_t flags, char *name, size_t
 }
 
 /*
+ * One /proc/self/maps for every PROCMAP_QUERY of a sync. Each open() of it
+ * costs 5 to 40 us cold, and an arm opened it up to four times (the agent's
+ * fast way, the page's protection, the XOL page's search, the walk after the
+ * arms). Between fdr_patch_maps_hold(1) and fdr_patch_maps_hold(0) (the
+ * agent's sync), fdr_patch_maps_fd() gives the calling thread the same fd,
+ * opened at its first use and closed by the release; elsewhere, and in every
+ * other thread, a fresh one that fdr_patch_maps_put() closes. Thread-local:
+ * another thread arming meanwhile never sees this one closed under it. The
+ * text of the file is always read from a descriptor of its own (stdio closes
+ * it). A child after fork() has none held: the agent's sync does not run in
+ * the forking thread.
+ */
+static __thread int pt_maps_hold;
+static __thread int pt_maps_held = -1;
+
+/** fdr_patch_maps_hold - hold one /proc/self/maps for this thread (@on), or release it */
+void fdr_patch_maps_hold(int on)
+{
+	if (!on && pt_maps_held >= 0)
+		close(pt_maps_held);
+	pt_maps_held = -1;
+	pt_maps_hold = on;
+}
+
+/** fdr_patch_maps_fd - /proc/self/maps for PROCMAP_QUERY: the one held, else a new one; or -errno */
+int fdr_patch_maps_fd(void)
+{
+	int fd;
+
+	if (pt_maps_hold && pt_maps_held >= 0)
+		return pt_maps_held;
+	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (pt_maps_hold)
+		pt_maps_held = fd;
+	return fd;
+}
+
+/** fdr_patch_maps_put - done with @fd from fdr_patch_maps_fd(): closed unless it is the one held */
+void fdr_patch_maps_put(int fd)
+{
+	if (fd >= 0 && !(pt_maps_hold && fd == pt_maps_held))
+		close(fd);
+}
+
+/*
  * fdr_patch_page_prot - the protection of the mapping holding @page: one
  * PROCMAP_QUERY, else from the text of /proc/self/maps; -EFAULT if unmapped.
  */
@@ -178,15 +225,15 @@ int fdr_patch_page_prot(uintptr_t page, int *prot)
 {
 	struct fdr_procmap_query q;
 	char line[512];
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	int fd = fdr_patch_maps_fd();
 	int ret;
 	FILE *f;
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	ret = fdr_procmap_query(fd, page, 0, NULL, 0, &q);
+	fdr_patch_maps_put(fd);
 	if (ret != -ENOTTY) {
-		close(fd);
 		if (ret < 0)
 			return -EFAULT;
 		*prot = (q.vma_flags & FDR_PMQ_READ ? PROT_READ : 0) |
@@ -194,12 +241,9 @@ int fdr_patch_page_prot(uintptr_t page, int *prot)
 			(q.vma_flags & FDR_PMQ_EXEC ? PROT_EXEC : 0);
 		return 0;
 	}
-	f = fdopen(fd, "re");
-	if (!f) {
-		ret = -errno;
-		close(fd);
-		return ret;
-	}
+	f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return -errno;
 	ret = -EFAULT;
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long lo, hi;
@@ -365,7 +409,7 @@ static uintptr_t pt_alloc_query(uintptr_t addr, size_t size, uintptr_t lo_lim, u
 {
 	struct fdr_procmap_query q;
 	uintptr_t end, got = 0;
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	int fd = fdr_patch_maps_fd();
 	int i, r;
 
 	if (fd < 0)
@@ -393,7 +437,7 @@ static uintptr_t pt_alloc_query(uintptr_t addr, size_t size, uintptr_t lo_lim, u
 		end = (uintptr_t)q.vma_end;
 	}
 out:
-	close(fd);
+	fdr_patch_maps_put(fd);
 	return got;
 }
 

@@ -19,6 +19,8 @@ int fdr_probe_attach(const char *dir);
 int fdr_probe_detach(void);
 
 /* elf-func.c */
-int fdr_elf_func_at(int fd, uint64_t offset, uint64_t *vaddr, uint64_t *func, uint64_t *func_len);
+struct stat;
+int fdr_elf_func_at(int fd, const struct stat *st, uint64_t offset, uint64_t *vaddr, uint64_t *func,
+		    uint64_t *func_len);
 
 #endif

@@ -10,6 +10,20 @@
 
 #include "engine.h"
 
+/*
+ * agent.c: FDR_PROBE_ARM_TRACE=1 in the environment times the steps of each
+ * sync that arms a location (clock_gettime at each mark, one line on stderr
+ * at the end of the sync: docs/design/probes.md, "Arming in a busy
+ * process"). Off, a mark is one load and a branch.
+ */
+extern int fdr_probe_trace_on;
+void fdr_probe_trace_mark(const char *step);
+#define FDR_PROBE_TRACE(step)                       \
+	do {                                        \
+		if (fdr_probe_trace_on)             \
+			fdr_probe_trace_mark(step); \
+	} while (0)
+
 /* engine.c: one lock for arming, disarming and every text write */
 void fdr_probe_lock(void);
 void fdr_probe_unlock(void);
@@ -24,6 +38,9 @@ int fdr_patch_write(uintptr_t addr, const void *buf, size_t len);
 int fdr_patch_sync(void);
 void fdr_patch_prepare(void);
 int fdr_patch_page_prot(uintptr_t addr, int *prot);
+void fdr_patch_maps_hold(int on);
+int fdr_patch_maps_fd(void);
+void fdr_patch_maps_put(int fd);
 uintptr_t fdr_patch_alloc_near(uintptr_t addr, size_t size);
 
 /*
