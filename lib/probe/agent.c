@@ -844,18 +844,30 @@ static int pa_mask_any(const uint64_t *mask)
 }
 
 /*
- * FDR_PROBE_SIGBLK_CHECK=0 turns the check below off, for runtimes that keep a
- * thread of their own with every signal blocked and never run program code in
- * it: ThreadSanitizer's background thread (the TSan test runs set it).
+ * The check below (pa_sigtrap_blocker()) is made where a thread may have
+ * blocked SIGTRAP through libc: where this library's sigprocmask() and
+ * pthread_sigmask() came after the threads, or are not the program's. Where
+ * they have been the program's since it had a single thread whose mask keeps
+ * SIGTRAP open (linked, or LD_PRELOADed: pa_masks_ours, set at load), every
+ * mask set through libc since keeps it open, a new thread starts with its
+ * creator's, and the check could only find a mask set with the raw system
+ * call, which no check at arm time covers (signal.c: it kills the process on
+ * a hit; tested), for 70 to 140 us an arm (the first, in a process with 5
+ * threads). FDR_PROBE_SIGBLK_CHECK=1 makes it everywhere (a program whose
+ * runtime blocks signals with the raw call in threads that run probed code),
+ * =0 nowhere: for runtimes that keep a thread of their own with every signal
+ * blocked and never run program code in it, ThreadSanitizer's background
+ * thread (the TSan test runs set it).
  */
-static int pa_sigblk_check = 1;
+static int pa_sigblk_check = -1; /* 1 always, 0 never, -1 unless pa_masks_ours */
+static int pa_masks_ours;
 
 __attribute__((constructor)) static void pa_sigblk_env(void)
 {
 	const char *e = getenv("FDR_PROBE_SIGBLK_CHECK");
 	const char *t = getenv("FDR_PROBE_ARM_TRACE");
 
-	pa_sigblk_check = !(e && !strcmp(e, "0"));
+	pa_sigblk_check = !e ? -1 : !strcmp(e, "0") ? 0 : !strcmp(e, "1") ? 1 : -1;
 	fdr_probe_trace_on = t && !strcmp(t, "1");
 }
 
@@ -1100,7 +1112,10 @@ static void pa_arm_pass(struct fdr_session *s, struct fdr_abi_probe_slot *const 
 				continue;
 			/* no thread may block SIGTRAP */
 			if (*blocker < 0)
-				*blocker = pa_sigblk_check ? pa_sigtrap_blocker_stable() : 0;
+				*blocker = pa_sigblk_check > 0 ||
+							   (pa_sigblk_check < 0 && !pa_masks_ours) ?
+						   pa_sigtrap_blocker_stable() :
+						   0;
 			FDR_PROBE_TRACE("sigtrap");
 			if (*blocker > 0) {
 				snprintf(why, sizeof(why),
@@ -1410,6 +1425,9 @@ static int pa_one_thread(void)
  */
 __attribute__((constructor)) static void pa_init(void)
 {
+	uint64_t mask = 0;
+	int one = pa_one_thread();
+
 	pthread_atfork(NULL, NULL, pa_atfork_child);
 	/*
 	 * The membarrier registration costs nothing before the program's threads
@@ -1417,8 +1435,12 @@ __attribute__((constructor)) static void pa_init(void)
 	 * (libfdr's agent, fdr attach) it would wait for an RCU grace period in
 	 * the loading thread, and is left to the first arm.
 	 */
-	if (pa_one_thread())
+	if (one)
 		fdr_patch_prepare();
+	/* the SIGTRAP check's condition (pa_masks_ours, above): one thread, SIGTRAP open */
+	pa_masks_ours = one &&
+			syscall(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &mask, sizeof(mask)) == 0 &&
+			!(mask & (1ull << (SIGTRAP - 1))) && fdr_probe_sig_masks_ours();
 	pa_warm_decoder();
 	fdr_agent_probes_start(fdr_probe_agent_sync);
 }

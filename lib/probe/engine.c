@@ -441,6 +441,8 @@ static int pr_slot_make(struct pr_site *s, const struct fdr_reloc_insn *insn)
 	if (!x) {
 		uintptr_t base = fdr_patch_alloc_near(insn->addr, PR_XOL_PAGE);
 
+		FDR_PROBE_TRACE("e.xol.alloc");
+
 		if (!base)
 			return -ENOMEM;
 		x = calloc(1, sizeof(*x));

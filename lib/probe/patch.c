@@ -421,6 +421,23 @@ static uintptr_t pt_alloc_query(uintptr_t addr, size_t size, uintptr_t lo_lim, u
 		got = (uintptr_t)q.vma_start - size;
 		goto out;
 	}
+	/*
+	 * The code of a file is mostly mapped after its first pages (the
+	 * headers and read-only data: an r-- mapping right below the r-x one),
+	 * so the pages below the mapping are taken; below the file's start
+	 * (mapped at start - file offset, as the dynamic linker lays a file
+	 * out) is free more often than not (a PIE program's, ASLR's gap). One
+	 * mmap() where the walk up takes a query per mapping.
+	 */
+	if (q.inode && q.vma_offset && q.vma_offset < q.vma_start) {
+		uintptr_t base = (uintptr_t)(q.vma_start - q.vma_offset); /* both page-aligned */
+
+		if (base >= lo_lim + size && base - size <= hi_lim &&
+		    pt_map_at(base - size, size)) {
+			got = base - size;
+			goto out;
+		}
+	}
 	end = (uintptr_t)q.vma_end;
 	for (i = 0; i < 16 && end >= lo_lim && end <= hi_lim; i++) {
 		r = fdr_procmap_query(fd, end, FDR_PMQ_NEXT, NULL, 0, &q);

@@ -79,6 +79,7 @@ int fdr_probe_sig_take(int sig, fdr_sig_fn fn);
 void fdr_probe_sig_chain(int sig, siginfo_t *si, void *uc);
 int fdr_probe_sig_is_taken(int sig);
 int fdr_probe_sig_release(int sig);
+int fdr_probe_sig_masks_ours(void);
 void fdr_probe_sig_atfork_child(void);
 
 #endif /* FDR_PROBE_LOCAL_H */

@@ -352,3 +352,21 @@ __attribute__((visibility("default"))) int pthread_sigmask(int how, const sigset
 
 	return sg_real_mask(1, how, sg_filter(how, set, &copy), old);
 }
+
+/**
+ * fdr_probe_sig_masks_ours - whether the program's sigprocmask() and
+ * pthread_sigmask() are this library's: the first definitions in the global
+ * scope (linked, or LD_PRELOADed; not when dlopen()ed RTLD_LOCAL, nor under a
+ * sanitizer whose interceptors come first). Then every mask a thread sets
+ * through libc keeps SIGTRAP open.
+ */
+int fdr_probe_sig_masks_ours(void)
+{
+	void *m = dlsym(RTLD_DEFAULT, "sigprocmask");
+	void *p = dlsym(RTLD_DEFAULT, "pthread_sigmask");
+	Dl_info self, dm, dp;
+
+	/* in the object this function is in (hidden: bound here, never interposed) */
+	return m && p && dladdr((void *)fdr_probe_sig_masks_ours, &self) && dladdr(m, &dm) &&
+	       dladdr(p, &dp) && dm.dli_fbase == self.dli_fbase && dp.dli_fbase == self.dli_fbase;
+}
