@@ -48,11 +48,18 @@
  * must agree with the slot's flag) writes __probe_func and __probe_ret_ip.
  *
  * Before the first new location of a sync is armed, the blocked signals of
- * every thread are read (/proc/self/task/TID/stat): a thread that keeps
- * SIGTRAP blocked would be killed by a hit, and this library's
- * pthread_sigmask() cannot have kept it open if the mask came first (fdr
- * attach) or the library was dlopen()ed. The locations then wait, with a line
- * in error_log, until no thread blocks it.
+ * every thread are read (/proc/self/task/TID/stat; a thread read within the
+ * last second is not read again): a thread that keeps SIGTRAP blocked would be
+ * killed by a hit, and this library's pthread_sigmask() cannot have kept it
+ * open if the mask came first (fdr attach) or the library was dlopen()ed. The
+ * locations then wait, with a line in error_log, until no thread blocks it.
+ * Where the library was linked or preloaded (its sigprocmask() and
+ * pthread_sigmask() the program's since it had one thread) the check is not
+ * made: no mask set through libc can block SIGTRAP there (pa_masks_ours).
+ *
+ * One /proc/self/maps serves every PROCMAP_QUERY of a sync (patch.c's
+ * fdr_patch_maps_hold()), and FDR_PROBE_ARM_TRACE=1 times each step of a sync
+ * that arms (pa_trace_flush()).
  *
  * fdr attach and fdr detach (cli/attach.c) call fdr_probe_attach() and
  * fdr_probe_detach() from code they inject into the process (probes.md,

@@ -45,7 +45,7 @@
  * out-of-line copies live in pages allocated as close as possible to the
  * probed code: fdr_patch_alloc_near() maps free pages next to the mapping of
  * the address, found with a few PROCMAP_QUERY ioctls (the pages just below
- * it, else the first gap above), else the free page nearest to the address in
+ * the file's start, or below the mapping, else the first gap above), else the free page nearest to the address in
  * the text of /proc/self/maps (MAP_FIXED_NOREPLACE, never over a mapping).
  */
 #define _GNU_SOURCE
@@ -400,7 +400,8 @@ static int pt_map_at(uintptr_t cand, size_t size)
 
 /*
  * fdr_patch_alloc_near()'s first try, by PROCMAP_QUERY: the pages just below
- * the mapping of @addr, else the first gap above it (at most 16 mappings
+ * the start of the file mapped at @addr, or below its mapping, else the first
+ * gap above it (at most 16 mappings
  * further up), within [@lo_lim, @hi_lim]. A few ioctls where the text of
  * /proc/self/maps costs 50 to 180 us; 0 if none is found so (or the kernel
  * has no PROCMAP_QUERY): then the text is read, and the nearest gap taken.
@@ -416,18 +417,15 @@ static uintptr_t pt_alloc_query(uintptr_t addr, size_t size, uintptr_t lo_lim, u
 		return 0;
 	if (fdr_procmap_query(fd, addr, 0, NULL, 0, &q) < 0)
 		goto out;
-	if (q.vma_start >= lo_lim + size && q.vma_start - size <= hi_lim &&
-	    pt_map_at((uintptr_t)q.vma_start - size, size)) {
-		got = (uintptr_t)q.vma_start - size;
-		goto out;
-	}
 	/*
 	 * The code of a file is mostly mapped after its first pages (the
 	 * headers and read-only data: an r-- mapping right below the r-x one),
 	 * so the pages below the mapping are taken; below the file's start
 	 * (mapped at start - file offset, as the dynamic linker lays a file
-	 * out) is free more often than not (a PIE program's, ASLR's gap). One
-	 * mmap() where the walk up takes a query per mapping.
+	 * out) is free more often than not (a PIE program's: ASLR's gap). Tried
+	 * first: one mmap() where the walk up takes a query per mapping. Then
+	 * the pages just below the mapping (a file whose code is its first
+	 * mapping), then the walk up.
 	 */
 	if (q.inode && q.vma_offset && q.vma_offset < q.vma_start) {
 		uintptr_t base = (uintptr_t)(q.vma_start - q.vma_offset); /* both page-aligned */
@@ -437,6 +435,11 @@ static uintptr_t pt_alloc_query(uintptr_t addr, size_t size, uintptr_t lo_lim, u
 			got = base - size;
 			goto out;
 		}
+	}
+	if (q.vma_start >= lo_lim + size && q.vma_start - size <= hi_lim &&
+	    pt_map_at((uintptr_t)q.vma_start - size, size)) {
+		got = (uintptr_t)q.vma_start - size;
+		goto out;
 	}
 	end = (uintptr_t)q.vma_end;
 	for (i = 0; i < 16 && end >= lo_lim && end <= hi_lim; i++) {
