@@ -853,11 +853,12 @@ static int pa_mask_any(const uint64_t *mask)
 /*
  * The check below (pa_sigtrap_blocker()) is made where a thread may have
  * blocked SIGTRAP through libc: where this library's sigprocmask() and
- * pthread_sigmask() came after the threads, or are not the program's. Where
- * they have been the program's since it had a single thread whose mask keeps
- * SIGTRAP open (linked, or LD_PRELOADed: pa_masks_ours, set at load), every
- * mask set through libc since keeps it open, a new thread starts with its
- * creator's, and the check could only find a mask set with the raw system
+ * pthread_sigmask() are not the program's (dlopen()ed: libfdr's agent, fdr
+ * attach), or a thread blocked it before they came. Where they are the
+ * program's and no thread blocked SIGTRAP when the library was loaded (linked,
+ * or LD_PRELOADed: pa_masks_ours, the check made once by the constructor),
+ * every mask set through libc since keeps it open, a new thread starts with
+ * its creator's, and the check could only find a mask set with the raw system
  * call, which no check at arm time covers (signal.c: it kills the process on
  * a hit; tested), for 70 to 140 us an arm (the first, in a process with 5
  * threads). FDR_PROBE_SIGBLK_CHECK=1 makes it everywhere (a program whose
@@ -1432,7 +1433,6 @@ static int pa_one_thread(void)
  */
 __attribute__((constructor)) static void pa_init(void)
 {
-	uint64_t mask = 0;
 	int one = pa_one_thread();
 
 	pthread_atfork(NULL, NULL, pa_atfork_child);
@@ -1444,10 +1444,18 @@ __attribute__((constructor)) static void pa_init(void)
 	 */
 	if (one)
 		fdr_patch_prepare();
-	/* the SIGTRAP check's condition (pa_masks_ours, above): one thread, SIGTRAP open */
-	pa_masks_ours = one &&
-			syscall(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &mask, sizeof(mask)) == 0 &&
-			!(mask & (1ull << (SIGTRAP - 1))) && fdr_probe_sig_masks_ours();
+	/*
+	 * the SIGTRAP check's condition (pa_masks_ours, above): this library's
+	 * sigprocmask() and pthread_sigmask() are the program's, and no thread
+	 * blocks SIGTRAP now (the threads made before: libfdr's agent, started
+	 * by libfdr.so's constructor, which ran first; read once, here)
+	 */
+	if (fdr_probe_sig_masks_ours()) {
+		pthread_mutex_lock(&pa_lock);
+		pa_masks_ours = pa_sigtrap_blocker_stable() ==
+				0; /* a thread being made blocks all */
+		pthread_mutex_unlock(&pa_lock);
+	}
 	pa_warm_decoder();
 	fdr_agent_probes_start(fdr_probe_agent_sync);
 }

@@ -25,16 +25,24 @@
  *   libbyte     the same for pa_lib_fn                               -> "byte XX"
  *   fork N      a child calls pa_target_fn N times and exits; waited -> "ok STATUS"
  *   pid         -> "pid PID"
+ *   rawblock    a thread that blocks SIGTRAP with the raw rt_sigprocmask
+ *               system call (libfdr-probe's pthread_sigmask() never sees
+ *               it) and waits                                        -> "ok TID"
+ *   rawstop     that thread ends                                     -> "ok"
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <link.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -109,6 +117,21 @@ static int file_off_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1; /* the first object is the program */
 }
 
+/* rawblock: SIGTRAP blocked behind libfdr-probe's back, until rawstop */
+static int raw_stop, raw_tid;
+
+static void *raw_blocker(void *arg)
+{
+	uint64_t m = 1ull << (SIGTRAP - 1);
+
+	(void)arg;
+	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &m, NULL, sizeof(m));
+	__atomic_store_n(&raw_tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&raw_stop, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	return NULL;
+}
+
 /* a function whose first instruction is 10 bytes long whatever the build (refused probes) */
 __asm__(".text\n"
 	".globl pa_asm_fn\n"
@@ -124,6 +147,8 @@ int main(void)
 	int (*hand_fn)(int, const char *) = NULL;
 	void *dl_h = NULL;
 	char line[4200];
+	pthread_t raw_thread;
+	int raw_on = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 #ifdef PA_WITH_FDR
@@ -213,6 +238,16 @@ int main(void)
 				if (sem_now())
 					sum += pa_sem_fn((int)i) + pa_sem_fn2((int)i);
 			printf("ok %ld\n", sum);
+		} else if (!strcmp(line, "rawblock") && !raw_on) {
+			raw_on = !pthread_create(&raw_thread, NULL, raw_blocker, NULL);
+			while (raw_on && !__atomic_load_n(&raw_tid, __ATOMIC_ACQUIRE))
+				usleep(1000);
+			printf(raw_on ? "ok %d\n" : "error pthread_create\n", raw_tid);
+		} else if (!strcmp(line, "rawstop") && raw_on) {
+			__atomic_store_n(&raw_stop, 1, __ATOMIC_RELEASE);
+			pthread_join(raw_thread, NULL);
+			raw_on = 0;
+			printf("ok\n");
 		} else if (!strcmp(line, "pid")) {
 			printf("pid %d\n", (int)getpid());
 		} else {

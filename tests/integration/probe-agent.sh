@@ -256,6 +256,63 @@ test_refused() {
 	remove uprobes/pabad && remove uprobes/paretin
 }
 
+# a thread that blocks SIGTRAP with the raw system call (probes.md, "Threads
+# that block SIGTRAP"). Linked with libfdr, which dlopen()s libfdr-probe once a
+# probe is live: the agent reads every thread's mask, refuses while that
+# thread blocks SIGTRAP (error_log names it), and arms once it is gone.
+# Preloaded: the library's pthread_sigmask() is the program's, and no thread
+# blocked SIGTRAP when it was loaded, so the check is not made (armed at once;
+# the thread never calls the function); FDR_PROBE_SIGBLK_CHECK=1 makes it
+# there too.
+test_sigblk_raw() {
+	local p tid e
+	# the other cases' probes on the same functions (their int3 would be seen)
+	for e in pafn panofdr; do
+		"$FDR" write "events/uprobes/$e/enable" 0 2>/dev/null
+	done
+	fifo_target "$TGT" || return 1
+	tcmd pid || return 1
+	p=${reply#pid }
+	tcmd rawblock && [[ "$reply" == "ok "* ]] || { diag "rawblock: $reply"; return 1; }
+	tid=${reply#ok }
+	define "p:uprobes/paraw $TGT:pa_target_fn a=%di:s32 s=+0(%si):string" || return 1
+	set_enable 1 uprobes/paraw || return 1
+	wait_log "pid $p: probe not armed: thread $tid blocks SIGTRAP" || return 1
+	tcmd byte && [ "$reply" != "byte cc" ] ||
+		{ diag "linked: armed while thread $tid blocks SIGTRAP"; return 1; }
+	tcmd rawstop || return 1
+	wait_byte byte cc || return 1
+	tcmd "call 2" || return 1
+	expect_lines paraw "$p" "$(lines paraw hello 0 1)" || return 1
+	stop_target || return 1
+	set_enable 0 uprobes/paraw || return 1
+	define "p:uprobes/paraw2 $TGT_NOFDR:pa_target_fn a=%di:s32 s=+0(%si):string" || return 1
+	set_enable 1 uprobes/paraw2 || return 1
+	fifo_target env LD_PRELOAD="$LIBPROBE" "$TGT_NOFDR" || return 1
+	tcmd rawblock && [[ "$reply" == "ok "* ]] || { diag "rawblock: $reply"; return 1; }
+	set_enable 0 uprobes/paraw2 || return 1
+	wait_byte byte '!cc' || return 1
+	set_enable 1 uprobes/paraw2 || return 1
+	wait_byte byte cc || return 1
+	tcmd rawstop || return 1
+	stop_target || return 1
+	set_enable 0 uprobes/paraw2 || return 1
+	fifo_target env FDR_PROBE_SIGBLK_CHECK=1 LD_PRELOAD="$LIBPROBE" "$TGT_NOFDR" || return 1
+	tcmd pid || return 1
+	p=${reply#pid }
+	tcmd rawblock && [[ "$reply" == "ok "* ]] || { diag "rawblock: $reply"; return 1; }
+	tid=${reply#ok }
+	set_enable 1 uprobes/paraw2 || return 1
+	wait_log "pid $p: probe not armed: thread $tid blocks SIGTRAP" || return 1
+	tcmd byte && [ "$reply" != "byte cc" ] ||
+		{ diag "preloaded, FDR_PROBE_SIGBLK_CHECK=1: armed while thread $tid blocks SIGTRAP"; return 1; }
+	tcmd rawstop || return 1
+	wait_byte byte cc || return 1
+	stop_target || return 1
+	set_enable 0 uprobes/paraw2 || return 1
+	remove uprobes/paraw && remove uprobes/paraw2
+}
+
 # a return probe: the kernel's '(FUNC <- RET)' line with $retval, one per return;
 # pafn, an entry probe on the same function, stays enabled and records too
 test_return_probe() {
@@ -523,5 +580,6 @@ test_optimized() {
 }
 
 run_cases "test_setup test_linked_start test_disable_enable test_fork_child test_shared_lib
-	test_dlopen_lib test_dlclose test_hand_mapped test_refused test_return_probe test_delete_slot test_running_before test_preload test_no_preload test_linked_no_event test_semaphore test_optimized" test_setup
+	test_dlopen_lib test_dlclose test_hand_mapped test_refused test_return_probe test_delete_slot test_running_before test_preload test_no_preload test_linked_no_event test_semaphore test_optimized
+	test_sigblk_raw" test_setup
 tap_summary
