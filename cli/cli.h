@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "fdr/fdr-ctl.h"
 
@@ -93,6 +94,7 @@ int ktrace_show(struct fdr_session *s, const char *fdr_path, int cpu);
 int ktrace_pipe(struct fdr_session *s, const char *fdr_path, int cpu);
 /* fdr record -k: what the trace.dat needs of the linked kernel instance */
 struct fdr_tracedat_kbuf;
+struct fdr_buf;
 struct ktrace_rec {
 	struct ktrace_link l;
 	uint32_t max_id; /* the largest id of the instance's events */
@@ -115,6 +117,20 @@ int64_t ktrace_rec_take(struct ktrace_rec *k);
 /* at the end: the instance off, its losses, its names; @kb filled; 0 or exit code */
 int ktrace_rec_end(struct ktrace_rec *k, struct fdr_tracedat_kbuf *kb);
 void ktrace_rec_free(struct ktrace_rec *k);
+/* fdr's user event ids of @n raw pages of @ps bytes moved up by @shift (record.c) */
+void rec_shift_ids(unsigned char *buf, size_t ps, size_t n, uint32_t shift);
+/* @kb filled from what ktrace_rec_open() and later calls made (no tracing_on change) */
+int ktrace_rec_kbuf(struct ktrace_rec *k, struct fdr_tracedat_kbuf *kb);
+/* fdr snapshot save of a linked session: the kernel instance frozen with each snapshot */
+int ktrace_snap_freeze(const struct ktrace_link *l, int *was_on); /* 0 or -errno */
+int ktrace_snap_resume(const struct ktrace_link *l, int was_on); /* 0 or -errno */
+/* its trace text into @k, then emptied; 0 or -errno */
+int ktrace_snap_text(const struct ktrace_link *l, struct fdr_buf *k);
+/* fdr's text @a and the kernel's @k merged into @out, as fdr show; 0, -ENOMEM or -EIO */
+int ktrace_snap_merge(const struct fdr_buf *a, const struct fdr_buf *k, const struct ktrace_link *l,
+		      FILE *out);
+/* every page of the frozen instance into spool files next to @out_path; 0 or exit code */
+int ktrace_snap_pages(struct ktrace_rec *k, const char *out_path);
 
 /* files.c */
 struct fdr_buf;

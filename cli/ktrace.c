@@ -573,15 +573,65 @@ static int kt_cmp(const void *a, const void *b)
 	return x->p < y->p ? -1 : x->p > y->p; /* each side's own order */
 }
 
-int ktrace_show(struct fdr_session *s, const char *fdr_path, int cpu)
+/*
+ * fdr's trace text @a and the kernel instance's @k merged by time into @out:
+ * fdr's header, the line naming the kernel instance, then each line marked.
+ * Returns 0, -ENOMEM, or -EIO (a write to @out failed: errno says why).
+ */
+static int kt_merge_write(const struct fdr_buf *a, const struct fdr_buf *k,
+			  const struct ktrace_link *l, FILE *out)
 {
-	struct fdr_buf a = { 0 }, k = { 0 }, hdr = { 0 };
+	struct fdr_buf hdr = { 0 };
 	struct kt_line *v = NULL;
 	size_t n = 0, cap = 0, i;
-	struct ktrace_link l;
-	char path[PATH_MAX], buf[65536];
-	int ret, fd;
+
+	if (kt_split(a, 0, &v, &n, &cap, &hdr) || kt_split(k, 1, &v, &n, &cap, NULL)) {
+		fdr_buf_free(&hdr);
+		free(v);
+		return -ENOMEM;
+	}
+	qsort(v, n, sizeof(*v), kt_cmp);
+	if (hdr.len)
+		fwrite(hdr.data, 1, hdr.len, out);
+	fprintf(out, "# kernel: %s/instances/%s (trace_clock %s); its lines begin with 'K '\n#\n",
+		l->tracefs, l->instance, l->clock);
+	for (i = 0; i < n; i++) {
+		fputs(v[i].kernel ? "K " : "  ", out);
+		fwrite(v[i].p, 1, v[i].len, out);
+		if (v[i].p[v[i].len - 1] != '\n')
+			putc('\n', out);
+	}
+	fdr_buf_free(&hdr);
+	free(v);
+	return ferror(out) ? -EIO : 0;
+}
+
+/* The whole of file @path into @b; 0 or a positive errno. */
+static int kt_read_all(const char *path, struct fdr_buf *b)
+{
+	char buf[65536];
 	ssize_t r;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return errno;
+	while ((r = read(fd, buf, sizeof(buf))) > 0)
+		if (fdr_buf_add(b, buf, (size_t)r)) {
+			r = -1;
+			errno = ENOMEM;
+			break;
+		}
+	ret = r < 0 ? errno : 0;
+	close(fd);
+	return ret;
+}
+
+int ktrace_show(struct fdr_session *s, const char *fdr_path, int cpu)
+{
+	struct fdr_buf a = { 0 }, k = { 0 };
+	struct ktrace_link l;
+	char path[PATH_MAX];
+	int ret;
 
 	ret = ktrace_read_link(fdr_session_path(s), &l);
 	if (ret)
@@ -597,45 +647,20 @@ int ktrace_show(struct fdr_session *s, const char *fdr_path, int cpu)
 		       l.instance, cpu);
 	else
 		kt_fmt(path, sizeof(path), "%s/instances/%s/trace", l.tracefs, l.instance);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		ret = errno;
-		fdr_buf_free(&a);
-		return die(1, "kernel instance: %s: %s", path, strerror(ret));
-	}
-	while ((r = read(fd, buf, sizeof(buf))) > 0)
-		if (fdr_buf_add(&k, buf, (size_t)r)) {
-			r = -1;
-			errno = ENOMEM;
-			break;
-		}
-	ret = r < 0 ? errno : 0;
-	close(fd);
-	if (!ret && (kt_split(&a, 0, &v, &n, &cap, &hdr) || kt_split(&k, 1, &v, &n, &cap, NULL)))
-		ret = ENOMEM;
+	ret = kt_read_all(path, &k);
 	if (ret) {
 		fdr_buf_free(&a);
 		fdr_buf_free(&k);
-		fdr_buf_free(&hdr);
-		free(v);
 		return die(1, "kernel instance: %s: %s", path, strerror(ret));
 	}
-	qsort(v, n, sizeof(*v), kt_cmp);
-	if (hdr.len)
-		fwrite(hdr.data, 1, hdr.len, stdout);
-	printf("# kernel: %s/instances/%s (trace_clock %s); its lines begin with 'K '\n#\n",
-	       l.tracefs, l.instance, l.clock);
-	for (i = 0; i < n; i++) {
-		fputs(v[i].kernel ? "K " : "  ", stdout);
-		fwrite(v[i].p, 1, v[i].len, stdout);
-		if (v[i].p[v[i].len - 1] != '\n')
-			putchar('\n');
-	}
+	ret = kt_merge_write(&a, &k, &l, stdout);
 	fdr_buf_free(&a);
 	fdr_buf_free(&k);
-	fdr_buf_free(&hdr);
-	free(v);
-	return fflush(stdout) ? die(1, "stdout: %s", strerror(errno)) : 0;
+	if (ret == -ENOMEM)
+		return die(1, "out of memory");
+	if (ret || fflush(stdout))
+		return die(1, "stdout: %s", strerror(errno));
+	return 0;
 }
 
 /* ---- fdr pipe: one timeline, live ------------------------------------------------------- */
@@ -1007,13 +1032,22 @@ int64_t ktrace_rec_take(struct ktrace_rec *k)
 
 int ktrace_rec_end(struct ktrace_rec *k, struct fdr_tracedat_kbuf *kb)
 {
-	char path[PATH_MAX], *kb_text;
-	uint32_t cpu;
 	int ret = kt_write(k->l.tracefs, k->l.instance, "tracing_on", "0\n");
 
 	if (ret)
 		return die(1, "-k: kernel instance %s: tracing_on: %s", k->l.instance,
 			   strerror(-ret));
+	return ktrace_rec_kbuf(k, kb);
+}
+
+int ktrace_rec_kbuf(struct ktrace_rec *k, struct fdr_tracedat_kbuf *kb)
+{
+	char path[PATH_MAX], *kb_text;
+	uint32_t cpu;
+
+	k->lost = 0;
+	free(k->cmdlines);
+	k->cmdlines = NULL;
 	if (!k->nr_cpus)
 		return die(1, "-k: kernel instance %s: its pages were not opened", k->l.instance);
 	for (cpu = 0; cpu < k->nr_cpus; cpu++) {
@@ -1071,4 +1105,103 @@ void ktrace_rec_free(struct ktrace_rec *k)
 	free(k->spool_len);
 	free(k->cmdlines);
 	memset(k, 0, sizeof(*k));
+}
+
+/* ---- fdr snapshot save: the kernel instance frozen with fdr's snapshot ------------------- */
+
+/*
+ * A kernel built without CONFIG_TRACER_SNAPSHOT (the development machine's)
+ * has no snapshot of an instance, so fdr freezes it instead: tracing_on 0 as
+ * soon as the saver sees fdr's snapshot, the instance's records taken out,
+ * tracing_on back as it was (docs/design/kernel-timeline.md, Snapshots of both).
+ * One open of tracing_on reads its state and writes the 0.
+ */
+int ktrace_snap_freeze(const struct ktrace_link *l, int *was_on)
+{
+	char path[PATH_MAX], c = '1';
+	int fd, ret = 0;
+
+	kt_fmt(path, sizeof(path), "%s/instances/%s/tracing_on", l->tracefs, l->instance);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (pread(fd, &c, 1, 0) != 1)
+		c = '1';
+	*was_on = c != '0';
+	if (*was_on && pwrite(fd, "0\n", 2, 0) != 2)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+int ktrace_snap_resume(const struct ktrace_link *l, int was_on)
+{
+	return was_on ? kt_write(l->tracefs, l->instance, "tracing_on", "1\n") : 0;
+}
+
+int ktrace_snap_text(const struct ktrace_link *l, struct fdr_buf *k)
+{
+	char path[PATH_MAX];
+	int ret, fd;
+
+	kt_fmt(path, sizeof(path), "%s/instances/%s/trace", l->tracefs, l->instance);
+	ret = kt_read_all(path, k);
+	if (ret)
+		return -ret;
+	/* taken: the instance starts again empty, as fdr's live buffer after a swap */
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+int ktrace_snap_merge(const struct fdr_buf *a, const struct fdr_buf *k, const struct ktrace_link *l,
+		      FILE *out)
+{
+	return kt_merge_write(a, k, l, out);
+}
+
+int ktrace_snap_pages(struct ktrace_rec *k, const char *out_path)
+{
+	unsigned char *page;
+	uint32_t cpu;
+	int ret = ktrace_rec_open(k, out_path);
+	int64_t moved;
+
+	if (ret)
+		return ret;
+	moved = ktrace_rec_take(k);
+	if (moved < 0)
+		return die(1, "kernel instance %s: cannot take its pages: %s", k->l.instance,
+			   strerror((int)-moved));
+	page = malloc(k->page_size);
+	if (!page)
+		return die(1, "out of memory");
+	for (cpu = 0; cpu < k->nr_cpus; cpu++) {
+		/* splice() gave the full pages; each CPU's last one, partly filled, is read */
+		for (;;) {
+			ssize_t n = read(k->fds[cpu], page, k->page_size);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break;
+			memset(page + n, 0, k->page_size - (size_t)n);
+			if (pwrite(k->spool[cpu], page, k->page_size, (off_t)k->spool_len[cpu]) !=
+			    (ssize_t)k->page_size) {
+				ret = die(1, "kernel instance %s: cannot keep its pages: %s",
+					  k->l.instance, strerror(errno ? errno : EIO));
+				break;
+			}
+			k->spool_len[cpu] += k->page_size;
+		}
+		/* closed now: tracing goes on, and an open trace_pipe_raw keeps the instance busy */
+		close(k->fds[cpu]);
+		k->fds[cpu] = -1;
+		if (ret)
+			break;
+	}
+	free(page);
+	return ret;
 }

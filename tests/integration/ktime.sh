@@ -31,8 +31,10 @@ cleanup() {
 	local d
 	"$FDR" destroy >/dev/null 2>&1
 	"$FDR" -s kpipe destroy >/dev/null 2>&1
+	"$FDR" -s ksnap destroy >/dev/null 2>&1
 	for d in "$TRACEFS"/instances/fdr-kt-* "$TRACEFS"/instances/fdr-kill-* \
-		"$TRACEFS"/instances/fdr-kpipe-* "$TRACEFS"/instances/fdr-rel-* \
+		"$TRACEFS"/instances/fdr-kpipe-* "$TRACEFS"/instances/fdr-ksnap-* \
+		"$TRACEFS"/instances/fdr-rel-* \
 		"$TRACEFS"/instances/fdr-gone-* "$TRACEFS/instances/$BYSTANDER"; do
 		[ -d "$d" ] && rmdir "$d"
 	done
@@ -147,6 +149,59 @@ test_pipe() {
 	must "$FDR" -s kpipe destroy
 }
 
+# fdr snapshot save on a linked session (a session of its own): a trigger
+# "snapshot if status >= 500" in the application freezes the kernel instance
+# too, and each saved file (text, then trace.dat) holds the failing event and
+# the kernel's scheduling up to it: the five steps' switches away and back, no
+# step after the failure; tracing_on is 1 again afterwards
+# (docs/design/kernel-timeline.md, Snapshots of both)
+test_snapshot_both() {
+	local pid tid f fmt inst i
+	must "$FDR" -s ksnap start -e 'ktime:*' -k 'sched:sched_switch,sched:sched_wakeup' || return 1
+	inst=$(linked ksnap)
+	FDR_SESSION=ksnap "$APP" sleep 1 >/dev/null || return 1 # registers ktime:reply
+	must "$FDR" -s ksnap write events/ktime/reply/trigger 'snapshot if status >= 500' || return 1
+	for fmt in text dat; do
+		FDR_SESSION=ksnap "$FDR" snapshot save --format $fmt "$T/snap-$fmt" >"$T/save.out" 2>"$T/save.err" &
+		pid=$!
+		bg_add "$pid"
+		for i in $(seq 50); do
+			grep -q 'saving every snapshot .* with kernel instance fdr-ksnap-' "$T/save.err" && break
+			sleep 0.1
+		done
+		tid=$(FDR_SESSION=ksnap "$APP" fail 5) || { kill "$pid"; return 1; }
+		for i in $(seq 50); do
+			[ -s "$T/save.out" ] && break
+			sleep 0.1
+		done
+		kill -INT "$pid"
+		wait "$pid"
+		rc=$?
+		[ "$rc" = 0 ] || { diag "$fmt: fdr snapshot save: exit status $rc"; sed 's/^/#   /' "$T/save.err"; return 1; }
+		grep -q "kernel instance $inst stopped [0-9.]* us after fdr's snapshot, for [0-9.]* ms" "$T/save.err" ||
+			{ diag "$fmt: no freeze line"; sed 's/^/#   /' "$T/save.err"; return 1; }
+		[ "$(cat "$TRACEFS/instances/$inst/tracing_on")" = 1 ] ||
+			{ diag "$fmt: the kernel instance's tracing_on is not 1 again"; return 1; }
+		f=$(head -1 "$T/save.out")
+		if [ "$fmt" = dat ]; then
+			# fdr report's layout into fdr show's: the kernel's lines (its buffer's
+			# name first) marked 'K ', prev_state 1 (TASK_INTERRUPTIBLE) as S
+			must "$FDR" report "$f" || return 1
+			sed -E "s/^$inst: +/K /; t; s/^ +/  /" "$OUT" |
+				sed -E 's/prev_state=1 /prev_state=S /' >"$T/snap-dat.txt"
+			if command -v trace-cmd >/dev/null; then
+				trace-cmd report "$f" >"$T/tc" 2>&1 && grep -q "^$inst: .* sched_switch: .*ktime-app:$tid " "$T/tc" ||
+					{ diag "trace-cmd report: no sched_switch of the kernel's buffer"; head -5 "$T/tc" | sed 's/^/#   /'; return 1; }
+			fi
+			f=$T/snap-dat.txt
+		fi
+		grep -q "^  .*-$tid .* reply: status=500" "$f" || { diag "$fmt: no failing event in $f"; return 1; }
+		grep -q -- "-$tid .* step: n=6 " "$f" && { diag "$fmt: a step after the failure is in the snapshot"; return 1; }
+		steps "$f" "$tid" || { diag "in the $fmt snapshot $f"; return 1; }
+	done
+	must "$FDR" -s ksnap destroy
+}
+
 test_stop_start() {
 	must "$FDR" stop || return 1
 	[ "$(cat "$K/tracing_on")" = 0 ] || { diag "kernel tracing_on is not 0 after fdr stop"; return 1; }
@@ -258,6 +313,6 @@ test_kernel_untouched() {
 		{ diag "the kernel's top level or the bystander changed:"; sed 's/^/#   /' "$T/kdiff"; return 1; }
 }
 
-run_cases "test_link test_interleaved test_export_note test_pipe test_stop_start test_destroy test_discard_mode test_bad_event
+run_cases "test_link test_interleaved test_export_note test_pipe test_snapshot_both test_stop_start test_destroy test_discard_mode test_bad_event
 	test_killed test_session_gone test_relative_dir test_no_rights test_kernel_untouched" test_link
 tap_summary
