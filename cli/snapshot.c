@@ -125,7 +125,7 @@ static int save_one(struct fdr_session *s, uint32_t inst, const char *path, enum
  */
 struct ksave {
 	int linked;
-	struct ktrace_link l;
+	struct fdr_kernel_link l;
 	const char *dir; /* the session directory */
 	uint64_t *lag_ns; /* per snapshot: from fdr's swap to the kernel's freeze */
 	size_t n, cap;

@@ -26,6 +26,7 @@ export FDR_KERNEL_REGISTRY=$T/registry
 export FDR_SESSION=kt
 BYSTANDER=fdr-ktime-bystander-$$
 NOBODY_ROOT=
+MNT=
 
 cleanup() {
 	local d
@@ -39,6 +40,10 @@ cleanup() {
 		[ -d "$d" ] && rmdir "$d"
 	done
 	[ -n "$NOBODY_ROOT" ] && rm -rf "$NOBODY_ROOT"
+	if [ -n "$MNT" ]; then
+		grep -qs " $MNT fuse" /proc/self/mounts && fusermount3 -u -z "$MNT" 2>/dev/null
+		rmdir "$MNT" 2>/dev/null
+	fi
 }
 at_exit cleanup
 
@@ -122,6 +127,44 @@ test_export_note() {
 		return 1
 	grep -q ' step: n=1 phase=0' "$T/live.txt" || { diag "no step record in the export"; return 1; }
 	grep -q ' sched_switch: ' "$K/trace" || { diag "the kernel instance's records are gone"; return 1; }
+}
+
+# The control tree's trace of a linked session holds both, as fdr show: through
+# fdr cat, and through a FUSE mount for root (the mounting user), while nobody
+# reading through it with allow_other gets fdr's lines alone. A link that does
+# not check out is not followed, and the header says so. '> trace' empties the
+# kernel instance's buffer too.
+test_tree() {
+	local m tid
+	must "$FDR" cat trace || return 1
+	grep -q "^# kernel: .*instances/fdr-kt-.* (trace_clock mono)" "$OUT" && grep -q "^K .* sched_switch: " "$OUT" &&
+		grep -q "^  .* step: n=1 phase=0" "$OUT" || { diag "fdr cat trace: not merged"; head -20 "$OUT" | sed 's/^/#   /'; return 1; }
+	cp "$FDR_ROOT/kt/kernel" "$T/kernel.saved"
+	sed 's/^instance .*/instance ..\/..\/trace/' "$T/kernel.saved" >"$FDR_ROOT/kt/kernel"
+	# (another registry: this one's entry, no longer named by the link, would be reaped)
+	mkdir -p "$T/other-registry"
+	FDR_KERNEL_REGISTRY=$T/other-registry run "$FDR" cat trace
+	cp "$T/kernel.saved" "$FDR_ROOT/kt/kernel"
+	expect_rc 0 || return 1
+	grep -q "^# kernel: .*/kernel is not a link to a kernel instance fdr made: fdr's lines alone" "$OUT" &&
+		! grep -q "^K " "$OUT" || { diag "a bad link was followed"; head -20 "$OUT" | sed 's/^/#   /'; return 1; }
+	if [ -c /dev/fuse ] && command -v fusermount3 >/dev/null && ! "$FDR" mount 2>&1 | grep -q "built without FUSE"; then
+		# a mount point nobody can reach; the files group-readable by nobody's group
+		m=$(mktemp -d /tmp/fdr-ktime-mnt.XXXXXX) && chmod 755 "$m" && MNT=$m || return 1
+		if "$FDR" mount --allow-other -o uid=0,gid=65534 "$m" >"$T/mount.out" 2>&1; then
+			grep -q "^K .* sched_switch: " "$m/trace" || { diag "the mount's trace is not merged"; return 1; }
+			setpriv --reuid=65534 --regid=65534 --clear-groups cat "$m/trace" >"$T/nobody" 2>&1
+			grep -q "^  .* step: n=1 phase=0" "$T/nobody" && ! grep -q "^K " "$T/nobody" ||
+				{ diag "nobody through the mount: expected fdr's lines alone"; head -5 "$T/nobody" | sed 's/^/#   /'; return 1; }
+			fusermount3 -u "$m"
+		else
+			diag "fdr mount failed (not checked through FUSE): $(head -1 "$T/mount.out")"
+		fi
+	fi
+	# '> trace': the application's records of test_interleaved gone from both
+	must "$FDR" write trace '' || return 1
+	grep -q "ktime-app" "$K/trace" && { diag "the kernel instance's buffer was not emptied"; return 1; }
+	return 0
 }
 
 # fdr pipe follows both trace_pipes, merged; SIGINT ends it with status 0 (a
@@ -313,6 +356,6 @@ test_kernel_untouched() {
 		{ diag "the kernel's top level or the bystander changed:"; sed 's/^/#   /' "$T/kdiff"; return 1; }
 }
 
-run_cases "test_link test_interleaved test_export_note test_pipe test_snapshot_both test_stop_start test_destroy test_discard_mode test_bad_event
+run_cases "test_link test_interleaved test_export_note test_tree test_pipe test_snapshot_both test_stop_start test_destroy test_discard_mode test_bad_event
 	test_killed test_session_gone test_relative_dir test_no_rights test_kernel_untouched" test_link
 tap_summary
