@@ -18,7 +18,9 @@
  * timestamp (a stack trace's "=>", a "[LOST N EVENTS]") takes the time of the
  * line before it on its side, so it stays with its record.
  *
- * trace reads both non-consuming, to the end of each. trace_pipe consumes both
+ * trace reads both non-consuming: the kernel's trace whole at the first read
+ * (then closed: while it is open the kernel pauses the instance, its option
+ * pause-on-trace), fdr's records a few at a time. trace_pipe consumes both
  * (the kernel's trace_pipe opened O_NONBLOCK); a pipe never ends, so a head
  * line waits for the other side at most KM_HOLD_NS (200 ms) before it goes out
  * alone, as fdr pipe always did. The output is then in time order unless one
@@ -157,6 +159,31 @@ static uint64_t km_now(void)
 	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
+/* trace: the kernel's whole file into m->k.b, m->k.eof set. 0 or a negative errno. */
+static int km_read_kernel_all(struct fdr_kmerge *m)
+{
+	char buf[65536];
+	ssize_t r;
+	int ret;
+
+	for (;;) {
+		r = read(m->fd, buf, sizeof(buf));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			break;
+		ret = fdr_buf_add(&m->k.b, buf, (size_t)r);
+		if (ret)
+			return ret;
+	}
+	m->k.eof = 1;
+	if (m->k.b.len && m->k.b.data[m->k.b.len - 1] != '\n')
+		return fdr_buf_add(&m->k.b, "\n", 1);
+	return 0;
+}
+
 /*
  * fdr_kmerge_open - the merge for a file of session @s's top instance (CPU @cpu,
  * -1: all), consuming (trace_pipe) or not (trace). *@out is NULL when the
@@ -200,6 +227,23 @@ int fdr_kmerge_open(struct fdr_session *s, int cpu, int consuming, struct fdr_km
 		return 0;
 	}
 	m->consuming = consuming;
+	if (!consuming) {
+		/*
+		 * trace: read whole now, and closed. While the file is open the kernel
+		 * does not record into the instance (its option pause-on-trace, on by
+		 * default): a reader that takes its time (less, a FUSE mount's partial
+		 * reads) would leave a gap in the kernel's records.
+		 */
+		ret = km_read_kernel_all(m);
+		close(m->fd);
+		m->fd = -1;
+		if (ret) {
+			snprintf(why, why_len, "# kernel: %s: %s: fdr's lines alone\n", path,
+				 strerror(-ret));
+			fdr_kmerge_close(m);
+			return 0;
+		}
+	}
 	*out = m;
 	return 0;
 }
@@ -208,7 +252,8 @@ void fdr_kmerge_close(struct fdr_kmerge *m)
 {
 	if (!m)
 		return;
-	close(m->fd);
+	if (m->fd >= 0)
+		close(m->fd);
 	fdr_buf_free(&m->k.b);
 	fdr_buf_free(&m->f.b);
 	free(m->k.q);
@@ -298,37 +343,17 @@ static void km_compact(struct km_side *s)
 	}
 }
 
-/*
- * Read what the kernel's file has: a pipe, once and without blocking; trace,
- * until a whole line or its end (where a last line without '\n' gets one).
- * Returns 0, or a negative errno.
- */
+/* A pipe: what the kernel's trace_pipe has now, read once without blocking. 0 or -errno. */
 static int km_read_kernel(struct fdr_kmerge *m)
 {
 	char buf[65536];
 	ssize_t r;
-	int ret;
 
 	km_compact(&m->k);
-	while (!m->k.eof) {
-		r = read(m->fd, buf, sizeof(buf));
-		if (r < 0 && errno == EINTR && !m->consuming)
-			continue;
-		if (r < 0)
-			return errno == EAGAIN || errno == EINTR ? 0 : -errno;
-		if (r == 0) {
-			if (m->consuming)
-				return 0;
-			m->k.eof = 1;
-			if (m->k.b.len > m->k.off && m->k.b.data[m->k.b.len - 1] != '\n')
-				return fdr_buf_add(&m->k.b, "\n", 1);
-			return 0;
-		}
-		ret = fdr_buf_add(&m->k.b, buf, (size_t)r);
-		if (ret || m->consuming || km_head(&m->k))
-			return ret;
-	}
-	return 0;
+	r = read(m->fd, buf, sizeof(buf));
+	if (r < 0)
+		return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+	return r ? fdr_buf_add(&m->k.b, buf, (size_t)r) : 0;
 }
 
 /* The key of @s's head line of @len bytes (a line without one: the line before's). */
