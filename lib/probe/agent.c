@@ -743,11 +743,11 @@ static int pa_arm(struct fdr_session *s, uint32_t i, const struct fdr_abi_probe_
 	 * Best effort: a jmp to a trampoline where the window is safe ("Jump
 	 * probes"). A refusal leaves the int3, which works; its reason stays in
 	 * opt_why, and uprobe_profile's " [OPTIMIZED N]" counts the jump probes
-	 * (pa_opt_recount() at the end of the sync).
+	 * (pa_opt_recount() at the end of the sync). A return probe too: its
+	 * trampoline hijacks the return address as the int3 form does.
 	 */
-	if (!(c->flags & FDR_PROBE_F_RETURN))
-		(void)fdr_probe_optimize(l->site, addr - (uintptr_t)(vaddr - func), (size_t)flen,
-					 l->opt_why, sizeof(l->opt_why));
+	(void)fdr_probe_optimize(l->site, addr - (uintptr_t)(vaddr - func), (size_t)flen,
+				 l->opt_why, sizeof(l->opt_why));
 	return 0;
 }
 

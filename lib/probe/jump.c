@@ -458,8 +458,6 @@ static int jp_plan(unsigned int idx, uintptr_t addr, uintptr_t fs, size_t fl, st
 	if (fl > JP_MAX_FUNC_LEN)
 		return jp_refuse(why, n, -EINVAL, "function at 0x%lx is longer than %u bytes",
 				 (unsigned long)fs, JP_MAX_FUNC_LEN);
-	if (idx != JP_NO_SITE && fdr_probe_ret_on_at(idx))
-		return jp_refuse(why, n, -ENOTSUP, "a return probe keeps its breakpoint");
 	if (!ZYAN_SUCCESS(ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64)))
 		return -EINVAL;
 	code = calloc(1, fl + FDR_RELOC_MAX_LEN);
@@ -891,7 +889,7 @@ int fdr_probe_optimize(struct fdr_probe_site *site, uintptr_t func_start, size_t
 		return -EDEADLK;
 	fdr_probe_lock();
 	idx = fdr_probe_index(site);
-	if (!fdr_probe_is_entry_on(site) || !fdr_probe_armed_at(idx)) {
+	if (!fdr_probe_is_on(site) || !fdr_probe_armed_at(idx)) {
 		ret = -EINVAL;
 	} else if (!jp_is_enabled()) {
 		struct jp_win *w = jp_wins[idx];
