@@ -38,7 +38,9 @@
  *         the uprobe_events write and the enable write took).
  *
  * fdr: the session is $FDR_SESSION of $FDR_ROOT, made beforehand, its clock
- * mono. kernel: the instance is $UB_KINST (instances/NAME, made beforehand, its
+ * mono; for int3 and ret the caller sets FDR_PROBE_OPTIMIZE=0 (the breakpoint
+ * form, which the agent would otherwise jump-optimise on ub_fn too), and the
+ * first byte must still read 0xcc after the timed calls. kernel: the instance is $UB_KINST (instances/NAME, made beforehand, its
  * clock mono); the probe is appended with O_APPEND to uprobe_events (never
  * truncated), enabled only in that instance, removed with '-:' at the end and at
  * exit. Exit status 1 (and no figure) if a check fails.
@@ -364,9 +366,9 @@ static int run_int3(long n)
 		}
 	}
 	on = loop_ns(n);
-	if (jmp && !kernel && *first_byte() != 0xe9) {
-		fprintf(stderr, "bench-uprobes: the probe is no longer jump-optimised (0x%02x)\n",
-			*first_byte());
+	if (!kernel && *first_byte() != (jmp ? 0xe9 : 0xcc)) {
+		fprintf(stderr, "bench-uprobes: the probe is no longer %s (0x%02x)\n",
+			jmp ? "jump-optimised" : "a breakpoint", *first_byte());
 		return -1;
 	}
 	if (enable(0) < 0 || wait_armed(0))
