@@ -131,7 +131,8 @@ static int jmp_runs(long n, unsigned int flags, int ret_too, const char *metric)
 		}
 		if (ret_too) {
 			ret = fdr_probe_arm_flags((uintptr_t)(void *)pt_nop5,
-						  flags | FDR_PROBE_ARM_RETURN, count, NULL, &rsite);
+						  flags | FDR_PROBE_ARM_RETURN, count, NULL,
+						  &rsite);
 			if (ret < 0 || !fdr_probe_site_optimized(rsite)) {
 				fprintf(stderr, "bench-probe: the return probe: %s\n",
 					ret < 0 ? strerror(-ret) : "not optimised");
@@ -228,7 +229,8 @@ int main(int argc, char **argv)
 	printf("METRIC probe_int3_handler_ns fdr=%.0f\n", cost[RUNS / 2]);
 	if (jmp_runs(n, FDR_PROBE_ARM_NOVEC | FDR_PROBE_ARM_NOCOUNT, 0, "probe_jmp_ns") < 0 ||
 	    jmp_runs(n, 0, 0, "probe_jmp_vcall_ns") < 0 ||
-	    jmp_runs(n, FDR_PROBE_ARM_NOVEC | FDR_PROBE_ARM_NOCOUNT, 1, "probe_jmp_entry_ret_ns") < 0)
+	    jmp_runs(n, FDR_PROBE_ARM_NOVEC | FDR_PROBE_ARM_NOCOUNT, 1, "probe_jmp_entry_ret_ns") <
+		    0)
 		return 1;
 	return 0;
 }

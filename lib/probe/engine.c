@@ -64,14 +64,16 @@
  *
  * Return probes (FDR_PROBE_ARM_RETURN, docs/design/probes.md "Return probes"),
  * as the kernel's uretprobes: the int3 goes on the function's first
- * instruction; there the handler pushes {real return address, RSP, site} on a
- * per-thread stack (static TLS, PR_RET_DEPTH deep: no allocation in a signal
- * handler; full = a miss, the return is left alone) and overwrites the return
- * address at RSP with the trampoline, one int3 in this library's text
- * (tramp.S). When the function returns there, the handler finds the entry whose
- * RSP + 8 is the RSP after the ret, calls the site's handler with the
- * registers of the return (RAX = $retval, IP = the real return address,
- * probe_addr = the function) and resumes at the real return address. Entries
+ * instruction (or the jmp of its jump trampoline: fdr_probe_fire()); there the
+ * handler pushes {real return address, RSP, site} on a per-thread stack
+ * (static TLS, PR_RET_DEPTH deep: no allocation in a signal handler; full = a
+ * miss, the return is left alone) and overwrites the return address at RSP
+ * with the trampoline, code in this library's text (tramp.S) that does not
+ * trap. When the function returns there, the trampoline saves the registers
+ * and calls fdr_probe_ret_fire(), which finds the entry whose RSP + 8 is the
+ * RSP after the ret, calls the site's return probes with the registers of the
+ * return (RAX = $retval, IP = the real return address, probe_addr = the
+ * function) and gives the real return address, where the trampoline jumps. Entries
  * above the one found, and at a new entry those whose return-address slot is at
  * or below the new RSP and no longer holds the trampoline, or is the new RSP
  * itself (the new call overwrote it), belong to frames that longjmp() abandoned:

@@ -3,8 +3,10 @@
  * tramp.S - the return-probe trampoline and its unwind information (x86-64).
  *
  * A return probe writes fdr_probe_ret_tramp over the return address of the
- * function it probes (engine.c, "Return probes"). The int3 there traps when
- * the function returns. Until then, an unwinder that walks the stack (a C++
+ * function it probes (engine.c, "Return probes"), at the int3 or in the jump
+ * trampoline of its entry. The function returns there, and the code below
+ * reports the return and goes on to the real return address, with no trap.
+ * Until then, an unwinder that walks the stack (a C++
  * exception, pthread_exit()'s forced unwind, backtrace(), gdb) finds the
  * trampoline as the function's return address, so it needs unwind information
  * for it: the .eh_frame entry below, found like any other through

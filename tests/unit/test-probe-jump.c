@@ -483,7 +483,8 @@ static void calls_1000(struct hits *h, struct rets *t, unsigned long want_h, uns
 		cr_assert_eq(t->sum_ax, sum, "every $retval: sum %lu, want %lu",
 			     (unsigned long)t->sum_ax, (unsigned long)sum);
 		cr_assert_eq(t->last_ax, 3 * 999);
-		cr_assert(t->last_ip > (uintptr_t)call_add && t->last_ip < (uintptr_t)call_add + 256,
+		cr_assert(t->last_ip > (uintptr_t)call_add &&
+				  t->last_ip < (uintptr_t)call_add + 256,
 			  "the real return address (in call_add at %p): 0x%lx", (void *)call_add,
 			  (unsigned long)t->last_ip);
 		cr_assert_eq(t->last_func, A(pt_add), "probe_addr: the function");
