@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -561,6 +562,58 @@ Test(jump, return_value_in_xmm0_kept)
 	for (i = 0; i < 100; i++)
 		cr_assert_eq(pt_addsd(i * 0.5, 1.25), i * 0.5 + 1.25, "addsd, call %d", i);
 	cr_assert_eq(atomic_load(&n), 100);
+	cr_assert_eq(fdr_probe_disarm(s), 0);
+}
+
+/*
+ * longjmp() out of an optimised return-probed function (pt_callind_mem calls
+ * *pt_fnptr, which jumps out every other call): the abandoned entry is
+ * dropped as a miss at the next entry, as in the breakpoint form
+ * (test-probe-ret.c, longjmp_out); every normal return is reported.
+ */
+extern uint64_t (*pt_fnptr)(void);
+static jmp_buf lj_buf;
+static unsigned long lj_i;
+
+static uint64_t lj_callee(void)
+{
+	if (lj_i % 2 == 0)
+		longjmp(lj_buf, 1);
+	return 42;
+}
+
+Test(jump, longjmp_out_of_optimized_return)
+{
+	uint64_t (*saved)(void) = pt_fnptr;
+	struct fdr_probe_site *s;
+	struct rets t = { 0 };
+	unsigned long jumped = 0;
+	unsigned int tab = 1;
+	char why[256];
+
+	cr_assert_eq(
+		fdr_probe_arm_flags(A(pt_callind_mem), FDR_PROBE_ARM_RETURN, count_ret, &t, &s), 0);
+	cr_assert_eq(fdr_probe_optimize(s, FN(pt_callind_mem) - A(pt_callind_mem), why,
+					sizeof(why)),
+		     0, "%s", why);
+	cr_assert_eq(*(volatile uint8_t *)A(pt_callind_mem), 0xe9);
+	pt_fnptr = lj_callee;
+	for (lj_i = 0; lj_i < 1000; lj_i++) {
+		if (setjmp(lj_buf)) {
+			jumped++;
+			continue;
+		}
+		cr_assert_eq(pt_callind_mem(), 42);
+	}
+	pt_fnptr = saved;
+	cr_assert_eq(jumped, 500);
+	cr_assert_eq(atomic_load(&t.n), 500, "returns reported: %lu", atomic_load(&t.n));
+	cr_assert_eq(t.sum_ax, 500 * 42);
+	cr_assert_eq(t.last_func, A(pt_callind_mem));
+	cr_assert_eq(fdr_probe_site_misses(s), 500, "misses %lu",
+		     (unsigned long)fdr_probe_site_misses(s));
+	cr_assert_eq(fdr_probe_ret_pending(&tab), 0);
+	cr_assert_eq(tab, 0, "no table slot left");
 	cr_assert_eq(fdr_probe_disarm(s), 0);
 }
 
