@@ -433,7 +433,7 @@ static struct fdr_session *ev_probe_sess; /* session of the last look (ev_probe_
 static uint64_t ev_probe_last_ns; /* the last sync (ev_probe_lock) */
 static __thread int ev_probe_loading; /* this thread is in ev_probe_load()'s dlopen() */
 
-#define EV_AGENT_SLICE_NS 100000 /* 0.1 ms, the kernel's shortest */
+#define EV_AGENT_SLICE_NS 500000 /* 0.5 ms: see ev_agent_slice() */
 #define EV_PROBE_PERIOD_NS 800000000ull /* a sync at least this often: dlopen'ed libraries */
 
 /* Has @s a probes file with live locations? One openat() and pread() of its header. */
@@ -551,14 +551,19 @@ out:
 }
 
 /*
- * The agent's scheduling: the shortest slice the kernel gives
- * (sched_attr.sched_runtime of a SCHED_OTHER thread, Linux 6.12+; no
- * privilege needed), so that at a control change the agent is picked before
- * the host's busy threads have run out their own slices (EEVDF: an earlier
- * deadline, and PREEMPT_SHORT). It works briefly at each change (arming a
- * probe: well under a millisecond). Measured with bench-uprobes arm (4 busy
- * threads) on the loaded 2-CPU VM, 12 runs each way alternating: the first
- * hit of a probe 0.95 ms after its definition (median) instead of 5.8 ms.
+ * The agent's scheduling: a short slice (sched_attr.sched_runtime of a
+ * SCHED_OTHER thread, Linux 6.12+; no privilege needed), so that at a
+ * control change the agent is picked before the host's busy threads have run
+ * out their own slices (EEVDF: an earlier deadline, and PREEMPT_SHORT). It
+ * works briefly at each change (arming a probe: well under a millisecond).
+ * Measured with bench-uprobes arm (4 busy threads) on the loaded 2-CPU VM, 12
+ * runs each way alternating: the first hit of a probe 0.95 ms after its
+ * definition (median) instead of 5.8 ms with the default slice. The slice was
+ * the kernel's shortest, 0.1 ms, at first; but a sync that arms takes 0.2 to
+ * 0.3 ms, and past its slice the agent was often preempted in the middle of
+ * it for milliseconds (FDR_PROBE_ARM_TRACE showed single steps of 1.7 and 3.7
+ * ms). With 0.5 ms, 3 batches of 15 to 21 runs each way alternating (load 2
+ * to 3): medians 878, 696 and 551 us against 3542, 931 and 756 us with 0.1 ms.
  * Its nice value stays; other policies, and kernels that refuse, are left
  * alone.
  */
