@@ -88,6 +88,7 @@ enum {
 #define RELAY_DATA_HDR 32
 #define RELAY_PATH_MAX 4096
 #define RELAY_STREAM_PATH "fdr"
+#define RELAY_THREADS 2 /* a snapshot's CPUs encoded side by side (export-ctf.c) */
 
 struct relay_stream {
 	uint64_t handle; /* the daemon's */
@@ -928,7 +929,7 @@ int fdr_relay_send_chunk(struct fdr_relay *r, struct fdr_trace *t, uint64_t chun
 	relay_sink_init(r, err);
 	ret = relay_create_chunk(r, chunk_id, chunk_name);
 	if (!ret)
-		ret = fdr_export_ctf_sink(t, &r->k, st);
+		ret = fdr_export_ctf_sink_split(t, &r->k, RELAY_THREADS, st);
 	if (!ret)
 		ret = relay_close_streams(r);
 	if (!ret)

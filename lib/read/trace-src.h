@@ -41,4 +41,11 @@ void fdr_trace_clock_point(const struct fdr_abi_control *ctl, uint32_t clock, ui
 /* Fill the uname and hostname parts of @info from this machine. */
 void fdr_trace_info_local(struct fdr_trace_info *info);
 
+/*
+ * A source over one CPU of @t, a session's snapshot, for reading its CPUs in
+ * threads side by side; -EOPNOTSUPP for another source (trace-src.c).
+ */
+__attribute__((visibility("hidden"))) int fdr_trace_split_cpu(struct fdr_trace *t, uint32_t cpu,
+							      struct fdr_trace **out);
+
 #endif /* FDR_TRACE_SRC_H */
