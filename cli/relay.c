@@ -6,9 +6,10 @@
  *
  *   fdr relay net://HOST[:CPORT[:DPORT]] [--live-timer US] [--hostname H] [-i INSTANCE]
  *
- * A consuming read (as fdr pipe: the records sent are consumed) polled every
- * live timer period: what was written since goes as one packet per CPU with
- * its index; CPUs with nothing new are said idle (docs/design/relay.md). Until
+ * A consuming read (as fdr pipe: the records sent are consumed): every live
+ * timer period what was written since goes as one packet per CPU with its
+ * index, CPUs with nothing new are said idle (docs/design/relay.md); between
+ * ticks the ring is read every few ms and packets that fill go at once. Until
  * SIGINT or SIGTERM; then the rest is sent and the session closed. Only this
  * tool waits on the network: a slow daemon makes the ring fill and overwrite
  * (or discard) as with any slow reader, never the traced program wait.
@@ -79,6 +80,41 @@ void cli_relay_session_name(struct fdr_session *s, const char *inst, char *out, 
 	}
 }
 
+/*
+ * The time between two ticks (@live_us): the ring read every 2 ms while records
+ * come, every 10 ms while none do, the packets that fill sent at once, so that
+ * a writer faster than the ring holds in a period loses nothing (the tick sends
+ * the rest: the partial packets, their indexes, the idle CPUs' beacons).
+ * Returns 0 or the negative errno of a failed read or send.
+ */
+static int relay_between_ticks(struct fdr_relay *r, unsigned long live_us)
+{
+	struct timespec t0, now;
+	long slice_us = 2000;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!stop_requested) {
+		long left_us;
+		struct timespec d;
+		int ret;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		left_us = (long)live_us - ((now.tv_sec - t0.tv_sec) * 1000000L +
+					   (now.tv_nsec - t0.tv_nsec) / 1000L);
+		if (left_us <= 0)
+			break;
+		if (slice_us > left_us)
+			slice_us = left_us;
+		d.tv_sec = slice_us / 1000000L;
+		d.tv_nsec = slice_us % 1000000L * 1000L;
+		nanosleep(&d, NULL);
+		ret = fdr_relay_live_read(r);
+		if (ret < 0)
+			return ret;
+		slice_us = ret ? 2000 : 10000;
+	}
+	return 0;
+}
 /* fdr relay URL [--live-timer US] [--hostname H] [-i INSTANCE] */
 int cmd_relay(int argc, char **argv)
 {
@@ -165,7 +201,12 @@ int cmd_relay(int argc, char **argv)
 		ret = die_err(1, -ENOENT, "instance '%s'", inst ? inst : "");
 		goto out;
 	}
-	ret = fdr_trace_open_session(s, idx, FDR_READ_CONSUME, &t);
+	/*
+	 * held: published as consumed once per batch, not per record (the
+	 * writers' cache lines); unordered: CPUs are separate streams anyway
+	 */
+	ret = fdr_trace_open_session(s, idx, FDR_READ_CONSUME | FDR_READ_HOLD | FDR_READ_UNORDERED,
+				     &t);
 	if (ret) {
 		ret = die_err(1, ret, "cannot read the instance");
 		goto out;
@@ -193,11 +234,11 @@ int cmd_relay(int argc, char **argv)
 		"port); Ctrl-C stops\n",
 		u.host, u.ctrl_port, host, name, live_us, u.host, host, name);
 	while (!stop_requested) {
-		struct timespec d = { (time_t)(live_us / 1000000),
-				      (long)(live_us % 1000000) * 1000 };
-
 		if (r)
 			ret = fdr_relay_live_tick(r, nr_cpus, fdr_clock_now(&conv));
+		/* until the next tick, the ring drained as it fills */
+		if (r && !ret)
+			ret = relay_between_ticks(r, live_us);
 		if (r && ret) {
 			/* the records read and not sent are lost; the ring keeps the rest */
 			fprintf(stderr, "fdr relay: %.*s; reconnecting every second\n",
@@ -232,7 +273,6 @@ int cmd_relay(int argc, char **argv)
 				u.host, u.ctrl_port);
 			continue;
 		}
-		nanosleep(&d, NULL);
 	}
 	ret = r ? fdr_relay_live_stop(r, path, sizeof(path), &st) : -ENOTCONN;
 	if (ret) {

@@ -64,6 +64,7 @@
 #define CTF_PACKET_HDR 68 /* header + context, bytes */
 #define CTF_NAME_MAX 80
 #define CTF_MAX_BUFS 8 /* stream classes: buffers of the source (ctf_seen's bits) */
+#define CTF_COMMIT_EVERY 4096 /* records read between two commits (fdr_trace_commit()) */
 
 /* ---- names ----------------------------------------------------------------------------- */
 
@@ -526,6 +527,8 @@ static void ctf_put(unsigned char **p, const void *v, size_t n)
 	*p += n;
 }
 
+static int ctf_meta(struct fdr_ctf_writer *w);
+
 /*
  * Hand the current packet of stream @cpu of buffer @buf to the sink: header,
  * context, events. Buffer 0's streams are "stream_N", buffer k's
@@ -546,6 +549,9 @@ static int ctf_flush(struct fdr_ctf_writer *w, uint32_t buf, uint32_t cpu)
 	};
 	int ret;
 
+	/* live: the viewers may read this packet at once, so its events are described first */
+	if (w->k->idle && (ret = ctf_meta(w)))
+		return ret;
 	if (s->h < 0) {
 		char name[40];
 
@@ -852,7 +858,7 @@ int fdr_ctf_writer_new(struct fdr_trace *t, struct fdr_ctf_sink *k, struct fdr_c
 int fdr_ctf_writer_read(struct fdr_ctf_writer *w)
 {
 	struct fdr_trace_rec rec;
-	uint32_t b, cpu;
+	uint32_t b, cpu, n = 0;
 	int ret;
 
 	/* the procnames cached from the last read may have changed since */
@@ -861,6 +867,9 @@ int fdr_ctf_writer_read(struct fdr_ctf_writer *w)
 			w->sides[b].streams[cpu].comm_valid = 0;
 	while ((ret = fdr_trace_next(w->t, &rec)) > 0) {
 		b = w->seen.nr_bufs > 1 ? fdr_trace_rec_buffer(w->t, &rec) : 0;
+		/* a consuming read that holds what it read: the room back to the writers */
+		if (!(++n % CTF_COMMIT_EVERY))
+			fdr_trace_commit(w->t);
 
 		if (!rec.ev || rec.len < sizeof(struct fdr_common) || b >= w->seen.nr_bufs) {
 			w->st.unknown++;
@@ -875,6 +884,7 @@ int fdr_ctf_writer_read(struct fdr_ctf_writer *w)
 		if (ret)
 			break;
 	}
+	fdr_trace_commit(w->t);
 	if (ret < 0 && !(w->k->err && w->k->err->len))
 		fdr_export_fail(w->k->err, -ret, fdr_trace_get_info(w->t)->origin, "read");
 	return ret < 0 ? ret : 0;
@@ -993,6 +1003,12 @@ int fdr_ctf_writer_finish(struct fdr_ctf_writer *w)
 	if (!ret)
 		ret = ctf_close_all(w);
 	return ret;
+}
+
+/* The counts of @w so far. */
+void fdr_ctf_writer_stats(const struct fdr_ctf_writer *w, struct fdr_export_stats *st)
+{
+	*st = w->st;
 }
 
 /* Free @w (NULL: nothing); its counts into @st (may be NULL). */

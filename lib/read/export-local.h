@@ -103,6 +103,7 @@ int fdr_ctf_writer_new(struct fdr_trace *t, struct fdr_ctf_sink *k, struct fdr_c
 int fdr_ctf_writer_read(struct fdr_ctf_writer *w);
 int fdr_ctf_writer_tick(struct fdr_ctf_writer *w, uint32_t nr_cpus, uint64_t now);
 int fdr_ctf_writer_finish(struct fdr_ctf_writer *w);
+void fdr_ctf_writer_stats(const struct fdr_ctf_writer *w, struct fdr_export_stats *st);
 void fdr_ctf_writer_free(struct fdr_ctf_writer *w, struct fdr_export_stats *st);
 
 #endif /* FDR_EXPORT_LOCAL_H */

@@ -987,6 +987,33 @@ int fdr_relay_live_tick(struct fdr_relay *r, uint32_t nr_cpus, uint64_t now)
 }
 
 /**
+ * fdr_relay_live_read - between ticks: read what was written since and send
+ * the packets that filled (about 1 MiB, each with its index), so that a writer
+ * faster than the ring holds in a live timer period is not outrun; the rest
+ * waits for the next tick
+ *
+ * Returns: 1 if records were read, 0 if none, or a negative errno.
+ */
+int fdr_relay_live_read(struct fdr_relay *r)
+{
+	struct fdr_export_stats st;
+	uint64_t before;
+	int ret;
+
+	if (!r->w)
+		return -EINVAL;
+	fdr_ctf_writer_stats(r->w, &st);
+	before = st.events + st.unknown;
+	ret = fdr_ctf_writer_read(r->w);
+	if (ret) {
+		r->broken = 1;
+		return ret;
+	}
+	fdr_ctf_writer_stats(r->w, &st);
+	return st.events + st.unknown != before;
+}
+
+/**
  * fdr_relay_live_stop - send what is left, close the streams once the daemon
  * has all of their data, close the chunk
  * @path: (may be NULL) the session's directory as the daemon says

@@ -142,6 +142,12 @@ uint32_t fdr_trace_rec_buffer(const struct fdr_trace *t, const struct fdr_trace_
 	return t->ops->rec_buffer ? t->ops->rec_buffer(t, rec) : 0;
 }
 
+void fdr_trace_commit(struct fdr_trace *t)
+{
+	if (t->ops->commit)
+		t->ops->commit(t);
+}
+
 /**
  * fdr_trace_format - one record as a line of the trace file, the kernel's layout:
  * "%16s-%-7d [%03d] ..... %5lu.%06lu: NAME: BODY\n"
@@ -276,6 +282,13 @@ static int32_t sess_tgid(const struct fdr_trace *t, int32_t pid)
 	return fdr_tgid_lookup(fdr_session_control(ss->s), pid);
 }
 
+static void sess_commit(struct fdr_trace *t)
+{
+	struct sess_src *ss = t->priv;
+
+	fdr_reader_commit(ss->r);
+}
+
 static void sess_close(struct fdr_trace *t)
 {
 	struct sess_src *ss = t->priv;
@@ -296,6 +309,7 @@ static const struct fdr_trace_ops sess_ops = {
 	.event = sess_event,
 	.comm = sess_comm,
 	.tgid = sess_tgid,
+	.commit = sess_commit,
 	.close = sess_close,
 };
 
