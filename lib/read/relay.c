@@ -88,6 +88,7 @@ enum {
 #define RELAY_DATA_HDR 32
 #define RELAY_PATH_MAX 4096
 #define RELAY_STREAM_PATH "fdr"
+#define RELAY_OWED_MAX 64 /* live: index replies left unread at most */
 #define RELAY_THREADS 2 /* a snapshot's CPUs encoded side by side (export-ctf.c) */
 
 struct relay_stream {
@@ -109,6 +110,7 @@ struct fdr_relay {
 	int meta_h; /* the metadata stream; -1: not added yet */
 	struct fdr_buf meta; /* the metadata sent so far */
 	int live; /* a live session: indexes with the packets, beacons */
+	uint32_t owed; /* replies to SEND_INDEX not read yet (relay_drain()) */
 	struct fdr_ctf_writer *w; /* live: the writer between ticks */
 	struct fdr_export_stats st; /* live: the writer's counts at the end */
 	char where[300]; /* "lttng-relayd at HOST:PORT" */
@@ -426,10 +428,37 @@ static int relay_cmd(struct fdr_relay *r, uint32_t cmd, const void *a, size_t an
 	return 0;
 }
 
-/* Receive @n bytes of the reply to @cmd. */
+static int relay_refused(struct fdr_relay *r, uint32_t cmd, uint32_t code, struct fdr_buf *err);
+
+/*
+ * Read the replies owed: live indexes are sent without waiting for their
+ * replies (a round trip per packet and per idle CPU, each one a wait on a
+ * daemon that may not be scheduled, while the ring fills); the daemon answers
+ * in order, so they come before the reply of any later command.
+ */
+static int relay_drain(struct fdr_relay *r, struct fdr_buf *err)
+{
+	while (r->owed) {
+		unsigned char rep[4];
+		int ret = relay_recv(r, rep, sizeof(rep));
+
+		if (ret)
+			return relay_fail(r, err, -ret, "waiting for the replies to send index");
+		r->owed--;
+		if (get32(rep) != RELAY_OK)
+			return relay_refused(r, RELAY_SEND_INDEX, get32(rep), err);
+	}
+	return 0;
+}
+
+/* Receive @n bytes of the reply to @cmd (after the replies owed). */
 static int relay_reply(struct fdr_relay *r, uint32_t cmd, void *buf, size_t n, struct fdr_buf *err)
 {
-	int ret = relay_recv(r, buf, n);
+	int ret = relay_drain(r, err);
+
+	if (ret)
+		return ret;
+	ret = relay_recv(r, buf, n);
 
 	if (ret) {
 		char what[96];
@@ -704,6 +733,7 @@ static int relay_index(struct fdr_relay *r, struct relay_stream *s, uint64_t seq
 		       const struct fdr_ctf_packet *pi, uint64_t ts)
 {
 	unsigned char m[80], *p = m;
+	int ret;
 
 	put64(&p, s->handle);
 	put64(&p, seq);
@@ -715,7 +745,11 @@ static int relay_index(struct fdr_relay *r, struct relay_stream *s, uint64_t seq
 	put64(&p, pi ? pi->stream_class : 0); /* the CTF stream class id */
 	put64(&p, pi ? pi->cpu : 0); /* stream instance id */
 	put64(&p, seq); /* packet_seq_num */
-	return relay_simple(r, RELAY_SEND_INDEX, m, sizeof(m), r->k.err);
+	ret = relay_cmd(r, RELAY_SEND_INDEX, m, sizeof(m), NULL, 0, r->k.err);
+	/* its reply is read later (relay_drain()); a bounded number of them */
+	if (!ret && ++r->owed >= RELAY_OWED_MAX)
+		ret = relay_drain(r, r->k.err);
+	return ret;
 }
 
 static int rs_idle(struct fdr_ctf_sink *k, int h, uint64_t ts)
