@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "fdr/fdr-ctl.h"
 
@@ -72,13 +73,8 @@ int cmd_destroy(int argc, char **argv);
 
 /* ktrace.c: a session's linked kernel instance (docs/design/kernel-timeline.md) */
 #define CLI_MAX_KEVENTS 64 /* -k options of start */
-struct ktrace_link {
-	char tracefs[4096]; /* where the kernel's tracefs is mounted */
-	char instance[80]; /* fdr-NAME-HASH */
-	char clock[32]; /* the kernel instance's trace_clock */
-};
 /* the link in session directory @dir: 0, -ENOENT (none) or -EUCLEAN (not one fdr wrote) */
-int ktrace_read_link(const char *dir, struct ktrace_link *l);
+int ktrace_read_link(const char *dir, struct fdr_kernel_link *l);
 int ktrace_link(const char *dir, const char *const *specs, int nr, int overwrite, uint32_t clock,
 		uint32_t ts_source, uint32_t buffer_kb);
 /* tracing_on of the linked instance (none linked: nothing); 0 or the exit code */
@@ -87,14 +83,11 @@ int ktrace_onoff(const char *dir, int on);
 int ktrace_unlink(const char *dir);
 /* remove the kernel instances fdr made whose sessions are gone */
 void ktrace_reap(void);
-/* fdr show of a linked session: @fdr_path's lines and the kernel's merged */
-int ktrace_show(struct fdr_session *s, const char *fdr_path, int cpu);
-/* fdr pipe of a linked session: both trace_pipes consumed, merged (until stopped) */
-int ktrace_pipe(struct fdr_session *s, const char *fdr_path, int cpu);
 /* fdr record -k: what the trace.dat needs of the linked kernel instance */
 struct fdr_tracedat_kbuf;
+struct fdr_buf;
 struct ktrace_rec {
-	struct ktrace_link l;
+	struct fdr_kernel_link l;
 	uint32_t max_id; /* the largest id of the instance's events */
 	uint32_t nr; /* its enabled events: system, format text */
 	char **sys, **text;
@@ -115,6 +108,20 @@ int64_t ktrace_rec_take(struct ktrace_rec *k);
 /* at the end: the instance off, its losses, its names; @kb filled; 0 or exit code */
 int ktrace_rec_end(struct ktrace_rec *k, struct fdr_tracedat_kbuf *kb);
 void ktrace_rec_free(struct ktrace_rec *k);
+/* fdr's user event ids of @n raw pages of @ps bytes moved up by @shift (record.c) */
+void rec_shift_ids(unsigned char *buf, size_t ps, size_t n, uint32_t shift);
+/* @kb filled from what ktrace_rec_open() and later calls made (no tracing_on change) */
+int ktrace_rec_kbuf(struct ktrace_rec *k, struct fdr_tracedat_kbuf *kb);
+/* fdr snapshot save of a linked session: the kernel instance frozen with each snapshot */
+int ktrace_snap_freeze(const struct fdr_kernel_link *l, int *was_on); /* 0 or -errno */
+int ktrace_snap_resume(const struct fdr_kernel_link *l, int was_on); /* 0 or -errno */
+/* its trace text into @k, then emptied; 0 or -errno */
+int ktrace_snap_text(const struct fdr_kernel_link *l, struct fdr_buf *k);
+/* fdr's text @a and the kernel's @k merged into @out, as fdr show; 0, -ENOMEM or -EIO */
+int ktrace_snap_merge(const struct fdr_buf *a, const struct fdr_buf *k,
+		      const struct fdr_kernel_link *l, FILE *out);
+/* every page of the frozen instance into spool files next to @out_path; 0 or exit code */
+int ktrace_snap_pages(struct ktrace_rec *k, const char *out_path);
 
 /* files.c */
 struct fdr_buf;

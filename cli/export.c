@@ -140,7 +140,7 @@ int cmd_export(int argc, char **argv)
 					   "expected an instance of the session, found '%s'", inst);
 		}
 		if (!inst) {
-			struct ktrace_link l;
+			struct fdr_kernel_link l;
 
 			/*
 			 * A linked kernel instance's records can only be read raw by

@@ -183,35 +183,9 @@ static int kt_name_ok(const char *n)
 	return strncmp(n, "fdr-", 4) == 0 && !strchr(n, '/') && strlen(n) <= 64;
 }
 
-int ktrace_read_link(const char *dir, struct ktrace_link *l)
+int ktrace_read_link(const char *dir, struct fdr_kernel_link *l)
 {
-	char path[PATH_MAX], line[PATH_MAX + 32];
-	FILE *f;
-	int have = 0;
-
-	memset(l, 0, sizeof(*l));
-	kt_fmt(path, sizeof(path), "%s/kernel", dir);
-	f = fopen(path, "re");
-	if (!f)
-		return errno == ENOENT ? -ENOENT : -errno;
-	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = 0;
-		if (strncmp(line, "tracefs ", 8) == 0 && line[8] == '/' &&
-		    strlen(line + 8) < sizeof(l->tracefs)) {
-			kt_fmt(l->tracefs, sizeof(l->tracefs), "%s", line + 8);
-			have |= 1;
-		} else if (strncmp(line, "instance ", 9) == 0 && kt_name_ok(line + 9)) {
-			kt_fmt(l->instance, sizeof(l->instance), "%s", line + 9);
-			have |= 2;
-		} else if (strncmp(line, "clock ", 6) == 0 && strlen(line + 6) < sizeof(l->clock)) {
-			kt_fmt(l->clock, sizeof(l->clock), "%s", line + 6);
-			have |= 4;
-		}
-	}
-	fclose(f);
-	if (have != 7 || !kt_is_tracefs(l->tracefs))
-		return -EUCLEAN;
-	return 0;
+	return fdr_kernel_link_read(dir, l);
 }
 
 /* The registry's entry of @name: 0 with @dir and *@pid, or a negative errno. */
@@ -275,7 +249,7 @@ void ktrace_reap(void)
 		return;
 	while ((de = readdir(d))) {
 		char dir[PATH_MAX], tracefs[PATH_MAX], inst[PATH_MAX];
-		struct ktrace_link l;
+		struct fdr_kernel_link l;
 		long pid = 0;
 
 		if (!kt_name_ok(de->d_name))
@@ -312,7 +286,7 @@ int ktrace_link(const char *dir, const char *const *specs, int nr, int overwrite
 {
 	char tracefs[PATH_MAX], name[80], path[PATH_MAX], reg[PATH_MAX], real[PATH_MAX];
 	const char *why = NULL, *kclock = kt_clock_for(clock, ts_source);
-	struct ktrace_link old;
+	struct fdr_kernel_link old;
 	FILE *f;
 	int ret, i, fd;
 
@@ -443,7 +417,7 @@ int ktrace_link(const char *dir, const char *const *specs, int nr, int overwrite
 
 int ktrace_onoff(const char *dir, int on)
 {
-	struct ktrace_link l;
+	struct fdr_kernel_link l;
 	int ret = ktrace_read_link(dir, &l);
 
 	if (ret == -ENOENT)
@@ -458,7 +432,7 @@ int ktrace_onoff(const char *dir, int on)
 
 int ktrace_unlink(const char *dir)
 {
-	struct ktrace_link l;
+	struct fdr_kernel_link l;
 	char path[PATH_MAX];
 	int ret = ktrace_read_link(dir, &l);
 
@@ -478,7 +452,7 @@ int ktrace_unlink(const char *dir)
 	return 0;
 }
 
-/* ---- fdr show: one timeline ------------------------------------------------------------ */
+/* ---- fdr snapshot save, text: one timeline ---------------------------------------------- */
 
 struct kt_line {
 	const char *p;
@@ -486,46 +460,6 @@ struct kt_line {
 	uint64_t key; /* the timestamp: µs of an ns clock, or the raw count */
 	int kernel;
 };
-
-/*
- * The timestamp of a trace line "COMM-PID [CPU] FLAGS SEC.USEC: ..." or
- * "... COUNT: ...", as µs or the count; -1 if the line has none (a stack
- * trace's "=>" lines go with the record above them).
- */
-static int kt_line_ts(const char *p, size_t len, uint64_t *key)
-{
-	const char *e = p + len, *q;
-
-	for (q = p; q + 5 < e; q++) {
-		const char *r = q + 1;
-		uint64_t sec = 0, frac = 0;
-		int nd = 0, nf = 0;
-
-		if (*q != '[')
-			continue;
-		while (r < e && *r >= '0' && *r <= '9')
-			r++;
-		if (r == q + 1 || r + 1 >= e || r[0] != ']' || r[1] != ' ')
-			continue;
-		r += 2;
-		while (r < e && *r == ' ')
-			r++;
-		while (r < e && *r != ' ') /* the flags */
-			r++;
-		while (r < e && *r == ' ')
-			r++;
-		for (; r < e && *r >= '0' && *r <= '9'; r++, nd++)
-			sec = sec * 10 + (uint64_t)(*r - '0');
-		if (r < e && *r == '.')
-			for (r++; r < e && *r >= '0' && *r <= '9'; r++, nf++)
-				frac = frac * 10 + (uint64_t)(*r - '0');
-		if (!nd || nd > 19 || r >= e || *r != ':' || (nf && nf != 6))
-			return -1;
-		*key = nf ? sec * 1000000ull + frac : sec;
-		return 0;
-	}
-	return -1;
-}
 
 /* Split @b into lines; header lines ('#') go to @hdr if not NULL, else are dropped. */
 static int kt_split(const struct fdr_buf *b, int kernel, struct kt_line **v, size_t *n, size_t *cap,
@@ -554,7 +488,7 @@ static int kt_split(const struct fdr_buf *b, int kernel, struct kt_line **v, siz
 			*v = nv;
 			*cap = nc;
 		}
-		if (kt_line_ts(p, len, &key) == 0)
+		if (fdr_kernel_line_ts(p, len, &key) == 0)
 			last = key;
 		(*v)[(*n)++] = (struct kt_line){ p, len, last, kernel };
 		p += len;
@@ -573,255 +507,56 @@ static int kt_cmp(const void *a, const void *b)
 	return x->p < y->p ? -1 : x->p > y->p; /* each side's own order */
 }
 
-int ktrace_show(struct fdr_session *s, const char *fdr_path, int cpu)
+/*
+ * fdr's trace text @a and the kernel instance's @k merged by time into @out:
+ * fdr's header, the line naming the kernel instance, then each line marked.
+ * Returns 0, -ENOMEM, or -EIO (a write to @out failed: errno says why).
+ */
+static int kt_merge_write(const struct fdr_buf *a, const struct fdr_buf *k,
+			  const struct fdr_kernel_link *l, FILE *out)
 {
-	struct fdr_buf a = { 0 }, k = { 0 }, hdr = { 0 };
+	struct fdr_buf hdr = { 0 };
 	struct kt_line *v = NULL;
 	size_t n = 0, cap = 0, i;
-	struct ktrace_link l;
-	char path[PATH_MAX], buf[65536];
-	int ret, fd;
-	ssize_t r;
 
-	ret = ktrace_read_link(fdr_session_path(s), &l);
-	if (ret)
-		return die(1, "%s/kernel: not a link to a kernel instance fdr made",
-			   fdr_session_path(s));
-	ret = slurp(s, fdr_path, &a);
-	if (ret) {
-		fdr_buf_free(&a);
-		return die_err(1, ret, "%s", fdr_path);
+	if (kt_split(a, 0, &v, &n, &cap, &hdr) || kt_split(k, 1, &v, &n, &cap, NULL)) {
+		fdr_buf_free(&hdr);
+		free(v);
+		return -ENOMEM;
 	}
-	if (cpu >= 0)
-		kt_fmt(path, sizeof(path), "%s/instances/%s/per_cpu/cpu%d/trace", l.tracefs,
-		       l.instance, cpu);
-	else
-		kt_fmt(path, sizeof(path), "%s/instances/%s/trace", l.tracefs, l.instance);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		ret = errno;
-		fdr_buf_free(&a);
-		return die(1, "kernel instance: %s: %s", path, strerror(ret));
+	qsort(v, n, sizeof(*v), kt_cmp);
+	if (hdr.len)
+		fwrite(hdr.data, 1, hdr.len, out);
+	fprintf(out, "# kernel: %s/instances/%s (trace_clock %s); its lines begin with 'K '\n#\n",
+		l->tracefs, l->instance, l->clock);
+	for (i = 0; i < n; i++) {
+		fputs(v[i].kernel ? "K " : "  ", out);
+		fwrite(v[i].p, 1, v[i].len, out);
+		if (v[i].p[v[i].len - 1] != '\n')
+			putc('\n', out);
 	}
+	fdr_buf_free(&hdr);
+	free(v);
+	return ferror(out) ? -EIO : 0;
+}
+
+/* The whole of file @path into @b; 0 or a positive errno. */
+static int kt_read_all(const char *path, struct fdr_buf *b)
+{
+	char buf[65536];
+	ssize_t r;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return errno;
 	while ((r = read(fd, buf, sizeof(buf))) > 0)
-		if (fdr_buf_add(&k, buf, (size_t)r)) {
+		if (fdr_buf_add(b, buf, (size_t)r)) {
 			r = -1;
 			errno = ENOMEM;
 			break;
 		}
 	ret = r < 0 ? errno : 0;
 	close(fd);
-	if (!ret && (kt_split(&a, 0, &v, &n, &cap, &hdr) || kt_split(&k, 1, &v, &n, &cap, NULL)))
-		ret = ENOMEM;
-	if (ret) {
-		fdr_buf_free(&a);
-		fdr_buf_free(&k);
-		fdr_buf_free(&hdr);
-		free(v);
-		return die(1, "kernel instance: %s: %s", path, strerror(ret));
-	}
-	qsort(v, n, sizeof(*v), kt_cmp);
-	if (hdr.len)
-		fwrite(hdr.data, 1, hdr.len, stdout);
-	printf("# kernel: %s/instances/%s (trace_clock %s); its lines begin with 'K '\n#\n",
-	       l.tracefs, l.instance, l.clock);
-	for (i = 0; i < n; i++) {
-		fputs(v[i].kernel ? "K " : "  ", stdout);
-		fwrite(v[i].p, 1, v[i].len, stdout);
-		if (v[i].p[v[i].len - 1] != '\n')
-			putchar('\n');
-	}
-	fdr_buf_free(&a);
-	fdr_buf_free(&k);
-	fdr_buf_free(&hdr);
-	free(v);
-	return fflush(stdout) ? die(1, "stdout: %s", strerror(errno)) : 0;
-}
-
-/* ---- fdr pipe: one timeline, live ------------------------------------------------------- */
-
-#define KT_HOLD_NS (200ull * 1000 * 1000) /* a line waits this long for the other side */
-
-struct kt_queue {
-	struct fdr_buf part; /* a line not complete yet */
-	struct kt_qline {
-		char *p;
-		size_t len;
-		uint64_t key, t; /* its time; when it was read (CLOCK_MONOTONIC) */
-	} * v;
-	size_t head, n, cap;
-	uint64_t last; /* the key of the last line with one */
-};
-
-static uint64_t kt_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* Queue the complete lines of @buf (after what was left of the last read). */
-static int kt_queue_add(struct kt_queue *q, const char *buf, size_t n, uint64_t now)
-{
-	const char *p, *e;
-
-	if (fdr_buf_add(&q->part, buf, n))
-		return -ENOMEM;
-	p = q->part.data;
-	e = p + q->part.len;
-	while (p < e) {
-		const char *nl = memchr(p, '\n', (size_t)(e - p));
-		size_t len;
-		uint64_t key;
-
-		if (!nl)
-			break;
-		len = (size_t)(nl - p) + 1;
-		if (q->n == q->cap) {
-			size_t nc;
-			struct kt_qline *nv;
-
-			if (q->head) { /* move the waiting lines to the front first */
-				memmove(q->v, q->v + q->head, (q->n - q->head) * sizeof(*q->v));
-				q->n -= q->head;
-				q->head = 0;
-			}
-			nc = q->n == q->cap ? (q->cap ? q->cap * 2 : 256) : q->cap;
-			nv = nc == q->cap ? q->v : realloc(q->v, nc * sizeof(*q->v));
-			if (!nv)
-				return -ENOMEM;
-			q->v = nv;
-			q->cap = nc;
-		}
-		if (kt_line_ts(p, len, &key) == 0)
-			q->last = key;
-		q->v[q->n].p = malloc(len);
-		if (!q->v[q->n].p)
-			return -ENOMEM;
-		memcpy(q->v[q->n].p, p, len);
-		q->v[q->n].len = len;
-		q->v[q->n].key = q->last;
-		q->v[q->n].t = now;
-		q->n++;
-		p += len;
-	}
-	memmove(q->part.data, p, (size_t)(e - p));
-	q->part.len = (size_t)(e - p);
-	return 0;
-}
-
-/* Print the queue's first line; 0 or -errno of stdout. */
-static int kt_queue_put(struct kt_queue *q, int kernel)
-{
-	struct kt_qline *l = &q->v[q->head++];
-	int ret = 0;
-
-	if (fputs(kernel ? "K " : "  ", stdout) == EOF || fwrite(l->p, 1, l->len, stdout) != l->len)
-		ret = -EIO;
-	free(l->p);
-	if (q->head == q->n)
-		q->head = q->n = 0;
-	return ret;
-}
-
-/*
- * Print the lines of @q[0] (fdr's) and @q[1] (the kernel's) in time order: the
- * earlier head of the two while both have one, a head alone once it waited
- * KT_HOLD_NS for the other side (or at once when @all).
- */
-static int kt_drain(struct kt_queue *q, uint64_t now, int all)
-{
-	for (;;) {
-		int have0 = q[0].head < q[0].n, have1 = q[1].head < q[1].n, side;
-
-		if (have0 && have1)
-			side = q[1].v[q[1].head].key < q[0].v[q[0].head].key;
-		else if (have0 && (all || now - q[0].v[q[0].head].t >= KT_HOLD_NS))
-			side = 0;
-		else if (have1 && (all || now - q[1].v[q[1].head].t >= KT_HOLD_NS))
-			side = 1;
-		else
-			return fflush(stdout) ? -EIO : 0;
-		if (kt_queue_put(&q[side], side))
-			return -EIO;
-	}
-}
-
-static void kt_queue_free(struct kt_queue *q)
-{
-	size_t i;
-
-	for (i = q->head; i < q->n; i++)
-		free(q->v[i].p);
-	free(q->v);
-	fdr_buf_free(&q->part);
-}
-
-int ktrace_pipe(struct fdr_session *s, const char *fdr_path, int cpu)
-{
-	struct kt_queue q[2] = { 0 };
-	struct ktrace_link l;
-	struct fdr_file *f;
-	char path[PATH_MAX], buf[65536];
-	int ret, kfd, done = 0;
-	ssize_t n;
-
-	ret = ktrace_read_link(fdr_session_path(s), &l);
-	if (ret)
-		return die(1, "%s/kernel: not a link to a kernel instance fdr made",
-			   fdr_session_path(s));
-	if (cpu >= 0)
-		kt_fmt(path, sizeof(path), "%s/instances/%s/per_cpu/cpu%d/trace_pipe", l.tracefs,
-		       l.instance, cpu);
-	else
-		kt_fmt(path, sizeof(path), "%s/instances/%s/trace_pipe", l.tracefs, l.instance);
-	kfd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (kfd < 0)
-		return die(1, "kernel instance: %s: %s", path, strerror(errno));
-	ret = fdr_file_open(s, fdr_path, O_RDONLY | O_NONBLOCK, &f);
-	if (ret) {
-		close(kfd);
-		return die_err(1, ret, "%s", fdr_path);
-	}
-	printf("# kernel: %s/instances/%s (trace_clock %s); its lines begin with 'K '\n", l.tracefs,
-	       l.instance, l.clock);
-	while (!ret) {
-		int got = 0;
-
-		if (stop_requested && !done) {
-			/* what fdr's file took but did not format yet, then the end */
-			done = 1;
-			fdr_file_end(f);
-		}
-		while ((n = fdr_file_read(f, buf, sizeof(buf))) > 0) {
-			got = 1;
-			if (kt_queue_add(&q[0], buf, (size_t)n, kt_now()))
-				ret = die(1, "out of memory");
-		}
-		if (n < 0 && n != -EAGAIN && n != -EINTR)
-			ret = die_err(1, (int)n, "%s: read", fdr_path);
-		while ((n = read(kfd, buf, sizeof(buf))) > 0) {
-			got = 1;
-			if (kt_queue_add(&q[1], buf, (size_t)n, kt_now()))
-				ret = die(1, "out of memory");
-		}
-		if (n < 0 && errno != EAGAIN && errno != EINTR)
-			ret = die(1, "kernel instance: %s: %s", path, strerror(errno));
-		if (!ret && kt_drain(q, kt_now(), done))
-			ret = stop_requested ? 0 : die(1, "write to standard output failed");
-		if (done || ret)
-			break;
-		if (!got) {
-			struct timespec d = { 0, 20 * 1000 * 1000 };
-
-			nanosleep(&d, NULL); /* a signal ends it early: the loop sees the stop */
-		}
-	}
-	fdr_file_close(f);
-	close(kfd);
-	kt_queue_free(&q[0]);
-	kt_queue_free(&q[1]);
 	return ret;
 }
 
@@ -1007,13 +742,22 @@ int64_t ktrace_rec_take(struct ktrace_rec *k)
 
 int ktrace_rec_end(struct ktrace_rec *k, struct fdr_tracedat_kbuf *kb)
 {
-	char path[PATH_MAX], *kb_text;
-	uint32_t cpu;
 	int ret = kt_write(k->l.tracefs, k->l.instance, "tracing_on", "0\n");
 
 	if (ret)
 		return die(1, "-k: kernel instance %s: tracing_on: %s", k->l.instance,
 			   strerror(-ret));
+	return ktrace_rec_kbuf(k, kb);
+}
+
+int ktrace_rec_kbuf(struct ktrace_rec *k, struct fdr_tracedat_kbuf *kb)
+{
+	char path[PATH_MAX], *kb_text;
+	uint32_t cpu;
+
+	k->lost = 0;
+	free(k->cmdlines);
+	k->cmdlines = NULL;
 	if (!k->nr_cpus)
 		return die(1, "-k: kernel instance %s: its pages were not opened", k->l.instance);
 	for (cpu = 0; cpu < k->nr_cpus; cpu++) {
@@ -1071,4 +815,103 @@ void ktrace_rec_free(struct ktrace_rec *k)
 	free(k->spool_len);
 	free(k->cmdlines);
 	memset(k, 0, sizeof(*k));
+}
+
+/* ---- fdr snapshot save: the kernel instance frozen with fdr's snapshot ------------------- */
+
+/*
+ * A kernel built without CONFIG_TRACER_SNAPSHOT (the development machine's)
+ * has no snapshot of an instance, so fdr freezes it instead: tracing_on 0 as
+ * soon as the saver sees fdr's snapshot, the instance's records taken out,
+ * tracing_on back as it was (docs/design/kernel-timeline.md, Snapshots of both).
+ * One open of tracing_on reads its state and writes the 0.
+ */
+int ktrace_snap_freeze(const struct fdr_kernel_link *l, int *was_on)
+{
+	char path[PATH_MAX], c = '1';
+	int fd, ret = 0;
+
+	kt_fmt(path, sizeof(path), "%s/instances/%s/tracing_on", l->tracefs, l->instance);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (pread(fd, &c, 1, 0) != 1)
+		c = '1';
+	*was_on = c != '0';
+	if (*was_on && pwrite(fd, "0\n", 2, 0) != 2)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+int ktrace_snap_resume(const struct fdr_kernel_link *l, int was_on)
+{
+	return was_on ? kt_write(l->tracefs, l->instance, "tracing_on", "1\n") : 0;
+}
+
+int ktrace_snap_text(const struct fdr_kernel_link *l, struct fdr_buf *k)
+{
+	char path[PATH_MAX];
+	int ret, fd;
+
+	kt_fmt(path, sizeof(path), "%s/instances/%s/trace", l->tracefs, l->instance);
+	ret = kt_read_all(path, k);
+	if (ret)
+		return -ret;
+	/* taken: the instance starts again empty, as fdr's live buffer after a swap */
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+int ktrace_snap_merge(const struct fdr_buf *a, const struct fdr_buf *k,
+		      const struct fdr_kernel_link *l, FILE *out)
+{
+	return kt_merge_write(a, k, l, out);
+}
+
+int ktrace_snap_pages(struct ktrace_rec *k, const char *out_path)
+{
+	unsigned char *page;
+	uint32_t cpu;
+	int ret = ktrace_rec_open(k, out_path);
+	int64_t moved;
+
+	if (ret)
+		return ret;
+	moved = ktrace_rec_take(k);
+	if (moved < 0)
+		return die(1, "kernel instance %s: cannot take its pages: %s", k->l.instance,
+			   strerror((int)-moved));
+	page = malloc(k->page_size);
+	if (!page)
+		return die(1, "out of memory");
+	for (cpu = 0; cpu < k->nr_cpus; cpu++) {
+		/* splice() gave the full pages; each CPU's last one, partly filled, is read */
+		for (;;) {
+			ssize_t n = read(k->fds[cpu], page, k->page_size);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break;
+			memset(page + n, 0, k->page_size - (size_t)n);
+			if (pwrite(k->spool[cpu], page, k->page_size, (off_t)k->spool_len[cpu]) !=
+			    (ssize_t)k->page_size) {
+				ret = die(1, "kernel instance %s: cannot keep its pages: %s",
+					  k->l.instance, strerror(errno ? errno : EIO));
+				break;
+			}
+			k->spool_len[cpu] += k->page_size;
+		}
+		/* closed now: tracing goes on, and an open trace_pipe_raw keeps the instance busy */
+		close(k->fds[cpu]);
+		k->fds[cpu] = -1;
+		if (ret)
+			break;
+	}
+	free(page);
+	return ret;
 }

@@ -393,6 +393,14 @@ static int mnt_open(const char *path, struct fuse_file_info *fi)
 	/* pipes are always read without blocking here; read() waits, interruptibly */
 	if (m->pipe)
 		m->flags |= O_NONBLOCK;
+	/*
+	 * A linked session's trace and trace_pipe merge the kernel instance's
+	 * lines, read with this server's rights: only for its own user and root
+	 * (docs/design/kernel-timeline.md); others (--allow-other) get fdr's alone.
+	 */
+	if (fuse_get_context() && fuse_get_context()->uid != geteuid() &&
+	    fuse_get_context()->uid != 0)
+		m->flags |= FDR_FILE_NO_KERNEL;
 	pthread_mutex_lock(&mnt_lock);
 	ret = fdr_file_open(mnt_session, m->path, m->flags, &m->f);
 	pthread_mutex_unlock(&mnt_lock);

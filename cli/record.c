@@ -152,7 +152,7 @@ struct rec_taker {
  * The pages were just made by fdr_reader_raw_pages(): the kernel's page
  * layout, a u64 commit; each data record's payload starts with its u16 type.
  */
-static void rec_shift_ids(unsigned char *buf, size_t ps, size_t n, uint32_t shift)
+void rec_shift_ids(unsigned char *buf, size_t ps, size_t n, uint32_t shift)
 {
 	size_t i;
 

@@ -35,16 +35,7 @@ static int cmd_show_pipe(int argc, char **argv, int pipe)
 			 pipe ? "trace_pipe" : "trace");
 	else
 		snprintf(path, sizeof(path), "%s%s", pre, pipe ? "trace_pipe" : "trace");
-	{
-		struct ktrace_link l;
-
-		/* a linked session: the kernel's lines on the same timeline (ktrace.c) */
-		if (!(inst && *inst) && ktrace_read_link(fdr_session_path(s), &l) != -ENOENT) {
-			ret = pipe ? ktrace_pipe(s, path, cpu) : ktrace_show(s, path, cpu);
-			fdr_session_close(s);
-			return ret;
-		}
-	}
+	/* a linked session: the tree merges the kernel instance's lines (lib/ctl/kmerge.c) */
 	ret = cat_path(s, path, pipe);
 	fdr_session_close(s);
 	return ret;
@@ -89,7 +80,7 @@ int cmd_stat(int argc, char **argv)
 	printf("timestamps: %s\n",
 	       c->ts_source == FDR_TS_TSC ? "tsc" : "clock_gettime(CLOCK_MONOTONIC)");
 	if (!idx) {
-		struct ktrace_link l;
+		struct fdr_kernel_link l;
 
 		if (ktrace_read_link(fdr_session_path(s), &l) == 0)
 			printf("kernel instance: %s/instances/%s (trace_clock %s)\n", l.tracefs,

@@ -118,6 +118,210 @@ static int save_one(struct fdr_session *s, uint32_t inst, const char *path, enum
 }
 
 /*
+ * A session linked to a kernel instance (fdr start -k): each snapshot of its top
+ * instance freezes the kernel instance too, as soon as the saver sees the
+ * snapshot (woken by the swap: fdr_saver_wait()), and the file holds both
+ * (docs/design/kernel-timeline.md, Snapshots of both).
+ */
+struct ksave {
+	int linked;
+	struct fdr_kernel_link l;
+	const char *dir; /* the session directory */
+	uint64_t *lag_ns; /* per snapshot: from fdr's swap to the kernel's freeze */
+	size_t n, cap;
+	/* the snapshot being saved: ks_freeze()'s outcome */
+	int freeze_err, was_on;
+	uint64_t snap_ns, t0;
+};
+
+/* Stop the kernel instance: the first thing the saver does when a snapshot waits. */
+static void ks_freeze(struct fdr_saver *sv, struct ksave *ks, struct fdr_session *s)
+{
+	ks->snap_ns = __atomic_load_n(&sv->hdr->snap_lock_ns, __ATOMIC_RELAXED);
+	ks->freeze_err = ktrace_snap_freeze(&ks->l, &ks->was_on);
+	ks->t0 = fdr_session_lease_ns(s);
+	if (!ks->freeze_err && ks->t0 > ks->snap_ns && ks->n < 1000000) {
+		if (ks->n == ks->cap) {
+			size_t nc = ks->cap ? ks->cap * 2 : 64;
+			uint64_t *v = realloc(ks->lag_ns, nc * sizeof(*v));
+
+			if (v) {
+				ks->lag_ns = v;
+				ks->cap = nc;
+			}
+		}
+		if (ks->n < ks->cap)
+			ks->lag_ns[ks->n++] = ks->t0 - ks->snap_ns;
+	}
+}
+
+/*
+ * fdr's snapshot of instance @inst and the frozen kernel instance's pages
+ * (@k, ktrace_snap_pages()) as one trace.dat at @path: fdr's CPUs, then the
+ * kernel's as a second buffer, fdr's ids moved above the kernel's (as fdr
+ * record -k writes it). Returns 0 or a negative errno; nothing left at @path
+ * on an error.
+ */
+static int save_both_dat(struct fdr_session *s, uint32_t inst, struct ktrace_rec *k,
+			 const char *path)
+{
+	enum { BATCH = 64 };
+	int nr = fdr_ring_nr_cpus(s, inst), ps = fdr_tracedat_page_size(s, inst), ret, n;
+	struct fdr_tracedat_live *live = NULL;
+	struct fdr_tracedat_cpu *tc = NULL;
+	struct fdr_tracedat_kbuf kb;
+	unsigned char *buf = NULL;
+	uint32_t cpu, shift = 0;
+
+	if (nr <= 0 || ps < 0)
+		return nr <= 0 ? (nr ? nr : -ENODEV) : ps;
+	ret = fdr_tracedat_live_create(path, s, inst, (uint32_t)ps, (uint32_t)nr, &live);
+	if (ret)
+		return ret;
+	if (k->max_id >= FDR_EVENT_ID_FIRST_USER)
+		shift = k->max_id + 1 - FDR_EVENT_ID_FIRST_USER;
+	ret = fdr_tracedat_live_set_id_shift(live, shift);
+	tc = calloc((size_t)nr, sizeof(*tc));
+	buf = malloc((size_t)BATCH * (size_t)ps);
+	if (!ret && (!tc || !buf))
+		ret = -ENOMEM;
+	for (cpu = 0; cpu < (uint32_t)nr && !ret; cpu++) {
+		struct fdr_reader *r = NULL;
+		struct fdr_cpu_stats cs;
+
+		tc[cpu].fd = -1;
+		ret = fdr_reader_open(s, inst, (int)cpu, FDR_READ_SNAPSHOT, &r);
+		while (!ret) {
+			struct fdr_raw_stats st = { 0 };
+
+			n = fdr_reader_raw_pages(r, buf, (uint32_t)ps, BATCH, &st);
+			if (n <= 0) {
+				ret = n;
+				break;
+			}
+			rec_shift_ids(buf, (size_t)ps, (size_t)n, shift);
+			ret = fdr_tracedat_live_append(live, cpu, buf, (size_t)n * (size_t)ps);
+			tc[cpu].records += st.records;
+			tc[cpu].lost += st.lost;
+		}
+		if (!ret && fdr_ring_stats_ex(s, inst, cpu, FDR_READ_SNAPSHOT, &cs) == 0)
+			tc[cpu].lost += cs.dropped;
+		fdr_reader_close(r);
+	}
+	if (!ret)
+		ret = ktrace_rec_kbuf(k, &kb) ? -EIO : 0;
+	if (!ret)
+		ret = fdr_tracedat_live_finish_kernel(live, tc, &kb);
+	fdr_tracedat_live_close(live, ret != 0);
+	free(tc);
+	free(buf);
+	return ret;
+}
+
+/*
+ * save_one() of a snapshot of a linked session's top instance: the kernel
+ * instance frozen first, its records taken out (text: its trace, then emptied;
+ * the other formats: its raw pages, spliced), tracing_on back as it was, then
+ * the file written with both. A kernel instance that cannot be frozen or read
+ * leaves the snapshot with fdr's records alone, said on stderr.
+ */
+static int save_one_both(struct fdr_saver *sv, struct ksave *ks, struct fdr_session *s,
+			 uint32_t inst, const char *path, enum save_format fmt, const char *file,
+			 const char *tmp, const char **what)
+{
+	uint64_t t1, lag = ks->t0 > ks->snap_ns ? ks->t0 - ks->snap_ns : 0;
+	struct fdr_buf a = { 0 }, kt = { 0 }, err = { 0 };
+	char dat[4300];
+	struct ktrace_rec k;
+	int ret, kret;
+	FILE *out;
+
+	(void)sv;
+	memset(&k, 0, sizeof(k));
+	if (ks->freeze_err) {
+		fprintf(stderr,
+			"fdr snapshot: kernel instance %s: cannot stop it (%s): this snapshot "
+			"holds fdr's records alone\n",
+			ks->l.instance, strerror(-ks->freeze_err));
+		return save_one(s, inst, path, fmt, file, tmp, what);
+	}
+	if (fmt == SAVE_TEXT)
+		kret = ktrace_snap_text(&ks->l, &kt) ? 1 : 0;
+	else
+		kret = ktrace_rec_begin(ks->dir, &k) ?: ktrace_snap_pages(&k, file);
+	ret = ktrace_snap_resume(&ks->l, ks->was_on);
+	t1 = fdr_session_lease_ns(s);
+	if (ret)
+		fprintf(stderr, "fdr snapshot: kernel instance %s: cannot start it again: %s\n",
+			ks->l.instance, strerror(-ret));
+	fprintf(stderr,
+		"fdr snapshot: kernel instance %s stopped %.1f us after fdr's snapshot, for %.2f "
+		"ms while its records were taken\n",
+		ks->l.instance, (double)lag / 1e3, (double)(t1 - ks->t0) / 1e6);
+	if (kret) {
+		fprintf(stderr,
+			"fdr snapshot: kernel instance %s: cannot take its records: this snapshot "
+			"holds fdr's records alone\n",
+			ks->l.instance);
+		fdr_buf_free(&kt);
+		ktrace_rec_free(&k);
+		return save_one(s, inst, path, fmt, file, tmp, what);
+	}
+	*what = "write";
+	if (fmt == SAVE_TEXT) {
+		ret = -slurp(s, path, &a);
+		if (ret) {
+			*what = "read";
+		} else if (!(out = fopen(tmp, "we"))) {
+			ret = errno;
+		} else {
+			errno = 0;
+			ret = -ktrace_snap_merge(&a, &kt, &ks->l, out);
+			if (ret == EIO)
+				ret = errno ? errno : EIO;
+			if (fclose(out) != 0 && !ret)
+				ret = errno;
+			if (!ret && rename(tmp, file) != 0)
+				ret = errno;
+			if (ret)
+				unlink(tmp);
+		}
+		fdr_buf_free(&a);
+		fdr_buf_free(&kt);
+		return ret;
+	}
+	/* a trace.dat with both buffers; CTF and Perfetto are exported from it */
+	if (fmt == SAVE_DAT)
+		snprintf(dat, sizeof(dat), "%s", tmp);
+	else
+		snprintf(dat, sizeof(dat), "%s.dat", tmp);
+	ret = -save_both_dat(s, inst, &k, dat);
+	ktrace_rec_free(&k);
+	if (!ret && fmt == SAVE_DAT && rename(dat, file) != 0)
+		ret = errno;
+	if (!ret && fmt != SAVE_DAT) {
+		struct fdr_export_stats st = { 0 };
+		struct fdr_trace *t = NULL;
+
+		ret = -fdr_trace_open_file_ex(dat, FDR_TRACE_ALL_BUFFERS, &t, &err);
+		if (ret)
+			*what = "read";
+		else
+			ret = -(fmt == SAVE_CTF ? fdr_export_ctf(t, file, &st, &err) :
+						  fdr_export_perfetto(t, file, &st, &err));
+		if (ret && err.len)
+			fprintf(stderr, "fdr snapshot: %.*s%s", (int)err.len, err.data,
+				err.data[err.len - 1] == '\n' ? "" : "\n");
+		if (t)
+			fdr_trace_close(t);
+		fdr_buf_free(&err);
+	}
+	if (fmt != SAVE_DAT || ret)
+		unlink(dat);
+	return ret;
+}
+
+/*
  * While a snapshot is written out, a thread keeps the saver's heartbeat: writing
  * a large trace.dat or export takes longer than the beat's 1 s lease, and a
  * swap that took the saver for gone would reuse the buffer being read.
@@ -179,8 +383,8 @@ static void beat_stop(struct save_beat *b, pthread_t th, int started)
 }
 
 /* save_one() with the heartbeat kept by a thread (without one, if none starts) */
-static int save_one_beating(struct fdr_saver *sv, struct fdr_session *s, uint32_t inst,
-			    const char *path, enum save_format fmt, const char *file,
+static int save_one_beating(struct fdr_saver *sv, struct ksave *ks, struct fdr_session *s,
+			    uint32_t inst, const char *path, enum save_format fmt, const char *file,
 			    const char *tmp, const char **what)
 {
 	struct save_beat b;
@@ -188,7 +392,8 @@ static int save_one_beating(struct fdr_saver *sv, struct fdr_session *s, uint32_
 	int err, started;
 
 	beat_start(&b, sv, &th, &started);
-	err = save_one(s, inst, path, fmt, file, tmp, what);
+	err = ks->linked ? save_one_both(sv, ks, s, inst, path, fmt, file, tmp, what) :
+			   save_one(s, inst, path, fmt, file, tmp, what);
 	beat_stop(&b, th, started);
 	return err;
 }
@@ -198,12 +403,26 @@ static int snapshot_save(struct fdr_session *s, uint32_t inst, const char *pre, 
 {
 	char path[256], file[4096], tmp[4200];
 	struct fdr_saver sv;
+	struct ksave ks;
 	unsigned saved = 0;
 	int ret = 0;
 
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
 		return die(1, "%s: %s", dir, strerror(errno));
 	snprintf(path, sizeof(path), "%ssnapshot", pre);
+	memset(&ks, 0, sizeof(ks));
+	ks.dir = fdr_session_path(s);
+	if (inst == 0) {
+		/* fdr start -k: the session's kernel instance is saved with each snapshot */
+		ret = ktrace_read_link(ks.dir, &ks.l);
+		ks.linked = ret == 0;
+		if (ret && ret != -ENOENT)
+			fprintf(stderr,
+				"fdr snapshot: %s/kernel: not a link to a kernel instance fdr made: "
+				"snapshots hold fdr's records alone\n",
+				ks.dir);
+		ret = 0;
+	}
 	fdr_saver_init(&sv, s, inst);
 	/*
 	 * Attached before it says so: a snapshot taken once the message is out is
@@ -217,7 +436,8 @@ static int snapshot_save(struct fdr_session *s, uint32_t inst, const char *pre, 
 		if (r0 < 0)
 			return die_err(1, r0, "instance gone");
 	}
-	fprintf(stderr, "fdr snapshot: saving every snapshot into %s (Ctrl-C stops)\n", dir);
+	fprintf(stderr, "fdr snapshot: saving every snapshot into %s%s%s (Ctrl-C stops)\n", dir,
+		ks.linked ? " with kernel instance " : "", ks.linked ? ks.l.instance : "");
 	for (;;) {
 		/* after a stop request, one more round saves a snapshot already taken */
 		int last_round = stop_requested;
@@ -233,12 +453,15 @@ static int snapshot_save(struct fdr_session *s, uint32_t inst, const char *pre, 
 			const char *what;
 			int err;
 
+			if (ks.linked)
+				ks_freeze(&sv, &ks,
+					  s); /* first: as close to fdr's swap as can be */
 			clock_gettime(CLOCK_REALTIME, &rt);
 			snprintf(file, sizeof(file), "%s/snapshot-%06u-%lld.%03ld%s", dir, ++saved,
 				 (long long)rt.tv_sec, rt.tv_nsec / 1000000,
 				 save_formats[fmt].suffix);
 			snprintf(tmp, sizeof(tmp), "%s.tmp", file);
-			err = save_one_beating(&sv, s, inst, path, fmt, file, tmp, &what);
+			err = save_one_beating(&sv, &ks, s, inst, path, fmt, file, tmp, &what);
 			if (err && !strcmp(what, "read")) {
 				ret = die_err(1, -err, "reading the snapshot");
 				break;
@@ -251,9 +474,8 @@ static int snapshot_save(struct fdr_session *s, uint32_t inst, const char *pre, 
 			printf("%s\n", file);
 			fflush(stdout);
 		} else if (!last_round) {
-			struct timespec d = { 0, 2 * 1000 * 1000 };
-
-			nanosleep(&d, NULL);
+			/* until a swap wakes it (a signal, or 50 ms: the beat is due every 100) */
+			fdr_saver_wait(&sv, 50 * 1000 * 1000);
 		}
 		if (last_round)
 			break;
@@ -263,6 +485,24 @@ static int snapshot_save(struct fdr_session *s, uint32_t inst, const char *pre, 
 		"fdr snapshot: %u snapshot%s saved, %" PRIu64 " refused (taken before the previous "
 		"one was saved, or during another swap)\n",
 		saved, saved == 1 ? "" : "s", sv.refused);
+	if (ks.n) {
+		size_t i, j;
+
+		/* a few thousand at most: an insertion sort for the median */
+		for (i = 1; i < ks.n; i++)
+			for (j = i; j > 0 && ks.lag_ns[j - 1] > ks.lag_ns[j]; j--) {
+				uint64_t x = ks.lag_ns[j];
+
+				ks.lag_ns[j] = ks.lag_ns[j - 1];
+				ks.lag_ns[j - 1] = x;
+			}
+		fprintf(stderr,
+			"fdr snapshot: kernel instance %s stopped %.1f us after fdr's snapshot "
+			"(median of %zu; %.1f to %.1f us)\n",
+			ks.l.instance, (double)ks.lag_ns[ks.n / 2] / 1e3, ks.n,
+			(double)ks.lag_ns[0] / 1e3, (double)ks.lag_ns[ks.n - 1] / 1e3);
+	}
+	free(ks.lag_ns);
 	return ret;
 }
 

@@ -65,12 +65,33 @@ FDR_API size_t fdr_event_filter_text_len(const char *text);
  */
 struct fdr_file;
 
+/*
+ * A session's link to a kernel tracefs instance (fdr start -k), the file
+ * DIR/kernel (docs/design/kernel-timeline.md): read and checked by
+ * fdr_kernel_link_read(); the top instance's trace and trace_pipe merge that
+ * instance's lines with fdr's.
+ */
+struct fdr_kernel_link {
+	char tracefs[4096]; /* where the kernel's tracefs is mounted */
+	char instance[80]; /* fdr-NAME-HASH */
+	char clock[32]; /* the kernel instance's trace_clock */
+};
+FDR_API int fdr_kernel_link_read(const char *session_dir, struct fdr_kernel_link *l);
+FDR_API int fdr_kernel_line_ts(const char *line, size_t len, uint64_t *key);
+
 struct fdr_dirent {
 	char name[80];
 	int is_dir;
 	unsigned mode; /* 0640 rw, 0440 ro, 0220 wo, 0750 dirs */
 };
 
+/*
+ * fdr_file_open() flag: a linked session's trace and trace_pipe serve fdr's
+ * lines alone, and a '>' of trace leaves the kernel instance's buffer alone. A
+ * FUSE server passes it for the requests of other users: it would read and
+ * clear the kernel's files with its own rights, not theirs.
+ */
+#define FDR_FILE_NO_KERNEL 0x40000000
 FDR_API int fdr_file_open(struct fdr_session *s, const char *path, int flags,
 			  struct fdr_file **out);
 FDR_API ssize_t fdr_file_read(struct fdr_file *f, void *buf, size_t n);

@@ -74,6 +74,7 @@ struct fdr_saver {
 };
 FDR_API void fdr_saver_init(struct fdr_saver *sv, struct fdr_session *s, uint32_t inst);
 FDR_API int fdr_saver_poll(struct fdr_saver *sv, uint64_t *seq);
+FDR_API void fdr_saver_wait(struct fdr_saver *sv, uint64_t max_ns);
 FDR_API void fdr_saver_saved(struct fdr_saver *sv, uint64_t seq);
 FDR_API void fdr_saver_beat(struct fdr_saver *sv);
 FDR_API void fdr_saver_detach(struct fdr_saver *sv);

@@ -67,7 +67,7 @@ struct fdr_tracedat_kbuf {
 	const char *clock; /* its trace_clock */
 	uint32_t page_size; /* the kernel's sub-buffer size */
 	uint32_t nr_cpus;
-	const int *raw_fds; /* per CPU: per_cpu/cpuN/trace_pipe_raw, opened O_NONBLOCK */
+	const int *raw_fds; /* per CPU: per_cpu/cpuN/trace_pipe_raw, O_NONBLOCK (-1: none) */
 	uint32_t nr_formats; /* the kernel's events/SYS/EVENT/format texts */
 	const char *const *fmt_system;
 	const char *const *fmt_text;

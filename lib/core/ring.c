@@ -57,6 +57,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,11 +66,23 @@
 #include <sys/mman.h>
 #include <sys/rseq.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core-local.h"
 
 #include "ring-fast.h"
+
+/* The low 32 bits of the ring header's snap_seq: what a saver sleeps on (futex). */
+static uint32_t *rb_seq_word(struct fdr_abi_ring *h)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return (uint32_t *)&h->snap_seq;
+#else
+	return (uint32_t *)&h->snap_seq + 1;
+#endif
+}
 
 /* ring-fast.h: record timestamps are rdtsc (1) or CLOCK_MONOTONIC (0); set at attach (event.c) */
 int fdr_ring_tsc;
@@ -852,6 +866,14 @@ int fdr_ring_swap(struct fdr_ring_map *m, int cpu)
 	__atomic_fetch_add(&h->snap_count, 1, __ATOMIC_RELAXED);
 	/* release: the swap is complete; an even seq tells readers and savers */
 	__atomic_fetch_add(&h->snap_seq, 1, __ATOMIC_RELEASE);
+	/*
+	 * A saver may sleep on the seq (fdr_saver_wait()): wake it, so that it
+	 * acts on the snapshot at once (fdr snapshot save freezes a linked kernel
+	 * instance then). Only while one is attached: one system call per
+	 * snapshot kept, async-signal-safe; without a saver a swap makes none.
+	 */
+	if (__atomic_load_n(&h->saver_pid, __ATOMIC_RELAXED))
+		syscall(SYS_futex, rb_seq_word(h), FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 	return 0;
 }
 
@@ -925,6 +947,29 @@ int fdr_saver_poll(struct fdr_saver *sv, uint64_t *seq)
 		return 0;
 	*seq = cur;
 	return 1;
+}
+
+/**
+ * fdr_saver_wait - sleep until a snapshot may wait to be saved, at most @max_ns
+ * (a swap wakes the sleeper when a saver is attached), or a signal. Call
+ * fdr_saver_poll() after it; without a first poll it sleeps the whole time.
+ */
+void fdr_saver_wait(struct fdr_saver *sv, uint64_t max_ns)
+{
+	struct fdr_abi_ring *h = __atomic_load_n(&sv->hdr, __ATOMIC_ACQUIRE);
+	struct timespec to = { (time_t)(max_ns / 1000000000ull), (long)(max_ns % 1000000000ull) };
+	uint64_t cur;
+
+	if (!h) {
+		nanosleep(&to, NULL);
+		return;
+	}
+	cur = __atomic_load_n(&h->snap_seq, __ATOMIC_ACQUIRE);
+	/* one waits (or a swap is under way: poll again soon) */
+	if ((cur & 1) || cur != __atomic_load_n(&h->saved_seq, __ATOMIC_ACQUIRE))
+		return;
+	/* the seq's low word: a swap changes it, then wakes (shared: no _PRIVATE) */
+	syscall(SYS_futex, rb_seq_word(h), FUTEX_WAIT, (uint32_t)cur, &to, NULL, 0);
 }
 
 /** fdr_saver_saved - the snapshot of @seq (from fdr_saver_poll()) is saved: the next may be taken */

@@ -26,4 +26,18 @@ FDR_CTL_HIDDEN void fdr_hooks_instance_clear(struct fdr_abi_control *c, uint32_t
 FDR_CTL_HIDDEN int fdr_hooks_event_busy(const struct fdr_abi_control *c, uint32_t es);
 FDR_CTL_HIDDEN void fdr_hooks_event_clear(struct fdr_abi_control *c, uint32_t es);
 
+/* kmerge.c: a linked session's trace and trace_pipe with the kernel instance's lines */
+struct fdr_kmerge;
+FDR_CTL_HIDDEN int fdr_kmerge_open(struct fdr_session *s, int cpu, int consuming,
+				   struct fdr_kmerge **out, char *why, size_t why_len);
+FDR_CTL_HIDDEN void fdr_kmerge_close(struct fdr_kmerge *m);
+FDR_CTL_HIDDEN int fdr_kmerge_header(const struct fdr_kmerge *m, struct fdr_buf *out);
+FDR_CTL_HIDDEN struct fdr_buf *fdr_kmerge_fdr_buf(struct fdr_kmerge *m);
+FDR_CTL_HIDDEN void fdr_kmerge_fdr_end(struct fdr_kmerge *m);
+FDR_CTL_HIDDEN int fdr_kmerge_step(struct fdr_kmerge *m, struct fdr_buf *out, size_t want,
+				   int flush, int *need_fdr);
+FDR_CTL_HIDDEN int fdr_kmerge_end(struct fdr_kmerge *m);
+FDR_CTL_HIDDEN int fdr_kmerge_pending(const struct fdr_kmerge *m);
+FDR_CTL_HIDDEN int fdr_kmerge_clear(struct fdr_session *s, int cpu);
+
 #endif /* FDR_CTL_LOCAL_H */

@@ -178,6 +178,10 @@ struct fdr_file {
 	int held; /* counted in the instance's open files (rmdir EBUSY) */
 	int32_t writer; /* the thread writes are made for, 0 = the caller */
 	int ended; /* fdr_file_end(): a pipe serves what it has, then ends */
+	/* a linked session's trace/trace_pipe: the kernel instance's lines merged (kmerge.c) */
+	struct fdr_kmerge *km;
+	int km_tried; /* looked for the link (at the first read) */
+	int no_kernel; /* opened with FDR_FILE_NO_KERNEL */
 };
 
 /* ---- path resolution ------------------------------------------------------------------ */
@@ -1249,25 +1253,106 @@ static int instance_busy(const struct fdr_abi_instance *in)
 	return 0;
 }
 
+/* The next record formatted into @dst (a pipe: after its loss line). 1, 0 (none), or -errno. */
+static int format_next(struct fdr_file *f, struct fdr_buf *dst, int consuming)
+{
+	struct fdr_record rec;
+	int ret = fdr_reader_next(f->reader, &rec);
+
+	if (ret <= 0)
+		return ret;
+	if (consuming && rec.lost_before)
+		fdr_buf_printf(dst, "CPU:%u [LOST %" PRIu64 " EVENTS]\n", rec.cpu, rec.lost_before);
+	ret = fdr_format_record(f->s, f->p.inst, &rec, dst);
+	return ret ? ret : 1;
+}
+
 /* Format records from f->reader into f->content until it holds at least @want bytes. */
 static int fill_records(struct fdr_file *f, size_t want, int consuming)
 {
-	struct fdr_record rec;
 	int ret, n = 0;
 
 	while (f->content.len - f->off < want) {
-		ret = fdr_reader_next(f->reader, &rec);
+		ret = format_next(f, &f->content, consuming);
 		if (ret <= 0)
 			return ret < 0 ? ret : n;
-		if (consuming && rec.lost_before)
-			fdr_buf_printf(&f->content, "CPU:%u [LOST %" PRIu64 " EVENTS]\n", rec.cpu,
-				       rec.lost_before);
-		ret = fdr_format_record(f->s, f->p.inst, &rec, &f->content);
-		if (ret)
-			return ret;
 		n++;
 	}
 	return n;
+}
+
+/*
+ * A linked session's top instance (fdr start -k): its trace and trace_pipe
+ * merge the kernel instance's lines (kmerge.c). At the first read, unless
+ * opened with FDR_FILE_NO_KERNEL; the header gets the line naming the kernel
+ * instance, or the reason it is not merged.
+ */
+static int km_setup(struct fdr_file *f, int consuming, struct fdr_buf *hdr)
+{
+	char why[4600];
+	int ret;
+
+	if (f->km_tried)
+		return 0;
+	f->km_tried = 1;
+	if (f->p.inst != 0 || f->no_kernel)
+		return 0;
+	ret = fdr_kmerge_open(f->s, f->p.cpu, consuming, &f->km, why, sizeof(why));
+	if (ret)
+		return ret;
+	if (f->km)
+		return fdr_kmerge_header(f->km, hdr);
+	return why[0] ? fdr_buf_printf(hdr, "%s", why) : 0;
+}
+
+/* trace of a linked session: fdr's records and the kernel's lines, merged, into content */
+static int km_fill_trace(struct fdr_file *f, size_t n)
+{
+	for (;;) {
+		int need, ret = fdr_kmerge_step(f->km, &f->content, f->off + n, 0, &need);
+
+		if (ret < 0)
+			return ret;
+		if (f->content.len - f->off >= n)
+			return 0;
+		if (need) {
+			int i;
+
+			/* a few records at a time: the merge decides line by line */
+			for (i = 0, ret = 1; i < 64 && ret == 1; i++)
+				ret = format_next(f, fdr_kmerge_fdr_buf(f->km), 0);
+			if (ret < 0)
+				return ret;
+			if (ret == 0)
+				fdr_kmerge_fdr_end(f->km);
+			continue;
+		}
+		if (ret == 0)
+			return 0; /* both sides ended */
+	}
+}
+
+/*
+ * trace_pipe of a linked session: what both sides have now, merged. @flush (the
+ * reader stops, fdr_file_end()): no more records taken from either side, every
+ * line held goes.
+ */
+static int km_fill_pipe(struct fdr_file *f, size_t n, int flush)
+{
+	struct fdr_buf *fb = fdr_kmerge_fdr_buf(f->km);
+	int need, ret = 1;
+
+	if (flush) {
+		ret = fdr_kmerge_end(f->km);
+		if (ret)
+			return ret;
+	}
+	while (!flush && ret == 1 && fb->len < 65536)
+		ret = format_next(f, fb, 1);
+	if (ret < 0)
+		return ret;
+	ret = fdr_kmerge_step(f->km, &f->content, f->off + n, flush, &need);
+	return ret < 0 ? ret : 0;
 }
 
 static void content_compact(struct fdr_file *f)
@@ -1311,6 +1396,8 @@ static ssize_t read_trace(struct fdr_file *f, void *buf, size_t n)
 			return serve(f, buf, n);
 		}
 		ret = fdr_format_trace_header_ex(f->s, f->p.inst, rf, &f->content);
+		if (!ret && !rf)
+			ret = km_setup(f, 0, &f->content);
 		if (ret)
 			return ret;
 		ret = fdr_reader_open(f->s, f->p.inst, f->p.cpu, rf, &f->reader);
@@ -1320,7 +1407,7 @@ static ssize_t read_trace(struct fdr_file *f, void *buf, size_t n)
 	if (!f->reader)
 		return serve(f, buf, n);
 	content_compact(f);
-	ret = fill_records(f, n, 0);
+	ret = f->km ? km_fill_trace(f, n) : fill_records(f, n, 0);
 	if (ret < 0)
 		return ret;
 	return serve(f, buf, n);
@@ -1335,20 +1422,34 @@ static ssize_t read_pipe(struct fdr_file *f, void *buf, size_t n)
 {
 	int ret;
 
+	if (!f->km_tried && f->p.file->arg == 0) {
+		/* a linked session: the kernel's trace_pipe too, its header line first */
+		ret = km_setup(f, 1, &f->content);
+		if (ret)
+			return ret;
+	}
 	for (;;) {
 		content_compact(f);
+		if (f->km && (f->content.len == f->off || f->ended)) {
+			ret = km_fill_pipe(f, n, f->ended);
+			if (ret < 0)
+				return ret;
+		}
 		if (f->content.len > f->off || f->ended)
 			break;
-		ret = fill_records(f, n, 1);
-		if (ret < 0)
-			return ret;
+		if (!f->km) {
+			ret = fill_records(f, n, 1);
+			if (ret < 0)
+				return ret;
+		}
 		if (f->content.len > f->off)
 			break;
-		if (!tracing_is_on(f) && f->got_data)
+		if (!tracing_is_on(f) && f->got_data && !(f->km && fdr_kmerge_pending(f->km)))
 			return 0;
 		if (f->flags & O_NONBLOCK)
 			return -EAGAIN;
-		ret = fdr_reader_wait(f->reader, 100);
+		/* the kernel's side is looked at every 20 ms */
+		ret = fdr_reader_wait(f->reader, f->km ? 20 : 100);
 		if (ret < 0)
 			return ret;
 	}
@@ -2036,7 +2137,12 @@ static ssize_t write_raw_ignored(struct fdr_file *f, const void *buf, size_t n)
 
 static int trunc_trace(struct fdr_file *f)
 {
-	return fdr_ring_clear(f->s, f->p.inst, f->p.cpu);
+	int ret = fdr_ring_clear(f->s, f->p.inst, f->p.cpu);
+
+	/* a linked session: the kernel instance's buffer too (kmerge.c) */
+	if (!ret && f->p.inst == 0 && !f->no_kernel)
+		ret = fdr_kmerge_clear(f->s, f->p.cpu);
+	return ret;
 }
 
 static int trunc_set_event(struct fdr_file *f)
@@ -2154,6 +2260,30 @@ static int poll_pipe(struct fdr_file *f, int timeout_ms)
 {
 	if (f->content.len > f->off || (f->page && f->page_off < f->page_len))
 		return 1;
+	if (f->km) {
+		int waited = 0, r;
+
+		/* readable: a merged line can go; a line held for the other side is not */
+		for (;;) {
+			int step = 20;
+
+			content_compact(f);
+			r = km_fill_pipe(f, 4096, f->ended);
+			if (r < 0)
+				return r;
+			if (f->content.len > f->off)
+				return 1;
+			if (timeout_ms >= 0 && waited >= timeout_ms)
+				return 0;
+			if (timeout_ms >= 0 && timeout_ms - waited < step)
+				step = timeout_ms - waited;
+			/* fdr's side, at most 20 ms: the kernel's is looked at again then */
+			r = fdr_reader_wait(f->reader, step);
+			if (r < 0)
+				return r;
+			waited += step;
+		}
+	}
 	return fdr_reader_wait(f->reader, timeout_ms);
 }
 
@@ -2472,6 +2602,9 @@ int fdr_file_open(struct fdr_session *s, const char *path, int flags, struct fdr
 	if (!f)
 		return -ENOMEM;
 	f->s = s;
+	f->no_kernel = !!(flags & FDR_FILE_NO_KERNEL);
+	flags &= ~FDR_FILE_NO_KERNEL;
+	acc = flags & O_ACCMODE;
 	f->flags = flags;
 	ret = resolve(s, path, &f->p);
 	if (ret)
@@ -2528,8 +2661,8 @@ int fdr_file_end(struct fdr_file *f)
 	f->ended = 1;
 	for (i = 0; !ret && fdr_reader_take_lost(f->reader, i, &cpu, &lost) == 0; i++)
 		if (lost)
-			ret = fdr_buf_printf(&f->content, "CPU:%u [LOST %" PRIu64 " EVENTS]\n", cpu,
-					     lost);
+			ret = fdr_buf_printf(f->km ? fdr_kmerge_fdr_buf(f->km) : &f->content,
+					     "CPU:%u [LOST %" PRIu64 " EVENTS]\n", cpu, lost);
 	return ret;
 }
 
@@ -2547,6 +2680,7 @@ void fdr_file_close(struct fdr_file *f)
 	if (f->held)
 		hold_instance(f, -1);
 	fdr_reader_close(f->reader);
+	fdr_kmerge_close(f->km);
 	fdr_buf_free(&f->content);
 	free(f->page);
 	free(f);

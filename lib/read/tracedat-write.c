@@ -1170,7 +1170,8 @@ static int td_live_finish(struct fdr_tracedat_live *l, const struct fdr_tracedat
 				pos += sl;
 				kspliced += sl;
 			}
-			if (!ret)
+			/* what the raw pipe still holds (none: the spool holds all of it) */
+			if (!ret && kb->raw_fds && kb->raw_fds[cpu] >= 0)
 				ret = td_kernel_cpu(l->fd, kb->raw_fds[cpu], kb->page_size, p, page,
 						    &pos, &kspliced);
 		}

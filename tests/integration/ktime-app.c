@@ -7,6 +7,11 @@
  *                                 event ktime:step(i, 1); the kernel must show
  *                                 the thread switched away (prev_state=S) and
  *                                 back between the two events
+ *   ktime-app fail N              as sleep N, each step answered by event
+ *                                 ktime:reply(status=200), then one
+ *                                 reply(status=500), a 20 ms sleep, and a
+ *                                 last step(N + 1, 0): a snapshot trigger on
+ *                                 status >= 500 keeps the steps, not the last
  *   ktime-app pairs N MARKER      N pairs: fdr_marker("pair i"), then "pair i"
  *                                 written to the kernel's trace_marker file
  *                                 MARKER, from the same thread
@@ -36,6 +41,11 @@ FDR_EVENT(ktime, step,
 	FDR_FIELDS(
 		fdr_field_int(int32_t, n, n)
 		fdr_field_int(int32_t, phase, phase)))
+FDR_EVENT(ktime, reply,
+	FDR_PROTO(int status),
+	FDR_ARGS(status),
+	FDR_FIELDS(
+		fdr_field_int(int32_t, status, status)))
 /* clang-format on */
 
 int main(int argc, char **argv)
@@ -43,7 +53,8 @@ int main(int argc, char **argv)
 	int i, n = argc > 2 ? atoi(argv[2]) : 0;
 
 	if (argc < 3 || n <= 0 || (strcmp(argv[1], "pairs") == 0 && argc != 4)) {
-		fprintf(stderr, "usage: ktime-app sleep N | pairs N MARKER | tsc-khz MS\n");
+		fprintf(stderr,
+			"usage: ktime-app sleep N | fail N | pairs N MARKER | tsc-khz MS\n");
 		return 2;
 	}
 #if defined(__x86_64__)
@@ -64,13 +75,21 @@ int main(int argc, char **argv)
 #endif
 	printf("%d\n", gettid());
 	fflush(stdout);
-	if (strcmp(argv[1], "sleep") == 0) {
+	if (strcmp(argv[1], "sleep") == 0 || strcmp(argv[1], "fail") == 0) {
 		struct timespec d = { 0, 20 * 1000 * 1000 };
+		int fail = strcmp(argv[1], "fail") == 0;
 
 		for (i = 1; i <= n; i++) {
 			fdr_ktime_step(i, 0);
 			nanosleep(&d, NULL);
 			fdr_ktime_step(i, 1);
+			if (fail)
+				fdr_ktime_reply(200);
+		}
+		if (fail) {
+			fdr_ktime_reply(500);
+			nanosleep(&d, NULL);
+			fdr_ktime_step(n + 1, 0);
 		}
 		return 0;
 	}
@@ -94,6 +113,6 @@ int main(int argc, char **argv)
 		close(fd);
 		return 0;
 	}
-	fprintf(stderr, "ktime-app: expected sleep or pairs, found '%s'\n", argv[1]);
+	fprintf(stderr, "ktime-app: expected sleep, fail or pairs, found '%s'\n", argv[1]);
 	return 2;
 }

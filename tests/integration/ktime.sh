@@ -26,17 +26,24 @@ export FDR_KERNEL_REGISTRY=$T/registry
 export FDR_SESSION=kt
 BYSTANDER=fdr-ktime-bystander-$$
 NOBODY_ROOT=
+MNT=
 
 cleanup() {
 	local d
 	"$FDR" destroy >/dev/null 2>&1
 	"$FDR" -s kpipe destroy >/dev/null 2>&1
+	"$FDR" -s ksnap destroy >/dev/null 2>&1
 	for d in "$TRACEFS"/instances/fdr-kt-* "$TRACEFS"/instances/fdr-kill-* \
-		"$TRACEFS"/instances/fdr-kpipe-* "$TRACEFS"/instances/fdr-rel-* \
+		"$TRACEFS"/instances/fdr-kpipe-* "$TRACEFS"/instances/fdr-ksnap-* \
+		"$TRACEFS"/instances/fdr-rel-* \
 		"$TRACEFS"/instances/fdr-gone-* "$TRACEFS/instances/$BYSTANDER"; do
 		[ -d "$d" ] && rmdir "$d"
 	done
 	[ -n "$NOBODY_ROOT" ] && rm -rf "$NOBODY_ROOT"
+	if [ -n "$MNT" ]; then
+		grep -qs " $MNT fuse" /proc/self/mounts && fusermount3 -u -z "$MNT" 2>/dev/null
+		rmdir "$MNT" 2>/dev/null
+	fi
 }
 at_exit cleanup
 
@@ -122,6 +129,44 @@ test_export_note() {
 	grep -q ' sched_switch: ' "$K/trace" || { diag "the kernel instance's records are gone"; return 1; }
 }
 
+# The control tree's trace of a linked session holds both, as fdr show: through
+# fdr cat, and through a FUSE mount for root (the mounting user), while nobody
+# reading through it with allow_other gets fdr's lines alone. A link that does
+# not check out is not followed, and the header says so. '> trace' empties the
+# kernel instance's buffer too.
+test_tree() {
+	local m tid
+	must "$FDR" cat trace || return 1
+	grep -q "^# kernel: .*instances/fdr-kt-.* (trace_clock mono)" "$OUT" && grep -q "^K .* sched_switch: " "$OUT" &&
+		grep -q "^  .* step: n=1 phase=0" "$OUT" || { diag "fdr cat trace: not merged"; head -20 "$OUT" | sed 's/^/#   /'; return 1; }
+	cp "$FDR_ROOT/kt/kernel" "$T/kernel.saved"
+	sed 's/^instance .*/instance ..\/..\/trace/' "$T/kernel.saved" >"$FDR_ROOT/kt/kernel"
+	# (another registry: this one's entry, no longer named by the link, would be reaped)
+	mkdir -p "$T/other-registry"
+	FDR_KERNEL_REGISTRY=$T/other-registry run "$FDR" cat trace
+	cp "$T/kernel.saved" "$FDR_ROOT/kt/kernel"
+	expect_rc 0 || return 1
+	grep -q "^# kernel: .*/kernel is not a link to a kernel instance fdr made: fdr's lines alone" "$OUT" &&
+		! grep -q "^K " "$OUT" || { diag "a bad link was followed"; head -20 "$OUT" | sed 's/^/#   /'; return 1; }
+	if [ -c /dev/fuse ] && command -v fusermount3 >/dev/null && ! "$FDR" mount 2>&1 | grep -q "built without FUSE"; then
+		# a mount point nobody can reach; the files group-readable by nobody's group
+		m=$(mktemp -d /tmp/fdr-ktime-mnt.XXXXXX) && chmod 755 "$m" && MNT=$m || return 1
+		if "$FDR" mount --allow-other -o uid=0,gid=65534 "$m" >"$T/mount.out" 2>&1; then
+			grep -q "^K .* sched_switch: " "$m/trace" || { diag "the mount's trace is not merged"; return 1; }
+			setpriv --reuid=65534 --regid=65534 --clear-groups cat "$m/trace" >"$T/nobody" 2>&1
+			grep -q "^  .* step: n=1 phase=0" "$T/nobody" && ! grep -q "^K " "$T/nobody" ||
+				{ diag "nobody through the mount: expected fdr's lines alone"; head -5 "$T/nobody" | sed 's/^/#   /'; return 1; }
+			fusermount3 -u "$m"
+		else
+			diag "fdr mount failed (not checked through FUSE): $(head -1 "$T/mount.out")"
+		fi
+	fi
+	# '> trace': the application's records of test_interleaved gone from both
+	must "$FDR" write trace '' || return 1
+	grep -q "ktime-app" "$K/trace" && { diag "the kernel instance's buffer was not emptied"; return 1; }
+	return 0
+}
+
 # fdr pipe follows both trace_pipes, merged; SIGINT ends it with status 0 (a
 # session of its own: no backlog of the cases before, no irq:* flood)
 test_pipe() {
@@ -145,6 +190,59 @@ test_pipe() {
 		return 1
 	}
 	must "$FDR" -s kpipe destroy
+}
+
+# fdr snapshot save on a linked session (a session of its own): a trigger
+# "snapshot if status >= 500" in the application freezes the kernel instance
+# too, and each saved file (text, then trace.dat) holds the failing event and
+# the kernel's scheduling up to it: the five steps' switches away and back, no
+# step after the failure; tracing_on is 1 again afterwards
+# (docs/design/kernel-timeline.md, Snapshots of both)
+test_snapshot_both() {
+	local pid tid f fmt inst i
+	must "$FDR" -s ksnap start -e 'ktime:*' -k 'sched:sched_switch,sched:sched_wakeup' || return 1
+	inst=$(linked ksnap)
+	FDR_SESSION=ksnap "$APP" sleep 1 >/dev/null || return 1 # registers ktime:reply
+	must "$FDR" -s ksnap write events/ktime/reply/trigger 'snapshot if status >= 500' || return 1
+	for fmt in text dat; do
+		FDR_SESSION=ksnap "$FDR" snapshot save --format $fmt "$T/snap-$fmt" >"$T/save.out" 2>"$T/save.err" &
+		pid=$!
+		bg_add "$pid"
+		for i in $(seq 50); do
+			grep -q 'saving every snapshot .* with kernel instance fdr-ksnap-' "$T/save.err" && break
+			sleep 0.1
+		done
+		tid=$(FDR_SESSION=ksnap "$APP" fail 5) || { kill "$pid"; return 1; }
+		for i in $(seq 50); do
+			[ -s "$T/save.out" ] && break
+			sleep 0.1
+		done
+		kill -INT "$pid"
+		wait "$pid"
+		rc=$?
+		[ "$rc" = 0 ] || { diag "$fmt: fdr snapshot save: exit status $rc"; sed 's/^/#   /' "$T/save.err"; return 1; }
+		grep -q "kernel instance $inst stopped [0-9.]* us after fdr's snapshot, for [0-9.]* ms" "$T/save.err" ||
+			{ diag "$fmt: no freeze line"; sed 's/^/#   /' "$T/save.err"; return 1; }
+		[ "$(cat "$TRACEFS/instances/$inst/tracing_on")" = 1 ] ||
+			{ diag "$fmt: the kernel instance's tracing_on is not 1 again"; return 1; }
+		f=$(head -1 "$T/save.out")
+		if [ "$fmt" = dat ]; then
+			# fdr report's layout into fdr show's: the kernel's lines (its buffer's
+			# name first) marked 'K ', prev_state 1 (TASK_INTERRUPTIBLE) as S
+			must "$FDR" report "$f" || return 1
+			sed -E "s/^$inst: +/K /; t; s/^ +/  /" "$OUT" |
+				sed -E 's/prev_state=1 /prev_state=S /' >"$T/snap-dat.txt"
+			if command -v trace-cmd >/dev/null; then
+				trace-cmd report "$f" >"$T/tc" 2>&1 && grep -q "^$inst: .* sched_switch: .*ktime-app:$tid " "$T/tc" ||
+					{ diag "trace-cmd report: no sched_switch of the kernel's buffer"; head -5 "$T/tc" | sed 's/^/#   /'; return 1; }
+			fi
+			f=$T/snap-dat.txt
+		fi
+		grep -q "^  .*-$tid .* reply: status=500" "$f" || { diag "$fmt: no failing event in $f"; return 1; }
+		grep -q -- "-$tid .* step: n=6 " "$f" && { diag "$fmt: a step after the failure is in the snapshot"; return 1; }
+		steps "$f" "$tid" || { diag "in the $fmt snapshot $f"; return 1; }
+	done
+	must "$FDR" -s ksnap destroy
 }
 
 test_stop_start() {
@@ -258,6 +356,6 @@ test_kernel_untouched() {
 		{ diag "the kernel's top level or the bystander changed:"; sed 's/^/#   /' "$T/kdiff"; return 1; }
 }
 
-run_cases "test_link test_interleaved test_export_note test_pipe test_stop_start test_destroy test_discard_mode test_bad_event
+run_cases "test_link test_interleaved test_export_note test_tree test_pipe test_snapshot_both test_stop_start test_destroy test_discard_mode test_bad_event
 	test_killed test_session_gone test_relative_dir test_no_rights test_kernel_untouched" test_link
 tap_summary
