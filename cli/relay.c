@@ -4,7 +4,8 @@
  * (lttng-relayd), where `babeltrace2 -i lttng-live` and Trace Compass follow
  * it; and the names that it and `fdr snapshot save --relayd` give the daemon.
  *
- *   fdr relay net://HOST[:CPORT[:DPORT]] [--live-timer US] [--hostname H] [-i INSTANCE]
+ *   fdr relay net://HOST[:CPORT[:DPORT]] [--live-timer US] [--hostname H] [-r PRIO]
+ *             [-i INSTANCE]
  *
  * A consuming read (as fdr pipe: the records sent are consumed): every live
  * timer period what was written since goes as one packet per CPU with its
@@ -17,6 +18,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,7 +117,8 @@ static int relay_between_ticks(struct fdr_relay *r, unsigned long live_us)
 	}
 	return 0;
 }
-/* fdr relay URL [--live-timer US] [--hostname H] [-i INSTANCE] */
+
+/* fdr relay URL [--live-timer US] [--hostname H] [-r PRIO] [-i INSTANCE] */
 int cmd_relay(int argc, char **argv)
 {
 	const char *inst = NULL, *url = NULL, *hostname = NULL;
@@ -128,20 +131,24 @@ int cmd_relay(int argc, char **argv)
 	struct fdr_trace *t = NULL;
 	struct fdr_session *s;
 	struct fdr_clock_conv conv;
-	unsigned long live_us = 1000000;
+	unsigned long live_us = 1000000, prio = 0;
 	uint32_t idx, nr_cpus;
 	unsigned failures = 0;
 	int ret, argi, i, cpu = -1;
 
-	/* --live-timer US and --hostname H (also --opt=VALUE), taken out before the rest */
+	/*
+	 * --live-timer US, --hostname H (also --opt=VALUE) and -r PRIO, taken out
+	 * before the rest
+	 */
 	for (i = 1; i < argc; i++) {
 		const char *v = NULL;
-		int take = 0, is_timer;
+		int take = 0, is_timer, is_prio;
 
 		if (!strcmp(argv[i], "--"))
 			break;
 		is_timer = !strncmp(argv[i], "--live-timer", 12);
-		if (!strcmp(argv[i], "--live-timer") || !strcmp(argv[i], "--hostname")) {
+		is_prio = !strcmp(argv[i], "-r");
+		if (!strcmp(argv[i], "--live-timer") || !strcmp(argv[i], "--hostname") || is_prio) {
 			if (i + 1 >= argc)
 				return usage_error(argc, argv, i, "expected a value after %s",
 						   argv[i]);
@@ -154,7 +161,17 @@ int cmd_relay(int argc, char **argv)
 		}
 		if (!take)
 			continue;
-		if (is_timer) {
+		if (is_prio) {
+			char *end;
+
+			errno = 0;
+			prio = strtoul(v, &end, 10);
+			if (errno || end == v || *end || *v == '-' || prio < 1 || prio > 99)
+				return usage_error(argc, argv, i + 1,
+						   "expected a SCHED_FIFO priority from 1 to 99, "
+						   "found '%s'",
+						   v);
+		} else if (is_timer) {
 			char *end;
 
 			errno = 0;
@@ -196,6 +213,17 @@ int cmd_relay(int argc, char **argv)
 	if (ret)
 		return ret;
 	install_signals();
+	if (prio) {
+		/*
+		 * -r: a reader that the load cannot keep off its CPU longer than the
+		 * ring lasts (it sleeps between reads: it does not hold the CPU)
+		 */
+		struct sched_param sp = { .sched_priority = (int)prio };
+
+		if (sched_setscheduler(0, SCHED_FIFO, &sp))
+			fprintf(stderr, "fdr relay: -r %lu: %s; at normal priority\n", prio,
+				strerror(errno));
+	}
 	idx = inst_index(fdr_session_control(s), inst);
 	if (idx == FDR_MAX_INSTANCES) {
 		ret = die_err(1, -ENOENT, "instance '%s'", inst ? inst : "");

@@ -60,6 +60,7 @@
 #include <unistd.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include "fdr/fdr-relay.h"
@@ -88,7 +89,7 @@ enum {
 #define RELAY_DATA_HDR 32
 #define RELAY_PATH_MAX 4096
 #define RELAY_STREAM_PATH "fdr"
-#define RELAY_OWED_MAX 64 /* live: index replies left unread at most */
+#define RELAY_OWED_MAX 4096 /* live: index replies left unread at most (4 bytes each) */
 #define RELAY_THREADS 2 /* a snapshot's CPUs encoded side by side (export-ctf.c) */
 
 struct relay_stream {
@@ -733,7 +734,7 @@ static int relay_index(struct fdr_relay *r, struct relay_stream *s, uint64_t seq
 		       const struct fdr_ctf_packet *pi, uint64_t ts)
 {
 	unsigned char m[80], *p = m;
-	int ret;
+	int ret, avail = 0;
 
 	put64(&p, s->handle);
 	put64(&p, seq);
@@ -746,9 +747,24 @@ static int relay_index(struct fdr_relay *r, struct relay_stream *s, uint64_t seq
 	put64(&p, pi ? pi->cpu : 0); /* stream instance id */
 	put64(&p, seq); /* packet_seq_num */
 	ret = relay_cmd(r, RELAY_SEND_INDEX, m, sizeof(m), NULL, 0, r->k.err);
-	/* its reply is read later (relay_drain()); a bounded number of them */
-	if (!ret && ++r->owed >= RELAY_OWED_MAX)
+	if (ret)
+		return ret;
+	/*
+	 * its reply is read later (relay_drain()): those that came are read now,
+	 * without waiting (the daemon answers an index once it has the data
+	 * before it, which can take tens of ms while the ring fills); waited for
+	 * only when RELAY_OWED_MAX are owed
+	 */
+	r->owed++;
+	if (r->owed >= RELAY_OWED_MAX)
+		return relay_drain(r, r->k.err);
+	if (ioctl(r->ctrl, FIONREAD, &avail) == 0 && avail >= 4) {
+		uint32_t keep = r->owed > (uint32_t)avail / 4 ? r->owed - (uint32_t)avail / 4 : 0;
+
+		r->owed -= keep; /* the rest, later */
 		ret = relay_drain(r, r->k.err);
+		r->owed = keep;
+	}
 	return ret;
 }
 
