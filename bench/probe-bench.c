@@ -20,6 +20,12 @@
  *
  *	METRIC probe_jmp_ns fdr=X
  *	METRIC probe_jmp_vcall_ns fdr=X
+ *
+ * and an entry and a return probe on pt_nop5, both with the counting handler
+ * (FDR_PROBE_ARM_NOVEC), the window a jmp: the engine's share of a call with
+ * both (the hijack at the entry, the return trampoline), no record written:
+ *
+ *	METRIC probe_jmp_entry_ret_ns fdr=X
  * Before the first probe, the floor is measured: the same loop over
  * pt_own_int3 (an int3 of its own) with an empty SA_SIGINFO handler and no fdr,
  * what the kernel's trap and signal delivery cost alone. Each run's figures go
@@ -91,14 +97,18 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The jump probe's runs on pt_nop5, armed with @flags: the median cost of a hit. */
-static int jmp_runs(long n, unsigned int flags, const char *metric)
+/*
+ * The jump probe's runs on pt_nop5, armed with @flags: the median cost of a
+ * hit; with @ret, a return probe with the same handler joins it (the cost of
+ * an entry and a return).
+ */
+static int jmp_runs(long n, unsigned int flags, int ret_too, const char *metric)
 {
 	double cost[RUNS];
 	int r;
 
 	for (r = 0; r < RUNS; r++) {
-		struct fdr_probe_site *site;
+		struct fdr_probe_site *site, *rsite = NULL;
 		double base, armed, t_opt;
 		char why[256];
 		int ret;
@@ -119,11 +129,23 @@ static int jmp_runs(long n, unsigned int flags, const char *metric)
 			fprintf(stderr, "bench-probe: optimising pt_nop5: %s\n", why);
 			return -1;
 		}
+		if (ret_too) {
+			ret = fdr_probe_arm_flags((uintptr_t)(void *)pt_nop5,
+						  flags | FDR_PROBE_ARM_RETURN, count, NULL,
+						  &rsite);
+			if (ret < 0 || !fdr_probe_site_optimized(rsite)) {
+				fprintf(stderr, "bench-probe: the return probe: %s\n",
+					ret < 0 ? strerror(-ret) : "not optimised");
+				return -1;
+			}
+		}
 		hits = 0;
 		loop_ns(pt_nop5, n / 10);
 		armed = loop_ns(pt_nop5, n);
 		ret = fdr_probe_disarm(site);
-		if (ret < 0 || hits != (uint64_t)(n + n / 10)) {
+		if (rsite && ret == 0)
+			ret = fdr_probe_disarm(rsite);
+		if (ret < 0 || hits != (uint64_t)(n + n / 10) * (ret_too ? 2 : 1)) {
 			fprintf(stderr,
 				"bench-probe: %s run %d: %lu hits of %ld calls, disarm %d\n",
 				metric, r, (unsigned long)hits, n + n / 10, ret);
@@ -205,8 +227,10 @@ int main(int argc, char **argv)
 	}
 	qsort(cost, RUNS, sizeof(cost[0]), cmp_double);
 	printf("METRIC probe_int3_handler_ns fdr=%.0f\n", cost[RUNS / 2]);
-	if (jmp_runs(n, FDR_PROBE_ARM_NOVEC | FDR_PROBE_ARM_NOCOUNT, "probe_jmp_ns") < 0 ||
-	    jmp_runs(n, 0, "probe_jmp_vcall_ns") < 0)
+	if (jmp_runs(n, FDR_PROBE_ARM_NOVEC | FDR_PROBE_ARM_NOCOUNT, 0, "probe_jmp_ns") < 0 ||
+	    jmp_runs(n, 0, 0, "probe_jmp_vcall_ns") < 0 ||
+	    jmp_runs(n, FDR_PROBE_ARM_NOVEC | FDR_PROBE_ARM_NOCOUNT, 1, "probe_jmp_entry_ret_ns") <
+		    0)
 		return 1;
 	return 0;
 }

@@ -26,7 +26,8 @@
  *         side, else the run fails). Prints "jmp off=NS on=NS diff=NS".
  *   entret both an entry and a return probe on ub_nop5(): the p: line above
  *         and "r:fdrub/ubr_PID ...:0xOFFSET rv=$retval:u32"; each must count
- *         N hits. Prints "entret off=NS on=NS diff=NS".
+ *         N hits, and fdr's side must be jump-optimised (0xe9) as for jmp.
+ *         Prints "entret off=NS on=NS diff=NS".
  *   arm   4 threads call ub_fn() without end; the probe is defined and enabled
  *         at t0 (CLOCK_MONOTONIC, just before the uprobe_events write; ub_fn's
  *         file offset, for the line, is looked up before t0). The first
@@ -37,7 +38,9 @@
  *         the uprobe_events write and the enable write took).
  *
  * fdr: the session is $FDR_SESSION of $FDR_ROOT, made beforehand, its clock
- * mono. kernel: the instance is $UB_KINST (instances/NAME, made beforehand, its
+ * mono; for int3 and ret the caller sets FDR_PROBE_OPTIMIZE=0 (the breakpoint
+ * form, which the agent would otherwise jump-optimise on ub_fn too), and the
+ * first byte must still read 0xcc after the timed calls. kernel: the instance is $UB_KINST (instances/NAME, made beforehand, its
  * clock mono); the probe is appended with O_APPEND to uprobe_events (never
  * truncated), enabled only in that instance, removed with '-:' at the end and at
  * exit. Exit status 1 (and no figure) if a check fails.
@@ -301,7 +304,7 @@ static volatile unsigned char *first_byte(void)
  */
 static int wait_armed(int armed)
 {
-	unsigned char want = jmp && !entret && !kernel ? 0xe9 : 0xcc, b = 0;
+	unsigned char want = jmp && !kernel ? 0xe9 : 0xcc, b = 0;
 	int i;
 
 	for (i = 0; i < 30000; i++) {
@@ -344,10 +347,9 @@ static int run_int3(long n)
 		return -1;
 	if (entret) {
 		/*
-		 * The two probes are armed one after the other, and fdr's entry
-		 * probe may be jump-optimised in between (then put back to int3
-		 * when the return probe joins it): calls until both have counted
-		 * a hit, and the hits from then on.
+		 * The two probes are armed one after the other (fdr's window is
+		 * a jmp from the first on): calls until both have counted a
+		 * hit, and the hits from then on.
 		 */
 		int i;
 
@@ -364,6 +366,11 @@ static int run_int3(long n)
 		}
 	}
 	on = loop_ns(n);
+	if (!kernel && *first_byte() != (jmp ? 0xe9 : 0xcc)) {
+		fprintf(stderr, "bench-uprobes: the probe is no longer %s (0x%02x)\n",
+			jmp ? "jump-optimised" : "a breakpoint", *first_byte());
+		return -1;
+	}
 	if (enable(0) < 0 || wait_armed(0))
 		return -1;
 	h = hits() - h0;

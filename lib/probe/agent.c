@@ -130,7 +130,6 @@ static struct fdr_session *pa_sess; /* the session the mapping below is of */
 static struct fdr_abi_probes *pa_probes; /* pa_sess's, fdr_session_probes() */
 static uint32_t pa_reported[FDR_MAX_PROBES]; /* gen + 1 of the slot last reported */
 static uint32_t pa_sem_missed[FDR_MAX_PROBES]; /* gen + 1: its semaphore was not mapped */
-static int pa_ever_ret; /* a return probe was armed once (pa_lock): fdr detach keeps SIGTRAP */
 /* options/probe_optimize as last applied (pa_lock); -1: not yet read */
 static int pa_optimize = -1;
 /* fdr attach's entries (pa_lock): 0 never called, 1 attached, 2 detached */
@@ -715,8 +714,6 @@ static int pa_arm(struct fdr_session *s, uint32_t i, const struct fdr_abi_probe_
 		(c->flags & FDR_PROBE_F_RETURN ? FDR_PROBE_ARM_RETURN : 0) | PA_ARM_NOVEC |
 			FDR_PROBE_ARM_NOCOUNT, /* pa_hit() counts in the probes file */
 		pa_hit, a, &l->site);
-	if (ret == 0 && (c->flags & FDR_PROBE_F_RETURN))
-		pa_ever_ret = 1;
 	if (ret < 0) {
 		if (sem)
 			__atomic_fetch_sub(sem, 1, __ATOMIC_RELAXED);
@@ -743,11 +740,11 @@ static int pa_arm(struct fdr_session *s, uint32_t i, const struct fdr_abi_probe_
 	 * Best effort: a jmp to a trampoline where the window is safe ("Jump
 	 * probes"). A refusal leaves the int3, which works; its reason stays in
 	 * opt_why, and uprobe_profile's " [OPTIMIZED N]" counts the jump probes
-	 * (pa_opt_recount() at the end of the sync).
+	 * (pa_opt_recount() at the end of the sync). A return probe too: its
+	 * trampoline hijacks the return address as the int3 form does.
 	 */
-	if (!(c->flags & FDR_PROBE_F_RETURN))
-		(void)fdr_probe_optimize(l->site, addr - (uintptr_t)(vaddr - func), (size_t)flen,
-					 l->opt_why, sizeof(l->opt_why));
+	(void)fdr_probe_optimize(l->site, addr - (uintptr_t)(vaddr - func), (size_t)flen,
+				 l->opt_why, sizeof(l->opt_why));
 	return 0;
 }
 
@@ -1183,31 +1180,26 @@ int fdr_probe_attach(const char *dir)
 /**
  * fdr_probe_detach - fdr detach's entry: every probe of this process disarmed
  * (original bytes back), the session left, no other attached until the next
- * fdr attach; SIGTRAP given back to the program unless a return probe was
- * ever armed (a return still pending on a thread's stack would trap into a
- * handler that is gone). The library stays mapped (see probes.md).
+ * fdr attach; SIGTRAP given back to the program (a return still pending on a
+ * thread's stack goes through the return trampoline, which needs no signal).
+ * The library stays mapped (see probes.md).
  * Returns 0, 1 (not attached), -EEXIST (the library came in otherwise).
  */
 int fdr_probe_detach(void)
 {
 	int ret = fdr_agent_detach_dir();
-	int keep;
+	/* a trap fetched before the last disarm's serialisation is handled by then */
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
 
 	if (ret < 0)
 		return ret;
 	pthread_mutex_lock(&pa_lock);
 	pa_disarm_all(); /* the sync with NULL did it already; nothing armed after this */
 	pa_attach_state = 2;
-	keep = pa_ever_ret;
 	pthread_mutex_unlock(&pa_lock);
-	if (!keep) {
-		/* a trap fetched before the last disarm's serialisation is handled by now */
-		struct timespec ts = { 0, 10 * 1000 * 1000 };
-
-		nanosleep(&ts, NULL);
-		if (fdr_probe_agent_armed() == 0)
-			fdr_probe_sig_release(SIGTRAP);
-	}
+	nanosleep(&ts, NULL);
+	if (fdr_probe_agent_armed() == 0)
+		fdr_probe_sig_release(SIGTRAP);
 	return ret;
 }
 

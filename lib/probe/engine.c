@@ -64,14 +64,16 @@
  *
  * Return probes (FDR_PROBE_ARM_RETURN, docs/design/probes.md "Return probes"),
  * as the kernel's uretprobes: the int3 goes on the function's first
- * instruction; there the handler pushes {real return address, RSP, site} on a
- * per-thread stack (static TLS, PR_RET_DEPTH deep: no allocation in a signal
- * handler; full = a miss, the return is left alone) and overwrites the return
- * address at RSP with the trampoline, one int3 in this library's text
- * (tramp.S). When the function returns there, the handler finds the entry whose
- * RSP + 8 is the RSP after the ret, calls the site's handler with the
- * registers of the return (RAX = $retval, IP = the real return address,
- * probe_addr = the function) and resumes at the real return address. Entries
+ * instruction (or the jmp of its jump trampoline: fdr_probe_fire()); there the
+ * handler pushes {real return address, RSP, site} on a per-thread stack
+ * (static TLS, PR_RET_DEPTH deep: no allocation in a signal handler; full = a
+ * miss, the return is left alone) and overwrites the return address at RSP
+ * with the trampoline, code in this library's text (tramp.S) that does not
+ * trap. When the function returns there, the trampoline saves the registers
+ * and calls fdr_probe_ret_fire(), which finds the entry whose RSP + 8 is the
+ * RSP after the ret, calls the site's return probes with the registers of the
+ * return (RAX = $retval, IP = the real return address, probe_addr = the
+ * function) and gives the real return address, where the trampoline jumps. Entries
  * above the one found, and at a new entry those whose return-address slot is at
  * or below the new RSP and no longer holds the trampoline, or is the new RSP
  * itself (the new call overwrote it), belong to frames that longjmp() abandoned:
@@ -591,12 +593,6 @@ int fdr_probe_arm_flags(uintptr_t addr, unsigned int flags, fdr_probe_handler fn
 			ret = -EBUSY;
 			goto out;
 		}
-		/* a return probe needs the int3: a jmp window goes back to it first */
-		if (flags & FDR_PROBE_ARM_RETURN) {
-			ret = fdr_jump_before_disarm((unsigned int)(s - pr_sites));
-			if (ret < 0)
-				goto out;
-		}
 		/* a handler that read this probe 'on' before its last disarm may still run */
 		while (atomic_load(&s->active) != 0)
 			sched_yield();
@@ -983,10 +979,14 @@ static void pr_ret_drop(unsigned int i)
 	pr_ret_miss(&pr_sites[pr_rets[i].site]);
 }
 
-/* Entry of a return probe: hijack the return address at RSP (or count a miss). */
-static void pr_ret_entry(struct pr_site *s, greg_t *g, uintptr_t tramp)
+/*
+ * Entry of a return probe: hijack the return address at @sp, the function's
+ * RSP at its first instruction (or count a miss). Called with pr_depth raised
+ * by the caller, which saw it 0: a signal handler that hits a return probe
+ * while this thread is in here counts a miss instead of changing pr_rets[].
+ */
+static void pr_ret_entry(struct pr_site *s, uintptr_t sp, uintptr_t tramp)
 {
-	uintptr_t sp = (uintptr_t)g[REG_RSP];
 	struct pr_ret *r;
 	unsigned int i, j;
 	int tab;
@@ -1012,7 +1012,7 @@ static void pr_ret_entry(struct pr_site *s, greg_t *g, uintptr_t tramp)
 	while (pr_nrets > 0 && pr_rets[pr_nrets - 1].sp <= sp &&
 	       *(const uintptr_t *)pr_rets[pr_nrets - 1].sp != tramp)
 		pr_ret_drop(--pr_nrets);
-	if (pr_depth > 0 || pr_nrets >= PR_RET_DEPTH || !tramp ||
+	if (pr_nrets >= PR_RET_DEPTH || !tramp ||
 	    (tab = pr_rtab_insert(sp, *(const uintptr_t *)sp)) < 0) {
 		pr_ret_miss(s);
 		return;
@@ -1028,14 +1028,114 @@ static void pr_ret_entry(struct pr_site *s, greg_t *g, uintptr_t tramp)
 	*(uintptr_t *)sp = tramp;
 }
 
-/* The trampoline trapped: a probed function returned. */
-static void pr_ret_hit(greg_t *g)
+/*
+ * This thread's in-flight slot, claimed at its first jump hit (lock-free,
+ * async-signal-safe); NULL where none can be used: the active count then.
+ */
+static _Atomic(void *) *pr_infl_slot(void)
 {
-	uintptr_t sp = (uintptr_t)g[REG_RSP];
+	int me = pr_infl_me;
+	unsigned int i, n;
+
+	if (me > 0)
+		return &pr_infl[me - 1].site;
+	if (me < 0 || !atomic_load_explicit(&pr_infl_ok, memory_order_relaxed))
+		return NULL;
+	for (i = 0; i < PR_INFL; i++) {
+		int free_slot = 0;
+
+		if (atomic_load_explicit(&pr_infl[i].used, memory_order_relaxed) ||
+		    !atomic_compare_exchange_strong(&pr_infl[i].used, &free_slot, 1))
+			continue;
+		/* seq_cst, before the slot is first stored: pr_infl_quiesce() reads n first */
+		n = atomic_load(&pr_infl_n);
+		while (n < i + 1 && !atomic_compare_exchange_weak(&pr_infl_n, &n, i + 1))
+			;
+		pr_infl_me = (int)i + 1;
+		return &pr_infl[i].site;
+	}
+	pr_infl_me = -1;
+	return NULL;
+}
+
+/*
+ * A hit on @s begins: this thread's in-flight slot holds the site (a plain
+ * store; the disarmer's membarrier() stands for the fence, pr_infl_quiesce()),
+ * or, without a slot or nested in a hit that holds it (a signal handler), the
+ * active count as the int3 path keeps it. Returns what pr_hit_leave() needs.
+ */
+static _Atomic(void *) *pr_hit_enter(struct pr_site *s)
+{
+	_Atomic(void *) *slot = pr_infl_slot();
+
+	if (slot && !atomic_load_explicit(slot, memory_order_relaxed)) {
+		atomic_store_explicit(slot, s, memory_order_relaxed);
+		atomic_signal_fence(memory_order_seq_cst);
+		return slot;
+	}
+	atomic_fetch_add(&s->active, 1); /* seq_cst: before the armed load (essay) */
+	return NULL;
+}
+
+static void pr_hit_leave(struct pr_site *s, _Atomic(void *) *slot)
+{
+	if (slot)
+		atomic_store_explicit(slot, NULL, memory_order_release);
+	else
+		atomic_fetch_sub(&s->active, 1);
+}
+
+#ifdef FDR_HIT_NOVEC
+/* Through fdr_vcall() (vector state and errno saved): a handler that may touch them */
+static long pr_call_general(long fn, long regs, long arg)
+{
+	((fdr_probe_handler)fn)((const struct fdr_probe_regs *)regs, (void *)arg);
+	return 0;
+}
+#endif
+
+/* Call @p's handler (pr_depth raised by the caller); FDR_HIT_NOVEC: see fdr_probe_fire(). */
+static void pr_call(const struct fdr_probe_site *p, const struct fdr_probe_regs *regs)
+{
+	fdr_probe_handler fn = atomic_load_explicit(&p->fn, memory_order_relaxed);
+	void *arg = atomic_load_explicit(&p->arg, memory_order_relaxed);
+
+#ifdef FDR_HIT_NOVEC
+	if (p->novec)
+		fn(regs, arg);
+	else
+		(void)fdr_vcall((void *)pr_call_general, (long)fn, (long)regs, (long)arg, 0, 0);
+#else
+	fn(regs, arg);
+#endif
+}
+
+/*
+ * fdr_probe_ret_fire - a probed function returned to the trampoline
+ * (tramp.S's fdr_probe_ret_tramp, with no trap: docs/design/probes.md,
+ * "Return probes")
+ * @regs: the registers of the return, pushed by the trampoline; gpr[SP] is
+ *	RSP after the ret (S + 8, S the return-address slot), FLAGS set; IP,
+ *	CS, SS and probe_addr are filled here
+ *
+ * Finds this thread's entry whose slot is S (entries above it belong to
+ * frames longjmp() abandoned: dropped as misses), calls the return probes of
+ * its site that are on, frees its table slot and returns the real return
+ * address, where the trampoline jumps. Runs in the thread's ordinary context
+ * (FDR_HIT_NOVEC: without the vector state saved, as fdr_probe_fire(); other
+ * builds: through fdr_vcall()). A return with no entry aborts: there is no
+ * address to go back to.
+ */
+__attribute__((visibility("hidden"))) uintptr_t fdr_probe_ret_fire(struct fdr_probe_regs *regs);
+uintptr_t fdr_probe_ret_fire(struct fdr_probe_regs *regs)
+{
+	uintptr_t sp = (uintptr_t)regs->gpr[FDR_REG_SP];
+	_Atomic(void *) *slot;
 	struct pr_site *s;
-	struct fdr_probe_regs regs;
 	struct pr_ret r;
 	unsigned int k, i = pr_nrets;
+	int nested = pr_depth++ > 0; /* from here a signal handler's entries are misses */
+	uint16_t sel;
 
 	while (i > 0 && pr_rets[i - 1].sp + 8 != sp)
 		i--;
@@ -1046,31 +1146,32 @@ static void pr_ret_hit(greg_t *g)
 		pr_ret_drop(--pr_nrets);
 	pr_nrets = i - 1;
 	s = &pr_sites[r.site];
-	atomic_fetch_add(&s->active, 1); /* seq_cst: before the 'on' loads (essay) */
+	regs->gpr[FDR_REG_IP] = r.ret;
+	__asm__("mov %%cs,%0" : "=r"(sel));
+	regs->gpr[FDR_REG_CS] = sel;
+	__asm__("mov %%ss,%0" : "=r"(sel));
+	regs->gpr[FDR_REG_SS] = sel;
+	regs->probe_addr = atomic_load_explicit(&s->addr, memory_order_relaxed);
+	slot = pr_hit_enter(s);
 	for (k = 0; k < PR_SITE_PROBES; k++) {
 		struct fdr_probe_site *p = &s->probes[k];
 
 		/* a probe disarmed since the entry (or re-armed as an entry probe): none */
 		if (!atomic_load(&p->on) || !p->ret) {
 			continue;
-		} else if (pr_depth == 0) {
-			fdr_probe_handler fn = atomic_load_explicit(&p->fn, memory_order_relaxed);
-
-			pr_depth++;
-			pr_fill_regs(&regs, g, r.ret);
-			regs.probe_addr = atomic_load_explicit(&s->addr, memory_order_relaxed);
-			fn(&regs, atomic_load_explicit(&p->arg, memory_order_relaxed));
-			pr_depth--;
+		} else if (!nested) {
+			pr_call(p, regs);
 			if (!p->nocount)
 				atomic_fetch_add_explicit(&p->hits, 1, memory_order_relaxed);
 		} else {
 			atomic_fetch_add_explicit(&p->misses, 1, memory_order_relaxed);
 		}
 	}
-	atomic_fetch_sub(&s->active, 1);
+	pr_hit_leave(s, slot);
 	/* only now: an unwinder running in the handler (backtrace()) still finds it */
 	pr_rtab_remove(&r);
-	g[REG_RIP] = (greg_t)r.ret;
+	pr_depth--;
+	return r.ret;
 }
 
 /*
@@ -1160,12 +1261,6 @@ static void pr_sigtrap(int sig, siginfo_t *si, void *ucv)
 	if (si->si_code != SI_KERNEL || g[REG_TRAPNO] != 3)
 		goto chain;
 	addr = (uintptr_t)g[REG_RIP] - 1;
-	tramp = atomic_load_explicit(&pr_tramp, memory_order_acquire);
-	if (addr == tramp && tramp) {
-		pr_ret_hit(g);
-		errno = saved_errno;
-		return;
-	}
 	s = pr_lookup(addr);
 	if (!s)
 		goto chain;
@@ -1213,8 +1308,14 @@ static void pr_sigtrap(int sig, siginfo_t *si, void *ucv)
 			atomic_fetch_add_explicit(&p->misses, 1, memory_order_relaxed);
 		}
 	}
+	/* one hijack for all the return probes; in a probe handler, a miss */
+	if (ret_on && pr_depth++ == 0)
+		pr_ret_entry(s, (uintptr_t)g[REG_RSP],
+			     atomic_load_explicit(&pr_tramp, memory_order_acquire));
+	else if (ret_on)
+		pr_ret_miss(s);
 	if (ret_on)
-		pr_ret_entry(s, g, tramp); /* one hijack for all the return probes */
+		pr_depth--;
 	next = addr + in->len;
 	tramp = atomic_load(&s->jump_resume);
 	if (tramp) {
@@ -1258,15 +1359,15 @@ size_t fdr_probe_read_orig(uintptr_t addr, uint8_t *buf, size_t len)
 	return pr_read_orig(addr, buf, len);
 }
 
-/* The index of @p's address in the site table; whether @p is an armed entry probe. */
+/* The index of @p's address in the site table; whether @p is armed. */
 unsigned int fdr_probe_index(const struct fdr_probe_site *p)
 {
 	return p->site;
 }
 
-int fdr_probe_is_entry_on(const struct fdr_probe_site *p)
+int fdr_probe_is_on(const struct fdr_probe_site *p)
 {
-	return atomic_load((atomic_int *)&p->on) && !p->ret;
+	return atomic_load((atomic_int *)&p->on);
 }
 
 /* The address at index @i, 0 if that entry was never used. */
@@ -1278,17 +1379,6 @@ uintptr_t fdr_probe_addr_at(unsigned int i)
 int fdr_probe_armed_at(unsigned int i)
 {
 	return atomic_load(&pr_sites[i].armed);
-}
-
-/* Whether a return probe is on at index @i (it needs the int3: no jmp there). */
-int fdr_probe_ret_on_at(unsigned int i)
-{
-	unsigned int k;
-
-	for (k = 0; k < PR_SITE_PROBES; k++)
-		if (atomic_load(&pr_sites[i].probes[k].on) && pr_sites[i].probes[k].ret)
-			return 1;
-	return 0;
 }
 
 const struct fdr_reloc_insn *fdr_probe_insn_at(unsigned int i)
@@ -1324,22 +1414,16 @@ int fdr_probe_in_handler(void)
 	return pr_depth > 0;
 }
 
-#ifdef FDR_HIT_NOVEC
-/* Through fdr_vcall() (vector state and errno saved): a handler that may touch them */
-static long pr_call_general(long fn, long regs, long arg)
-{
-	((fdr_probe_handler)fn)((const struct fdr_probe_regs *)regs, (void *)arg);
-	return 0;
-}
-#endif
-
 /*
  * A hit through a jump trampoline (@site: a struct pr_site): what the SIGTRAP
- * handler does for the entry probes of an address, by the same rules (nesting
- * is a miss, no handler once disarmed, and in flight around the armed and 'on'
+ * handler does for the probes of an address, by the same rules (nesting is a
+ * miss, no handler once disarmed, and in flight around the armed and 'on'
  * tests: this thread's slot, which the disarm waits on after a membarrier(),
- * instead of two locked adds to "active" where it can; see pr_infl_slot()). The trampoline then runs the displaced instructions whether or
- * not a handler ran.
+ * instead of two locked adds to "active" where it can; see pr_hit_enter()).
+ * Entry handlers run first; then, if a return probe is on, one hijack of the
+ * return address at gpr[SP] serves them all (pr_ret_entry(), the int3 form's).
+ * The trampoline then runs the displaced instructions whether or not a
+ * handler ran.
  *
  * FDR_HIT_NOVEC (the usual build): the trampoline saved the general registers
  * only, and this runs compiled with -mgeneral-regs-only. A handler armed with
@@ -1348,79 +1432,27 @@ static long pr_call_general(long fn, long regs, long arg)
  * without the vector state"). Otherwise (sanitizer builds) the trampoline saved
  * the vector state, and errno is kept here.
  */
-/*
- * This thread's in-flight slot, claimed at its first jump hit (lock-free,
- * async-signal-safe); NULL where none can be used: the active count then.
- */
-static _Atomic(void *) *pr_infl_slot(void)
-{
-	int me = pr_infl_me;
-	unsigned int i, n;
-
-	if (me > 0)
-		return &pr_infl[me - 1].site;
-	if (me < 0 || !atomic_load_explicit(&pr_infl_ok, memory_order_relaxed))
-		return NULL;
-	for (i = 0; i < PR_INFL; i++) {
-		int free_slot = 0;
-
-		if (atomic_load_explicit(&pr_infl[i].used, memory_order_relaxed) ||
-		    !atomic_compare_exchange_strong(&pr_infl[i].used, &free_slot, 1))
-			continue;
-		/* seq_cst, before the slot is first stored: pr_infl_quiesce() reads n first */
-		n = atomic_load(&pr_infl_n);
-		while (n < i + 1 && !atomic_compare_exchange_weak(&pr_infl_n, &n, i + 1))
-			;
-		pr_infl_me = (int)i + 1;
-		return &pr_infl[i].site;
-	}
-	pr_infl_me = -1;
-	return NULL;
-}
-
 void fdr_probe_fire(void *site, const struct fdr_probe_regs *regs)
 {
 	struct pr_site *s = site;
 #ifndef FDR_HIT_NOVEC
 	int saved_errno = errno;
 #endif
-	_Atomic(void *) *slot = pr_infl_slot();
+	_Atomic(void *) *slot = pr_hit_enter(s);
 	unsigned int k;
+	int ret_on = 0;
 
-	/*
-	 * In flight: this thread's slot holds the site (a plain store; the
-	 * disarmer's membarrier() stands for the fence, pr_infl_quiesce()), or,
-	 * without a slot or nested in a hit that holds it (a signal handler), the
-	 * active count as the int3 path keeps it.
-	 */
-	if (slot && !atomic_load_explicit(slot, memory_order_relaxed)) {
-		atomic_store_explicit(slot, s, memory_order_relaxed);
-		atomic_signal_fence(memory_order_seq_cst);
-	} else {
-		slot = NULL;
-		atomic_fetch_add(&s->active, 1); /* seq_cst: before the armed load (essay) */
-	}
 	if (atomic_load(&s->armed)) {
 		for (k = 0; k < PR_SITE_PROBES; k++) {
 			struct fdr_probe_site *p = &s->probes[k];
 
-			if (!atomic_load(&p->on) || p->ret) {
+			if (!atomic_load(&p->on)) {
 				continue;
+			} else if (p->ret) {
+				ret_on = 1;
 			} else if (pr_depth == 0) {
-				fdr_probe_handler fn =
-					atomic_load_explicit(&p->fn, memory_order_relaxed);
-				void *arg = atomic_load_explicit(&p->arg, memory_order_relaxed);
-
 				pr_depth++;
-#ifdef FDR_HIT_NOVEC
-				if (p->novec)
-					fn(regs, arg);
-				else
-					(void)fdr_vcall((void *)pr_call_general, (long)fn,
-							(long)regs, (long)arg, 0, 0);
-#else
-				fn(regs, arg);
-#endif
+				pr_call(p, regs);
 				pr_depth--;
 				if (!p->nocount) /* a locked add: a sixth of a hit */
 					atomic_fetch_add_explicit(&p->hits, 1,
@@ -1430,10 +1462,14 @@ void fdr_probe_fire(void *site, const struct fdr_probe_regs *regs)
 			}
 		}
 	}
-	if (slot)
-		atomic_store_explicit(slot, NULL, memory_order_release);
-	else
-		atomic_fetch_sub(&s->active, 1);
+	if (ret_on && pr_depth++ == 0)
+		pr_ret_entry(s, (uintptr_t)regs->gpr[FDR_REG_SP],
+			     atomic_load_explicit(&pr_tramp, memory_order_acquire));
+	else if (ret_on)
+		pr_ret_miss(s);
+	if (ret_on)
+		pr_depth--;
+	pr_hit_leave(s, slot);
 #ifndef FDR_HIT_NOVEC
 	errno = saved_errno;
 #endif

@@ -5,8 +5,8 @@
  *
  * The window is the run of whole instructions that covers the 5 bytes of a
  * jmp rel32 from the probed address A. fdr_probe_optimize() takes an armed
- * entry probe (the int3 form works meanwhile) and the bounds of its function,
- * and turns it into
+ * probe, entry or return (the int3 form works meanwhile), and the bounds of
+ * its function, and turns it into
  *
  *	A:     e9 <rel32> [cc ...]         tail padded with int3, never run
  *	tramp: lea -128(%rsp),%rsp         below the red zone
@@ -43,8 +43,9 @@
  *   - the function has no indirect jmp other than through a RIP-relative
  *     pointer (a tail call through the GOT): a jump table could target the
  *     interior, and fdr does not read jump tables;
- *   - no other armed probe lies in the window; not a return probe (those
- *     hijack the return address in the SIGTRAP handler and stay int3).
+ *   - no other armed probe lies in the window. The probes of A, return
+ *     probes included, all run from the trampoline: fdr_probe_fire() makes
+ *     a return probe's hijack as the SIGTRAP handler would.
  * Branches from outside the function (another function's cold part jumping
  * back in) are not looked for: the caller gives the function, nothing more.
  *
@@ -458,8 +459,6 @@ static int jp_plan(unsigned int idx, uintptr_t addr, uintptr_t fs, size_t fl, st
 	if (fl > JP_MAX_FUNC_LEN)
 		return jp_refuse(why, n, -EINVAL, "function at 0x%lx is longer than %u bytes",
 				 (unsigned long)fs, JP_MAX_FUNC_LEN);
-	if (idx != JP_NO_SITE && fdr_probe_ret_on_at(idx))
-		return jp_refuse(why, n, -ENOTSUP, "a return probe keeps its breakpoint");
 	if (!ZYAN_SUCCESS(ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64)))
 		return -EINVAL;
 	code = calloc(1, fl + FDR_RELOC_MAX_LEN);
@@ -859,7 +858,7 @@ undo:
 }
 
 /**
- * fdr_probe_optimize - turn an armed entry probe into a jmp to a trampoline
+ * fdr_probe_optimize - turn an armed probe's address into a jmp to a trampoline
  * @site: from fdr_probe_arm(), armed
  * @func_start: the first byte of the function that holds the probed address
  * @func_len: its size in bytes (the ELF symbol's, as for fdr_probe_check())
@@ -891,7 +890,7 @@ int fdr_probe_optimize(struct fdr_probe_site *site, uintptr_t func_start, size_t
 		return -EDEADLK;
 	fdr_probe_lock();
 	idx = fdr_probe_index(site);
-	if (!fdr_probe_is_entry_on(site) || !fdr_probe_armed_at(idx)) {
+	if (!fdr_probe_is_on(site) || !fdr_probe_armed_at(idx)) {
 		ret = -EINVAL;
 	} else if (!jp_is_enabled()) {
 		struct jp_win *w = jp_wins[idx];
@@ -1043,7 +1042,7 @@ int fdr_jump_before_arm(uintptr_t addr)
 
 /**
  * fdr_jump_before_disarm - the address at @idx goes back to its int3 form (its
- * last probe is being disarmed, or a return probe joins it)
+ * last probe is being disarmed)
  */
 int fdr_jump_before_disarm(unsigned int idx)
 {

@@ -26,10 +26,9 @@ int fdr_jump_patched(uintptr_t addr);
 /* engine.c, called by jump.c */
 size_t fdr_probe_read_orig(uintptr_t addr, uint8_t *buf, size_t len);
 unsigned int fdr_probe_index(const struct fdr_probe_site *p);
-int fdr_probe_is_entry_on(const struct fdr_probe_site *p);
+int fdr_probe_is_on(const struct fdr_probe_site *p);
 uintptr_t fdr_probe_addr_at(unsigned int i);
 int fdr_probe_armed_at(unsigned int i);
-int fdr_probe_ret_on_at(unsigned int i);
 const struct fdr_reloc_insn *fdr_probe_insn_at(unsigned int i);
 uintptr_t fdr_probe_slot_at(unsigned int i);
 void *fdr_probe_site_at(unsigned int i);

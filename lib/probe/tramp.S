@@ -3,8 +3,10 @@
  * tramp.S - the return-probe trampoline and its unwind information (x86-64).
  *
  * A return probe writes fdr_probe_ret_tramp over the return address of the
- * function it probes (engine.c, "Return probes"). The int3 there traps when
- * the function returns. Until then, an unwinder that walks the stack (a C++
+ * function it probes (engine.c, "Return probes"), at the int3 or in the jump
+ * trampoline of its entry. The function returns there, and the code below
+ * reports the return and goes on to the real return address, with no trap.
+ * Until then, an unwinder that walks the stack (a C++
  * exception, pthread_exit()'s forced unwind, backtrace(), gdb) finds the
  * trampoline as the function's return address, so it needs unwind information
  * for it: the .eh_frame entry below, found like any other through
@@ -59,9 +61,25 @@
 .endm
 
 /*
- * The trampoline: one int3, with a byte before it (an unwinder looks up the
- * return address minus one) and after it (the RIP a signal frame at the trap
- * shows), all under the rules above. Executed only through a hijacked return.
+ * The trampoline. A hijacked return lands on fdr_probe_ret_tramp with %rsp =
+ * S + 8, and nothing traps: a jmp over the table's offset word (at T + 7, the
+ * expression's constant) to the body, which pushes a struct fdr_probe_regs
+ * (as a jump probe's trampoline does, jump.c), calls fdr_probe_ret_fire()
+ * (engine.c: finds the entry, runs the return probes, frees the table slot,
+ * returns the real return address), writes that address into S, restores
+ * the registers and the flags and jumps there. The body's unwind rules
+ * follow its pushes; the return address is the expression above until S holds
+ * the real one, then S itself. The byte before T is covered too (an unwinder
+ * looks up the return address minus one).
+ *
+ * FDR_HIT_NOVEC (the usual build): fdr_probe_ret_fire() and what it calls use
+ * general registers only, so the vector state is not saved (the return value
+ * in %xmm0/%st0 stays); other builds call it through fdr_vcall(), which saves
+ * that state and errno around it (docs/design/probes.md, "A hit without the
+ * vector state").
+ *
+ *	struct fdr_probe_regs, from its base B = S - 168 (CFA = S + 8 = B + 176):
+ *	rax rbx rcx rdx rsi rdi rbp SP r8 .. r15 IP FLAGS CS SS probe_addr
  */
 	.globl fdr_probe_ret_tramp
 	.hidden fdr_probe_ret_tramp
@@ -74,11 +92,94 @@ fdr_probe_ret_tramp_area:
 	PR_RA_EXPR
 	nop
 fdr_probe_ret_tramp:
-	int3
+	jmp	pr_ret_body		/* 2 bytes: the word below stays at T + 7 */
 	.org fdr_probe_ret_tramp + 7, 0xcc	/* exactly: the expression adds 7 */
-	.cfi_endproc
 pr_rtab_rel:
 	.quad fdr_probe_ret_table - pr_rtab_rel	/* at T + 7: the table, from here */
+pr_ret_body:
+	lea	-32(%rsp), %rsp		/* S is kept: probe_addr, SS, CS (filled in C) */
+	.cfi_adjust_cfa_offset 32
+	pushfq				/* FLAGS */
+	.cfi_adjust_cfa_offset 8
+	lea	-8(%rsp), %rsp		/* IP (filled in C) */
+	.cfi_adjust_cfa_offset 8
+	.irp r, r15, r14, r13, r12, r11, r10, r9, r8
+	push	%\r
+	.cfi_adjust_cfa_offset 8
+	.endr
+	lea	-8(%rsp), %rsp		/* SP, below */
+	.cfi_adjust_cfa_offset 8
+	.irp r, rbp, rdi, rsi, rdx, rcx, rbx, rax
+	push	%\r
+	.cfi_adjust_cfa_offset 8
+	.endr
+	.cfi_offset %rbx, -168
+	.cfi_offset %rbp, -128
+	.cfi_offset %r12, -80
+	.cfi_offset %r13, -72
+	.cfi_offset %r14, -64
+	.cfi_offset %r15, -56
+	lea	176(%rsp), %rax
+	mov	%rax, 56(%rsp)		/* SP = S + 8, as after the ret */
+	mov	%rsp, %rbx
+	.cfi_def_cfa_register %rbx
+	cld
+	and	$-16, %rsp
+#ifdef FDR_HIT_NOVEC
+	mov	%rbx, %rdi
+	call	fdr_probe_ret_fire
+#else
+	lea	fdr_probe_ret_fire(%rip), %rdi
+	mov	%rbx, %rsi
+	call	fdr_vcall@PLT
+#endif
+	mov	%rbx, %rsp
+	.cfi_def_cfa_register %rsp
+	mov	%rax, 168(%rsp)		/* S = the real return address */
+	.cfi_offset %rip, -8
+	/*
+	 * The flags back without popfq, as jump.c's trampoline does: DF set
+	 * again if it was, OF through add $0x7f to 0 or 1, the rest by sahf;
+	 * nothing after this changes a flag (mov, pop, lea, jmp).
+	 */
+	mov	136(%rsp), %rax
+	bt	$10, %eax
+	jnc	1f
+	std
+1:	mov	%eax, %edx
+	shr	$11, %edx
+	and	$1, %edx
+	mov	%al, %ah
+	mov	%dl, %al
+	add	$0x7f, %al
+	sahf
+	pop	%rax
+	.cfi_adjust_cfa_offset -8
+	pop	%rbx
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore %rbx
+	pop	%rcx
+	.cfi_adjust_cfa_offset -8
+	pop	%rdx
+	.cfi_adjust_cfa_offset -8
+	pop	%rsi
+	.cfi_adjust_cfa_offset -8
+	pop	%rdi
+	.cfi_adjust_cfa_offset -8
+	pop	%rbp
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore %rbp
+	lea	8(%rsp), %rsp		/* SP */
+	.cfi_adjust_cfa_offset -8
+	.irp r, r8, r9, r10, r11, r12, r13, r14, r15
+	pop	%\r
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore %\r
+	.endr
+	lea	48(%rsp), %rsp		/* IP, FLAGS, CS, SS, probe_addr, S: %rsp = S + 8 */
+	.cfi_adjust_cfa_offset -48
+	jmp	*-8(%rsp)		/* S: below %rsp, in the red zone no signal frame takes */
+	.cfi_endproc
 	.size fdr_probe_ret_tramp_area, .-fdr_probe_ret_tramp_area
 
 /*

@@ -519,6 +519,25 @@ test_optimized() {
 	expect_lines palib "$opid" \
 		"$(lines palib lib 0 2; lines palib lib 0 1; lines palib lib 0 1; lines palib lib 0 0)" ||
 		return 1
+	# a return probe joins the jmp: both optimised, both recorded, $retval right
+	define "r:uprobes/palibret $LIB:pa_lib_fn rv=\$retval:s32" || return 1
+	set_enable 1 uprobes/palibret || return 1
+	wait_profile palibret " [OPTIMIZED 1]" || return 1
+	wait_profile palib " [OPTIMIZED 1]" || return 1
+	tcmd libbyte && [ "$reply" = "byte e9" ] || { diag "with the return probe: $reply"; return 1; }
+	tcmd "lib 3" && [ "$reply" = "ok $((3 * 108 + 3))" ] || { diag "lib 3: $reply"; return 1; }
+	expect_lines palib "$opid" "$(lines palib lib 0 2; lines palib lib 0 1; lines palib lib 0 1
+		lines palib lib 0 0; lines palib lib 0 2)" || return 1
+	"$FDR" show >"$T/show" 2>"$ERR" || { diag "fdr show failed"; cat "$ERR"; return 1; }
+	local got
+	got=$(grep -E -- "-$opid +\[[0-9]+\] .* palibret: " "$T/show" |
+		sed -E 's/^.* (palibret: )\(0x[0-9a-f]+ <- 0x[0-9a-f]+\)/\1(F <- R)/')
+	[ "$got" = "$(printf 'palibret: (F <- R) rv=%d\n' 108 109 110)" ] ||
+		{ diag "return lines:"; printf '%s\n' "$got" | sed 's/^/#   got: /'; return 1; }
+	set_enable 0 uprobes/palibret || return 1
+	remove uprobes/palibret || return 1
+	wait_profile palib " [OPTIMIZED 1]" || return 1
+	tcmd libbyte && [ "$reply" = "byte e9" ] || { diag "after the return probe went: $reply"; return 1; }
 	stop_target
 }
 

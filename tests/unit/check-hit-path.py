@@ -7,16 +7,19 @@ The trampoline of a jump probe saves the general registers and the flags only,
 so every instruction a hit can run must leave the x87/SSE/AVX/AVX-512 state
 alone. This disassembles the built libraries (objdump -d) and walks the code
 from the hit's entry points: engine.c's fdr_probe_fire(), which the trampoline
-calls, and agent.c's pa_hit(), the handler it calls directly (armed with
+calls, fdr_probe_ret_fire(), which the return trampoline calls (tramp.S), and
+agent.c's pa_hit(), the handler they call directly (armed with
 FDR_PROBE_ARM_NOVEC). Every function reached through a direct call or jump,
 in either library (through the PLT too), is looked at; the walk stops at
-fdr_vcall(), which saves the vector state before it calls ordinary code. It
+fdr_vcall(), which saves the vector state before it calls ordinary code, and
+at pr_ret_lost(), which aborts the process (a return with no entry). It
 fails, naming the function and the instruction, on
   - an operand that is a vector, x87, MMX or mask register, or an instruction
     that works on that state (x87, emms, vzeroupper, ldmxcsr, xsave...);
   - a call or jump into anything but these two libraries (libc's memcpy() and
     memset() use vector registers; a system call is made inline instead);
-  - an indirect call anywhere but in fdr_probe_fire() (the NOVEC handler's).
+  - an indirect call anywhere but in fdr_probe_fire(), fdr_probe_ret_fire()
+    and pr_call() (the NOVEC handler's).
 Indirect jumps are allowed: a switch's jump table, inside its function.
 """
 import bisect
@@ -24,9 +27,10 @@ import re
 import subprocess
 import sys
 
-ROOTS = [("probe", "fdr_probe_fire"), ("probe", "pa_hit")]
-BOUNDARY = {"fdr_vcall"}  # saves the vector state around what it calls
-INDIRECT_CALL_OK = {"fdr_probe_fire"}
+ROOTS = [("probe", "fdr_probe_fire"), ("probe", "fdr_probe_ret_fire"), ("probe", "pa_hit")]
+# fdr_vcall saves the vector state around what it calls; pr_ret_lost aborts
+BOUNDARY = {"fdr_vcall", "pr_ret_lost"}
+INDIRECT_CALL_OK = {"fdr_probe_fire", "fdr_probe_ret_fire", "pr_call"}
 VEC_OPERAND = re.compile(r"%(?:[xyz]mm\d+|st\b|st\(\d\)|mm\d\b|k[0-7]\b)")
 VEC_MNEMONIC = re.compile(
     r"^(?:f\w+|emms|vzeroupper|vzeroall|ldmxcsr|stmxcsr|vldmxcsr|vstmxcsr|xsave\w*|xrstor\w*)$")

@@ -427,6 +427,7 @@ pt_global:
 pt_global2:
 	.long	0
 	.p2align 3
+	.globl pt_fnptr		/* test-probe-jump.c points it elsewhere for a while */
 pt_fnptr:
 	.quad	pt_ret_addr
 	.globl pt_saved_sp

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -436,40 +437,184 @@ Test(jump, arm_inside_window)
 	cr_assert_eq(memcmp(before, (const void *)A(pt_add), sizeof(before)), 0);
 }
 
-/* A return probe joining an optimised entry probe: the address goes back to int3. */
+/*
+ * Entry and return probes on one optimised function: both run from the jump
+ * trampolines (the entry's hijacks the return address, no trap; the return
+ * trampoline reports and goes back), with the right $retval, return address
+ * and function; the window stays a jmp while either probe is on, a return
+ * probe alone is optimised too, and the vector return value survives a
+ * handler that clobbers it.
+ */
+struct rets {
+	atomic_ulong n;
+	uint64_t sum_ax, last_ax, last_ip, last_func, bad_ip;
+};
+
 static void count_ret(const struct fdr_probe_regs *r, void *arg)
 {
-	(void)r;
-	atomic_fetch_add((atomic_ulong *)arg, 1);
+	struct rets *t = arg;
+
+	atomic_fetch_add(&t->n, 1);
+	t->sum_ax += r->gpr[FDR_REG_AX];
+	t->last_ax = r->gpr[FDR_REG_AX];
+	t->last_ip = r->gpr[FDR_REG_IP];
+	t->last_func = r->probe_addr;
 }
 
-Test(jump, return_probe_joins)
+/* pt_add(i, 2i) from here: the return address the probes must report is in this function */
+__attribute__((noinline)) static uint64_t call_add(uint64_t i, uint64_t *ra)
+{
+	uint64_t v = pt_add(i, 2 * i);
+
+	*ra = (uint64_t)(uintptr_t)__builtin_return_address(0); /* only to keep a frame */
+	return v;
+}
+
+static void calls_1000(struct hits *h, struct rets *t, unsigned long want_h, unsigned long want_t)
+{
+	uint64_t i, ra, sum = 0;
+
+	for (i = 0; i < 1000; i++) {
+		cr_assert_eq(call_add(i, &ra), 3 * i, "call %lu", (unsigned long)i);
+		sum += 3 * i;
+	}
+	cr_assert_eq(atomic_load(&h->n), want_h);
+	cr_assert_eq(atomic_load(&t->n), want_t);
+	if (want_t) {
+		cr_assert_eq(t->sum_ax, sum, "every $retval: sum %lu, want %lu",
+			     (unsigned long)t->sum_ax, (unsigned long)sum);
+		cr_assert_eq(t->last_ax, 3 * 999);
+		cr_assert(t->last_ip > (uintptr_t)call_add &&
+				  t->last_ip < (uintptr_t)call_add + 256,
+			  "the real return address (in call_add at %p): 0x%lx", (void *)call_add,
+			  (unsigned long)t->last_ip);
+		cr_assert_eq(t->last_func, A(pt_add), "probe_addr: the function");
+	}
+	cr_assert_eq(fdr_probe_ret_pending(NULL), 0, "no return left pending");
+}
+
+Test(jump, entry_and_return_optimized)
 {
 	struct fdr_probe_site *s1, *s2;
 	struct hits h = { 0 };
-	atomic_ulong rets = 0;
+	struct rets t = { 0 };
+	unsigned int tab = 1;
 	char why[256];
 
 	cr_assert_eq(fdr_probe_arm(A(pt_add), count_hit, &h, &s1), 0);
 	cr_assert_eq(fdr_probe_optimize(s1, FN(pt_add) - A(pt_add), why, sizeof(why)), 0, "%s",
 		     why);
-	cr_assert_eq(fdr_probe_arm_flags(A(pt_add), FDR_PROBE_ARM_RETURN, count_ret, &rets, &s2),
-		     0);
-	cr_assert_eq(fdr_probe_site_optimized(s1), 0);
-	cr_assert_eq(*(volatile uint8_t *)A(pt_add), 0xcc);
-	cr_assert_eq(pt_add(20, 22), 42);
-	cr_assert_eq(atomic_load(&h.n), 1, "entry hits %lu, returns %lu", atomic_load(&h.n),
-		     atomic_load(&rets));
-	cr_assert_eq(atomic_load(&rets), 1);
-	cr_assert_eq(fdr_probe_optimize(s1, FN(pt_add) - A(pt_add), why, sizeof(why)), -ENOTSUP);
-	cr_assert(strstr(why, "return probe"), "%s", why);
-	cr_assert_eq(fdr_probe_disarm(s2), 0);
-	cr_assert_eq(fdr_probe_optimize(s1, FN(pt_add) - A(pt_add), why, sizeof(why)), 0, "%s",
+	cr_assert_eq(fdr_probe_arm_flags(A(pt_add), FDR_PROBE_ARM_RETURN, count_ret, &t, &s2), 0);
+	/* the return probe joins the jmp: no int3 comes back */
+	cr_assert_eq(fdr_probe_site_optimized(s1), 1);
+	cr_assert_eq(fdr_probe_site_optimized(s2), 1);
+	cr_assert_eq(*(volatile uint8_t *)A(pt_add), 0xe9);
+	cr_assert_eq(fdr_probe_optimize(s2, FN(pt_add) - A(pt_add), why, sizeof(why)), 0, "%s",
 		     why);
-	cr_assert_eq(pt_add(1, 1), 2);
-	cr_assert_eq(atomic_load(&h.n), 2);
+	calls_1000(&h, &t, 1000, 1000);
+	cr_assert_eq(fdr_probe_site_hits(s1), 1000);
+	cr_assert_eq(fdr_probe_site_hits(s2), 1000);
+	cr_assert_eq(fdr_probe_site_misses(s2), 0);
+	fdr_probe_ret_pending(&tab);
+	cr_assert_eq(tab, 0, "no table slot left");
+	/* the entry probe leaves: the return probe keeps the jmp */
+	cr_assert_eq(fdr_probe_disarm(s1), 0);
+	cr_assert_eq(*(volatile uint8_t *)A(pt_add), 0xe9);
+	t.sum_ax = 0;
+	calls_1000(&h, &t, 1000, 2000);
+	cr_assert_eq(fdr_probe_disarm(s2), 0);
+	cr_assert_eq(*(volatile uint8_t *)A(pt_add), 0x48);
+	/* a return probe alone, optimised; then the entry probe joins it */
+	memset(&t, 0, sizeof(t));
+	cr_assert_eq(fdr_probe_arm_flags(A(pt_add), FDR_PROBE_ARM_RETURN, count_ret, &t, &s2), 0);
+	cr_assert_eq(fdr_probe_optimize(s2, FN(pt_add) - A(pt_add), why, sizeof(why)), 0, "%s",
+		     why);
+	cr_assert_eq(*(volatile uint8_t *)A(pt_add), 0xe9);
+	calls_1000(&h, &t, 1000, 1000);
+	cr_assert_eq(fdr_probe_arm(A(pt_add), count_hit, &h, &s1), 0);
+	cr_assert_eq(fdr_probe_site_optimized(s1), 1);
+	t.sum_ax = 0;
+	calls_1000(&h, &t, 2000, 2000);
+	/* switched off and on: int3 and the trap-free return, then the jmp again */
+	cr_assert_eq(fdr_probe_set_optimize(0), 0);
+	cr_assert_eq(*(volatile uint8_t *)A(pt_add), 0xcc);
+	t.sum_ax = 0;
+	calls_1000(&h, &t, 3000, 3000);
+	cr_assert_eq(fdr_probe_set_optimize(1), 1);
+	cr_assert_eq(*(volatile uint8_t *)A(pt_add), 0xe9);
+	cr_assert_eq(fdr_probe_disarm(s2), 0);
 	cr_assert_eq(fdr_probe_disarm(s1), 0);
 	cr_assert_eq(*(volatile uint8_t *)A(pt_add), 0x48);
+}
+
+/* A double returned in %xmm0 through the return trampoline, a handler clobbering xmm0/xmm1 */
+Test(jump, return_value_in_xmm0_kept)
+{
+	struct fdr_probe_site *s;
+	atomic_ulong n = 0;
+	char why[256];
+	int i;
+
+	cr_assert_eq(fdr_probe_arm_flags(A(pt_addsd), FDR_PROBE_ARM_RETURN, clobber_xmm, &n, &s),
+		     0);
+	cr_assert_eq(fdr_probe_optimize(s, FN(pt_addsd) - A(pt_addsd), why, sizeof(why)), 0, "%s",
+		     why);
+	for (i = 0; i < 100; i++)
+		cr_assert_eq(pt_addsd(i * 0.5, 1.25), i * 0.5 + 1.25, "addsd, call %d", i);
+	cr_assert_eq(atomic_load(&n), 100);
+	cr_assert_eq(fdr_probe_disarm(s), 0);
+}
+
+/*
+ * longjmp() out of an optimised return-probed function (pt_callind_mem calls
+ * *pt_fnptr, which jumps out every other call): the abandoned entry is
+ * dropped as a miss at the next entry, as in the breakpoint form
+ * (test-probe-ret.c, longjmp_out); every normal return is reported.
+ */
+extern uint64_t (*pt_fnptr)(void);
+static jmp_buf lj_buf;
+static unsigned long lj_i;
+
+static uint64_t lj_callee(void)
+{
+	if (lj_i % 2 == 0)
+		longjmp(lj_buf, 1);
+	return 42;
+}
+
+Test(jump, longjmp_out_of_optimized_return)
+{
+	uint64_t (*saved)(void) = pt_fnptr;
+	struct fdr_probe_site *s;
+	struct rets t = { 0 };
+	unsigned long jumped = 0;
+	unsigned int tab = 1;
+	char why[256];
+
+	cr_assert_eq(
+		fdr_probe_arm_flags(A(pt_callind_mem), FDR_PROBE_ARM_RETURN, count_ret, &t, &s), 0);
+	cr_assert_eq(fdr_probe_optimize(s, FN(pt_callind_mem) - A(pt_callind_mem), why,
+					sizeof(why)),
+		     0, "%s", why);
+	cr_assert_eq(*(volatile uint8_t *)A(pt_callind_mem), 0xe9);
+	pt_fnptr = lj_callee;
+	for (lj_i = 0; lj_i < 1000; lj_i++) {
+		if (setjmp(lj_buf)) {
+			jumped++;
+			continue;
+		}
+		cr_assert_eq(pt_callind_mem(), 42);
+	}
+	pt_fnptr = saved;
+	cr_assert_eq(jumped, 500);
+	cr_assert_eq(atomic_load(&t.n), 500, "returns reported: %lu", atomic_load(&t.n));
+	cr_assert_eq(t.sum_ax, 500 * 42);
+	cr_assert_eq(t.last_func, A(pt_callind_mem));
+	cr_assert_eq(fdr_probe_site_misses(s), 500, "misses %lu",
+		     (unsigned long)fdr_probe_site_misses(s));
+	cr_assert_eq(fdr_probe_ret_pending(&tab), 0);
+	cr_assert_eq(tab, 0, "no table slot left");
+	cr_assert_eq(fdr_probe_disarm(s), 0);
 }
 
 /*
