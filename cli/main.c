@@ -236,11 +236,11 @@ static const struct verb verbs[] = {
 	  "chunk of a snapshot session under HOST (--hostname, $FDR_HOSTNAME or the\n"
 	  "machine's); one it cannot send is kept as CTF in DIR (fdr-relay-unsent)." },
 	{ "relay", cmd_relay,
-	  "relay net://HOST[:CPORT[:DPORT]] [--live-timer US] [--hostname H] [-i INSTANCE]",
+	  "relay net://HOST[:CPORT[:DPORT]] [--live-timer US] [--hostname H] [-r PRIO] [-i INSTANCE]",
 	  "Stream the instance live to LTTng's lttng-relayd (consuming it, as 'pipe'),\n"
 	  "one packet per CPU every live timer period (default 1000000 us), for\n"
 	  "babeltrace2 -i lttng-live; Ctrl-C stops. HOST: --hostname, $FDR_HOSTNAME or\n"
-	  "the machine's." },
+	  "the machine's. -r PRIO: read at SCHED_FIFO priority PRIO (1-99)." },
 	{ "export", cmd_export,
 	  "export --format ctf|perfetto|perfetto-proto|text -o OUT [-i INSTANCE] [--snapshot] [FILE]\n"
 	  "       export --relayd net://HOST[:CPORT[:DPORT]] [--hostname H] [-i INSTANCE] [--snapshot] [FILE]",

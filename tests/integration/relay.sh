@@ -23,7 +23,8 @@
 #   - fdr record --relayd and fdr export --relayd: a recorded file and a
 #     session's instance sent as one chunk each, equal to the CTF export; a
 #     daemon that is not there: exit 1, the recording kept;
-#   - usage errors: a bad URL, a bad host name, --format with --relayd.
+#   - usage errors: a bad URL, a bad host name, --format with --relayd, a bad
+#     fdr relay -r priority.
 # Skips (77) where lttng-relayd or babeltrace2 is not installed. Every relayd
 # it starts is killed at exit.
 set -u
@@ -519,6 +520,8 @@ test_usage() {
 	expect_rc 2 && expect_err 'expected no --format with --relayd' || return 1
 	FDR_SESSION=kill fdr snapshot take --relayd "$URL"
 	expect_rc 2 || return 1
+	FDR_SESSION=live fdr relay "$URL" -r 100
+	expect_rc 2 && expect_err 'expected a SCHED_FIFO priority from 1 to 99' || return 1
 }
 
 run_cases "test_setup test_two_hosts test_live test_live_reconnect test_relayd_killed test_incompatible test_export_relayd test_usage" test_setup
