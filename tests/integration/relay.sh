@@ -20,6 +20,8 @@
 #     by itself into a new session directory where what follows is stored, and
 #     exits 1 at the end (the stream had a gap);
 #   - a daemon speaking another protocol major version is refused, saying so;
+#   - a session linked to a kernel instance: each snapshot sent holds the
+#     kernel's records too (root and the kernel's tracefs; else said);
 #   - fdr record --relayd and fdr export --relayd: a recorded file and a
 #     session's instance sent as one chunk each, equal to the CTF export; a
 #     daemon that is not there: exit 1, the recording kept;
@@ -64,6 +66,12 @@ relayd_kill() {
 	relayd_pid=
 }
 at_exit relayd_kill
+# test_kernel_linked's kernel instance goes with its session, whatever happens
+klinked_destroy() {
+	[ -e "$FDR_ROOT/klinked" ] && FDR_SESSION=klinked "$FDR" destroy >/dev/null 2>&1
+	return 0
+}
+at_exit klinked_destroy
 
 # relayd_start [quiet]: lttng-relayd on $CTRL/$DATA/$LIVE, output in $RELAY_OUT,
 # up when its control port accepts a connection
@@ -509,6 +517,38 @@ test_export_relayd() {
 	expect_rc 2 && expect_err 'expected no --format or -o with --relayd' || return 1
 }
 
+# A session linked to a kernel instance (fdr start -k; needs root and the
+# kernel's tracefs, else not checked, said): each snapshot sent holds the
+# kernel's records too (a second stream class), the kernel instance is started
+# again after its freeze, and fdr destroy removes it.
+test_kernel_linked() {
+	local tracefs inst p
+	tracefs=$(awk '$3 == "tracefs" { print $2; exit }' /proc/mounts)
+	if [ "$(id -u)" != 0 ] || [ -z "$tracefs" ] || [ ! -w "$tracefs/instances" ]; then
+		diag "not checked: the kernel's tracefs is not usable here (root and a tracefs mount)"
+		return 0
+	fi
+	export FDR_KERNEL_REGISTRY=$T/kregistry
+	FDR_SESSION=klinked must "$FDR" start -k sched:sched_switch,sched:sched_wakeup || return 1
+	inst=$(sed -n 's/^instance //p' "$FDR_ROOT/klinked/kernel")
+	saver_start klinked hostK2 || return 1
+	p=$saver_pid
+	grep -q "with kernel instance $inst" "$T/saver-klinked.err" || { diag "the saver does not name the kernel instance"; return 1; }
+	mark klinked "with the kernel" || return 1
+	sleep 0.2 # the kernel records some scheduling
+	FDR_SESSION=klinked must "$FDR" snapshot take || return 1
+	wait_lines "$T/saver-klinked.out" 1 || { diag "the snapshot was not sent"; sed 's/^/#   saver: /' "$T/saver-klinked.err"; return 1; }
+	saver_stop "$p"
+	babeltrace2 "$RELAY_OUT/$(head -1 "$T/saver-klinked.out")" >"$T/klinked.txt" 2>/dev/null
+	grep -q 'with the kernel' "$T/klinked.txt" && grep -q 'sched:sched_switch' "$T/klinked.txt" ||
+		{ diag "the chunk lacks fdr's marker or the kernel's sched_switch"; head -5 "$T/klinked.txt" | sed 's/^/#   /'; return 1; }
+	grep -q "kernel instance $inst stopped [0-9.]* us after fdr's snapshot" "$T/saver-klinked.err" ||
+		{ diag "no freeze line"; sed 's/^/#   saver: /' "$T/saver-klinked.err"; return 1; }
+	[ "$(cat "$tracefs/instances/$inst/tracing_on")" = 1 ] || { diag "the kernel instance was not started again"; return 1; }
+	FDR_SESSION=klinked must "$FDR" destroy || return 1
+	[ ! -e "$tracefs/instances/$inst" ] || { diag "$inst is left"; return 1; }
+}
+
 test_usage() {
 	FDR_SESSION=kill fdr snapshot save --relayd tcp://127.0.0.1
 	expect_rc 2 && expect_err 'expected net://HOST\[:CONTROL_PORT\[:DATA_PORT\]\]' || return 1
@@ -524,5 +564,5 @@ test_usage() {
 	expect_rc 2 && expect_err 'expected a SCHED_FIFO priority from 1 to 99' || return 1
 }
 
-run_cases "test_setup test_two_hosts test_live test_live_reconnect test_relayd_killed test_incompatible test_export_relayd test_usage" test_setup
+run_cases "test_setup test_two_hosts test_live test_live_reconnect test_relayd_killed test_incompatible test_export_relayd test_kernel_linked test_usage" test_setup
 tap_summary
