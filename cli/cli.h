@@ -159,6 +159,13 @@ void cli_relay_name(const char *in, char *out, size_t len);
 int cli_relay_hostname(const char *opt, char *out, size_t len);
 /* the session's name on the daemon: the fdr session's, "-INSTANCE" for an instance */
 void cli_relay_session_name(struct fdr_session *s, const char *inst, char *out, size_t len);
+/* export.c: @t (of session @s's instance @idx, or of trace.dat @file) sent as one chunk; 0 or exit code */
+struct fdr_relay_url;
+struct fdr_trace;
+struct fdr_export_stats;
+int cli_export_relay(struct fdr_trace *t, const struct fdr_relay_url *url, const char *hostname,
+		     struct fdr_session *s, const char *inst, uint32_t idx, const char *file,
+		     struct fdr_export_stats *st);
 int cmd_relay(int argc, char **argv);
 
 /* mount-cmd.c */

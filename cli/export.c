@@ -1,21 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * export.c - fdr export --format ctf|perfetto|perfetto-proto|text -o OUT [-i INSTANCE] [--snapshot] [FILE]
+ *            fdr export --relayd URL [--hostname H] [-i INSTANCE] [--snapshot] [FILE]
  *
  * Without FILE the source is the session's instance (or its snapshot), read
  * without consuming it; with FILE, a trace.dat file, all its buffers (the
  * kernel instance's of `fdr record -k` too). The conversion itself is in
- * lib/read/export*.c; here are the arguments and the messages.
+ * lib/read/export*.c; here are the arguments and the messages. --relayd sends
+ * the source as CTF to LTTng's relay daemon instead, as one trace chunk of a
+ * snapshot session (docs/design/relay.md, "fdr export --relayd").
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "fdr/fdr-export.h"
 #include "fdr/fdr-read.h"
+#include "fdr/fdr-relay.h"
 #include "fdr/fdr-trace.h"
 
 #include "cli.h"
@@ -39,6 +46,72 @@ static int exp_run(enum exp_format fmt, struct fdr_trace *t, const char *out,
 	}
 }
 
+/*
+ * --relayd: @t as one chunk "export-YYYYMMDD-HHMMSS" of a snapshot session on
+ * the daemon. The session: the fdr session's (its name, id and creation date,
+ * as fdr snapshot save --relayd names it, so exports land next to its
+ * snapshots), or, for a FILE, the file's name (without .dat), its id a hash
+ * of its real path and its date the file's modification time.
+ */
+int cli_export_relay(struct fdr_trace *t, const struct fdr_relay_url *url, const char *hostname,
+		     struct fdr_session *s, const char *inst, uint32_t idx, const char *file,
+		     struct fdr_export_stats *st)
+{
+	char name[CLI_RELAY_NAME_LEN], chunk[64], path[4096], stamp[32];
+	struct fdr_relay_session rs = { 0 };
+	struct fdr_buf err = { 0 };
+	struct fdr_relay *r = NULL;
+	time_t now = time(NULL);
+	struct tm tm;
+	int ret;
+
+	if (s) {
+		const struct fdr_abi_control *c = fdr_session_control(s);
+
+		cli_relay_session_name(s, inst, name, sizeof(name));
+		rs.id = c->session_id + idx;
+		rs.creation_time = c->cal_real_ns / 1000000000u;
+	} else {
+		char real[4096], base[256], *dot;
+		const char *slash = strrchr(file, '/');
+		struct stat sb;
+		uint64_t h = 14695981039346656037ull;
+		size_t i;
+
+		snprintf(base, sizeof(base), "%s", slash ? slash + 1 : file);
+		dot = strrchr(base, '.');
+		if (dot && dot != base && !strcmp(dot, ".dat"))
+			*dot = 0;
+		cli_relay_name(base, name, sizeof(name));
+		if (!realpath(file, real))
+			snprintf(real, sizeof(real), "%s", file);
+		for (i = 0; real[i]; i++)
+			h = (h ^ (unsigned char)real[i]) * 1099511628211ull;
+		rs.id = h;
+		rs.creation_time = stat(file, &sb) == 0 ? (uint64_t)sb.st_mtime : (uint64_t)now;
+	}
+	rs.name = name;
+	rs.hostname = hostname;
+	rs.snapshot = 1;
+	localtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	snprintf(chunk, sizeof(chunk), "export-%s", stamp);
+	ret = fdr_relay_open(url, &rs, &r, &err);
+	if (!ret)
+		ret = fdr_relay_send_chunk(r, t, (uint64_t)now, chunk, path, sizeof(path), st,
+					   &err);
+	fdr_relay_close(r);
+	if (ret == -EUCLEAN && !file)
+		ret = die_err(1, ret, "reading the source");
+	else if (ret)
+		ret = die(1, "cannot send to the relay daemon %s: %.*s", url->host, (int)err.len,
+			  err.data ? err.data : strerror(-ret));
+	else
+		printf("%s\n", path);
+	fdr_buf_free(&err);
+	return ret;
+}
+
 int cmd_export(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -46,8 +119,13 @@ int cmd_export(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "instance", required_argument, NULL, 'i' },
 		{ "snapshot", no_argument, NULL, 'S' },
+		{ "relayd", required_argument, NULL, 'R' },
+		{ "hostname", required_argument, NULL, 'H' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *relayd = NULL, *hostname = NULL;
+	struct fdr_relay_url url;
+	char host[256];
 	enum exp_format fmt = EXP_NONE;
 	const char *out = NULL, *inst = NULL, *file = NULL;
 	struct fdr_export_stats st = { 0 };
@@ -89,23 +167,47 @@ int cmd_export(int argc, char **argv)
 			snapshot = 1;
 			snap_argi = optind - 1;
 			break;
+		case 'R':
+			relayd = optarg;
+			if (fdr_relay_parse_url(relayd, &url, &err)) {
+				ret = usage_error(argc, argv, optind - 1, "%.*s", (int)err.len,
+						  err.data);
+				fdr_buf_free(&err);
+				return ret;
+			}
+			break;
+		case 'H':
+			hostname = optarg;
+			break;
 		default:
 			return usage_error(argc, argv, optind - 1, "unknown option");
 		}
 	}
-	if (fmt == EXP_NONE)
+	if (relayd && (fmt != EXP_NONE || out))
+		return usage_error(argc, argv, -1,
+				   "expected no --format or -o with --relayd (the relay daemon "
+				   "stores CTF)");
+	if (hostname && !relayd)
+		return usage_error(argc, argv, -1, "expected --hostname with --relayd only");
+	if (!relayd && fmt == EXP_NONE)
 		return usage_error(argc, argv, -1,
 				   "expected --format ctf, perfetto, perfetto-proto or text, found "
 				   "no --format");
-	if (!out)
+	if (!relayd && !out)
 		return usage_error(argc, argv, -1, "expected -o OUT, found no -o");
+	if (relayd) {
+		ret = cli_relay_hostname(hostname, host, sizeof(host));
+		if (ret)
+			return ret;
+		fmt = EXP_CTF;
+	}
 	if (optind < argc)
 		file = argv[optind++];
 	if (optind < argc)
 		return usage_error(argc, argv, optind,
 				   "expected at most one trace.dat FILE, found '%s' too",
 				   argv[optind]);
-	if (fmt == EXP_CTF && !strcmp(out, "-"))
+	if (fmt == EXP_CTF && out && !strcmp(out, "-"))
 		return usage_error(argc, argv, -1,
 				   "expected a directory for -o with --format ctf, found '-'");
 	if (file && inst)
@@ -164,6 +266,14 @@ int cmd_export(int argc, char **argv)
 			return die_err(1, ret, "cannot read the %s",
 				       snapshot ? "snapshot" : "instance");
 		}
+	}
+	if (relayd) {
+		uint32_t idx = s ? inst_index(fdr_session_control(s), inst) : 0;
+
+		ret = cli_export_relay(t, &url, host, s, inst, idx, file, &st);
+		fdr_trace_close(t);
+		fdr_session_close(s);
+		return ret;
 	}
 	ret = exp_run(fmt, t, out, &st, &err);
 	if (ret == -EUCLEAN && !file)

@@ -236,13 +236,14 @@ static const struct verb verbs[] = {
 	  "chunk of a snapshot session under HOST (--hostname, $FDR_HOSTNAME or the\n"
 	  "machine's); one it cannot send is kept as CTF in DIR (fdr-relay-unsent)." },
 	{ "relay", cmd_relay,
-	  "relay net://HOST[:CPORT[:DPORT]] [--live-timer US] [--hostname H] [-i INSTANCE]",
+	  "relay net://HOST[:CPORT[:DPORT]] [--live-timer US] [--hostname H] [-r PRIO] [-i INSTANCE]",
 	  "Stream the instance live to LTTng's lttng-relayd (consuming it, as 'pipe'),\n"
 	  "one packet per CPU every live timer period (default 1000000 us), for\n"
 	  "babeltrace2 -i lttng-live; Ctrl-C stops. HOST: --hostname, $FDR_HOSTNAME or\n"
-	  "the machine's." },
+	  "the machine's. -r PRIO: read at SCHED_FIFO priority PRIO (1-99)." },
 	{ "export", cmd_export,
-	  "export --format ctf|perfetto|perfetto-proto|text -o OUT [-i INSTANCE] [--snapshot] [FILE]",
+	  "export --format ctf|perfetto|perfetto-proto|text -o OUT [-i INSTANCE] [--snapshot] [FILE]\n"
+	  "       export --relayd net://HOST[:CPORT[:DPORT]] [--hostname H] [-i INSTANCE] [--snapshot] [FILE]",
 	  "Write the trace in another tool's format, without consuming it: ctf (a CTF 1.8\n"
 	  "directory for babeltrace2 and Trace Compass), perfetto (Chrome JSON for\n"
 	  "ui.perfetto.dev and trace_processor), perfetto-proto (Perfetto's protobuf: the\n"
@@ -250,10 +251,11 @@ static const struct verb verbs[] = {
 	  "text (the 'trace' file). The source is the session's instance (its snapshot\n"
 	  "with --snapshot), or the trace.dat FILE, all its buffers (fdr record -k: fdr's\n"
 	  "and the kernel's). OUT appears only when complete; '-o -' writes perfetto,\n"
-	  "perfetto-proto or text to stdout." },
+	  "perfetto-proto or text to stdout. --relayd sends it as CTF to LTTng's lttng-relayd,\n"
+	  "one trace chunk HOST/NAME-DATE/export-DATE (NAME: the session's, or FILE's)." },
 	{ "record", cmd_record,
 	  "record [-i INSTANCE] [-e EVENTS]... [-k KEVENTS]... [-o FILE] [-b KB] [-m overwrite|discard]\n"
-	  "       [-r PRIO] [[--] CMD [ARGS...]]",
+	  "       [-r PRIO] [--relayd net://HOST[:CPORT[:DPORT]] [--hostname H]] [[--] CMD [ARGS...]]",
 	  "Like trace-cmd record: enable EVENTS (creating the session if needed, as start\n"
 	  "does), empty the buffers, run CMD (pointed at the session) and record every\n"
 	  "CPU's buffer, consuming it, until CMD exits or Ctrl-C/SIGTERM, into FILE (default\n"
@@ -268,7 +270,9 @@ static const struct verb verbs[] = {
 	  "kernel tracefs instance made for the recording; its pages go into FILE as a\n"
 	  "second buffer (spliced from trace_pipe_raw while recording), so trace-cmd report,\n"
 	  "fdr report and fdr export show both interleaved; fdr's event ids are moved above\n"
-	  "the kernel's; the instance is removed at the end." },
+	  "the kernel's; the instance is removed at the end.\n"
+	  "--relayd URL: at the end FILE is also sent to LTTng's lttng-relayd, as\n"
+	  "'export --relayd FILE' sends it (FILE stays)." },
 	{ "extract", cmd_extract, "extract [-i INSTANCE] [--snapshot] [-o FILE]",
 	  "Save what the buffers hold now (not consuming them), or the snapshot, as a\n"
 	  "trace-cmd file FILE (default trace.dat)." },

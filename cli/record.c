@@ -53,6 +53,7 @@
 
 #include "fdr/fdr-ctl.h"
 #include "fdr/fdr-read.h"
+#include "fdr/fdr-relay.h"
 #include "fdr/fdr-tracedat.h"
 #include "cli.h"
 
@@ -472,6 +473,10 @@ struct rec {
 	struct ktrace_rec k;
 	uint32_t id_shift;
 	char dir[4096];
+	/* --relayd: the file sent at the end (rec_relay()) */
+	int relayd, summarized;
+	struct fdr_relay_url relay_url;
+	char relay_host[256];
 };
 
 /* The options of fdr record into @r; 0, or the usage error's status. */
@@ -485,9 +490,12 @@ static int rec_parse(struct rec *r, int argc, char **argv)
 		{ "mode", required_argument, NULL, 'm' },
 		{ "realtime", required_argument, NULL, 'r' },
 		{ "kernel-events", required_argument, NULL, 'k' },
+		{ "relayd", required_argument, NULL, 'R' },
+		{ "hostname", required_argument, NULL, 'H' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cli_start_opts *so = &r->start;
+	const char *hostname = NULL;
 	unsigned long v;
 	int c, ret;
 
@@ -542,12 +550,58 @@ static int rec_parse(struct rec *r, int argc, char **argv)
 						   "found 0");
 			r->rt_prio = (int)v;
 			break;
+		case 'R': {
+			struct fdr_buf err = { 0 };
+
+			if (fdr_relay_parse_url(optarg, &r->relay_url, &err)) {
+				ret = usage_error(argc, argv, optind - 1, "%.*s", (int)err.len,
+						  err.data);
+				fdr_buf_free(&err);
+				return ret;
+			}
+			r->relayd = 1;
+			break;
+		}
+		case 'H':
+			hostname = optarg;
+			break;
 		default:
 			return usage_error(argc, argv, optind - 1, "unknown option");
 		}
 	}
+	if (hostname && !r->relayd)
+		return usage_error(argc, argv, -1, "expected --hostname with --relayd only");
+	if (r->relayd) {
+		ret = cli_relay_hostname(hostname, r->relay_host, sizeof(r->relay_host));
+		if (ret)
+			return ret;
+	}
 	r->cmd = optind < argc ? argv + optind : NULL;
 	return 0;
+}
+
+/*
+ * --relayd: the finished file sent to LTTng's relay daemon as one trace chunk
+ * (as fdr export --relayd FILE sends it); it stays on disk either way. 0 or 1.
+ */
+static int rec_relay(struct rec *r)
+{
+	struct fdr_export_stats st = { 0 };
+	struct fdr_buf err = { 0 };
+	struct fdr_trace *t = NULL;
+	int ret = fdr_trace_open_file_ex(r->out_path, FDR_TRACE_ALL_BUFFERS, &t, &err);
+
+	if (ret) {
+		ret = die(1, "--relayd: cannot read %s: %s", r->out_path,
+			  err.len ? err.data : strerror(-ret));
+		fdr_buf_free(&err);
+		return ret;
+	}
+	ret = cli_export_relay(t, &r->relay_url, r->relay_host, NULL, NULL, 0, r->out_path, &st);
+	fdr_trace_close(t);
+	if (ret)
+		fprintf(stderr, "fdr record: %s is kept on disk\n", r->out_path);
+	return ret ? 1 : 0;
 }
 
 /*
@@ -977,7 +1031,7 @@ static void rec_free(struct rec *r)
 int cmd_record(int argc, char **argv)
 {
 	struct rec r = { .out_path = "trace.dat", .child = -1, .go = { -1, -1 } };
-	int ret = rec_parse(&r, argc, argv);
+	int ret = rec_parse(&r, argc, argv), sent;
 
 	if (ret)
 		return ret;
@@ -1002,8 +1056,10 @@ int cmd_record(int argc, char **argv)
 	if (!ret) {
 		ret = rec_run(&r);
 		rec_stop(&r, ret);
-		if (!ret && r.live)
+		if (!ret && r.live) {
 			rec_summary(&r);
+			r.summarized = 1;
+		}
 	}
 	ret = rec_reap(&r, ret);
 	if (r.klinked) {
@@ -1014,7 +1070,9 @@ int cmd_record(int argc, char **argv)
 		ret = ret ?: kret;
 	}
 	rec_free(&r);
-	return ret;
+	/* the file in its final form and closed: sent as it is (a failed recording is not) */
+	sent = r.relayd && r.summarized ? rec_relay(&r) : 0;
+	return ret ?: sent;
 }
 
 int cmd_extract(int argc, char **argv)

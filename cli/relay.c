@@ -4,11 +4,13 @@
  * (lttng-relayd), where `babeltrace2 -i lttng-live` and Trace Compass follow
  * it; and the names that it and `fdr snapshot save --relayd` give the daemon.
  *
- *   fdr relay net://HOST[:CPORT[:DPORT]] [--live-timer US] [--hostname H] [-i INSTANCE]
+ *   fdr relay net://HOST[:CPORT[:DPORT]] [--live-timer US] [--hostname H] [-r PRIO]
+ *             [-i INSTANCE]
  *
- * A consuming read (as fdr pipe: the records sent are consumed) polled every
- * live timer period: what was written since goes as one packet per CPU with
- * its index; CPUs with nothing new are said idle (docs/design/relay.md). Until
+ * A consuming read (as fdr pipe: the records sent are consumed): every live
+ * timer period what was written since goes as one packet per CPU with its
+ * index, CPUs with nothing new are said idle (docs/design/relay.md); between
+ * ticks the ring is read every few ms and packets that fill go at once. Until
  * SIGINT or SIGTERM; then the rest is sent and the session closed. Only this
  * tool waits on the network: a slow daemon makes the ring fill and overwrite
  * (or discard) as with any slow reader, never the traced program wait.
@@ -16,6 +18,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,7 +82,43 @@ void cli_relay_session_name(struct fdr_session *s, const char *inst, char *out, 
 	}
 }
 
-/* fdr relay URL [--live-timer US] [--hostname H] [-i INSTANCE] */
+/*
+ * The time between two ticks (@live_us): the ring read every 2 ms while records
+ * come, every 10 ms while none do, the packets that fill sent at once, so that
+ * a writer faster than the ring holds in a period loses nothing (the tick sends
+ * the rest: the partial packets, their indexes, the idle CPUs' beacons).
+ * Returns 0 or the negative errno of a failed read or send.
+ */
+static int relay_between_ticks(struct fdr_relay *r, unsigned long live_us)
+{
+	struct timespec t0, now;
+	long slice_us = 2000;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!stop_requested) {
+		long left_us;
+		struct timespec d;
+		int ret;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		left_us = (long)live_us - ((now.tv_sec - t0.tv_sec) * 1000000L +
+					   (now.tv_nsec - t0.tv_nsec) / 1000L);
+		if (left_us <= 0)
+			break;
+		if (slice_us > left_us)
+			slice_us = left_us;
+		d.tv_sec = slice_us / 1000000L;
+		d.tv_nsec = slice_us % 1000000L * 1000L;
+		nanosleep(&d, NULL);
+		ret = fdr_relay_live_read(r);
+		if (ret < 0)
+			return ret;
+		slice_us = ret ? 2000 : 10000;
+	}
+	return 0;
+}
+
+/* fdr relay URL [--live-timer US] [--hostname H] [-r PRIO] [-i INSTANCE] */
 int cmd_relay(int argc, char **argv)
 {
 	const char *inst = NULL, *url = NULL, *hostname = NULL;
@@ -92,20 +131,24 @@ int cmd_relay(int argc, char **argv)
 	struct fdr_trace *t = NULL;
 	struct fdr_session *s;
 	struct fdr_clock_conv conv;
-	unsigned long live_us = 1000000;
+	unsigned long live_us = 1000000, prio = 0;
 	uint32_t idx, nr_cpus;
 	unsigned failures = 0;
 	int ret, argi, i, cpu = -1;
 
-	/* --live-timer US and --hostname H (also --opt=VALUE), taken out before the rest */
+	/*
+	 * --live-timer US, --hostname H (also --opt=VALUE) and -r PRIO, taken out
+	 * before the rest
+	 */
 	for (i = 1; i < argc; i++) {
 		const char *v = NULL;
-		int take = 0, is_timer;
+		int take = 0, is_timer, is_prio;
 
 		if (!strcmp(argv[i], "--"))
 			break;
 		is_timer = !strncmp(argv[i], "--live-timer", 12);
-		if (!strcmp(argv[i], "--live-timer") || !strcmp(argv[i], "--hostname")) {
+		is_prio = !strcmp(argv[i], "-r");
+		if (!strcmp(argv[i], "--live-timer") || !strcmp(argv[i], "--hostname") || is_prio) {
 			if (i + 1 >= argc)
 				return usage_error(argc, argv, i, "expected a value after %s",
 						   argv[i]);
@@ -118,7 +161,17 @@ int cmd_relay(int argc, char **argv)
 		}
 		if (!take)
 			continue;
-		if (is_timer) {
+		if (is_prio) {
+			char *end;
+
+			errno = 0;
+			prio = strtoul(v, &end, 10);
+			if (errno || end == v || *end || *v == '-' || prio < 1 || prio > 99)
+				return usage_error(argc, argv, i + 1,
+						   "expected a SCHED_FIFO priority from 1 to 99, "
+						   "found '%s'",
+						   v);
+		} else if (is_timer) {
 			char *end;
 
 			errno = 0;
@@ -160,12 +213,28 @@ int cmd_relay(int argc, char **argv)
 	if (ret)
 		return ret;
 	install_signals();
+	if (prio) {
+		/*
+		 * -r: a reader that the load cannot keep off its CPU longer than the
+		 * ring lasts (it sleeps between reads: it does not hold the CPU)
+		 */
+		struct sched_param sp = { .sched_priority = (int)prio };
+
+		if (sched_setscheduler(0, SCHED_FIFO, &sp))
+			fprintf(stderr, "fdr relay: -r %lu: %s; at normal priority\n", prio,
+				strerror(errno));
+	}
 	idx = inst_index(fdr_session_control(s), inst);
 	if (idx == FDR_MAX_INSTANCES) {
 		ret = die_err(1, -ENOENT, "instance '%s'", inst ? inst : "");
 		goto out;
 	}
-	ret = fdr_trace_open_session(s, idx, FDR_READ_CONSUME, &t);
+	/*
+	 * held: published as consumed once per batch, not per record (the
+	 * writers' cache lines); unordered: CPUs are separate streams anyway
+	 */
+	ret = fdr_trace_open_session(s, idx, FDR_READ_CONSUME | FDR_READ_HOLD | FDR_READ_UNORDERED,
+				     &t);
 	if (ret) {
 		ret = die_err(1, ret, "cannot read the instance");
 		goto out;
@@ -193,11 +262,11 @@ int cmd_relay(int argc, char **argv)
 		"port); Ctrl-C stops\n",
 		u.host, u.ctrl_port, host, name, live_us, u.host, host, name);
 	while (!stop_requested) {
-		struct timespec d = { (time_t)(live_us / 1000000),
-				      (long)(live_us % 1000000) * 1000 };
-
 		if (r)
 			ret = fdr_relay_live_tick(r, nr_cpus, fdr_clock_now(&conv));
+		/* until the next tick, the ring drained as it fills */
+		if (r && !ret)
+			ret = relay_between_ticks(r, live_us);
 		if (r && ret) {
 			/* the records read and not sent are lost; the ring keeps the rest */
 			fprintf(stderr, "fdr relay: %.*s; reconnecting every second\n",
@@ -232,7 +301,6 @@ int cmd_relay(int argc, char **argv)
 				u.host, u.ctrl_port);
 			continue;
 		}
-		nanosleep(&d, NULL);
 	}
 	ret = r ? fdr_relay_live_stop(r, path, sizeof(path), &st) : -ENOTCONN;
 	if (ret) {

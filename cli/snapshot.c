@@ -134,6 +134,48 @@ struct ksave {
 	uint64_t snap_ns, t0;
 };
 
+/* fdr start -k: the session's kernel instance is saved with each snapshot of the top instance */
+static void ks_init(struct ksave *ks, struct fdr_session *s, uint32_t inst)
+{
+	int ret;
+
+	memset(ks, 0, sizeof(*ks));
+	ks->dir = fdr_session_path(s);
+	if (inst != 0)
+		return;
+	ret = ktrace_read_link(ks->dir, &ks->l);
+	ks->linked = ret == 0;
+	if (ret && ret != -ENOENT)
+		fprintf(stderr,
+			"fdr snapshot: %s/kernel: not a link to a kernel instance fdr made: "
+			"snapshots hold fdr's records alone\n",
+			ks->dir);
+}
+
+/* The median of the freezes' lags, when it stops; the table freed. */
+static void ks_done(struct ksave *ks)
+{
+	size_t i, j;
+
+	if (ks->n) {
+		/* a few thousand at most: an insertion sort for the median */
+		for (i = 1; i < ks->n; i++)
+			for (j = i; j > 0 && ks->lag_ns[j - 1] > ks->lag_ns[j]; j--) {
+				uint64_t x = ks->lag_ns[j];
+
+				ks->lag_ns[j] = ks->lag_ns[j - 1];
+				ks->lag_ns[j - 1] = x;
+			}
+		fprintf(stderr,
+			"fdr snapshot: kernel instance %s stopped %.1f us after fdr's snapshot "
+			"(median of %zu; %.1f to %.1f us)\n",
+			ks->l.instance, (double)ks->lag_ns[ks->n / 2] / 1e3, ks->n,
+			(double)ks->lag_ns[0] / 1e3, (double)ks->lag_ns[ks->n - 1] / 1e3);
+	}
+	free(ks->lag_ns);
+	ks->lag_ns = NULL;
+}
+
 /* Stop the kernel instance: the first thing the saver does when a snapshot waits. */
 static void ks_freeze(struct fdr_saver *sv, struct ksave *ks, struct fdr_session *s)
 {
@@ -219,36 +261,28 @@ static int save_both_dat(struct fdr_session *s, uint32_t inst, struct ktrace_rec
 }
 
 /*
- * save_one() of a snapshot of a linked session's top instance: the kernel
- * instance frozen first, its records taken out (text: its trace, then emptied;
- * the other formats: its raw pages, spliced), tracing_on back as it was, then
- * the file written with both. A kernel instance that cannot be frozen or read
- * leaves the snapshot with fdr's records alone, said on stderr.
+ * After ks_freeze(): the kernel instance's records taken out (@kt: its trace
+ * text, then emptied; else @k: its pages, spooled next to @near), tracing_on
+ * back as it was, and the line saying when it stopped and for how long.
+ * Returns 0, or 1 when this snapshot must hold fdr's records alone (said).
  */
-static int save_one_both(struct fdr_saver *sv, struct ksave *ks, struct fdr_session *s,
-			 uint32_t inst, const char *path, enum save_format fmt, const char *file,
-			 const char *tmp, const char **what)
+static int ks_take(struct ksave *ks, struct fdr_session *s, struct fdr_buf *kt,
+		   struct ktrace_rec *k, const char *near)
 {
 	uint64_t t1, lag = ks->t0 > ks->snap_ns ? ks->t0 - ks->snap_ns : 0;
-	struct fdr_buf a = { 0 }, kt = { 0 }, err = { 0 };
-	char dat[4300];
-	struct ktrace_rec k;
 	int ret, kret;
-	FILE *out;
 
-	(void)sv;
-	memset(&k, 0, sizeof(k));
 	if (ks->freeze_err) {
 		fprintf(stderr,
 			"fdr snapshot: kernel instance %s: cannot stop it (%s): this snapshot "
 			"holds fdr's records alone\n",
 			ks->l.instance, strerror(-ks->freeze_err));
-		return save_one(s, inst, path, fmt, file, tmp, what);
+		return 1;
 	}
-	if (fmt == SAVE_TEXT)
-		kret = ktrace_snap_text(&ks->l, &kt) ? 1 : 0;
+	if (kt)
+		kret = ktrace_snap_text(&ks->l, kt) ? 1 : 0;
 	else
-		kret = ktrace_rec_begin(ks->dir, &k) ?: ktrace_snap_pages(&k, file);
+		kret = ktrace_rec_begin(ks->dir, k) ?: ktrace_snap_pages(k, near);
 	ret = ktrace_snap_resume(&ks->l, ks->was_on);
 	t1 = fdr_session_lease_ns(s);
 	if (ret)
@@ -263,10 +297,33 @@ static int save_one_both(struct fdr_saver *sv, struct ksave *ks, struct fdr_sess
 			"fdr snapshot: kernel instance %s: cannot take its records: this snapshot "
 			"holds fdr's records alone\n",
 			ks->l.instance);
-		fdr_buf_free(&kt);
-		ktrace_rec_free(&k);
-		return save_one(s, inst, path, fmt, file, tmp, what);
+		if (kt)
+			fdr_buf_free(kt);
+		else
+			ktrace_rec_free(k);
+		return 1;
 	}
+	return 0;
+}
+
+/*
+ * save_one() of a snapshot of a linked session's top instance: the kernel
+ * instance frozen first (ks_freeze()), its records taken out (ks_take()), then
+ * the file written with both. A kernel instance that cannot be frozen or read
+ * leaves the snapshot with fdr's records alone, said on stderr.
+ */
+static int save_one_both(struct ksave *ks, struct fdr_session *s, uint32_t inst, const char *path,
+			 enum save_format fmt, const char *file, const char *tmp, const char **what)
+{
+	struct fdr_buf a = { 0 }, kt = { 0 }, err = { 0 };
+	char dat[4300];
+	struct ktrace_rec k;
+	int ret;
+	FILE *out;
+
+	memset(&k, 0, sizeof(k));
+	if (ks_take(ks, s, fmt == SAVE_TEXT ? &kt : NULL, &k, file))
+		return save_one(s, inst, path, fmt, file, tmp, what);
 	*what = "write";
 	if (fmt == SAVE_TEXT) {
 		ret = -slurp(s, path, &a);
@@ -392,7 +449,7 @@ static int save_one_beating(struct fdr_saver *sv, struct ksave *ks, struct fdr_s
 	int err, started;
 
 	beat_start(&b, sv, &th, &started);
-	err = ks->linked ? save_one_both(sv, ks, s, inst, path, fmt, file, tmp, what) :
+	err = ks->linked ? save_one_both(ks, s, inst, path, fmt, file, tmp, what) :
 			   save_one(s, inst, path, fmt, file, tmp, what);
 	beat_stop(&b, th, started);
 	return err;
@@ -410,19 +467,7 @@ static int snapshot_save(struct fdr_session *s, uint32_t inst, const char *pre, 
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
 		return die(1, "%s: %s", dir, strerror(errno));
 	snprintf(path, sizeof(path), "%ssnapshot", pre);
-	memset(&ks, 0, sizeof(ks));
-	ks.dir = fdr_session_path(s);
-	if (inst == 0) {
-		/* fdr start -k: the session's kernel instance is saved with each snapshot */
-		ret = ktrace_read_link(ks.dir, &ks.l);
-		ks.linked = ret == 0;
-		if (ret && ret != -ENOENT)
-			fprintf(stderr,
-				"fdr snapshot: %s/kernel: not a link to a kernel instance fdr made: "
-				"snapshots hold fdr's records alone\n",
-				ks.dir);
-		ret = 0;
-	}
+	ks_init(&ks, s, inst);
 	fdr_saver_init(&sv, s, inst);
 	/*
 	 * Attached before it says so: a snapshot taken once the message is out is
@@ -485,24 +530,7 @@ static int snapshot_save(struct fdr_session *s, uint32_t inst, const char *pre, 
 		"fdr snapshot: %u snapshot%s saved, %" PRIu64 " refused (taken before the previous "
 		"one was saved, or during another swap)\n",
 		saved, saved == 1 ? "" : "s", sv.refused);
-	if (ks.n) {
-		size_t i, j;
-
-		/* a few thousand at most: an insertion sort for the median */
-		for (i = 1; i < ks.n; i++)
-			for (j = i; j > 0 && ks.lag_ns[j - 1] > ks.lag_ns[j]; j--) {
-				uint64_t x = ks.lag_ns[j];
-
-				ks.lag_ns[j] = ks.lag_ns[j - 1];
-				ks.lag_ns[j - 1] = x;
-			}
-		fprintf(stderr,
-			"fdr snapshot: kernel instance %s stopped %.1f us after fdr's snapshot "
-			"(median of %zu; %.1f to %.1f us)\n",
-			ks.l.instance, (double)ks.lag_ns[ks.n / 2] / 1e3, ks.n,
-			(double)ks.lag_ns[0] / 1e3, (double)ks.lag_ns[ks.n - 1] / 1e3);
-	}
-	free(ks.lag_ns);
+	ks_done(&ks);
 	return ret;
 }
 
@@ -526,6 +554,7 @@ struct relay_save {
 	char name[CLI_RELAY_NAME_LEN];
 	const char *keep_dir;
 	unsigned sent, kept;
+	struct ksave ks; /* a linked kernel instance: frozen and sent with each snapshot */
 };
 
 static int relay_save_one(struct relay_save *rv, struct fdr_session *s, uint32_t inst, uint64_t seq,
@@ -535,17 +564,44 @@ static int relay_save_one(struct relay_save *rv, struct fdr_session *s, uint32_t
 	struct fdr_buf err = { 0 };
 	struct fdr_relay *r = NULL;
 	struct fdr_trace *t = NULL;
-	char chunk[96], path[4096], stamp[32], file[4300];
+	char chunk[96], path[4096], stamp[32], file[4300], dat[4200];
 	struct timespec rt;
 	struct tm tm;
-	int ret;
+	int ret, have_dat = 0;
 
 	*what = "read";
 	clock_gettime(CLOCK_REALTIME, &rt);
 	localtime_r(&rt.tv_sec, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
 	snprintf(chunk, sizeof(chunk), "snapshot-%" PRIu64 "-%s", seq / 2, stamp);
-	ret = fdr_trace_open_session(s, inst, FDR_READ_SNAPSHOT, &t);
+	if (rv->ks.linked) {
+		/* fdr's snapshot and the frozen kernel instance's pages, as one trace.dat */
+		struct ktrace_rec k;
+
+		memset(&k, 0, sizeof(k));
+		snprintf(dat, sizeof(dat), "%s/fdr-relay-%d-%" PRIu64 ".dat",
+			 getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+			 (int)getpid(), seq / 2);
+		if (!ks_take(&rv->ks, s, NULL, &k, dat)) {
+			ret = save_both_dat(s, inst, &k, dat);
+			ktrace_rec_free(&k);
+			if (!ret)
+				ret = fdr_trace_open_file_ex(dat, FDR_TRACE_ALL_BUFFERS, &t, &err);
+			if (ret) {
+				fprintf(stderr,
+					"fdr snapshot: snapshot %" PRIu64
+					" with the kernel's records: "
+					"%s: sent with fdr's alone\n",
+					seq / 2, err.len ? err.data : strerror(-ret));
+				fdr_buf_free(&err);
+				unlink(dat);
+				t = NULL;
+			} else {
+				have_dat = 1;
+			}
+		}
+	}
+	ret = t ? 0 : fdr_trace_open_session(s, inst, FDR_READ_SNAPSHOT, &t);
 	if (ret)
 		return -ret;
 	*what = "send";
@@ -560,6 +616,8 @@ static int relay_save_one(struct relay_save *rv, struct fdr_session *s, uint32_t
 		printf("%s\n", path);
 		fflush(stdout);
 		fdr_buf_free(&err);
+		if (have_dat)
+			unlink(dat);
 		return 0;
 	}
 	fprintf(stderr, "fdr snapshot: cannot send snapshot %" PRIu64 ": %.*s\n", seq / 2,
@@ -572,9 +630,14 @@ static int relay_save_one(struct relay_save *rv, struct fdr_session *s, uint32_t
 		ret = errno;
 		fprintf(stderr, "fdr snapshot: cannot keep snapshot %" PRIu64 " in %s: %s\n",
 			seq / 2, rv->keep_dir, strerror(ret));
+		if (have_dat)
+			unlink(dat);
 		return ret;
 	}
-	ret = -fdr_trace_open_session(s, inst, FDR_READ_SNAPSHOT, &t);
+	ret = have_dat ? -fdr_trace_open_file_ex(dat, FDR_TRACE_ALL_BUFFERS, &t, &err) :
+			 -fdr_trace_open_session(s, inst, FDR_READ_SNAPSHOT, &t);
+	if (have_dat)
+		unlink(dat);
 	if (!ret)
 		ret = -fdr_export_ctf(t, file, &st, &err);
 	fdr_trace_close(t);
@@ -616,6 +679,7 @@ static int relay_save_loop(struct fdr_session *s, uint32_t inst, const char *ins
 	rv->rs.id = c->session_id + inst; /* instances are sessions of their own on the daemon */
 	rv->rs.creation_time = c->cal_real_ns / 1000000000u;
 	rv->rs.snapshot = 1;
+	ks_init(&rv->ks, s, inst);
 	fdr_saver_init(&sv, s, inst);
 	{
 		uint64_t seq0;
@@ -626,9 +690,10 @@ static int relay_save_loop(struct fdr_session *s, uint32_t inst, const char *ins
 	}
 	fprintf(stderr,
 		"fdr snapshot: sending every snapshot to %s:%u (data port %u) as host %s, session "
-		"%s; unsent ones are kept in %s (Ctrl-C stops)\n",
+		"%s%s%s; unsent ones are kept in %s (Ctrl-C stops)\n",
 		rv->url.host, rv->url.ctrl_port, rv->url.data_port, rv->hostname, rv->name,
-		rv->keep_dir);
+		rv->ks.linked ? ", with kernel instance " : "",
+		rv->ks.linked ? rv->ks.l.instance : "", rv->keep_dir);
 	for (;;) {
 		int last_round = stop_requested;
 		uint64_t seq = 0;
@@ -640,7 +705,12 @@ static int relay_save_loop(struct fdr_session *s, uint32_t inst, const char *ins
 		}
 		if (waiting) {
 			const char *what;
-			int err = relay_save_beating(&sv, rv, s, inst, seq, &what);
+			int err;
+
+			if (rv->ks.linked)
+				ks_freeze(&sv, &rv->ks,
+					  s); /* first: as close to fdr's swap as can be */
+			err = relay_save_beating(&sv, rv, s, inst, seq, &what);
 
 			if (err && !strcmp(what, "read")) {
 				ret = die_err(1, -err, "reading the snapshot");
@@ -650,14 +720,14 @@ static int relay_save_loop(struct fdr_session *s, uint32_t inst, const char *ins
 				failed++;
 			fdr_saver_saved(&sv, seq);
 		} else if (!last_round) {
-			struct timespec d = { 0, 2 * 1000 * 1000 };
-
-			nanosleep(&d, NULL);
+			/* until a swap wakes it (a signal, or 50 ms: the beat is due every 100) */
+			fdr_saver_wait(&sv, 50 * 1000 * 1000);
 		}
 		if (last_round)
 			break;
 	}
 	fdr_saver_detach(&sv);
+	ks_done(&rv->ks);
 	fprintf(stderr,
 		"fdr snapshot: %u snapshot%s sent, %u not sent (%u kept in %s), %" PRIu64
 		" refused (taken before the previous one was saved, or during another swap)\n",

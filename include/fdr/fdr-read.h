@@ -39,6 +39,13 @@ struct fdr_reader;
  * the stop).
  */
 #define FDR_READ_COMPLETE 8u
+/*
+ * Each CPU's records in time order, but not merged across CPUs: the reader
+ * stays on one CPU for up to 4096 records while it has some, then takes the
+ * oldest of all again. For consumers that keep CPUs apart (fdr relay's
+ * per-CPU CTF streams): the merge costs more than the rest of the read.
+ */
+#define FDR_READ_UNORDERED 16u
 
 struct fdr_record {
 	uint32_t cpu;

@@ -88,6 +88,13 @@ FDR_API int fdr_relay_send_chunk(struct fdr_relay *r, struct fdr_trace *t, uint6
  */
 FDR_API int fdr_relay_live_start(struct fdr_relay *r, struct fdr_trace *t, struct fdr_buf *err);
 FDR_API int fdr_relay_live_tick(struct fdr_relay *r, uint32_t nr_cpus, uint64_t now);
+/*
+ * Between ticks, as often as the caller likes: read what was written and send
+ * the packets that filled (about 1 MiB each, with their indexes), so that the
+ * ring is drained faster than once a period. Returns 1 (records were read),
+ * 0 (none) or a negative errno.
+ */
+FDR_API int fdr_relay_live_read(struct fdr_relay *r);
 FDR_API int fdr_relay_live_stop(struct fdr_relay *r, char *path, size_t path_len,
 				struct fdr_export_stats *st);
 

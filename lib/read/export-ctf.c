@@ -32,6 +32,12 @@
  * streams. The metadata is handed over last, after every packet, because
  * events first seen while reading are described in it.
  *
+ * Per record, the writer does what an event's plan says (struct ctf_plan, made
+ * once per event): its fixed-size fields are copied as they are, fields that
+ * follow each other in the record in one copy. A snapshot sent to the relay
+ * daemon is read one CPU per thread (fdr_export_ctf_sink_split()): each CPU's
+ * stream is the same bytes the one-thread export makes of it.
+ *
  * Names: CTF identifiers cannot be TSDL keywords ("event", "struct", "align"...)
  * and allow only [A-Za-z0-9_]. Each field name is written as "_" + the name with
  * any other byte replaced by '_'; readers strip one leading underscore (CTF 1.8
@@ -42,6 +48,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +64,7 @@
 #define CTF_PACKET_HDR 68 /* header + context, bytes */
 #define CTF_NAME_MAX 80
 #define CTF_MAX_BUFS 8 /* stream classes: buffers of the source (ctf_seen's bits) */
+#define CTF_COMMIT_EVERY 4096 /* records read between two commits (fdr_trace_commit()) */
 
 /* ---- names ----------------------------------------------------------------------------- */
 
@@ -273,12 +281,12 @@ struct ctf_seen {
 	uint8_t *seen; /* [id] bit k: an event of this id was written from buffer k (k < 8) */
 };
 
-static int ctf_metadata(struct fdr_trace *t, const unsigned char uuid[16],
-			const struct ctf_seen *sn, struct fdr_buf *b);
+static int ctf_metadata(struct fdr_trace *t, struct fdr_trace *const *more, uint32_t nr_more,
+			const unsigned char uuid[16], const struct ctf_seen *sn, struct fdr_buf *b);
 
 int fdr_export_ctf_metadata(struct fdr_trace *t, const unsigned char uuid[16], struct fdr_buf *b)
 {
-	return ctf_metadata(t, uuid, NULL, b);
+	return ctf_metadata(t, NULL, 0, uuid, NULL, b);
 }
 
 static int ctf_stream_meta(struct fdr_buf *b, uint32_t id)
@@ -308,14 +316,20 @@ static int ctf_stream_meta(struct fdr_buf *b, uint32_t id)
 			      id);
 }
 
-static int ctf_metadata(struct fdr_trace *t, const unsigned char uuid[16],
-			const struct ctf_seen *sn, struct fdr_buf *b)
+/*
+ * @more (@nr_more sources, may be 0): the sources a snapshot was split into
+ * (fdr_export_ctf_sink_split()); their events that @t does not list are
+ * described too, each id once.
+ */
+static int ctf_metadata(struct fdr_trace *t, struct fdr_trace *const *more, uint32_t nr_more,
+			const unsigned char uuid[16], const struct ctf_seen *sn, struct fdr_buf *b)
 {
 	const struct fdr_trace_info *in = fdr_trace_get_info(t);
 	unsigned major = 0, minor = 0, patch = 0;
 	char us[37];
-	size_t i, nr = fdr_trace_nr_events(t);
-	uint32_t k;
+	size_t i, nr;
+	uint32_t k, src;
+	uint8_t *done = NULL; /* with @more: the ids described so far */
 	int ret;
 
 	ctf_uuid_str(uuid, us);
@@ -397,19 +411,32 @@ static int ctf_metadata(struct fdr_trace *t, const unsigned char uuid[16],
 				 "map = clock.trace_clock.value; } := trace_clock_t;\n\n");
 	for (k = 0; k < (sn ? sn->nr_bufs : 1); k++)
 		ret |= ctf_stream_meta(b, k);
-	for (i = 0; i < nr && !ret; i++) {
-		const struct fdr_abi_event *e = fdr_trace_event_at(t, i);
-		uint8_t m = sn && e && e->id <= UINT16_MAX ? sn->seen[e->id] : 0;
+	if (nr_more && !ret && !(done = calloc((UINT16_MAX + 1) / 8, 1)))
+		ret = -ENOMEM;
+	for (src = 0; src <= nr_more && !ret; src++) {
+		struct fdr_trace *from = src ? more[src - 1] : t;
 
-		if (!e)
-			continue;
-		/* stream class 0: every event, but those seen only in other buffers */
-		if (!m || (m & 1))
-			ret = ctf_event_meta(e, 0, b);
-		for (k = 1; !ret && sn && k < sn->nr_bufs; k++)
-			if (m & (1u << k))
-				ret = ctf_event_meta(e, k, b);
+		nr = fdr_trace_nr_events(from);
+		for (i = 0; i < nr && !ret; i++) {
+			const struct fdr_abi_event *e = fdr_trace_event_at(from, i);
+			uint8_t m = sn && e && e->id <= UINT16_MAX ? sn->seen[e->id] : 0;
+
+			if (!e || (done && e->id > UINT16_MAX && src))
+				continue;
+			if (done && e->id <= UINT16_MAX) {
+				if (done[e->id / 8] & (1u << (e->id % 8)))
+					continue; /* described already */
+				done[e->id / 8] |= (uint8_t)(1u << (e->id % 8));
+			}
+			/* stream class 0: every event, but those seen only in other buffers */
+			if (!m || (m & 1))
+				ret = ctf_event_meta(e, 0, b);
+			for (k = 1; !ret && sn && k < sn->nr_bufs; k++)
+				if (m & (1u << k))
+					ret = ctf_event_meta(e, k, b);
+		}
 	}
+	free(done);
 	return ret ? -ENOMEM : 0;
 }
 
@@ -422,6 +449,35 @@ struct ctf_stream {
 	uint64_t last_ts; /* of the last event written, for monotonicity */
 	uint64_t discarded; /* lost records so far on this CPU (cumulative) */
 	uint32_t nr; /* events in the current packet */
+	/* the procname of the last thread seen on this CPU (one lookup per run of its records) */
+	int comm_valid; /* cleared at each fdr_ctf_writer_read() */
+	int32_t comm_pid;
+	uint32_t comm_len; /* without the NUL */
+	char comm[FDR_COMM_LEN + 8];
+};
+
+/*
+ * How an event's fields are written, worked out once per event (ctf_plan_get()):
+ * the fields of a fixed size (integers, char arrays, fixed arrays) are their
+ * record bytes as they are, so fields that follow each other in the record are
+ * one copy; strings and byte arrays are read from their __data_loc. A record
+ * too short for a fixed field takes ctf_fields_slow() (zeros for what is missing).
+ */
+struct ctf_op {
+	uint16_t off, size; /* copy: record bytes [off, off + size); else the field's offset */
+	uint8_t kind; /* CTF_OP_COPY or the field's kind (STRING, TAIL_CHARS, BYTES) */
+	uint8_t field; /* index of the field (for fdr_field_get_bytes()) */
+};
+
+#define CTF_OP_COPY 0
+
+struct ctf_plan {
+	const struct fdr_abi_event *ev; /* the description it was made from */
+	uint32_t fixed_end; /* the end of the last fixed field: records this long take the plan */
+	uint32_t fixed_bytes; /* bytes the copies write */
+	uint32_t nr_var; /* strings and byte arrays: each at most the record's length + 5 */
+	uint32_t nr_ops;
+	struct ctf_op ops[FDR_MAX_FIELDS];
 };
 
 /* The streams of one stream class: one buffer of the source, one stream per CPU. */
@@ -439,6 +495,9 @@ struct fdr_ctf_writer {
 	size_t meta_events; /* events the metadata last handed over described */
 	int meta_sent;
 	struct fdr_export_stats st;
+	struct ctf_plan **plans; /* [id], made when an id is first written */
+	struct fdr_trace *const *more; /* split: the other sources the metadata describes */
+	uint32_t nr_more;
 };
 
 static struct ctf_stream *ctf_stream_get(struct fdr_ctf_writer *w, uint32_t buf, uint32_t cpu)
@@ -468,6 +527,8 @@ static void ctf_put(unsigned char **p, const void *v, size_t n)
 	*p += n;
 }
 
+static int ctf_meta(struct fdr_ctf_writer *w);
+
 /*
  * Hand the current packet of stream @cpu of buffer @buf to the sink: header,
  * context, events. Buffer 0's streams are "stream_N", buffer k's
@@ -488,6 +549,9 @@ static int ctf_flush(struct fdr_ctf_writer *w, uint32_t buf, uint32_t cpu)
 	};
 	int ret;
 
+	/* live: the viewers may read this packet at once, so its events are described first */
+	if (w->k->idle && (ret = ctf_meta(w)))
+		return ret;
 	if (s->h < 0) {
 		char name[40];
 
@@ -547,43 +611,13 @@ static int ctf_lost(struct fdr_ctf_writer *w, uint32_t buf, uint32_t cpu, uint64
 	return 0;
 }
 
-static int ctf_event(struct fdr_ctf_writer *w, uint32_t buf, const struct fdr_trace_rec *rec)
+/* The fields of @rec, field by field: any record, however short (the fallback of the plan). */
+static int ctf_fields_slow(struct fdr_buf *b, const struct fdr_abi_event *e,
+			   const struct fdr_trace_rec *rec)
 {
-	const struct fdr_abi_event *e = rec->ev;
-	struct ctf_stream *s = ctf_stream_get(w, buf, rec->cpu);
-	struct fdr_common c;
-	char comm[FDR_COMM_LEN + 8];
-	const char *name;
-	uint32_t i, nf = ctf_nr_fields(e), id = e->id;
-	uint64_t ts = rec->ts;
-	struct fdr_buf *b;
-	int ret;
+	uint32_t i, nf = ctf_nr_fields(e);
+	int ret = 0;
 
-	if (!s)
-		return -ENOMEM;
-	if (rec->lost_before && (ret = ctf_lost(w, buf, rec->cpu, rec->lost_before)))
-		return ret;
-	if (id <= UINT16_MAX)
-		w->seen.seen[id] |= (uint8_t)(1u << buf);
-	if (ts < s->last_ts) {
-		ts = s->last_ts; /* readers require each stream's time to go forward */
-		w->st.clamped++;
-	}
-	s->last_ts = ts;
-	if (!s->nr)
-		s->ts_begin = ts;
-	s->ts_end = ts;
-	s->nr++;
-	b = &s->pkt;
-	memset(&c, 0, sizeof(c));
-	memcpy(&c, rec->payload, rec->len < sizeof(c) ? rec->len : sizeof(c));
-	name = fdr_trace_comm(w->t, c.pid, comm, sizeof(comm));
-	ret = fb_add(b, &id, 4);
-	ret |= fb_add(b, &ts, 8);
-	ret |= fb_add(b, &c.pid, 4);
-	ret |= fb_add(b, name, strlen(name) + 1);
-	ret |= fb_add(b, &c.flags, 1);
-	ret |= fb_add(b, &c.preempt_count, 1);
 	for (i = 0; i < nf && !ret; i++) {
 		const struct fdr_abi_field *f = &e->fields[i];
 		const unsigned char *bytes;
@@ -612,8 +646,160 @@ static int ctf_event(struct fdr_ctf_writer *w, uint32_t buf, const struct fdr_tr
 			break;
 		}
 	}
-	if (ret)
+	return ret;
+}
+
+/* Copy @n bytes without a call for the short ones (most fields are a few bytes). */
+static inline void ctf_copy(unsigned char *d, const unsigned char *src, uint32_t n)
+{
+	if (n >= 8 && n <= 16) {
+		memcpy(d, src, 8);
+		memcpy(d + n - 8, src + n - 8, 8); /* overlaps the first for n < 16 */
+	} else if (n >= 4 && n < 8) {
+		memcpy(d, src, 4);
+		memcpy(d + n - 4, src + n - 4, 4);
+	} else if (n < 4) {
+		uint32_t i;
+
+		for (i = 0; i < n; i++)
+			d[i] = src[i];
+	} else {
+		memcpy(d, src, n);
+	}
+}
+
+/* The plan of event @e (made the first time its id is written); NULL: no memory. */
+static const struct ctf_plan *ctf_plan_get(struct fdr_ctf_writer *w, const struct fdr_abi_event *e)
+{
+	struct ctf_plan *pl;
+	uint32_t i, nf = ctf_nr_fields(e);
+
+	if (e->id <= UINT16_MAX && w->plans[e->id] && w->plans[e->id]->ev == e)
+		return w->plans[e->id];
+	if (e->id > UINT16_MAX)
+		return NULL;
+	pl = w->plans[e->id] ? w->plans[e->id] : malloc(sizeof(*pl));
+	if (!pl)
+		return NULL;
+	memset(pl, 0, sizeof(*pl));
+	pl->ev = e;
+	for (i = 0; i < nf; i++) {
+		const struct fdr_abi_field *f = &e->fields[i];
+		struct ctf_op *prev = pl->nr_ops ? &pl->ops[pl->nr_ops - 1] : NULL;
+		uint32_t size = f->kind == FDR_KIND_ULONG_ARRAY ? f->size / 8u * 8u : f->size;
+
+		if (f->kind == FDR_KIND_STRING || f->kind == FDR_KIND_TAIL_CHARS ||
+		    f->kind == FDR_KIND_BYTES) {
+			pl->ops[pl->nr_ops++] = (struct ctf_op){ .off = f->offset,
+								 .kind = f->kind,
+								 .field = (uint8_t)i };
+			pl->nr_var++;
+			continue;
+		}
+		if (f->offset + size > pl->fixed_end)
+			pl->fixed_end = f->offset + size;
+		pl->fixed_bytes += size;
+		if (prev && prev->kind == CTF_OP_COPY && prev->off + prev->size == f->offset &&
+		    prev->size + size <= UINT16_MAX)
+			prev->size = (uint16_t)(prev->size + size); /* follows the previous copy */
+		else
+			pl->ops[pl->nr_ops++] = (struct ctf_op){ .off = f->offset,
+								 .size = (uint16_t)size,
+								 .kind = CTF_OP_COPY,
+								 .field = (uint8_t)i };
+	}
+	w->plans[e->id] = pl;
+	return pl;
+}
+
+static int ctf_event(struct fdr_ctf_writer *w, uint32_t buf, const struct fdr_trace_rec *rec)
+{
+	const struct fdr_abi_event *e = rec->ev;
+	struct ctf_stream *s = ctf_stream_get(w, buf, rec->cpu);
+	const struct ctf_plan *pl = ctf_plan_get(w, e);
+	struct fdr_common c;
+	uint32_t i, id = e->id;
+	uint64_t ts = rec->ts;
+	struct fdr_buf *b;
+	unsigned char *p;
+	size_t need;
+	int ret;
+
+	if (!s || !pl)
 		return fdr_export_fail(w->k->err, ENOMEM, "ctf", NULL);
+	if (rec->lost_before && (ret = ctf_lost(w, buf, rec->cpu, rec->lost_before)))
+		return ret;
+	if (id <= UINT16_MAX)
+		w->seen.seen[id] |= (uint8_t)(1u << buf);
+	if (ts < s->last_ts) {
+		ts = s->last_ts; /* readers require each stream's time to go forward */
+		w->st.clamped++;
+	}
+	s->last_ts = ts;
+	if (!s->nr)
+		s->ts_begin = ts;
+	s->ts_end = ts;
+	s->nr++;
+	b = &s->pkt;
+	memset(&c, 0, sizeof(c));
+	memcpy(&c, rec->payload, rec->len < sizeof(c) ? rec->len : sizeof(c));
+	if (!s->comm_valid || s->comm_pid != c.pid) {
+		const char *name = fdr_trace_comm(w->t, c.pid, s->comm, sizeof(s->comm));
+
+		s->comm_len = (uint32_t)strnlen(name, sizeof(s->comm) - 1);
+		if (name != s->comm)
+			memcpy(s->comm, name, s->comm_len);
+		s->comm[s->comm_len] = '\0';
+		s->comm_pid = c.pid;
+		s->comm_valid = 1;
+	}
+	/* header, context, fixed fields and at most len + 5 bytes per string or byte array */
+	need = 4 + 8 + 4 + sizeof(s->comm) + 2 + pl->fixed_bytes +
+	       (size_t)pl->nr_var * (rec->len + 5u);
+	if (__builtin_expect(b->len + need + 1 > b->size, 0) && fdr_buf_reserve(b, need))
+		return fdr_export_fail(w->k->err, ENOMEM, "ctf", NULL);
+	p = (unsigned char *)b->data + b->len;
+	memcpy(p, &id, 4);
+	memcpy(p + 4, &ts, 8);
+	memcpy(p + 12, &c.pid, 4);
+	memcpy(p + 16, s->comm, sizeof(s->comm)); /* whole: what follows the NUL is overwritten */
+	p += 16 + s->comm_len + 1;
+	*p++ = c.flags;
+	*p++ = c.preempt_count;
+	if (rec->len < pl->fixed_end) {
+		/* a fixed field past the record's end: field by field, with zeros */
+		b->len = (size_t)((char *)p - b->data);
+		ret = ctf_fields_slow(b, e, rec);
+		if (ret)
+			return fdr_export_fail(w->k->err, ENOMEM, "ctf", NULL);
+		p = (unsigned char *)b->data + b->len;
+	} else {
+		for (i = 0; i < pl->nr_ops; i++) {
+			const struct ctf_op *op = &pl->ops[i];
+			const unsigned char *bytes;
+			uint32_t n;
+
+			if (op->kind == CTF_OP_COPY) {
+				ctf_copy(p, rec->payload + op->off, op->size);
+				p += op->size;
+				continue;
+			}
+			if (fdr_field_get_bytes(&e->fields[op->field], rec->payload, rec->len,
+						&bytes, &n))
+				n = 0;
+			if (op->kind == FDR_KIND_BYTES) {
+				memcpy(p, &n, 4);
+				p += 4;
+			}
+			if (n)
+				memcpy(p, bytes, n);
+			p += n;
+			if (op->kind != FDR_KIND_BYTES)
+				*p++ = '\0';
+		}
+	}
+	b->len = (size_t)((char *)p - b->data);
+	b->data[b->len] = '\0';
 	w->st.events++;
 	if (b->len >= FDR_EXPORT_FLUSH)
 		return ctf_flush(w, buf, rec->cpu);
@@ -630,9 +816,15 @@ int fdr_ctf_writer_new(struct fdr_trace *t, struct fdr_ctf_sink *k, struct fdr_c
 	struct fdr_ctf_writer *w = calloc(1, sizeof(*w));
 
 	*out = NULL;
-	if (w)
+	if (w) {
 		w->seen.seen = calloc(UINT16_MAX + 1, 1);
-	if (!w || !w->seen.seen) {
+		w->plans = calloc(UINT16_MAX + 1, sizeof(*w->plans));
+	}
+	if (!w || !w->seen.seen || !w->plans) {
+		if (w) {
+			free(w->seen.seen);
+			free(w->plans);
+		}
 		free(w);
 		return fdr_export_fail(k->err, ENOMEM, "ctf", NULL);
 	}
@@ -666,10 +858,18 @@ int fdr_ctf_writer_new(struct fdr_trace *t, struct fdr_ctf_sink *k, struct fdr_c
 int fdr_ctf_writer_read(struct fdr_ctf_writer *w)
 {
 	struct fdr_trace_rec rec;
+	uint32_t b, cpu, n = 0;
 	int ret;
 
+	/* the procnames cached from the last read may have changed since */
+	for (b = 0; b < CTF_MAX_BUFS; b++)
+		for (cpu = 0; cpu < w->sides[b].nr_streams; cpu++)
+			w->sides[b].streams[cpu].comm_valid = 0;
 	while ((ret = fdr_trace_next(w->t, &rec)) > 0) {
-		uint32_t b = w->seen.nr_bufs > 1 ? fdr_trace_rec_buffer(w->t, &rec) : 0;
+		b = w->seen.nr_bufs > 1 ? fdr_trace_rec_buffer(w->t, &rec) : 0;
+		/* a consuming read that holds what it read: the room back to the writers */
+		if (!(++n % CTF_COMMIT_EVERY))
+			fdr_trace_commit(w->t);
 
 		if (!rec.ev || rec.len < sizeof(struct fdr_common) || b >= w->seen.nr_bufs) {
 			w->st.unknown++;
@@ -684,6 +884,7 @@ int fdr_ctf_writer_read(struct fdr_ctf_writer *w)
 		if (ret)
 			break;
 	}
+	fdr_trace_commit(w->t);
 	if (ret < 0 && !(w->k->err && w->k->err->len))
 		fdr_export_fail(w->k->err, -ret, fdr_trace_get_info(w->t)->origin, "read");
 	return ret < 0 ? ret : 0;
@@ -698,7 +899,8 @@ static int ctf_meta(struct fdr_ctf_writer *w)
 
 	if (w->meta_sent && nr == w->meta_events)
 		return 0;
-	if (ctf_metadata(w->t, w->uuid, w->seen.nr_bufs > 1 ? &w->seen : NULL, &meta)) {
+	if (ctf_metadata(w->t, w->more, w->nr_more, w->uuid, w->seen.nr_bufs > 1 ? &w->seen : NULL,
+			 &meta)) {
 		fdr_buf_free(&meta);
 		return fdr_export_fail(w->k->err, ENOMEM, "ctf metadata", NULL);
 	}
@@ -756,7 +958,8 @@ int fdr_ctf_writer_tick(struct fdr_ctf_writer *w, uint32_t nr_cpus, uint64_t now
  *
  * Returns: 0 or a negative errno.
  */
-int fdr_ctf_writer_finish(struct fdr_ctf_writer *w)
+/* The last packet of every stream that has records (or losses) not handed over. */
+static int ctf_flush_all(struct fdr_ctf_writer *w)
 {
 	uint32_t buf, cpu;
 	int ret = 0;
@@ -765,14 +968,15 @@ int fdr_ctf_writer_finish(struct fdr_ctf_writer *w)
 		for (cpu = 0; cpu < w->sides[buf].nr_streams && !ret; cpu++)
 			if (w->sides[buf].streams[cpu].nr || w->sides[buf].streams[cpu].discarded)
 				ret = ctf_flush(w, buf, cpu);
-	if (!ret && !w->st.events) {
-		/* no record at all: one empty packet, so readers see a valid empty trace */
-		ret = ctf_stream_get(w, 0, 0) ? ctf_flush(w, 0, 0) : -ENOMEM;
-	}
-	if (!ret) {
-		w->meta_sent = 0; /* whole, with what every buffer turned out to hold */
-		ret = ctf_meta(w);
-	}
+	return ret;
+}
+
+/* Close every stream of @w that was opened. */
+static int ctf_close_all(struct fdr_ctf_writer *w)
+{
+	uint32_t buf, cpu;
+	int ret = 0;
+
 	for (buf = 0; buf < w->seen.nr_bufs; buf++)
 		for (cpu = 0; cpu < w->sides[buf].nr_streams && !ret; cpu++) {
 			struct ctf_stream *s = &w->sides[buf].streams[cpu];
@@ -782,6 +986,29 @@ int fdr_ctf_writer_finish(struct fdr_ctf_writer *w)
 			s->h = -1;
 		}
 	return ret;
+}
+
+int fdr_ctf_writer_finish(struct fdr_ctf_writer *w)
+{
+	int ret = ctf_flush_all(w);
+
+	if (!ret && !w->st.events) {
+		/* no record at all: one empty packet, so readers see a valid empty trace */
+		ret = ctf_stream_get(w, 0, 0) ? ctf_flush(w, 0, 0) : -ENOMEM;
+	}
+	if (!ret) {
+		w->meta_sent = 0; /* whole, with what every buffer turned out to hold */
+		ret = ctf_meta(w);
+	}
+	if (!ret)
+		ret = ctf_close_all(w);
+	return ret;
+}
+
+/* The counts of @w so far. */
+void fdr_ctf_writer_stats(const struct fdr_ctf_writer *w, struct fdr_export_stats *st)
+{
+	*st = w->st;
 }
 
 /* Free @w (NULL: nothing); its counts into @st (may be NULL). */
@@ -797,6 +1024,9 @@ void fdr_ctf_writer_free(struct fdr_ctf_writer *w, struct fdr_export_stats *st)
 		free(w->sides[buf].streams);
 	}
 	free(w->seen.seen);
+	for (cpu = 0; w->plans && cpu <= UINT16_MAX; cpu++)
+		free(w->plans[cpu]);
+	free(w->plans);
 	if (st)
 		*st = w->st;
 	free(w);
@@ -821,6 +1051,233 @@ int fdr_export_ctf_sink(struct fdr_trace *t, struct fdr_ctf_sink *k, struct fdr_
 	if (!ret)
 		ret = fdr_ctf_writer_finish(w);
 	fdr_ctf_writer_free(w, st);
+	return ret;
+}
+
+/* ---- a snapshot's CPUs side by side ----------------------------------------------------- */
+
+/*
+ * fdr_export_ctf_sink_split(): one writer per CPU (a source over that CPU
+ * alone, fdr_trace_split_cpu()), all with the same uuid, so that each CPU's
+ * stream is what the one writer of fdr_export_ctf_sink() makes of it, byte for
+ * byte. Threads take CPUs j, j + T, j + 2T... and hand their packets to the
+ * sink through a lock: one packet goes out whole while the others encode. Then
+ * the calling thread, as fdr_ctf_writer_finish() does: an empty packet if no CPU
+ * had a record, the metadata (the events of every source, each once), the closes.
+ */
+struct ctf_locked {
+	struct fdr_ctf_sink k; /* what the CPU's writer sees; k.err: its own messages */
+	struct ctf_split *sp;
+	struct fdr_buf err;
+};
+
+struct ctf_split {
+	struct fdr_ctf_sink *k;
+	pthread_mutex_t mu;
+	int failed; /* a sink call failed: the others stop at their next packet */
+	struct fdr_ctf_writer **w; /* [cpu] */
+	struct ctf_locked *lk; /* [cpu] */
+	uint32_t nr, threads;
+	int *ret; /* [thread] */
+};
+
+static int lk_enter(struct ctf_locked *l)
+{
+	pthread_mutex_lock(&l->sp->mu);
+	if (l->sp->failed) {
+		pthread_mutex_unlock(&l->sp->mu);
+		return -ECANCELED; /* another CPU's failure, said in the sink's err */
+	}
+	return 0;
+}
+
+static int lk_leave(struct ctf_locked *l, int ret)
+{
+	if (ret)
+		l->sp->failed = 1;
+	pthread_mutex_unlock(&l->sp->mu);
+	return ret;
+}
+
+static int lk_open(struct fdr_ctf_sink *k, const char *name, int *h)
+{
+	struct ctf_locked *l = (struct ctf_locked *)k;
+	int ret = lk_enter(l);
+
+	return ret ? ret : lk_leave(l, l->sp->k->open(l->sp->k, name, h));
+}
+
+static int lk_packet(struct fdr_ctf_sink *k, int h, const void *hdr, size_t hn, const void *body,
+		     size_t bn, const struct fdr_ctf_packet *pi)
+{
+	struct ctf_locked *l = (struct ctf_locked *)k;
+	int ret = lk_enter(l);
+
+	return ret ? ret : lk_leave(l, l->sp->k->packet(l->sp->k, h, hdr, hn, body, bn, pi));
+}
+
+static int lk_metadata(struct fdr_ctf_sink *k, const void *p, size_t n)
+{
+	struct ctf_locked *l = (struct ctf_locked *)k;
+
+	return l->sp->k->metadata(l->sp->k, p, n); /* the calling thread, alone by then */
+}
+
+static int lk_close(struct fdr_ctf_sink *k, int h)
+{
+	struct ctf_locked *l = (struct ctf_locked *)k;
+
+	return l->sp->k->close(l->sp->k, h);
+}
+
+struct ctf_job {
+	struct ctf_split *sp;
+	uint32_t first;
+};
+
+static void *ctf_split_run(void *arg)
+{
+	const struct ctf_job *j = arg;
+	struct ctf_split *sp = j->sp;
+	uint32_t cpu;
+	int ret = 0;
+
+	for (cpu = j->first; cpu < sp->nr && !ret; cpu += sp->threads) {
+		ret = fdr_ctf_writer_read(sp->w[cpu]);
+		if (!ret)
+			ret = ctf_flush_all(sp->w[cpu]);
+	}
+	sp->ret[j->first] = ret;
+	if (ret) {
+		pthread_mutex_lock(&sp->mu);
+		sp->failed = 1;
+		pthread_mutex_unlock(&sp->mu);
+	}
+	return NULL;
+}
+
+int fdr_export_ctf_sink_split(struct fdr_trace *t, struct fdr_ctf_sink *k, uint32_t threads,
+			      struct fdr_export_stats *st)
+{
+	struct ctf_split sp = { .k = k };
+	struct fdr_trace **src = NULL;
+	struct ctf_job *jobs = NULL;
+	pthread_t *th = NULL;
+	char *up = NULL; /* [thread] started */
+	uint32_t i, nr = fdr_trace_get_info(t)->nr_cpus;
+	uint64_t events = 0;
+	int ret = 0;
+
+	if (st)
+		memset(st, 0, sizeof(*st));
+	if (threads < 2 || nr < 2)
+		return fdr_export_ctf_sink(t, k, st);
+	if (threads > nr)
+		threads = nr;
+	src = calloc(nr, sizeof(*src));
+	sp.w = calloc(nr, sizeof(*sp.w));
+	sp.lk = calloc(nr, sizeof(*sp.lk));
+	sp.ret = calloc(threads, sizeof(*sp.ret));
+	jobs = calloc(threads, sizeof(*jobs));
+	th = calloc(threads, sizeof(*th));
+	up = calloc(threads, 1);
+	if (!src || !sp.w || !sp.lk || !sp.ret || !jobs || !th || !up) {
+		ret = fdr_export_fail(k->err, ENOMEM, "ctf", NULL);
+		goto out;
+	}
+	for (i = 0; i < nr && !ret; i++) {
+		ret = fdr_trace_split_cpu(t, i, &src[i]);
+		if (ret == -EOPNOTSUPP && !i) {
+			ret = 0; /* not a snapshot: one writer */
+			free(src);
+			src = NULL;
+			break;
+		}
+		if (ret) {
+			fdr_export_fail(k->err, -ret, fdr_trace_get_info(t)->origin, "read");
+			break;
+		}
+		sp.lk[i] = (struct ctf_locked){
+			.k = { .open = lk_open,
+			       .packet = lk_packet,
+			       .metadata = lk_metadata,
+			       .close = lk_close,
+			       .err = &sp.lk[i].err },
+			.sp = &sp,
+		};
+		ret = fdr_ctf_writer_new(src[i], &sp.lk[i].k, &sp.w[i]);
+		if (ret)
+			break;
+		if (i)
+			memcpy(sp.w[i]->uuid, sp.w[0]->uuid, sizeof(sp.w[0]->uuid));
+	}
+	if (!src && !ret) {
+		ret = fdr_export_ctf_sink(t, k, st);
+		goto out;
+	}
+	if (ret)
+		goto out;
+	pthread_mutex_init(&sp.mu, NULL);
+	sp.nr = nr;
+	sp.threads = threads;
+	for (i = 0; i < threads; i++)
+		jobs[i] = (struct ctf_job){ .sp = &sp, .first = i };
+	for (i = 1; i < threads; i++)
+		up[i] = !pthread_create(&th[i], NULL, ctf_split_run, &jobs[i]);
+	ctf_split_run(&jobs[0]);
+	for (i = 1; i < threads; i++) {
+		if (up[i])
+			pthread_join(th[i], NULL);
+		else
+			ctf_split_run(&jobs[i]); /* no thread for it: here, after the rest */
+	}
+	pthread_mutex_destroy(&sp.mu);
+	for (i = 0; i < threads && !ret; i++)
+		ret = sp.ret[i];
+	for (i = 0; i < nr; i++)
+		events += sp.w[i]->st.events;
+	if (!ret && !events)
+		ret = ctf_stream_get(sp.w[0], 0, 0) ? ctf_flush(sp.w[0], 0, 0) : -ENOMEM;
+	if (!ret) {
+		/* the metadata of every source, with CPU 0's writer and uuid */
+		sp.w[0]->more = src;
+		sp.w[0]->nr_more = nr;
+		sp.w[0]->t = t;
+		ret = ctf_meta(sp.w[0]);
+		sp.w[0]->t = src[0];
+	}
+	for (i = 0; i < nr && !ret; i++)
+		ret = ctf_close_all(sp.w[i]);
+out:
+	for (i = 0; sp.lk && i < nr; i++) {
+		struct fdr_buf *e = &sp.lk[i].err;
+
+		if (ret && e->len && k->err && !k->err->len)
+			fdr_buf_add(k->err, e->data, e->len); /* the first CPU's message */
+		fdr_buf_free(e);
+	}
+	for (i = 0; sp.w && i < nr; i++) {
+		struct fdr_export_stats s1;
+
+		if (!sp.w[i])
+			continue;
+		fdr_ctf_writer_free(sp.w[i], &s1);
+		if (st) {
+			st->events += s1.events;
+			st->lost += s1.lost;
+			st->unknown += s1.unknown;
+			st->clamped += s1.clamped;
+		}
+	}
+	for (i = 0; src && i < nr; i++)
+		fdr_trace_close(src[i]);
+	free(src);
+	free(sp.w);
+	free(sp.lk);
+	free(sp.ret);
+	free(jobs);
+	free(th);
+	free(up);
 	return ret;
 }
 

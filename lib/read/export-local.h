@@ -86,12 +86,24 @@ struct fdr_ctf_sink {
  */
 int fdr_export_ctf_sink(struct fdr_trace *t, struct fdr_ctf_sink *k, struct fdr_export_stats *st);
 
+/*
+ * The same for a session's snapshot, its CPUs read and encoded by up to
+ * @threads threads side by side (the calling one among them), each handing its
+ * packets to @k in turn (the calls are serialized, @k need not be thread-safe);
+ * the metadata and the closes follow as above. Other sources, one CPU or
+ * @threads < 2: fdr_export_ctf_sink(). Returns 0 or a negative errno (message
+ * in @k->err).
+ */
+int fdr_export_ctf_sink_split(struct fdr_trace *t, struct fdr_ctf_sink *k, uint32_t threads,
+			      struct fdr_export_stats *st);
+
 /* The same in steps, for live streaming (export-ctf.c has each call's comment). */
 struct fdr_ctf_writer;
 int fdr_ctf_writer_new(struct fdr_trace *t, struct fdr_ctf_sink *k, struct fdr_ctf_writer **out);
 int fdr_ctf_writer_read(struct fdr_ctf_writer *w);
 int fdr_ctf_writer_tick(struct fdr_ctf_writer *w, uint32_t nr_cpus, uint64_t now);
 int fdr_ctf_writer_finish(struct fdr_ctf_writer *w);
+void fdr_ctf_writer_stats(const struct fdr_ctf_writer *w, struct fdr_export_stats *st);
 void fdr_ctf_writer_free(struct fdr_ctf_writer *w, struct fdr_export_stats *st);
 
 #endif /* FDR_EXPORT_LOCAL_H */

@@ -144,7 +144,11 @@ struct fdr_reader {
 	uint32_t old_waits;
 	char error[FDR_SHM_ERROR_LEN]; /* the first part skipped as corrupt, "" if none */
 	uint32_t clock, subbuf_size; /* of the instance, checked (fdr_shm_check_instance()) */
+	/* FDR_READ_UNORDERED: the CPU (index) read last, and how many more it may give */
+	uint32_t stay_i, stay_left;
 };
+
+#define RD_STAY_MAX 4096 /* FDR_READ_UNORDERED: records in a row from one CPU */
 
 /*
  * Check a ring mapping's header (fdr_shm_check_ring(), the one check that libfdr's
@@ -1239,6 +1243,19 @@ int fdr_reader_next(struct fdr_reader *r, struct fdr_record *rec)
 
 	if (rd_stale(r))
 		return -ESTALE;
+	if (r->stay_left) {
+		/* unordered: the same CPU while it has records (its own order kept) */
+		int err;
+		struct rd_cpu *rc = rd_pick(r, r->stay_i, &err);
+
+		r->stay_left--;
+		if (rc) {
+			*rec = rc->rec;
+			rd_take(r, rc);
+			return 1;
+		}
+		r->stay_left = 0;
+	}
 	for (i = 0; i < r->nr; i++) {
 		int err;
 		struct rd_cpu *rc = rd_pick(r, i, &err);
@@ -1249,6 +1266,11 @@ int fdr_reader_next(struct fdr_reader *r, struct fdr_record *rec)
 	}
 	if (!best)
 		return 0;
+	if (r->flags & FDR_READ_UNORDERED) {
+		/* the index of best's CPU: cursors cpus[b * nr + i] */
+		r->stay_i = (uint32_t)(best - r->cpus) % r->nr;
+		r->stay_left = RD_STAY_MAX - 1;
+	}
 	*rec = best->rec;
 	rd_take(r, best); /* the payload stays in best->buf until its next peek */
 	return 1;

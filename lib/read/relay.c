@@ -60,6 +60,7 @@
 #include <unistd.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include "fdr/fdr-relay.h"
@@ -88,6 +89,8 @@ enum {
 #define RELAY_DATA_HDR 32
 #define RELAY_PATH_MAX 4096
 #define RELAY_STREAM_PATH "fdr"
+#define RELAY_OWED_MAX 4096 /* live: index replies left unread at most (4 bytes each) */
+#define RELAY_THREADS 2 /* a snapshot's CPUs encoded side by side (export-ctf.c) */
 
 struct relay_stream {
 	uint64_t handle; /* the daemon's */
@@ -108,6 +111,7 @@ struct fdr_relay {
 	int meta_h; /* the metadata stream; -1: not added yet */
 	struct fdr_buf meta; /* the metadata sent so far */
 	int live; /* a live session: indexes with the packets, beacons */
+	uint32_t owed; /* replies to SEND_INDEX not read yet (relay_drain()) */
 	struct fdr_ctf_writer *w; /* live: the writer between ticks */
 	struct fdr_export_stats st; /* live: the writer's counts at the end */
 	char where[300]; /* "lttng-relayd at HOST:PORT" */
@@ -425,10 +429,37 @@ static int relay_cmd(struct fdr_relay *r, uint32_t cmd, const void *a, size_t an
 	return 0;
 }
 
-/* Receive @n bytes of the reply to @cmd. */
+static int relay_refused(struct fdr_relay *r, uint32_t cmd, uint32_t code, struct fdr_buf *err);
+
+/*
+ * Read the replies owed: live indexes are sent without waiting for their
+ * replies (a round trip per packet and per idle CPU, each one a wait on a
+ * daemon that may not be scheduled, while the ring fills); the daemon answers
+ * in order, so they come before the reply of any later command.
+ */
+static int relay_drain(struct fdr_relay *r, struct fdr_buf *err)
+{
+	while (r->owed) {
+		unsigned char rep[4];
+		int ret = relay_recv(r, rep, sizeof(rep));
+
+		if (ret)
+			return relay_fail(r, err, -ret, "waiting for the replies to send index");
+		r->owed--;
+		if (get32(rep) != RELAY_OK)
+			return relay_refused(r, RELAY_SEND_INDEX, get32(rep), err);
+	}
+	return 0;
+}
+
+/* Receive @n bytes of the reply to @cmd (after the replies owed). */
 static int relay_reply(struct fdr_relay *r, uint32_t cmd, void *buf, size_t n, struct fdr_buf *err)
 {
-	int ret = relay_recv(r, buf, n);
+	int ret = relay_drain(r, err);
+
+	if (ret)
+		return ret;
+	ret = relay_recv(r, buf, n);
 
 	if (ret) {
 		char what[96];
@@ -703,6 +734,7 @@ static int relay_index(struct fdr_relay *r, struct relay_stream *s, uint64_t seq
 		       const struct fdr_ctf_packet *pi, uint64_t ts)
 {
 	unsigned char m[80], *p = m;
+	int ret, avail = 0;
 
 	put64(&p, s->handle);
 	put64(&p, seq);
@@ -714,7 +746,26 @@ static int relay_index(struct fdr_relay *r, struct relay_stream *s, uint64_t seq
 	put64(&p, pi ? pi->stream_class : 0); /* the CTF stream class id */
 	put64(&p, pi ? pi->cpu : 0); /* stream instance id */
 	put64(&p, seq); /* packet_seq_num */
-	return relay_simple(r, RELAY_SEND_INDEX, m, sizeof(m), r->k.err);
+	ret = relay_cmd(r, RELAY_SEND_INDEX, m, sizeof(m), NULL, 0, r->k.err);
+	if (ret)
+		return ret;
+	/*
+	 * its reply is read later (relay_drain()): those that came are read now,
+	 * without waiting (the daemon answers an index once it has the data
+	 * before it, which can take tens of ms while the ring fills); waited for
+	 * only when RELAY_OWED_MAX are owed
+	 */
+	r->owed++;
+	if (r->owed >= RELAY_OWED_MAX)
+		return relay_drain(r, r->k.err);
+	if (ioctl(r->ctrl, FIONREAD, &avail) == 0 && avail >= 4) {
+		uint32_t keep = r->owed > (uint32_t)avail / 4 ? r->owed - (uint32_t)avail / 4 : 0;
+
+		r->owed -= keep; /* the rest, later */
+		ret = relay_drain(r, r->k.err);
+		r->owed = keep;
+	}
+	return ret;
 }
 
 static int rs_idle(struct fdr_ctf_sink *k, int h, uint64_t ts)
@@ -928,7 +979,7 @@ int fdr_relay_send_chunk(struct fdr_relay *r, struct fdr_trace *t, uint64_t chun
 	relay_sink_init(r, err);
 	ret = relay_create_chunk(r, chunk_id, chunk_name);
 	if (!ret)
-		ret = fdr_export_ctf_sink(t, &r->k, st);
+		ret = fdr_export_ctf_sink_split(t, &r->k, RELAY_THREADS, st);
 	if (!ret)
 		ret = relay_close_streams(r);
 	if (!ret)
@@ -983,6 +1034,33 @@ int fdr_relay_live_tick(struct fdr_relay *r, uint32_t nr_cpus, uint64_t now)
 	if (ret)
 		r->broken = 1;
 	return ret;
+}
+
+/**
+ * fdr_relay_live_read - between ticks: read what was written since and send
+ * the packets that filled (about 1 MiB, each with its index), so that a writer
+ * faster than the ring holds in a live timer period is not outrun; the rest
+ * waits for the next tick
+ *
+ * Returns: 1 if records were read, 0 if none, or a negative errno.
+ */
+int fdr_relay_live_read(struct fdr_relay *r)
+{
+	struct fdr_export_stats st;
+	uint64_t before;
+	int ret;
+
+	if (!r->w)
+		return -EINVAL;
+	fdr_ctf_writer_stats(r->w, &st);
+	before = st.events + st.unknown;
+	ret = fdr_ctf_writer_read(r->w);
+	if (ret) {
+		r->broken = 1;
+		return ret;
+	}
+	fdr_ctf_writer_stats(r->w, &st);
+	return st.events + st.unknown != before;
 }
 
 /**

@@ -142,6 +142,12 @@ uint32_t fdr_trace_rec_buffer(const struct fdr_trace *t, const struct fdr_trace_
 	return t->ops->rec_buffer ? t->ops->rec_buffer(t, rec) : 0;
 }
 
+void fdr_trace_commit(struct fdr_trace *t)
+{
+	if (t->ops->commit)
+		t->ops->commit(t);
+}
+
 /**
  * fdr_trace_format - one record as a line of the trace file, the kernel's layout:
  * "%16s-%-7d [%03d] ..... %5lu.%06lu: NAME: BODY\n"
@@ -172,6 +178,9 @@ int fdr_trace_format(const struct fdr_trace *t, const struct fdr_trace_rec *rec,
 struct sess_src {
 	struct fdr_session *s;
 	struct fdr_reader *r;
+	uint32_t inst;
+	unsigned flags; /* as opened */
+	int cpu; /* -1: all CPUs */
 	struct fdr_abi_event **events; /* private copies, in the order first seen */
 	size_t nr_events;
 	struct fdr_abi_event *by_id[UINT16_MAX + 1]; /* id (common_type) -> copy */
@@ -273,6 +282,13 @@ static int32_t sess_tgid(const struct fdr_trace *t, int32_t pid)
 	return fdr_tgid_lookup(fdr_session_control(ss->s), pid);
 }
 
+static void sess_commit(struct fdr_trace *t)
+{
+	struct sess_src *ss = t->priv;
+
+	fdr_reader_commit(ss->r);
+}
+
 static void sess_close(struct fdr_trace *t)
 {
 	struct sess_src *ss = t->priv;
@@ -293,6 +309,7 @@ static const struct fdr_trace_ops sess_ops = {
 	.event = sess_event,
 	.comm = sess_comm,
 	.tgid = sess_tgid,
+	.commit = sess_commit,
 	.close = sess_close,
 };
 
@@ -304,8 +321,38 @@ static const struct fdr_trace_ops sess_ops = {
  * Every event registered when it opens is listed (fdr_trace_event_at), so
  * exporters can describe events that have no records yet.
  */
+static int sess_open(struct fdr_session *s, uint32_t inst, int cpu, unsigned flags,
+		     struct fdr_trace **out);
+
 int fdr_trace_open_session(struct fdr_session *s, uint32_t inst, unsigned flags,
 			   struct fdr_trace **out)
+{
+	return sess_open(s, inst, -1, flags, out);
+}
+
+/**
+ * fdr_trace_split_cpu - a source over CPU @cpu only of @t, a session's snapshot
+ * (fdr_trace_open_session() with FDR_READ_SNAPSHOT and nothing else), so that
+ * several threads can read a snapshot's CPUs side by side: the records of @cpu
+ * are those @t gives for it, with the same losses
+ *
+ * Returns: 0 and *@out (fdr_trace_close() it), -EOPNOTSUPP for any other
+ * source, or another negative errno.
+ */
+int fdr_trace_split_cpu(struct fdr_trace *t, uint32_t cpu, struct fdr_trace **out)
+{
+	const struct sess_src *ss = t->priv;
+
+	*out = NULL;
+	if (t->ops != &sess_ops || ss->flags != FDR_READ_SNAPSHOT || ss->cpu >= 0)
+		return -EOPNOTSUPP;
+	if (cpu >= t->info.nr_cpus)
+		return -EINVAL;
+	return sess_open(ss->s, ss->inst, (int)cpu, ss->flags, out);
+}
+
+static int sess_open(struct fdr_session *s, uint32_t inst, int cpu, unsigned flags,
+		     struct fdr_trace **out)
 {
 	const struct fdr_abi_control *ctl = fdr_session_control(s);
 	struct fdr_trace *t;
@@ -323,9 +370,12 @@ int fdr_trace_open_session(struct fdr_session *s, uint32_t inst, unsigned flags,
 		return -ENOMEM;
 	}
 	ss->s = s;
+	ss->inst = inst;
+	ss->flags = flags;
+	ss->cpu = cpu;
 	t->ops = &sess_ops;
 	t->priv = ss;
-	ret = fdr_reader_open(s, inst, -1, flags, &ss->r);
+	ret = fdr_reader_open(s, inst, cpu, flags, &ss->r);
 	if (ret) {
 		free(ss);
 		free(t);

@@ -19,6 +19,8 @@ struct fdr_trace_ops {
 	uint32_t (*nr_buffers)(const struct fdr_trace *t);
 	const char *(*buffer_name)(const struct fdr_trace *t, uint32_t i);
 	uint32_t (*rec_buffer)(const struct fdr_trace *t, const struct fdr_trace_rec *rec);
+	/* publish what was read as consumed (a FDR_READ_HOLD reader); NULL: nothing to do */
+	void (*commit)(struct fdr_trace *t);
 	void (*close)(struct fdr_trace *t);
 };
 
@@ -40,5 +42,18 @@ void fdr_trace_clock_point(const struct fdr_abi_control *ctl, uint32_t clock, ui
 
 /* Fill the uname and hostname parts of @info from this machine. */
 void fdr_trace_info_local(struct fdr_trace_info *info);
+
+/*
+ * A session opened with FDR_READ_CONSUME | FDR_READ_HOLD: what was read so far
+ * is published as consumed (fdr_reader_commit()); other sources: nothing.
+ */
+__attribute__((visibility("hidden"))) void fdr_trace_commit(struct fdr_trace *t);
+
+/*
+ * A source over one CPU of @t, a session's snapshot, for reading its CPUs in
+ * threads side by side; -EOPNOTSUPP for another source (trace-src.c).
+ */
+__attribute__((visibility("hidden"))) int fdr_trace_split_cpu(struct fdr_trace *t, uint32_t cpu,
+							      struct fdr_trace **out);
 
 #endif /* FDR_TRACE_SRC_H */

@@ -20,7 +20,13 @@
 #     by itself into a new session directory where what follows is stored, and
 #     exits 1 at the end (the stream had a gap);
 #   - a daemon speaking another protocol major version is refused, saying so;
-#   - usage errors: a bad URL, a bad host name, --format with --relayd.
+#   - a session linked to a kernel instance: each snapshot sent holds the
+#     kernel's records too (root and the kernel's tracefs; else said);
+#   - fdr record --relayd and fdr export --relayd: a recorded file and a
+#     session's instance sent as one chunk each, equal to the CTF export; a
+#     daemon that is not there: exit 1, the recording kept;
+#   - usage errors: a bad URL, a bad host name, --format with --relayd, a bad
+#     fdr relay -r priority.
 # Skips (77) where lttng-relayd or babeltrace2 is not installed. Every relayd
 # it starts is killed at exit.
 set -u
@@ -60,6 +66,12 @@ relayd_kill() {
 	relayd_pid=
 }
 at_exit relayd_kill
+# test_kernel_linked's kernel instance goes with its session, whatever happens
+klinked_destroy() {
+	[ -e "$FDR_ROOT/klinked" ] && FDR_SESSION=klinked "$FDR" destroy >/dev/null 2>&1
+	return 0
+}
+at_exit klinked_destroy
 
 # relayd_start [quiet]: lttng-relayd on $CTRL/$DATA/$LIVE, output in $RELAY_OUT,
 # up when its control port accepts a connection
@@ -255,7 +267,8 @@ test_relayd_killed() {
 	FDR_SESSION=kill must "$FDR" snapshot take || return 1
 	sleep 0.3 # the saver connects (the kernel accepts for the stopped daemon) and waits
 	relayd_kill
-	for ((k = 0; k < 100; k++)); do
+	# (20 s at most: on a loaded machine the saver's export of the snapshot waits for a CPU)
+	for ((k = 0; k < 400; k++)); do
 		grep -q 'kept in' "$T/saver-kill.err" && break
 		sleep 0.05
 	done
@@ -463,6 +476,79 @@ EOF
 	}
 }
 
+# fdr record --relayd: the finished trace.dat sent as one chunk, under
+# HOST/FILENAME-DATE/export-DATE/, equal in babeltrace2 to 'fdr export --format
+# ctf' of the file, which stays; fdr export --relayd of a session's instance
+# lands under the session's name. A daemon that is not there: exit 1, said,
+# the file kept.
+test_export_relayd() {
+	local got d
+	# the daemon of the cases before (a failed one may have left it down)
+	{ [ -n "$relayd_pid" ] && kill -0 "$relayd_pid" 2>/dev/null; } || relayd_start || return 1
+	FDR_SESSION=rec must "$FDR" record -o "$T/rec.dat" --relayd "$URL" --hostname hostR -- \
+		"$FDR" write trace_marker "recorded for the relay" || return 1
+	got=$(tail -1 "$OUT")
+	case $got in
+	hostR/rec-*/export-*) ;;
+	*) diag "fdr record --relayd printed '$got', expected hostR/rec-DATE/export-DATE"; show_io; return 1 ;;
+	esac
+	d=$RELAY_OUT/$got
+	[ -d "$d" ] || { diag "$d is not on the daemon's side"; return 1; }
+	must "$FDR" export --format ctf -o "$T/rec-ctf" "$T/rec.dat" || return 1
+	babeltrace2 "$T/rec-ctf" >"$T/rec-ctf.txt" 2>&1 && babeltrace2 "$d" >"$T/rec-relay.txt" 2>&1 &&
+		grep -q 'recorded for the relay' "$T/rec-relay.txt" && cmp -s "$T/rec-ctf.txt" "$T/rec-relay.txt" ||
+		{ diag "the chunk differs from the export of the file"; diff "$T/rec-ctf.txt" "$T/rec-relay.txt" | head -5 | sed 's/^/#   /'; return 1; }
+	mark hA "exported to the relay" || return 1
+	FDR_SESSION=hA must "$FDR" export --relayd "$URL" --hostname hostE || return 1
+	case $(cat "$OUT") in
+	hostE/hA-*/export-*) ;;
+	*) diag "fdr export --relayd printed '$(cat "$OUT")', expected hostE/hA-DATE/export-DATE"; return 1 ;;
+	esac
+	babeltrace2 "$RELAY_OUT/$(cat "$OUT")" 2>&1 | grep -q 'exported to the relay' ||
+		{ diag "the marker is not in the exported chunk"; return 1; }
+	# no daemon on $FAKE: a clear error, exit 1; fdr record keeps its file
+	fdr export --relayd "net://127.0.0.1:$FAKE" "$T/rec.dat"
+	expect_rc 1 && expect_err "cannot send to the relay daemon 127.0.0.1" || return 1
+	rm -f "$T/rec2.dat"
+	FDR_SESSION=rec run "$FDR" record -o "$T/rec2.dat" --relayd "net://127.0.0.1:$FAKE" -- true
+	expect_rc 1 && expect_err "rec2.dat is kept on disk" || return 1
+	[ -s "$T/rec2.dat" ] || { diag "the recording is gone"; return 1; }
+	fdr export --relayd "$URL" --format ctf "$T/rec.dat"
+	expect_rc 2 && expect_err 'expected no --format or -o with --relayd' || return 1
+}
+
+# A session linked to a kernel instance (fdr start -k; needs root and the
+# kernel's tracefs, else not checked, said): each snapshot sent holds the
+# kernel's records too (a second stream class), the kernel instance is started
+# again after its freeze, and fdr destroy removes it.
+test_kernel_linked() {
+	local tracefs inst p
+	tracefs=$(awk '$3 == "tracefs" { print $2; exit }' /proc/mounts)
+	if [ "$(id -u)" != 0 ] || [ -z "$tracefs" ] || [ ! -w "$tracefs/instances" ]; then
+		diag "not checked: the kernel's tracefs is not usable here (root and a tracefs mount)"
+		return 0
+	fi
+	export FDR_KERNEL_REGISTRY=$T/kregistry
+	FDR_SESSION=klinked must "$FDR" start -k sched:sched_switch,sched:sched_wakeup || return 1
+	inst=$(sed -n 's/^instance //p' "$FDR_ROOT/klinked/kernel")
+	saver_start klinked hostK2 || return 1
+	p=$saver_pid
+	grep -q "with kernel instance $inst" "$T/saver-klinked.err" || { diag "the saver does not name the kernel instance"; return 1; }
+	mark klinked "with the kernel" || return 1
+	sleep 0.2 # the kernel records some scheduling
+	FDR_SESSION=klinked must "$FDR" snapshot take || return 1
+	wait_lines "$T/saver-klinked.out" 1 || { diag "the snapshot was not sent"; sed 's/^/#   saver: /' "$T/saver-klinked.err"; return 1; }
+	saver_stop "$p"
+	babeltrace2 "$RELAY_OUT/$(head -1 "$T/saver-klinked.out")" >"$T/klinked.txt" 2>/dev/null
+	grep -q 'with the kernel' "$T/klinked.txt" && grep -q 'sched:sched_switch' "$T/klinked.txt" ||
+		{ diag "the chunk lacks fdr's marker or the kernel's sched_switch"; head -5 "$T/klinked.txt" | sed 's/^/#   /'; return 1; }
+	grep -q "kernel instance $inst stopped [0-9.]* us after fdr's snapshot" "$T/saver-klinked.err" ||
+		{ diag "no freeze line"; sed 's/^/#   saver: /' "$T/saver-klinked.err"; return 1; }
+	[ "$(cat "$tracefs/instances/$inst/tracing_on")" = 1 ] || { diag "the kernel instance was not started again"; return 1; }
+	FDR_SESSION=klinked must "$FDR" destroy || return 1
+	[ ! -e "$tracefs/instances/$inst" ] || { diag "$inst is left"; return 1; }
+}
+
 test_usage() {
 	FDR_SESSION=kill fdr snapshot save --relayd tcp://127.0.0.1
 	expect_rc 2 && expect_err 'expected net://HOST\[:CONTROL_PORT\[:DATA_PORT\]\]' || return 1
@@ -474,7 +560,9 @@ test_usage() {
 	expect_rc 2 && expect_err 'expected no --format with --relayd' || return 1
 	FDR_SESSION=kill fdr snapshot take --relayd "$URL"
 	expect_rc 2 || return 1
+	FDR_SESSION=live fdr relay "$URL" -r 100
+	expect_rc 2 && expect_err 'expected a SCHED_FIFO priority from 1 to 99' || return 1
 }
 
-run_cases "test_setup test_two_hosts test_live test_live_reconnect test_relayd_killed test_incompatible test_usage" test_setup
+run_cases "test_setup test_two_hosts test_live test_live_reconnect test_relayd_killed test_incompatible test_export_relayd test_kernel_linked test_usage" test_setup
 tap_summary

@@ -388,6 +388,58 @@ Test(ring, merge_idle_cpu_joins_at_once_consuming)
 	idle_cpu_joins(FDR_READ_CONSUME);
 }
 
+/*
+ * FDR_READ_UNORDERED (fdr relay): each CPU's records in their order, one CPU
+ * at a time instead of merged; with FDR_READ_HOLD nothing is consumed until
+ * fdr_reader_commit().
+ */
+Test(ring, unordered_keeps_each_cpu_in_order)
+{
+	struct fdr_reader *r;
+	struct fdr_record rec;
+	uint32_t next[2] = { 0, 1000 };
+	int cpu[2], k, last = -1, switches = 0;
+
+	if (fdr_test_nr_allowed_cpus() < 2)
+		cr_skip_test("needs two CPUs");
+	setup(0, 0);
+	cpu[0] = fdr_test_pin(0);
+	write_seq(0, 100);
+	cpu[1] = fdr_test_pin(1);
+	write_seq(1000, 100);
+	cr_assert_eq(fdr_test_pin(0), cpu[0]);
+	write_seq(100, 100);
+	cr_assert_eq(fdr_test_pin(1), cpu[1]);
+	write_seq(1100, 100);
+	cr_assert_eq(fdr_reader_open(env.s, 0, -1,
+				     FDR_READ_CONSUME | FDR_READ_HOLD | FDR_READ_UNORDERED, &r),
+		     0);
+	for (k = 0; k < 400; k++) {
+		unsigned char copy[256] __attribute__((aligned(8)));
+		struct fdr_test_rec tr = { .payload = copy };
+		int c;
+
+		cr_assert_eq(fdr_reader_next(r, &rec), 1, "record %d of 400: none", k);
+		cr_assert_leq(rec.len, sizeof(copy));
+		memcpy(copy, rec.payload, rec.len);
+		tr.len = rec.len;
+		c = (int)rec.cpu == cpu[0] ? 0 : 1;
+		cr_assert_eq(dec_seq(&tr, NULL, NULL, NULL), next[c], "record %d on cpu %u", k,
+			     rec.cpu);
+		next[c]++;
+		switches += last >= 0 && c != last;
+		last = c;
+	}
+	cr_assert_eq(fdr_reader_next(r, &rec), 0);
+	cr_assert_eq(switches, 1, "the reader went from one CPU to the other %d times, not once",
+		     switches);
+	cr_assert_eq(stat_of(0, cpu[0], "read events"), 0, "consumed before the commit");
+	fdr_reader_commit(r);
+	cr_assert_eq(stat_of(0, cpu[0], "read events"), 200);
+	cr_assert_eq(stat_of(0, cpu[1], "read events"), 200);
+	fdr_reader_close(r);
+}
+
 struct thr_arg {
 	uint32_t base;
 	uint32_t n;
