@@ -120,8 +120,12 @@ int fdr_event_commit_slot_nv(uint32_t slot, uint32_t id, unsigned char *payload,
 #ifdef FDR_TESTPOINTS
 			cpu = UINT32_MAX; /* as fdr_ring_write_fast(): the path with test points */
 #endif
+			/* a small record (a probe's usual one): the static events' unrolled copy */
 			if (__builtin_expect(cpu < m->nr_cpus && fdr_ring_tsc, 1) &&
-			    rb_append_tsc(rs, cpu, &m->pcpu[cpu], rec, total) == RB_OK)
+			    (total <= RB_SMALL_MAX ?
+				     rb_append_small((uint64_t)rs, cpu, &m->pcpu[cpu], payload,
+						     total) :
+				     rb_append_tsc(rs, cpu, &m->pcpu[cpu], rec, total)) == RB_OK)
 				ok++;
 			else if ((int)fdr_vcall((void *)fdr_ring_write, (long)s, i, (long)m,
 						(long)rec, (long)total) == 0)

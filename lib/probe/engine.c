@@ -1039,15 +1039,14 @@ static void pr_ret_entry(struct pr_site *s, uintptr_t sp, uintptr_t tramp)
 /*
  * This thread's in-flight slot, claimed at its first jump hit (lock-free,
  * async-signal-safe); NULL where none can be used: the active count then.
+ * Out of line: pr_infl_slot() below, inlined into the hit, only reads the
+ * slot this thread already has (a call less a hit).
  */
-static _Atomic(void *) *pr_infl_slot(void)
+static __attribute__((noinline, cold)) _Atomic(void *) *pr_infl_claim(void)
 {
-	int me = pr_infl_me;
 	unsigned int i, n;
 
-	if (me > 0)
-		return &pr_infl[me - 1].site;
-	if (me < 0 || !atomic_load_explicit(&pr_infl_ok, memory_order_relaxed))
+	if (pr_infl_me < 0 || !atomic_load_explicit(&pr_infl_ok, memory_order_relaxed))
 		return NULL;
 	for (i = 0; i < PR_INFL; i++) {
 		int free_slot = 0;
@@ -1066,13 +1065,23 @@ static _Atomic(void *) *pr_infl_slot(void)
 	return NULL;
 }
 
+/* This thread's in-flight slot (pr_infl_claim() at its first hit), or NULL. */
+static inline __attribute__((always_inline)) _Atomic(void *) *pr_infl_slot(void)
+{
+	int me = pr_infl_me;
+
+	if (__builtin_expect(me > 0, 1))
+		return &pr_infl[me - 1].site;
+	return pr_infl_claim();
+}
+
 /*
  * A hit on @s begins: this thread's in-flight slot holds the site (a plain
  * store; the disarmer's membarrier() stands for the fence, pr_infl_quiesce()),
  * or, without a slot or nested in a hit that holds it (a signal handler), the
  * active count as the int3 path keeps it. Returns what pr_hit_leave() needs.
  */
-static _Atomic(void *) *pr_hit_enter(struct pr_site *s)
+static inline __attribute__((always_inline)) _Atomic(void *) *pr_hit_enter(struct pr_site *s)
 {
 	_Atomic(void *) *slot = pr_infl_slot();
 
@@ -1085,7 +1094,7 @@ static _Atomic(void *) *pr_hit_enter(struct pr_site *s)
 	return NULL;
 }
 
-static void pr_hit_leave(struct pr_site *s, _Atomic(void *) *slot)
+static inline void pr_hit_leave(struct pr_site *s, _Atomic(void *) *slot)
 {
 	if (slot)
 		atomic_store_explicit(slot, NULL, memory_order_release);
