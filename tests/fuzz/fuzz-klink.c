@@ -12,7 +12,7 @@
  */
 #include "fuzz.h"
 
-static char fk_dir[PATH_MAX];
+static char fk_dir[1024]; /* room for "/kernel" in fz_write_file()'s PATH_MAX */
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -25,7 +25,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		exit(2);
 	}
 	atexit(fz_cleanup);
-	snprintf(fk_dir, sizeof(fk_dir), "%s", fz_root);
+	if (strlen(fz_root) >= sizeof(fk_dir)) {
+		fprintf(stderr, "fuzz-klink: %s: too long a temporary directory\n", fz_root);
+		exit(2);
+	}
+	memcpy(fk_dir, fz_root, strlen(fz_root) + 1);
 	return 0;
 }
 
@@ -74,11 +78,11 @@ int fdr_fuzz_write_seeds(const char *dir)
 		"tracefs relative\ninstance fdr-kt-1\nclock x86-tsc\n",
 		"instance fdr-\nclock mono\ntracefs /sys/kernel/tracing\n",
 		"tracefs /sys/kernel/tracing\ninstance other\nclock mono",
-		"         ktime-app-2095    [000] ..... 13768.525517: step: n=1 phase=0\n"
-		"K        ktime-app-2095    [000] d..2. 13768.525523: sched_switch: prev_comm=x\n"
-		" => __schedule\nCPU:0 [LOST 12 EVENTS]\n",
-		"  x-1 [001] d..2. 123456789012: sched_switch: raw count\n"
-		"  x-1 [001] d..2. 1.1234567: seven digits\n[99999999999999999999] . 1:\n[",
+		("         ktime-app-2095    [000] ..... 13768.525517: step: n=1 phase=0\n"
+		 "K        ktime-app-2095    [000] d..2. 13768.525523: sched_switch: prev_comm=x\n"
+		 " => __schedule\nCPU:0 [LOST 12 EVENTS]\n"),
+		("  x-1 [001] d..2. 123456789012: sched_switch: raw count\n"
+		 "  x-1 [001] d..2. 1.1234567: seven digits\n[99999999999999999999] . 1:\n["),
 	};
 	char name[16];
 	size_t i;
