@@ -896,8 +896,12 @@ static void pr_fill_regs(struct fdr_probe_regs *r, const greg_t *g, uintptr_t ad
 	r->probe_addr = addr;
 }
 
-/* Async-signal-safe: say why and stop (a return with no entry cannot be resumed). */
-static void pr_ret_lost(void)
+/*
+ * Async-signal-safe: say why and stop (a return with no entry cannot be
+ * resumed). Never inlined: tests/unit/check-hit-path.py stops its walk of the
+ * vector-free hit path here (write() and abort() are libc's).
+ */
+__attribute__((noinline, cold, noreturn)) static void pr_ret_lost(void)
 {
 	static const char msg[] = "libfdr-probe: a return reached the return-probe trampoline "
 				  "with no matching entry on this thread's stack; aborting\n";
