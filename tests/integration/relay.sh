@@ -267,9 +267,10 @@ test_relayd_killed() {
 	FDR_SESSION=kill must "$FDR" snapshot take || return 1
 	sleep 0.3 # the saver connects (the kernel accepts for the stopped daemon) and waits
 	relayd_kill
-	# (20 s at most: on a loaded machine the saver's export of the snapshot waits for a CPU)
+	# (20 s at most: on a loaded machine the saver's export of the snapshot waits for a
+	# CPU; not 'kept in' alone: the saver's first line says where unsent ones are kept in)
 	for ((k = 0; k < 400; k++)); do
-		grep -q 'kept in' "$T/saver-kill.err" && break
+		grep -q 'snapshot 1 kept in' "$T/saver-kill.err" && break
 		sleep 0.05
 	done
 	grep -Eq "cannot send snapshot 1: lttng-relayd at 127.0.0.1:$CTRL: .*(reset|refused|Broken pipe)" \
