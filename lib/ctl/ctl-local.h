@@ -28,6 +28,7 @@ FDR_CTL_HIDDEN void fdr_hooks_event_clear(struct fdr_abi_control *c, uint32_t es
 
 /* kmerge.c: a linked session's trace and trace_pipe with the kernel instance's lines */
 struct fdr_kmerge;
+FDR_CTL_HIDDEN void fdr_ctl_compact(struct fdr_buf *b, size_t *off);
 FDR_CTL_HIDDEN int fdr_kmerge_open(struct fdr_session *s, int cpu, int consuming,
 				   struct fdr_kmerge **out, char *why, size_t why_len);
 FDR_CTL_HIDDEN void fdr_kmerge_close(struct fdr_kmerge *m);

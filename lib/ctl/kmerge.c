@@ -330,17 +330,26 @@ static uint64_t km_head_time(struct km_side *s)
 	return s->qn ? s->q[s->qh].t : 0;
 }
 
-/* Drop what was sent from the front of @s's buffer. */
+/*
+ * fdr_ctl_compact - drop what was served (@b's first *@off bytes): all of it at
+ * once when everything was, else moved down once more than 64 KiB were (the
+ * tree's files and each side of the merge)
+ */
+void fdr_ctl_compact(struct fdr_buf *b, size_t *off)
+{
+	if (*off && *off == b->len) {
+		b->len = 0;
+		*off = 0;
+	} else if (*off > 65536) {
+		memmove(b->data, b->data + *off, b->len - *off);
+		b->len -= *off;
+		*off = 0;
+	}
+}
+
 static void km_compact(struct km_side *s)
 {
-	if (s->off && s->off == s->b.len) {
-		s->b.len = 0;
-		s->off = 0;
-	} else if (s->off > 65536) {
-		memmove(s->b.data, s->b.data + s->off, s->b.len - s->off);
-		s->b.len -= s->off;
-		s->off = 0;
-	}
+	fdr_ctl_compact(&s->b, &s->off);
 }
 
 /* A pipe: what the kernel's trace_pipe has now, read once without blocking. 0 or -errno. */

@@ -1357,14 +1357,7 @@ static int km_fill_pipe(struct fdr_file *f, size_t n, int flush)
 
 static void content_compact(struct fdr_file *f)
 {
-	if (f->off && f->off == f->content.len) {
-		f->content.len = 0;
-		f->off = 0;
-	} else if (f->off > 65536) {
-		memmove(f->content.data, f->content.data + f->off, f->content.len - f->off);
-		f->content.len -= f->off;
-		f->off = 0;
-	}
+	fdr_ctl_compact(&f->content, &f->off);
 }
 
 static ssize_t serve(struct fdr_file *f, void *buf, size_t n)
