@@ -185,14 +185,14 @@ if(TARGET fdr-probe AND TARGET fdr-ctl_static)
   set_tests_properties(integration/probe-agent PROPERTIES
     LABELS "integration;stress"
     TIMEOUT 120
-    ENVIRONMENT "TMPDIR=${CMAKE_CURRENT_BINARY_DIR};ASAN_OPTIONS=verify_asan_link_order=0;TSAN_OPTIONS=die_after_fork=0;${FDR_TEST_SAN_ENV}")
+    ENVIRONMENT "TMPDIR=${CMAKE_CURRENT_BINARY_DIR};ASAN_OPTIONS=verify_asan_link_order=0;${FDR_TEST_SAN_ENV};TSAN_OPTIONS=die_after_fork=0:${FDR_TEST_TSAN_OPTIONS}")
   # the same with the agent reading /proc/self/maps as text, as on kernels
   # before 6.11 (no PROCMAP_QUERY)
   add_test(NAME integration/probe-agent-maps-text COMMAND ${probe_agent_cmd})
   set_tests_properties(integration/probe-agent-maps-text PROPERTIES
     LABELS integration
     TIMEOUT 120
-    ENVIRONMENT "FDR_PROBE_MAPS=text;TMPDIR=${CMAKE_CURRENT_BINARY_DIR};ASAN_OPTIONS=verify_asan_link_order=0;TSAN_OPTIONS=die_after_fork=0;${FDR_TEST_SAN_ENV}")
+    ENVIRONMENT "FDR_PROBE_MAPS=text;TMPDIR=${CMAKE_CURRENT_BINARY_DIR};ASAN_OPTIONS=verify_asan_link_order=0;${FDR_TEST_SAN_ENV};TSAN_OPTIONS=die_after_fork=0:${FDR_TEST_TSAN_OPTIONS}")
 endif()
 
 # README.md's "Dynamic probes" walk-through, its commands taken from README and

@@ -133,7 +133,8 @@ test_disable_enable() {
 
 # a child after fork records too (the int3 is in its copy of the text)
 test_fork_child() {
-	tcmd "fork 3" && [ "$reply" = "ok 0" ] || { diag "fork: $reply"; return 1; }
+	tcmd "fork 3" && [ "$reply" = "ok 0" ] ||
+		{ diag "fork: $reply"; sed 's/^/#   target stderr: /' "$T/terr" | head -60; return 1; }
 	"$FDR" show >"$T/show"
 	local n
 	n=$(grep -Ec ' pafn: \(0x[0-9a-f]+\) a=[0-2] s="child"$' "$T/show")
