@@ -109,9 +109,9 @@ static int define(struct fdr_session *s, struct fdr_abi_probes **out, uint32_t *
 	}
 	snprintf(path, sizeof(path), "%s/probes", fdr_session_path(s));
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0 || ftruncate(fd, sizeof(*p)))
+	if (fd < 0 || ftruncate(fd, (off_t)FDR_PROBES_FILE_SIZE))
 		return -errno;
-	p = mmap(NULL, sizeof(*p), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	p = mmap(NULL, FDR_PROBES_FILE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
 	if (p == MAP_FAILED)
 		return -errno;
@@ -136,6 +136,8 @@ static int define(struct fdr_session *s, struct fdr_abi_probes **out, uint32_t *
 		p->gen = 1;
 		p->struct_size = sizeof(*p);
 		p->version = FDR_ABI_VERSION;
+		p->hit_cpus = fdr_session_control(s)->nr_cpus; /* as lib/ctl/probes.c makes it */
+		p->hits_off = sizeof(*p);
 		__atomic_store_n(&p->magic, FDR_ABI_MAGIC_PROBES, __ATOMIC_RELEASE);
 	}
 	fdr_session_unlock(s);
@@ -205,11 +207,13 @@ int main(int argc, char **argv)
 				"bench-probe-agent: not armed (error_log: fdr cat error_log)\n");
 			return 1;
 		}
-		h0 = __atomic_load_n(&p->probes[0].hits, __ATOMIC_RELAXED);
+		h0 = __atomic_load_n(&p->probes[0].hits, __ATOMIC_RELAXED) +
+		     fdr_probe_row_hits(p, 0);
 		m0 = __atomic_load_n(&p->probes[0].misses, __ATOMIC_RELAXED);
 		loop_ns(pt_nop, n / 10);
 		armed = loop_ns(pt_nop, n);
-		h = __atomic_load_n(&p->probes[0].hits, __ATOMIC_RELAXED) - h0;
+		h = __atomic_load_n(&p->probes[0].hits, __ATOMIC_RELAXED) +
+		    fdr_probe_row_hits(p, 0) - h0;
 		m = __atomic_load_n(&p->probes[0].misses, __ATOMIC_RELAXED) - m0;
 		if (h != (uint64_t)(n + n / 10) || m) {
 			fprintf(stderr,

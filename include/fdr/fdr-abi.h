@@ -33,9 +33,11 @@
  * fdr_abi_instance_ext (set_event_notrace_pid) appended to the control block.
  * 3: control.instances_bound and probes.slots_bound, so that scans of the
  * instances and probe slots stop where the used ones end, and a probe slot's
- * optimized count (reserved space).
+ * optimized count (reserved space). 4: the probes file's per-CPU hit counts
+ * (probes.hit_cpus, probes.hits_off), so that a probe hit adds 1 without a
+ * locked instruction.
  */
-#define FDR_ABI_VERSION 3
+#define FDR_ABI_VERSION 4
 
 #define FDR_MAX_INSTANCES 128 /* instance 0 is the top instance */
 #define FDR_MAX_EVENTS 1024
@@ -474,12 +476,28 @@ _Static_assert(sizeof(struct fdr_abi_ring) == 128, "fdr_abi_ring layout");
  * Several slots may name the same event_slot: one event with several locations
  * (the kernel's multi-probe events). hits and misses are added by every process
  * that hits the location (relaxed atomics): uprobe_profile's figures.
+ *
+ * Per-CPU hit counts (version 4): after the struct, at hits_off, hit_cpus rows
+ * of FDR_MAX_PROBES uint64_t, row c for CPU c (FDR_PROBE_HITS_ROW bytes each,
+ * so no two CPUs share a cache line), counter i of a row for slot i. A process
+ * on CPU c adds 1 to row c's counter inside a restartable sequence (the kernel
+ * restarts it if the thread is preempted or migrated before the add), so the
+ * add needs no lock prefix and processes never race on a counter; a hit on a
+ * CPU at or above hit_cpus, or where the process has no rseq area, is added to
+ * the slot's hits instead. A location's hits are hits plus its counter in every
+ * row; the definition zeroes them all before the slot goes live. hit_cpus is
+ * the control block's nr_cpus at creation; hits_off is sizeof(struct
+ * fdr_abi_probes). The file is FDR_PROBES_FILE_SIZE bytes (rows for
+ * FDR_MAX_CPUS CPUs), allocated up to the end of row hit_cpus - 1 (stores into
+ * a shared mapping of a full tmpfs must not find a hole), the rest a hole never
+ * written.
  */
 #define FDR_ABI_MAGIC_PROBES 0x4644525042ULL /* "FDRPB" */
 #define FDR_MAX_PROBES 256 /* probe locations per session */
 #define FDR_PROBE_PATH_LEN 256 /* path of the probed file, NUL included */
 #define FDR_PROBE_LINE_LEN 2048 /* the definition as uprobe_events reads it back */
 #define FDR_PROBE_PROG_BYTES 4096 /* the compiled fetch program (lib/probe/fetch.h) */
+#define FDR_PROBE_HITS_ROW (FDR_MAX_PROBES * 8) /* bytes of one CPU's hit counts */
 
 enum fdr_abi_probe_state {
 	FDR_PROBE_SLOT_FREE = 0,
@@ -514,12 +532,16 @@ struct fdr_abi_probes {
 	uint32_t gen; /* bumped (release) after every change of a slot */
 	uint32_t nr_live; /* live slots (a hint: 0 = no probe, nothing to arm) */
 	uint32_t slots_bound; /* slots at this index and above were never used (version 3) */
-	uint32_t reserved2;
-	uint64_t reserved[4];
+	uint32_t hit_cpus; /* rows of per-CPU hit counts at hits_off (version 4) */
+	uint64_t hits_off; /* where they start: sizeof(struct fdr_abi_probes) */
+	uint64_t reserved[3];
 	struct fdr_abi_probe_slot probes[FDR_MAX_PROBES];
 };
 _Static_assert(sizeof(struct fdr_abi_probe_slot) == 6504 &&
-		       offsetof(struct fdr_abi_probes, probes) == 64,
+		       offsetof(struct fdr_abi_probes, probes) == 64 &&
+		       sizeof(struct fdr_abi_probes) % 64 == 0,
 	       "fdr_abi_probes layout");
+#define FDR_PROBES_FILE_SIZE \
+	(sizeof(struct fdr_abi_probes) + (uint64_t)FDR_MAX_CPUS * FDR_PROBE_HITS_ROW)
 
 #endif /* FDR_ABI_H */

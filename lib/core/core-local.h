@@ -273,6 +273,31 @@ static inline uint32_t fdr_probe_slots_bound(const struct fdr_abi_probes *p)
 	return n > FDR_MAX_PROBES ? FDR_MAX_PROBES : n;
 }
 
+/*
+ * Row 0 of @p's per-CPU hit counts (fdr-abi.h; counter i of row c at
+ * [c * FDR_MAX_PROBES + i]), and in *@ncpus how many rows a hit may use:
+ * hit_cpus, clamped to FDR_MAX_CPUS (the mapping has room for that many).
+ */
+static inline uint64_t *fdr_probe_hit_rows(const struct fdr_abi_probes *p, uint32_t *ncpus)
+{
+	uint32_t n = __atomic_load_n(&p->hit_cpus, __ATOMIC_RELAXED);
+
+	*ncpus = n > FDR_MAX_CPUS ? FDR_MAX_CPUS : n;
+	return (uint64_t *)(void *)((char *)(uintptr_t)p + sizeof(*p));
+}
+
+/* Slot @slot's hits counted in the rows (its slot's hits come on top). */
+static inline uint64_t fdr_probe_row_hits(const struct fdr_abi_probes *p, uint32_t slot)
+{
+	uint32_t c, n;
+	const uint64_t *rows = fdr_probe_hit_rows(p, &n);
+	uint64_t sum = 0;
+
+	for (c = 0; c < n; c++)
+		sum += __atomic_load_n(&rows[(size_t)c * FDR_MAX_PROBES + slot], __ATOMIC_RELAXED);
+	return sum;
+}
+
 FDR_INTERNAL void fdr_session_lock_init(struct fdr_abi_control *ctl);
 /* the control lock, waiting at most @timeout_ms (no orphan recovery: fdr_session_lock()) */
 FDR_INTERNAL int fdr_session_lock_ms(struct fdr_session *s, int timeout_ms);

@@ -157,7 +157,7 @@ static void ses_free(struct fdr_session *s)
 		}
 	}
 	if (atomic_load(&s->probes))
-		munmap(atomic_load(&s->probes), sizeof(struct fdr_abi_probes));
+		munmap(atomic_load(&s->probes), FDR_PROBES_FILE_SIZE);
 	if (s->ctl)
 		munmap(s->ctl, s->ctl_size);
 	if (s->dir_fd >= 0)
@@ -455,28 +455,29 @@ int fdr_session_probes(struct fdr_session *s, struct fdr_abi_probes **out)
 		close(fd);
 		return ret;
 	}
-	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size < sizeof(*p)) {
+	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size < FDR_PROBES_FILE_SIZE) {
 		close(fd);
-		return fdr_shm_errorf("probes: file size %llu is smaller than %zu",
-				      (unsigned long long)st.st_size, sizeof(*p));
+		return fdr_shm_errorf("probes: file size %llu is smaller than %llu",
+				      (unsigned long long)st.st_size,
+				      (unsigned long long)FDR_PROBES_FILE_SIZE);
 	}
 	/*
 	 * not populated: scans stop at slots_bound (fdr_probe_slots_bound()), so
 	 * a process touches the header and the slots in use, not the 1.6 MiB
 	 * (MAP_POPULATE of all of it cost a definition 140 to 200 us)
 	 */
-	p = mmap(NULL, sizeof(*p), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	p = mmap(NULL, FDR_PROBES_FILE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	ret = p == MAP_FAILED ? -errno : 0;
 	close(fd);
 	if (ret)
 		return ret;
 	ret = fdr_shm_check_probes(p, (uint64_t)st.st_size);
 	if (ret) {
-		munmap(p, sizeof(*p));
+		munmap(p, FDR_PROBES_FILE_SIZE);
 		return ret;
 	}
 	if (!atomic_compare_exchange_strong(&s->probes, &none, p)) {
-		munmap(p, sizeof(*p));
+		munmap(p, FDR_PROBES_FILE_SIZE);
 		p = none; /* another thread's */
 	}
 	*out = p;

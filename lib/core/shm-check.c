@@ -400,7 +400,8 @@ int fdr_shm_check_cpu(const struct fdr_abi_ring *h, const void *base, const char
 
 /**
  * fdr_shm_check_probes - check the header of the probes file mapped at @p, of
- * @size bytes: magic, ABI version, struct size. The slots are checked one by
+ * @size bytes: magic, ABI version, struct size, file size, where the per-CPU
+ * hit counts are and how many rows (hits_off, hit_cpus). The slots are checked one by
  * one (fdr_shm_check_probe_slot()). Returns 0 or -EUCLEAN (text in
  * fdr_shm_error()).
  */
@@ -422,6 +423,15 @@ int fdr_shm_check_probes(const struct fdr_abi_probes *p, uint64_t size)
 				      version, FDR_ABI_VERSION);
 	if (ssize != sizeof(*p))
 		return fdr_shm_errorf("probes: struct_size %u, expected %zu", ssize, sizeof(*p));
+	if (size < FDR_PROBES_FILE_SIZE)
+		return fdr_shm_errorf("probes: file size %llu is smaller than %llu",
+				      (unsigned long long)size,
+				      (unsigned long long)FDR_PROBES_FILE_SIZE);
+	if (p->hits_off != sizeof(*p))
+		return fdr_shm_errorf("probes: hits_off %llu, expected %zu",
+				      (unsigned long long)p->hits_off, sizeof(*p));
+	if (p->hit_cpus > FDR_MAX_CPUS)
+		return fdr_shm_errorf("probes: hit_cpus %u is above %u", p->hit_cpus, FDR_MAX_CPUS);
 	return 0;
 }
 

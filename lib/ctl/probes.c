@@ -79,6 +79,7 @@ static int probes_create(struct fdr_session *s)
 {
 	struct fdr_abi_probes *p = MAP_FAILED;
 	char tmp[64];
+	uint32_t ncpus;
 	int fd, ret;
 
 	snprintf(tmp, sizeof(tmp), ".tmp.probes.%d", (int)getpid());
@@ -87,17 +88,29 @@ static int probes_create(struct fdr_session *s)
 		return -errno;
 	/* held while we work on it: ses_reap_tmp() leaves the file alone */
 	flock(fd, LOCK_EX);
-	/* every page: agents store hit counts into it later */
-	ret = -posix_fallocate(fd, 0, sizeof(*p));
+	ncpus = __atomic_load_n(&fdr_session_control(s)->nr_cpus, __ATOMIC_RELAXED);
+	if (ncpus > FDR_MAX_CPUS)
+		ncpus = FDR_MAX_CPUS;
+	/*
+	 * the rows of CPUs past nr_cpus are a hole, never written; every other page
+	 * is allocated: agents store hit counts into it later (fdr-abi.h)
+	 */
+	if (ftruncate(fd, (off_t)FDR_PROBES_FILE_SIZE) < 0) {
+		ret = -errno;
+		goto out;
+	}
+	ret = -posix_fallocate(fd, 0, (off_t)(sizeof(*p) + (size_t)ncpus * FDR_PROBE_HITS_ROW));
 	if (ret)
 		goto out;
-	p = mmap(NULL, sizeof(*p), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	p = mmap(NULL, FDR_PROBES_FILE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED) {
 		ret = -errno;
 		goto out;
 	}
 	p->struct_size = sizeof(*p);
 	p->version = FDR_ABI_VERSION;
+	p->hit_cpus = ncpus;
+	p->hits_off = sizeof(*p);
 	/* release: the magic last; fdr_shm_check_probes() checks it */
 	__atomic_store_n(&p->magic, FDR_ABI_MAGIC_PROBES, __ATOMIC_RELEASE);
 	if (msync(p, sizeof(*p), MS_SYNC) < 0) {
@@ -108,7 +121,7 @@ static int probes_create(struct fdr_session *s)
 		ret = errno == EEXIST ? 0 : -errno; /* made by another: use it */
 out:
 	if (p != MAP_FAILED)
-		munmap(p, sizeof(*p));
+		munmap(p, FDR_PROBES_FILE_SIZE);
 	unlinkat(s->dir_fd, tmp, 0);
 	close(fd);
 	return ret;
@@ -289,7 +302,8 @@ static int line_add(struct fdr_session *s, struct fdr_uprobe_cmd *cmd, struct fd
 	} *prog = NULL;
 	size_t plen = 0;
 	struct stat st;
-	uint32_t es;
+	uint64_t *rows;
+	uint32_t es, cpu, ncpus;
 	int ret, n, idx;
 
 	ret = fdr_uprobe_resolve(cmd, &ue);
@@ -378,6 +392,9 @@ static int line_add(struct fdr_session *s, struct fdr_uprobe_cmd *cmd, struct fd
 	sl->dev = (uint64_t)st.st_dev;
 	sl->ino = (uint64_t)st.st_ino;
 	__atomic_store_n(&sl->hits, 0, __ATOMIC_RELAXED);
+	rows = fdr_probe_hit_rows(p, &ncpus);
+	for (cpu = 0; cpu < ncpus; cpu++)
+		__atomic_store_n(&rows[(size_t)cpu * FDR_MAX_PROBES + n], 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&sl->misses, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&sl->optimized, 0, __ATOMIC_RELAXED);
 	memset(sl->path, 0, sizeof(sl->path));
@@ -522,8 +539,8 @@ unlock:
 
 /* Each live location in slot order; @fn appends its text. */
 static int probes_each(struct fdr_session *s, struct fdr_buf *b,
-		       int (*fn)(struct fdr_session *s, const struct fdr_abi_probe_slot *sl,
-				 struct fdr_buf *b))
+		       int (*fn)(struct fdr_session *s, const struct fdr_abi_probes *p, uint32_t i,
+				 const struct fdr_abi_probe_slot *sl, struct fdr_buf *b))
 {
 	struct fdr_abi_probes *p;
 	struct fdr_abi_probe_slot *sl;
@@ -540,15 +557,17 @@ static int probes_each(struct fdr_session *s, struct fdr_buf *b,
 		return -ENOMEM;
 	for (i = 0; i < fdr_probe_slots_bound(p) && !ret; i++)
 		if (slot_copy(p, i, sl, &why) == 0)
-			ret = fn(s, sl, b);
+			ret = fn(s, p, i, sl, b);
 	free(sl);
 	return ret;
 }
 
-static int render_line(struct fdr_session *s, const struct fdr_abi_probe_slot *sl,
-		       struct fdr_buf *b)
+static int render_line(struct fdr_session *s, const struct fdr_abi_probes *p, uint32_t i,
+		       const struct fdr_abi_probe_slot *sl, struct fdr_buf *b)
 {
 	(void)s;
+	(void)p;
+	(void)i;
 	return fdr_buf_printf(b, "%s\n", sl->line) ? -ENOMEM : 0;
 }
 
@@ -558,8 +577,8 @@ int fdr_probes_render(struct fdr_session *s, struct fdr_buf *b)
 	return probes_each(s, b, render_line);
 }
 
-static int profile_line(struct fdr_session *s, const struct fdr_abi_probe_slot *sl,
-			struct fdr_buf *b)
+static int profile_line(struct fdr_session *s, const struct fdr_abi_probes *p, uint32_t i,
+			const struct fdr_abi_probe_slot *sl, struct fdr_buf *b)
 {
 	const struct fdr_abi_event *e = &fdr_session_control(s)->events[sl->event_slot];
 	char name[FDR_NAME_LEN + 1];
@@ -569,8 +588,9 @@ static int profile_line(struct fdr_session *s, const struct fdr_abi_probe_slot *
 	uint32_t opt = __atomic_load_n(&sl->optimized, __ATOMIC_RELAXED);
 	int ret;
 
+	/* the slot's count (hits where a row could not be used) and the rows' */
 	ret = fdr_buf_printf(b, "  %s %-44s %15" PRIu64, sl->path, name,
-			     __atomic_load_n(&sl->hits, __ATOMIC_RELAXED));
+			     sl->hits + fdr_probe_row_hits(p, i));
 	/* fdr's own: how many locations are jump probes now (docs/design/uprobes.md) */
 	if (!ret && opt)
 		ret = fdr_buf_printf(b, " [OPTIMIZED %" PRIu32 "]", opt);

@@ -69,6 +69,22 @@ __attribute__((noinline, used)) int pa_target_fn(int a, const char *s)
 
 static int (*volatile fn_ptr)(int, const char *) = pa_target_fn;
 
+/* "threads N": four threads call the probed function N times each */
+struct thr_call {
+	pthread_t t;
+	long n, sum;
+};
+
+static void *thr_call_fn(void *p)
+{
+	struct thr_call *c = p;
+	long i;
+
+	for (i = 0; i < c->n; i++)
+		c->sum += fn_ptr((int)i, "thread");
+	return NULL;
+}
+
 /*
  * An SDT semaphore as <sys/sdt.h> makes one (systemtap-sdt-dev is not needed):
  * an unsigned short in the writable section ".probes", which a tracer adds 1
@@ -213,6 +229,20 @@ int main(void)
 			printf("byte %02x\n", *(volatile unsigned char *)(void *)pa_lib_fn);
 		} else if (!strcmp(line, "dlbyte") && dl_fn) {
 			printf("byte %02x\n", *(volatile unsigned char *)(void *)dl_fn);
+		} else if (!strncmp(line, "threads ", 8)) {
+			struct thr_call tc[4];
+			int started = 0;
+
+			for (i = 0; i < 4; i++) {
+				tc[i].n = n;
+				tc[i].sum = 0;
+				started += !pthread_create(&tc[i].t, NULL, thr_call_fn, &tc[i]);
+			}
+			for (i = 0; i < started; i++) {
+				pthread_join(tc[i].t, NULL);
+				sum += tc[i].sum;
+			}
+			printf(started == 4 ? "ok %ld\n" : "error pthread_create\n", sum);
 		} else if (!strncmp(line, "fork ", 5)) {
 			int st = -1;
 			pid_t c = fork();

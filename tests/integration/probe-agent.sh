@@ -114,6 +114,11 @@ test_linked_start() {
 	tcmd byte && [ "$reply" = "byte cc" ] || { diag "armed: $reply"; return 1; }
 	expect_lines pafn "$lpid" "$(lines pafn hello 0 4)" || return 1
 	must "$COUNT" uprobes/pafn && [ "$(cat "$OUT")" = "5 0" ] || { diag "count: $(cat "$OUT")"; return 1; }
+	# each in the row of the CPU it ran on, without a locked add (glibc's rseq area)
+	local rows=5
+	case "${GLIBC_TUNABLES:-}" in *glibc.pthread.rseq=0*) rows=0 ;; esac
+	must "$COUNT" -r uprobes/pafn && [ "$(cat "$OUT")" = "$rows" ] ||
+		{ diag "hits in the per-CPU rows: $(cat "$OUT"), expected $rows"; return 1; }
 	must "$FDR" cat uprobe_profile || return 1
 	grep -qE "^  $TGT pafn +5\$" "$OUT" || { diag "uprobe_profile:"; cat "$OUT"; return 1; }
 }
@@ -605,7 +610,37 @@ test_optimized() {
 	stop_target
 }
 
+# four threads hit one probe at once, on both CPUs, in the jump form where the
+# build can (the int3 one under TSan): every hit counted once, each in the row of
+# the CPU it ran on without a locked add (fdr-abi.h, "Per-CPU hit counts")
+test_threads_count() {
+	local n=20000 form=e9 rows
+	[ -n "${FDR_TEST_TSAN:-}" ] && form=cc
+	define "p:uprobes/pathr $TGT:pa_target_fn a=%di:s32" || return 1
+	set_enable 1 uprobes/pathr || return 1
+	if [ "$form" = e9 ]; then
+		fifo_target env -u FDR_PROBE_OPTIMIZE "$TGT" || return 1
+	else
+		fifo_target "$TGT" || return 1
+	fi
+	wait_byte byte "$form" || return 1
+	tcmd "threads $n" && [ "$reply" = "ok $((4 * (n * (n - 1) + n * 104)))" ] ||
+		{ diag "threads: $reply"; return 1; }
+	must "$COUNT" uprobes/pathr && [ "$(cat "$OUT")" = "$((4 * n)) 0" ] ||
+		{ diag "count: $(cat "$OUT"), expected $((4 * n)) 0"; return 1; }
+	rows=$((4 * n))
+	case "${GLIBC_TUNABLES:-}" in *glibc.pthread.rseq=0*) rows=0 ;; esac
+	must "$COUNT" -r uprobes/pathr && [ "$(cat "$OUT")" = "$rows" ] ||
+		{ diag "hits in the per-CPU rows: $(cat "$OUT"), expected $rows"; return 1; }
+	must "$FDR" cat uprobe_profile || return 1
+	grep -qE "^  $TGT pathr +$((4 * n))( \[OPTIMIZED 1\])?\$" "$OUT" ||
+		{ diag "uprobe_profile:"; cat "$OUT"; return 1; }
+	set_enable 0 uprobes/pathr || return 1
+	stop_target || return 1
+	remove uprobes/pathr
+}
+
 run_cases "test_setup test_linked_start test_disable_enable test_fork_child test_shared_lib
 	test_dlopen_lib test_dlclose test_hand_mapped test_refused test_return_probe test_delete_slot test_running_before test_preload test_no_preload test_linked_no_event test_semaphore test_optimized
-	test_sigblk_raw" test_setup
+	test_sigblk_raw test_threads_count" test_setup
 tap_summary

@@ -5,6 +5,8 @@
  * misses (hits no ring took) are in the probes file only.
  *
  *   probe-count GRP/EVENT     print "HITS MISSES", summed over its locations
+ *   probe-count -r GRP/EVENT  print the hits counted in the per-CPU rows only
+ *                             (fdr-abi.h; the rest went to the slots' hits)
  *
  * The session is $FDR_SESSION of $FDR_ROOT. Exit status 1 if the session has no
  * probes file or no live location of GRP/EVENT.
@@ -17,17 +19,18 @@
 
 int main(int argc, char **argv)
 {
-	unsigned long long hits = 0, misses = 0;
+	unsigned long long hits = 0, misses = 0, row_hits = 0;
 	struct fdr_abi_probes *p;
 	struct fdr_session *s;
 	char dir[4096], want[300];
 	uint32_t i;
-	int ret, found = 0;
+	int ret, found = 0, rows = argc == 3 && !strcmp(argv[1], "-r");
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: probe-count GRP/EVENT\n");
+	if (argc != 2 + rows) {
+		fprintf(stderr, "usage: probe-count [-r] GRP/EVENT\n");
 		return 2;
 	}
+	argv += rows;
 	if ((ret = fdr_session_default_dir(dir, sizeof(dir))) ||
 	    (ret = fdr_session_open(dir, &s)) || (ret = fdr_session_probes(s, &p))) {
 		fprintf(stderr, "probe-count: %s\n", strerror(-ret));
@@ -43,7 +46,10 @@ int main(int argc, char **argv)
 		    strncmp(c.line + 1, want, strlen(want)))
 			continue;
 		found = 1;
-		hits += __atomic_load_n(&p->probes[i].hits, __ATOMIC_RELAXED);
+		/* the slot's count and its counter in each CPU's row (fdr-abi.h) */
+		row_hits += fdr_probe_row_hits(p, i);
+		hits += __atomic_load_n(&p->probes[i].hits, __ATOMIC_RELAXED) +
+			fdr_probe_row_hits(p, i);
 		misses += __atomic_load_n(&p->probes[i].misses, __ATOMIC_RELAXED);
 	}
 	fdr_session_close(s);
@@ -51,6 +57,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "probe-count: no live location of %s\n", argv[1]);
 		return 1;
 	}
-	printf("%llu %llu\n", hits, misses);
+	if (rows)
+		printf("%llu\n", row_hits);
+	else
+		printf("%llu %llu\n", hits, misses);
 	return 0;
 }

@@ -20,6 +20,7 @@
 #include <criterion/criterion.h>
 
 #include "fdr-criterion.h"
+#include "core/core-local.h"
 #include "fdr-test.h"
 #include "fdr/fdr-session.h"
 #include "uprobe-kernel-rows.h"
@@ -376,7 +377,8 @@ Test(uptree, profile)
 {
 	struct fdr_abi_probes *p;
 	char want[512];
-	uint32_t i, n = 0;
+	uint64_t *rows;
+	uint32_t i, n = 0, ncpus;
 
 	wr(UE, O_APPEND, "p:fdrchk/tfn /bin/true:0x1149 x=%di", OK);
 	wr(UE, O_APPEND, "p:fdrchk/tfn /bin/true:0x1150 x=%si", OK);
@@ -384,10 +386,17 @@ Test(uptree, profile)
 	   "r:fdrchk/a_very_long_event_name_longer_than_44_characters_x /bin/true:0x1149", OK);
 	cr_assert_eq(fdr_session_probes(env.s, &p), 0);
 	cr_expect_eq(p->nr_live, 3);
-	/* the agents add hits to the slot of the location they hit */
+	/*
+	 * the agents add hits to the location's counter in their CPU's row, or to
+	 * its slot (fdr-abi.h): uprobe_profile shows the sum
+	 */
+	rows = fdr_probe_hit_rows(p, &ncpus);
+	cr_assert_geq(ncpus, 1);
 	for (i = 0; i < FDR_MAX_PROBES; i++)
 		if (p->probes[i].state == FDR_PROBE_SLOT_LIVE) {
-			p->probes[i].hits = n == 0 ? 12345 : n == 1 ? 7 : 18446744073709551615ull;
+			p->probes[i].hits = n == 0 ? 12345 : n == 1 ? 3 : 18446744073709551615ull;
+			if (n == 1)
+				rows[(size_t)(ncpus - 1) * FDR_MAX_PROBES + i] = 4;
 			cr_expect_eq(p->probes[i].flags, n == 2 ? FDR_PROBE_F_RETURN : 0);
 			cr_expect_eq(p->probes[i].offset, n == 1 ? 0x1150 : 0x1149);
 			cr_expect_eq(fdr_shm_check_probe_slot(&p->probes[i], i), 0, "%s",
@@ -406,7 +415,8 @@ Test(uptree, slot_written_as_the_abi_says)
 	struct fdr_abi_probes *p;
 	const struct fdr_abi_control *c = fdr_session_control(env.s);
 	struct stat st;
-	uint32_t gen0, i;
+	uint64_t *rows;
+	uint32_t gen0, i, ncpus;
 
 	cr_expect_eq(fdr_session_probes(env.s, &p), -ENOENT, "no file before a definition");
 	wr(UE, O_APPEND, "p:fdrchk/tfn /bin/true:0x1149 x=%di:u32", OK);
@@ -429,6 +439,18 @@ Test(uptree, slot_written_as_the_abi_says)
 	cr_expect_eq(p->probes[i].state, FDR_PROBE_SLOT_FREE, "the slot is freed");
 	cr_expect_gt(p->gen, gen0, "probes.gen bumped");
 	cr_expect_eq(p->nr_live, 0);
+	/* the per-CPU hit counts: a row per CPU of the session, zeroed for a new location */
+	cr_expect_eq(p->hits_off, sizeof(*p));
+	rows = fdr_probe_hit_rows(p, &ncpus);
+	cr_expect_eq(ncpus, c->nr_cpus);
+	rows[(size_t)(ncpus - 1) * FDR_MAX_PROBES + i] = 99; /* left by the location removed */
+	p->probes[i].hits = 5;
+	wr(UE, O_APPEND, "p:fdrchk/tfn /bin/true:0x1149 x=%di:u32", OK);
+	cr_assert_eq(p->probes[i].state, FDR_PROBE_SLOT_LIVE, "the same slot again");
+	cr_expect_eq(rows[(size_t)(ncpus - 1) * FDR_MAX_PROBES + i], 0);
+	cr_expect_eq(p->probes[i].hits, 0);
+	cr_expect_eq(fdr_probe_row_hits(p, i), 0);
+	wr(UE, O_APPEND, "-:fdrchk/tfn", OK);
 }
 
 Test(uptree, corrupted_probes_file)
@@ -437,6 +459,8 @@ Test(uptree, corrupted_probes_file)
 	struct fdr_abi_probe_slot *sl = malloc(sizeof(*sl));
 	struct fdr_session *s2;
 	uint32_t i;
+
+	uint32_t ncpus;
 
 	cr_assert_not_null(sl);
 	wr(UE, O_APPEND, "p:fdrchk/tfn /bin/true:0x1149", OK);
@@ -486,5 +510,21 @@ Test(uptree, corrupted_probes_file)
 	cr_expect(strstr(fdr_shm_error(), "probes: made by fdr ABI version 99"), "%s",
 		  fdr_shm_error());
 	fdr_session_close(s2);
+	/* the per-CPU hit counts: more rows than the mapping has room for, or elsewhere */
+	p->version = FDR_ABI_VERSION;
+	ncpus = p->hit_cpus;
+	p->hit_cpus = FDR_MAX_CPUS + 1;
+	cr_assert_eq(fdr_session_open(env.dir, &s2), 0);
+	cr_expect_eq(fdr_session_probes(s2, &p), -EUCLEAN);
+	cr_expect(strstr(fdr_shm_error(), "probes: hit_cpus 1025 is above 1024"), "%s",
+		  fdr_shm_error());
+	fdr_session_close(s2);
+	p->hit_cpus = ncpus;
+	p->hits_off = 64;
+	cr_assert_eq(fdr_session_open(env.dir, &s2), 0);
+	cr_expect_eq(fdr_session_probes(s2, &p), -EUCLEAN);
+	cr_expect(strstr(fdr_shm_error(), "probes: hits_off 64, expected"), "%s", fdr_shm_error());
+	fdr_session_close(s2);
+	p->hits_off = sizeof(*p);
 	free(sl);
 }
