@@ -223,23 +223,15 @@ static void pa_trace_flush(void)
 /* ---- the hit ------------------------------------------------------------------------------- */
 
 /*
- * Armed with FDR_PROBE_ARM_NOVEC where the build has FDR_HIT_NOVEC: this file
- * is then compiled with -mgeneral-regs-only, and pa_hit() calls only fetch.c's
- * run path and libfdr's fdr_event_commit_slot_nv(), which use no vector
- * register either, so a jump hit needs no vector state saved
- * (docs/design/probes.md, "A hit without the vector state";
- * tests/check-hit-path.sh checks the machine code).
- */
-/*
  * Count a hit in this CPU's row of the probes file (fdr-abi.h): a restartable
  * sequence whose last instruction, the commit, is an add without a lock prefix
  * to the counter of the CPU the thread runs on. Preempted, migrated or
  * signalled before the add, the kernel sends it to the abort label (no add
  * done); after it, the count is in. So two threads, of any processes, never
- * add to one counter at once, and a hit costs no locked instruction (the
- * locked add it replaces was a tenth of a jump hit, and a fifth of an entry
- * and a return). Where it cannot (glibc registered no rseq area, a CPU past
- * the rows, an abort), the slot's hits take a locked add.
+ * add to one counter at once, and a hit costs no locked instruction
+ * (docs/design/probes.md, "The probe agent", has what it saves). Where it
+ * cannot (glibc registered no rseq area, a CPU past the rows, an abort), the
+ * slot's hits take a locked add.
  */
 static long pa_rseq_off; /* glibc's __rseq_offset; 0: no rows (pa_rseq_init()) */
 
@@ -295,6 +287,14 @@ static void pa_rseq_init(void)
 		pa_rseq_off = (long)__rseq_offset;
 }
 
+/*
+ * Armed with FDR_PROBE_ARM_NOVEC where the build has FDR_HIT_NOVEC: this file
+ * is then compiled with -mgeneral-regs-only, and pa_hit() calls only fetch.c's
+ * run path and libfdr's fdr_event_commit_slot_nv(), which use no vector
+ * register either, so a jump hit needs no vector state saved
+ * (docs/design/probes.md, "A hit without the vector state";
+ * tests/check-hit-path.sh checks the machine code).
+ */
 static void pa_hit(const struct fdr_probe_regs *regs, void *argp)
 {
 	struct pa_arg *a = argp;
