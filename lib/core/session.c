@@ -463,7 +463,8 @@ int fdr_session_probes(struct fdr_session *s, struct fdr_abi_probes **out)
 	}
 	/*
 	 * not populated: scans stop at slots_bound (fdr_probe_slots_bound()), so
-	 * a process touches the header and the slots in use, not the 1.6 MiB
+	 * a process touches the header, the slots in use and its CPUs' rows of hit
+	 * counts, not the 1.6 MiB of slots
 	 * (MAP_POPULATE of all of it cost a definition 140 to 200 us)
 	 */
 	p = mmap(NULL, FDR_PROBES_FILE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
