@@ -61,35 +61,6 @@ enum { RB_OK = 0, RB_ABORT = 1, RB_SLOW = 2, RB_CMPFAIL = 3 };
 	"movq %%rdx, 8(%%rdi)\n\t"
 #define RB_STAMP_NONE ""
 
-/*
- * The frame of every critical section here. RB_CS_BEGIN: the section's
- * descriptor in __rseq_cs (start 1:, end 2:, abort 4:), its address stored in
- * this thread's rseq_cs (operand rs: the rseq area's offset from %fs), then the
- * check that the thread still runs on operand cpu. RB_CS_END: the end label and
- * the abort handler, behind the signature the kernel checks, which jumps to the
- * C label abort.
- */
-#define RB_CS_BEGIN                          \
-	".pushsection __rseq_cs, \"aw\"\n\t" \
-	".balign 32\n\t"                     \
-	"3:\n\t"                             \
-	".long 0x0, 0x0\n\t"                 \
-	".quad 1f, (2f - 1f), 4f\n\t"        \
-	".popsection\n\t"                    \
-	"leaq 3b(%%rip), %%rax\n\t"          \
-	"movq %%rax, %%fs:8(%[rs])\n\t"      \
-	"1:\n\t"                             \
-	"cmpl %k[cpu], %%fs:4(%[rs])\n\t"    \
-	"jnz 4f\n\t"
-#define RB_CS_END                                 \
-	"2:\n\t"                                  \
-	".pushsection __rseq_failure, \"ax\"\n\t" \
-	".byte 0x0f, 0xb9, 0x3d\n\t"              \
-	".long " RSEQ_SIG_STR "\n\t"              \
-	"4:\n\t"                                  \
-	"jmp %l[abort]\n\t"                       \
-	".popsection\n\t"
-
 #define RB_APPEND_ASM(STAMP_READ, STAMP_STORE)                                                     \
 	__asm__ goto(RB_CS_BEGIN STAMP_READ "movq 0(%[pc]), %%rsi\n\t"                             \
 					    "movq 32(%[pc]), %%rdi\n\t"                            \

@@ -44,4 +44,34 @@ static inline uint32_t rb_cpu_start(long off)
 	return cpu;
 }
 
+/*
+ * The frame of a critical section (the ring's in ring-fast.h, the probe
+ * agent's hit count in lib/probe/agent.c). RB_CS_BEGIN: the section's
+ * descriptor in __rseq_cs (start 1:, end 2:, abort 4:), its address stored in
+ * this thread's rseq_cs (operand rs: the rseq area's offset from %fs), then the
+ * check that the thread still runs on operand cpu. RB_CS_END: the end label and
+ * the abort handler, behind the signature the kernel checks, which jumps to the
+ * C label abort.
+ */
+#define RB_CS_BEGIN                          \
+	".pushsection __rseq_cs, \"aw\"\n\t" \
+	".balign 32\n\t"                     \
+	"3:\n\t"                             \
+	".long 0x0, 0x0\n\t"                 \
+	".quad 1f, (2f - 1f), 4f\n\t"        \
+	".popsection\n\t"                    \
+	"leaq 3b(%%rip), %%rax\n\t"          \
+	"movq %%rax, %%fs:8(%[rs])\n\t"      \
+	"1:\n\t"                             \
+	"cmpl %k[cpu], %%fs:4(%[rs])\n\t"    \
+	"jnz 4f\n\t"
+#define RB_CS_END                                 \
+	"2:\n\t"                                  \
+	".pushsection __rseq_failure, \"ax\"\n\t" \
+	".byte 0x0f, 0xb9, 0x3d\n\t"              \
+	".long " RSEQ_SIG_STR "\n\t"              \
+	"4:\n\t"                                  \
+	"jmp %l[abort]\n\t"                       \
+	".popsection\n\t"
+
 #endif /* FDR_RSEQ_H */

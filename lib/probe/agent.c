@@ -88,6 +88,7 @@
 #include <unistd.h>
 
 #include "core/core-local.h"
+#include "core/rseq.h"
 #include "engine.h"
 #include "fetch.h"
 #include "probe-agent.h"
@@ -243,37 +244,15 @@ static void pa_count(const struct pa_arg *a)
 
 	if (__builtin_expect(!rs || !a->hit_cpus, 0))
 		goto locked;
-	__asm__ volatile("movl %%fs:%c[f](%[rs]), %[cpu]"
-			 : [cpu] "=r"(cpu)
-			 : [f] "i"(offsetof(struct rseq, cpu_id_start)), [rs] "r"(rs));
+	cpu = rb_cpu_start(rs);
 	if (__builtin_expect(cpu >= a->hit_cpus, 0))
 		goto locked;
 	ctr = a->hits + (size_t)cpu * FDR_MAX_PROBES;
-	__asm__ goto(
-		".pushsection __rseq_cs, \"aw\"\n\t"
-		".balign 32\n\t"
-		"3:\n\t"
-		".long 0x0, 0x0\n\t"
-		".quad 1f, (2f - 1f), 4f\n\t"
-		".popsection\n\t"
-		"leaq 3b(%%rip), %%rax\n\t"
-		"movq %%rax, %%fs:%c[csf](%[rs])\n\t"
-		"1:\n\t"
-		"cmpl %[cpu], %%fs:%c[idf](%[rs])\n\t"
-		"jnz 4f\n\t"
-		"addq $1, (%[ctr])\n\t"
-		"2:\n\t"
-		".pushsection __rseq_failure, \"ax\"\n\t"
-		".byte 0x0f, 0xb9, 0x3d\n\t"
-		".long 0x53053053\n\t" /* RSEQ_SIG, as glibc registers it */
-		"4:\n\t"
-		"jmp %l[abort]\n\t"
-		".popsection\n\t"
-		:
-		: [rs] "r"(rs), [cpu] "r"(cpu), [ctr] "r"(ctr),
-		  [csf] "i"(offsetof(struct rseq, rseq_cs)), [idf] "i"(offsetof(struct rseq, cpu_id))
-		: "rax", "memory", "cc"
-		: abort);
+	__asm__ goto(RB_CS_BEGIN "addq $1, (%[ctr])\n\t" RB_CS_END
+		     :
+		     : [rs] "r"(rs), [cpu] "r"(cpu), [ctr] "r"(ctr)
+		     : "rax", "memory", "cc"
+		     : abort);
 	return;
 abort:
 locked:

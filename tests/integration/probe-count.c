@@ -40,6 +40,7 @@ int main(int argc, char **argv)
 	snprintf(want, sizeof(want), ":%s ", argv[1]);
 	for (i = 0; i < FDR_MAX_PROBES; i++) {
 		struct fdr_abi_probe_slot c;
+		uint64_t in_rows;
 
 		memcpy(&c, &p->probes[i], sizeof(c));
 		if (c.state != FDR_PROBE_SLOT_LIVE || fdr_shm_check_probe_slot(&c, i) ||
@@ -47,9 +48,9 @@ int main(int argc, char **argv)
 			continue;
 		found = 1;
 		/* the slot's count and its counter in each CPU's row (fdr-abi.h) */
-		row_hits += fdr_probe_row_hits(p, i);
-		hits += __atomic_load_n(&p->probes[i].hits, __ATOMIC_RELAXED) +
-			fdr_probe_row_hits(p, i);
+		in_rows = fdr_probe_row_hits(p, i);
+		row_hits += in_rows;
+		hits += __atomic_load_n(&p->probes[i].hits, __ATOMIC_RELAXED) + in_rows;
 		misses += __atomic_load_n(&p->probes[i].misses, __ATOMIC_RELAXED);
 	}
 	fdr_session_close(s);

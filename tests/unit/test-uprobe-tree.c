@@ -453,14 +453,23 @@ Test(uptree, slot_written_as_the_abi_says)
 	wr(UE, O_APPEND, "-:fdrchk/tfn", OK);
 }
 
+/* Another process's mapping of the probes file is refused, with @want in the message. */
+static void expect_probes_refused(const char *want)
+{
+	struct fdr_session *s2;
+	struct fdr_abi_probes *p2;
+
+	cr_assert_eq(fdr_session_open(env.dir, &s2), 0);
+	cr_expect_eq(fdr_session_probes(s2, &p2), -EUCLEAN);
+	cr_expect(strstr(fdr_shm_error(), want), "%s", fdr_shm_error());
+	fdr_session_close(s2);
+}
+
 Test(uptree, corrupted_probes_file)
 {
 	struct fdr_abi_probes *p;
 	struct fdr_abi_probe_slot *sl = malloc(sizeof(*sl));
-	struct fdr_session *s2;
-	uint32_t i;
-
-	uint32_t ncpus;
+	uint32_t i, ncpus;
 
 	cr_assert_not_null(sl);
 	wr(UE, O_APPEND, "p:fdrchk/tfn /bin/true:0x1149", OK);
@@ -498,33 +507,18 @@ Test(uptree, corrupted_probes_file)
 	expect_cat(UE, "", "a bad slot is skipped");
 	/* the header: refused at mapping by another process */
 	p->magic = 0x1234;
-	cr_assert_eq(fdr_session_open(env.dir, &s2), 0);
-	cr_expect_eq(fdr_session_probes(s2, &p), -EUCLEAN);
-	cr_expect(strstr(fdr_shm_error(), "probes: magic 0x1234, expected 0x4644525042"), "%s",
-		  fdr_shm_error());
-	fdr_session_close(s2);
+	expect_probes_refused("probes: magic 0x1234, expected 0x4644525042");
 	p->magic = FDR_ABI_MAGIC_PROBES;
 	p->version = 99;
-	cr_assert_eq(fdr_session_open(env.dir, &s2), 0);
-	cr_expect_eq(fdr_session_probes(s2, &p), -EUCLEAN);
-	cr_expect(strstr(fdr_shm_error(), "probes: made by fdr ABI version 99"), "%s",
-		  fdr_shm_error());
-	fdr_session_close(s2);
+	expect_probes_refused("probes: made by fdr ABI version 99");
 	/* the per-CPU hit counts: more rows than the mapping has room for, or elsewhere */
 	p->version = FDR_ABI_VERSION;
 	ncpus = p->hit_cpus;
 	p->hit_cpus = FDR_MAX_CPUS + 1;
-	cr_assert_eq(fdr_session_open(env.dir, &s2), 0);
-	cr_expect_eq(fdr_session_probes(s2, &p), -EUCLEAN);
-	cr_expect(strstr(fdr_shm_error(), "probes: hit_cpus 1025 is above 1024"), "%s",
-		  fdr_shm_error());
-	fdr_session_close(s2);
+	expect_probes_refused("probes: hit_cpus 1025 is above 1024");
 	p->hit_cpus = ncpus;
 	p->hits_off = 64;
-	cr_assert_eq(fdr_session_open(env.dir, &s2), 0);
-	cr_expect_eq(fdr_session_probes(s2, &p), -EUCLEAN);
-	cr_expect(strstr(fdr_shm_error(), "probes: hits_off 64, expected"), "%s", fdr_shm_error());
-	fdr_session_close(s2);
+	expect_probes_refused("probes: hits_off 64, expected");
 	p->hits_off = sizeof(*p);
 	free(sl);
 }
