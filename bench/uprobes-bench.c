@@ -56,6 +56,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -429,6 +430,8 @@ static int run_arm(void)
 {
 	pthread_t t[4];
 	double t0, t_def, t_en, first;
+	struct timespec c0, c1;
+	struct rusage r0, r1;
 	int i, ret = 0;
 
 	/* finding ub_fn's file offset is the caller's business, not the definition's */
@@ -438,10 +441,14 @@ static int run_arm(void)
 		if (pthread_create(&t[i], NULL, worker, NULL))
 			return -1;
 	usleep(50 * 1000);
+	getrusage(RUSAGE_THREAD, &r0);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
 	t0 = now_ns();
 	if (define() < 0)
 		ret = -1;
 	t_def = now_ns();
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+	getrusage(RUSAGE_THREAD, &r1);
 	if (!ret && enable(1) < 0)
 		ret = -1;
 	t_en = now_ns();
@@ -478,9 +485,13 @@ static int run_arm(void)
 	if (!kernel && getenv("FDR_PROBE_ARM_TRACE")) {
 		usleep(100 * 1000); /* the agent's sync told its steps (it may still optimise) */
 		fprintf(stderr,
-			"bench-uprobes: arm t0 at %.1f us, defined +%.1f, enabled +%.1f, "
-			"first record at %.1f us\n",
-			t0 / 1e3, (t_def - t0) / 1e3, (t_en - t_def) / 1e3, first);
+			"bench-uprobes: arm t0 at %.1f us, defined +%.1f (on CPU %.1f, %ld faults), enabled "
+			"+%.1f, first record at %.1f us\n",
+			t0 / 1e3, (t_def - t0) / 1e3,
+			(double)(c1.tv_sec - c0.tv_sec) * 1e6 +
+				(double)(c1.tv_nsec - c0.tv_nsec) / 1e3,
+			r1.ru_minflt - r0.ru_minflt + r1.ru_majflt - r0.ru_majflt,
+			(t_en - t_def) / 1e3, first);
 	}
 	return 0;
 }

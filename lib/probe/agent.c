@@ -80,6 +80,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/rseq.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -173,6 +174,7 @@ int fdr_probe_trace_on;
 static struct {
 	const char *step;
 	uint64_t ns;
+	long faults; /* the thread's page faults so far (getrusage) */
 } pa_trace[PA_TRACE_MAX];
 static unsigned int pa_ntrace; /* pa_lock (the engine's marks: under it too, in a sync) */
 static int pa_trace_armed; /* this sync armed a location */
@@ -180,10 +182,14 @@ static int pa_trace_armed; /* this sync armed a location */
 void fdr_probe_trace_mark(const char *step)
 {
 	struct timespec ts;
+	struct rusage ru;
 
 	if (pa_ntrace >= PA_TRACE_MAX)
 		return;
+	if (getrusage(RUSAGE_THREAD, &ru))
+		ru.ru_minflt = ru.ru_majflt = 0;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	pa_trace[pa_ntrace].faults = ru.ru_minflt + ru.ru_majflt;
 	pa_trace[pa_ntrace].step = step;
 	pa_trace[pa_ntrace].ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	pa_ntrace++;
@@ -206,10 +212,13 @@ static void pa_trace_flush(void)
 				       (unsigned long long)(pa_trace[0].ns % 1000 / 100));
 		for (k = 1; k < pa_ntrace && len < sizeof(buf); k++) {
 			uint64_t d = pa_trace[k].ns - pa_trace[k - 1].ns;
+			long f = pa_trace[k].faults - pa_trace[k - 1].faults;
 
 			len += (size_t)snprintf(buf + len, sizeof(buf) - len, " %s +%llu.%llu",
 						pa_trace[k].step, (unsigned long long)(d / 1000),
 						(unsigned long long)(d % 1000 / 100));
+			if (f > 0 && len < sizeof(buf))
+				len += (size_t)snprintf(buf + len, sizeof(buf) - len, "/%ldf", f);
 		}
 		if (len < sizeof(buf))
 			len += (size_t)snprintf(buf + len, sizeof(buf) - len, "\n");
@@ -1238,6 +1247,26 @@ static void pa_arm_pass(struct fdr_session *s, struct fdr_abi_probe_slot *const 
 	}
 }
 
+/*
+ * The process's first sync (pa_lock held): what arming touches first, touched
+ * now, so that the first probe defined later is armed without faulting it in
+ * (bench-uprobes arm with FDR_PROBE_ARM_TRACE=1, which counts each step's
+ * page faults: 20 in a process's first arm, at 2 to 15 us each on the virtual
+ * machines measured; docs/design/probes.md, "Arming in a busy process"): the
+ * first page of @maps (the mappings a sync finds), the probes file's header
+ * and first slots if it exists (a read: the file's pages are allocated
+ * already), the engine's list of sites and /proc/self/mem (fdr_probe_warm():
+ * one descriptor, which the first text write would open anyway). The agent thread's malloc arena is
+ * warmed by libfdr when the thread starts (event.c, ev_agent()).
+ */
+static void pa_warm(struct pa_map *maps)
+{
+	memset(maps, 0, sizeof(*maps));
+	if (pa_probes)
+		(void)__atomic_load_n(&pa_probes->probes[0].state, __ATOMIC_RELAXED);
+	fdr_probe_warm();
+}
+
 /**
  * fdr_probe_agent_sync - arm and disarm this process's probe locations
  * @s: libfdr's session (attached), or NULL: disarm everything
@@ -1249,6 +1278,7 @@ void fdr_probe_agent_sync(struct fdr_session *s)
 {
 	static struct pa_map maps[PA_MAX_MAPS]; /* under pa_lock */
 	static struct fdr_abi_probe_slot *pend[FDR_MAX_PROBES]; /* copies to arm (pa_lock) */
+	static int warmed; /* pa_warm() ran (pa_lock) */
 	struct fdr_abi_probe_slot *c;
 	char why[FDR_ERROR_TEXT_LEN / 2];
 	struct pa_dl dl = { 0, 0 };
@@ -1267,6 +1297,12 @@ void fdr_probe_agent_sync(struct fdr_session *s)
 		memset(pa_sem_missed, 0, sizeof(pa_sem_missed));
 		pa_sess = s;
 		pa_seen_ctl = 0;
+	}
+	if (!warmed) {
+		if (s)
+			(void)pa_map_probes(s);
+		pa_warm(maps);
+		warmed = 1;
 	}
 	if (!s || pa_map_probes(s) < 0 || !__atomic_load_n(&pa_probes->nr_live, __ATOMIC_ACQUIRE)) {
 		pa_disarm_all();

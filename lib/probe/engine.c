@@ -273,6 +273,12 @@ static struct pr_site *pr_lookup(uintptr_t addr)
 {
 	unsigned int i, h = pr_hash(addr);
 
+	/*
+	 * A write first: the page of a never-used part of the table comes in
+	 * with one fault, not a read fault (the zero page) then a copy on write
+	 * (active + 0 changes nothing; handlers add to it atomically too)
+	 */
+	atomic_fetch_add_explicit(&pr_sites[h].active, 0, memory_order_relaxed);
 	for (i = 0; i < PR_SITES; i++) {
 		struct pr_site *s = &pr_sites[(h + i) & (PR_SITES - 1)];
 		/* acquire: pairs with the release in pr_insert() */
@@ -291,6 +297,12 @@ static struct pr_site *pr_insert(uintptr_t addr)
 {
 	unsigned int i, h = pr_hash(addr);
 
+	/*
+	 * A write first: the page of a never-used part of the table comes in
+	 * with one fault, not a read fault (the zero page) then a copy on write
+	 * (active + 0 changes nothing; handlers add to it atomically too)
+	 */
+	atomic_fetch_add_explicit(&pr_sites[h].active, 0, memory_order_relaxed);
 	for (i = 0; i < PR_SITES; i++) {
 		struct pr_site *s = &pr_sites[(h + i) & (PR_SITES - 1)];
 		uintptr_t a = atomic_load_explicit(&s->addr, memory_order_relaxed);
@@ -1389,6 +1401,39 @@ unsigned int fdr_probe_index(const struct fdr_probe_site *p)
 int fdr_probe_is_on(const struct fdr_probe_site *p)
 {
 	return atomic_load((atomic_int *)&p->on);
+}
+
+/**
+ * fdr_probe_warm - bring in, ahead of a process's first arm, what it writes first
+ *
+ * The page of the list of sites in use (and the count beside it): read by the
+ * first arm's boundary check, then written when the site is made, it faulted
+ * twice in the middle of that arm. And /proc/self/mem (fdr_patch_warm()).
+ * Called by the agent's first sync (agent.c, pa_warm()); changes nothing.
+ */
+void fdr_probe_warm(void)
+{
+	fdr_probe_lock();
+	if (pr_nused < PR_SITES)
+		((volatile uint16_t *)pr_used)[pr_nused] = 0; /* unused: 0 already */
+	fdr_probe_unlock();
+	fdr_patch_warm();
+}
+
+/*
+ * Under pr_lock: how many sites were ever made (never fewer: a site keeps its
+ * address), and the table index of the @k-th. jump.c walks these rather than
+ * the whole table (4096 entries, 1.4 MiB: a walk of it faulted in up to 344
+ * pages of zeros, and its window table 8, at a process's first arm).
+ */
+unsigned int fdr_probe_nused(void)
+{
+	return pr_nused;
+}
+
+unsigned int fdr_probe_used_at(unsigned int k)
+{
+	return pr_used[k];
 }
 
 /* The address at index @i, 0 if that entry was never used. */

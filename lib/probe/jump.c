@@ -140,6 +140,13 @@ struct jp_win {
 };
 
 static struct jp_win *jp_wins[FDR_PROBE_SITES]; /* under the engine lock */
+
+/*
+ * Each site the engine ever made, @i its table index (@u counts): windows
+ * exist only for those (under the engine lock, as jp_wins)
+ */
+#define JP_FOR_EACH_SITE(u, i) \
+	for ((u) = 0; (u) < fdr_probe_nused() && ((i) = fdr_probe_used_at(u), 1); (u)++)
 static int jp_enabled = -1; /* -1: FDR_PROBE_OPTIMIZE not read yet */
 
 /* Trampoline pages: JP_TRAMP_SIZE pieces handed out from the front, never reclaimed. */
@@ -420,9 +427,10 @@ static int jp_refuse(char *why, size_t n, int err, const char *fmt, ...)
 /* Another armed address in [lo, hi)? (its int3 in the window would be overwritten) */
 static int jp_other_armed(unsigned int idx, uintptr_t lo, uintptr_t hi, uintptr_t *at)
 {
-	unsigned int i;
+	unsigned int u, i;
 
-	for (i = 0; i < FDR_PROBE_SITES; i++) {
+	JP_FOR_EACH_SITE(u, i)
+	{
 		uintptr_t a = fdr_probe_addr_at(i);
 
 		if (!a || i == idx || !fdr_probe_armed_at(i))
@@ -975,7 +983,7 @@ int fdr_probe_optimize_enabled(void)
  */
 int fdr_probe_set_optimize(int on)
 {
-	unsigned int i;
+	unsigned int u, i;
 	int ret = 0, count = 0;
 
 	if (on != 0 && on != 1)
@@ -984,7 +992,8 @@ int fdr_probe_set_optimize(int on)
 		return -EDEADLK;
 	fdr_probe_lock();
 	jp_enabled = on;
-	for (i = 0; i < FDR_PROBE_SITES; i++) {
+	JP_FOR_EACH_SITE(u, i)
+	{
 		struct jp_win *w = jp_wins[i];
 		int r = 0;
 
@@ -1007,9 +1016,10 @@ int fdr_probe_set_optimize(int on)
 /** fdr_jump_orig_bytes - put the original bytes of patched windows back into a copy. */
 void fdr_jump_orig_bytes(uintptr_t addr, uint8_t *buf, size_t len)
 {
-	unsigned int i;
+	unsigned int u, i;
 
-	for (i = 0; i < FDR_PROBE_SITES; i++) {
+	JP_FOR_EACH_SITE(u, i)
+	{
 		const struct jp_win *w = jp_wins[i];
 		unsigned int k;
 
@@ -1024,9 +1034,10 @@ void fdr_jump_orig_bytes(uintptr_t addr, uint8_t *buf, size_t len)
 /** fdr_jump_before_arm - a probe goes at @addr: unoptimise a window around it. */
 int fdr_jump_before_arm(uintptr_t addr)
 {
-	unsigned int i;
+	unsigned int u, i;
 
-	for (i = 0; i < FDR_PROBE_SITES; i++) {
+	JP_FOR_EACH_SITE(u, i)
+	{
 		struct jp_win *w = jp_wins[i];
 		int ret;
 
@@ -1074,10 +1085,10 @@ void fdr_jump_forget(unsigned int idx)
 /** fdr_jump_patched - whether jump.c wrote a jmp at @addr (engine lock held). */
 int fdr_jump_patched(uintptr_t addr)
 {
-	unsigned int i;
+	unsigned int u, i;
 
-	for (i = 0; i < FDR_PROBE_SITES; i++)
-		if (jp_wins[i] && jp_wins[i]->patched && jp_wins[i]->addr == addr)
-			return 1;
+	JP_FOR_EACH_SITE(u, i)
+	if (jp_wins[i] && jp_wins[i]->patched && jp_wins[i]->addr == addr)
+		return 1;
 	return 0;
 }

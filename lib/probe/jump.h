@@ -27,6 +27,8 @@ int fdr_jump_patched(uintptr_t addr);
 size_t fdr_probe_read_orig(uintptr_t addr, uint8_t *buf, size_t len);
 unsigned int fdr_probe_index(const struct fdr_probe_site *p);
 int fdr_probe_is_on(const struct fdr_probe_site *p);
+unsigned int fdr_probe_nused(void);
+unsigned int fdr_probe_used_at(unsigned int k);
 uintptr_t fdr_probe_addr_at(unsigned int i);
 int fdr_probe_armed_at(unsigned int i);
 const struct fdr_reloc_insn *fdr_probe_insn_at(unsigned int i);

@@ -114,10 +114,9 @@ static enum fdr_probe_patch_method pt_method(void)
 	return FDR_PROBE_PATCH_AUTO;
 }
 
-static int pt_write_mem(uintptr_t addr, const void *buf, size_t len)
+/* Under the engine lock: pt_mem_fd open on this process's /proc/self/mem; 0 or -errno. */
+static int pt_mem_open(void)
 {
-	ssize_t w;
-
 	/* after fork, /proc/self/mem still names the parent's memory through our fd */
 	if (pt_mem_fd >= 0 && pt_pid != getpid()) {
 		close(pt_mem_fd);
@@ -129,6 +128,16 @@ static int pt_write_mem(uintptr_t addr, const void *buf, size_t len)
 			return -errno;
 		pt_pid = getpid();
 	}
+	return 0;
+}
+
+static int pt_write_mem(uintptr_t addr, const void *buf, size_t len)
+{
+	ssize_t w;
+	int ret = pt_mem_open();
+
+	if (ret < 0)
+		return ret;
 	w = pwrite(pt_mem_fd, buf, len, (off_t)addr);
 	if (w < 0)
 		return -errno;
@@ -358,6 +367,23 @@ void fdr_patch_prepare(void)
 {
 	fdr_probe_lock();
 	pt_membarrier_register();
+	fdr_probe_unlock();
+}
+
+/**
+ * fdr_patch_warm - open what the first text write uses, ahead of it
+ *
+ * /proc/self/mem, if that is the way text is written here (kept open, as after
+ * any write); called by the agent before a process's first arm (agent.c,
+ * pa_warm()). Nothing is written.
+ */
+void fdr_patch_warm(void)
+{
+	enum fdr_probe_patch_method m = pt_method();
+
+	fdr_probe_lock();
+	if (m == FDR_PROBE_PATCH_MEM || (m == FDR_PROBE_PATCH_AUTO && !pt_mem_broken))
+		(void)pt_mem_open();
 	fdr_probe_unlock();
 }
 

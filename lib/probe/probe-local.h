@@ -27,6 +27,7 @@ void fdr_probe_trace_mark(const char *step);
 /* engine.c: one lock for arming, disarming and every text write */
 void fdr_probe_lock(void);
 void fdr_probe_unlock(void);
+void fdr_probe_warm(void);
 
 /* patch.c */
 enum fdr_patch_sync {
@@ -37,6 +38,7 @@ enum fdr_patch_sync {
 int fdr_patch_write(uintptr_t addr, const void *buf, size_t len);
 int fdr_patch_sync(void);
 void fdr_patch_prepare(void);
+void fdr_patch_warm(void);
 int fdr_patch_page_prot(uintptr_t addr, int *prot);
 void fdr_patch_maps_hold(int on);
 int fdr_patch_maps_fd(void);
