@@ -1253,6 +1253,7 @@ static void pa_arm_pass(struct fdr_session *s, struct fdr_abi_probe_slot *const 
  * (bench-uprobes arm with FDR_PROBE_ARM_TRACE=1, which counts each step's
  * page faults: 20 in a process's first arm, at 2 to 15 us each on the virtual
  * machines measured; docs/design/probes.md, "Arming in a busy process"): the
+ * sync's /proc/self/maps (patch.c keeps it from one sync to the next), the
  * first page of @maps (the mappings a sync finds), the probes file's header
  * and first slots if it exists (a read: the file's pages are allocated
  * already), the engine's list of sites and /proc/self/mem (fdr_probe_warm():
@@ -1261,6 +1262,9 @@ static void pa_arm_pass(struct fdr_session *s, struct fdr_abi_probe_slot *const 
  */
 static void pa_warm(struct pa_map *maps)
 {
+	int fd = fdr_patch_maps_fd(); /* held: kept for the syncs to come */
+
+	fdr_patch_maps_put(fd);
 	memset(maps, 0, sizeof(*maps));
 	if (pa_probes)
 		(void)__atomic_load_n(&pa_probes->probes[0].state, __ATOMIC_RELAXED);
@@ -1502,6 +1506,7 @@ int fdr_probe_detach(void)
 		return ret;
 	pthread_mutex_lock(&pa_lock);
 	pa_disarm_all(); /* the sync with NULL did it already; nothing armed after this */
+	fdr_patch_close_fds();
 	pa_attach_state = 2;
 	pthread_mutex_unlock(&pa_lock);
 	nanosleep(&ts, NULL);

@@ -59,6 +59,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -74,6 +75,8 @@ static enum fdr_probe_patch_method pt_forced;
 static enum fdr_probe_patch_method pt_last_used;
 static int pt_membarrier = -1; /* -1 unknown, else enum fdr_patch_sync */
 static pid_t pt_pid; /* whose /proc/self/mem pt_mem_fd is */
+static dev_t pt_mem_dev; /* and its identity (fstat), for fdr_patch_close_fds() */
+static ino_t pt_mem_ino;
 static pid_t pt_membarrier_pid; /* who registered pt_membarrier */
 
 /**
@@ -123,10 +126,16 @@ static int pt_mem_open(void)
 		pt_mem_fd = -1;
 	}
 	if (pt_mem_fd < 0) {
+		struct stat st;
+
 		pt_mem_fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
 		if (pt_mem_fd < 0)
 			return -errno;
 		pt_pid = getpid();
+		if (fstat(pt_mem_fd, &st) == 0) {
+			pt_mem_dev = st.st_dev;
+			pt_mem_ino = st.st_ino;
+		}
 	}
 	return 0;
 }
@@ -185,7 +194,7 @@ int fdr_procmap_query(int fd, uintptr_t addr, uint64_t flags, char *name, size_t
  * fast way, the page's protection, the XOL page's search, the walk after the
  * arms). Between fdr_patch_maps_hold(1) and fdr_patch_maps_hold(0) (the
  * agent's sync), fdr_patch_maps_fd() gives the calling thread the same fd,
- * opened at its first use and closed by the release; elsewhere, and in every
+ * opened at its first use (or kept from the last sync: below); elsewhere, and in every
  * other thread, a fresh one that fdr_patch_maps_put() closes. Thread-local:
  * another thread arming meanwhile never sees this one closed under it. The
  * text of the file is always read from a descriptor of its own (stdio closes
@@ -195,28 +204,94 @@ int fdr_procmap_query(int fd, uintptr_t addr, uint64_t flags, char *name, size_t
 static __thread int pt_maps_hold;
 static __thread int pt_maps_held = -1;
 
+/*
+ * The held descriptor is kept from one sync to the next (only the agent's
+ * sync holds one, under its lock, so these need no other): opening
+ * /proc/self/maps was the largest part of a first arm's look at the
+ * mappings, 20 to 40 us of the 36 to 68 us of that step on the 16-CPU VM
+ * (docs/design/probes.md, "Arming in a busy process"). Before its reuse it is
+ * checked: still this process's (a child after fork() closes the one it
+ * inherited) and still the file it was (fstat(): same device and inode).
+ * If the program closed it, or its own file got the number, the number is
+ * left alone (never closed by us) and a new one opened.
+ */
+static int pt_maps_kept = -1;
+static pid_t pt_maps_kept_pid;
+static dev_t pt_maps_kept_dev;
+static ino_t pt_maps_kept_ino;
+
+/* The kept descriptor if it is still ours, else -1 (a stale one forgotten). */
+static int pt_maps_kept_fd(void)
+{
+	struct stat st;
+	int same;
+
+	if (pt_maps_kept < 0)
+		return -1;
+	same = fstat(pt_maps_kept, &st) == 0 && st.st_dev == pt_maps_kept_dev &&
+	       st.st_ino == pt_maps_kept_ino;
+	if (same && pt_maps_kept_pid == getpid())
+		return pt_maps_kept;
+	if (same)
+		close(pt_maps_kept); /* the parent's, inherited through fork() */
+	pt_maps_kept = -1;
+	return -1;
+}
+
 /** fdr_patch_maps_hold - hold one /proc/self/maps for this thread (@on), or release it */
 void fdr_patch_maps_hold(int on)
 {
-	if (!on && pt_maps_held >= 0)
-		close(pt_maps_held);
-	pt_maps_held = -1;
+	pt_maps_held = -1; /* kept for the next hold, not closed */
 	pt_maps_hold = on;
 }
 
 /** fdr_patch_maps_fd - /proc/self/maps for PROCMAP_QUERY: the one held, else a new one; or -errno */
 int fdr_patch_maps_fd(void)
 {
+	struct stat st;
 	int fd;
 
 	if (pt_maps_hold && pt_maps_held >= 0)
 		return pt_maps_held;
+	if (pt_maps_hold && (fd = pt_maps_kept_fd()) >= 0) {
+		pt_maps_held = fd;
+		return fd;
+	}
 	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (pt_maps_hold)
+	if (pt_maps_hold) {
 		pt_maps_held = fd;
+		if (fstat(fd, &st) == 0) {
+			pt_maps_kept = fd;
+			pt_maps_kept_pid = getpid();
+			pt_maps_kept_dev = st.st_dev;
+			pt_maps_kept_ino = st.st_ino;
+		}
+	}
 	return fd;
+}
+
+/**
+ * fdr_patch_close_fds - fdr detach: close the descriptors kept between text
+ * writes (/proc/self/mem) and between syncs (/proc/self/maps), each only if
+ * it is still the file it was (a number the program took over stays open)
+ */
+void fdr_patch_close_fds(void)
+{
+	struct stat st;
+	int fd;
+
+	fdr_probe_lock();
+	if (pt_mem_fd >= 0 && fstat(pt_mem_fd, &st) == 0 && st.st_dev == pt_mem_dev &&
+	    st.st_ino == pt_mem_ino)
+		close(pt_mem_fd);
+	pt_mem_fd = -1;
+	fdr_probe_unlock();
+	fd = pt_maps_kept_fd(); /* the agent's lock is held: fdr_probe_detach() */
+	if (fd >= 0)
+		close(fd);
+	pt_maps_kept = -1;
 }
 
 /** fdr_patch_maps_put - done with @fd from fdr_patch_maps_fd(): closed unless it is the one held */

@@ -39,6 +39,7 @@ int fdr_patch_write(uintptr_t addr, const void *buf, size_t len);
 int fdr_patch_sync(void);
 void fdr_patch_prepare(void);
 void fdr_patch_warm(void);
+void fdr_patch_close_fds(void);
 int fdr_patch_page_prot(uintptr_t addr, int *prot);
 void fdr_patch_maps_hold(int on);
 int fdr_patch_maps_fd(void);
