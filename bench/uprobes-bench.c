@@ -33,7 +33,8 @@
  *         file offset, for the line, is looked up before t0). The first
  *         hit's record (waited for before the probe is disabled) is found in
  *         the trace, whose clock is set to 'mono' by the caller (trace_clock),
- *         and its time taken from it. Prints
+ *         and its time taken from it (uprobe_profile is polled every 1 ms to
+ *         see the hit: the poll does not time it). Prints
  *         "arm us=US define_us=US enable_us=US" (first record - t0; how long
  *         the uprobe_events write and the enable write took).
  *
@@ -452,8 +453,15 @@ static int run_arm(void)
 	if (!ret && enable(1) < 0)
 		ret = -1;
 	t_en = now_ns();
-	for (i = 0; !ret && i < 50000 && hits() <= 0; i++)
-		usleep(100);
+	/*
+	 * Every millisecond: the figure is the first record's own time, read from
+	 * the trace, not when this loop sees the hit, and each look at
+	 * uprobe_profile costs CPU that the agent (fdr) or the spinning threads
+	 * would otherwise have (polled every 100 us, on 2 CPUs, it delayed fdr's
+	 * arm by 100 to 500 us in some runs: docs/design/probes.md)
+	 */
+	for (i = 0; !ret && i < 5000 && hits() <= 0; i++)
+		usleep(1000);
 	if (!ret && hits() <= 0) {
 		fprintf(stderr, "bench-uprobes: no hit within 5 s\n");
 		ret = -1;
