@@ -103,6 +103,13 @@ struct fdr_session {
 	char dir[4096];
 	/* the probes file, mapped at the first fdr_session_probes() (NULL until then) */
 	_Atomic(struct fdr_abi_probes *) probes;
+	/*
+	 * Set by a writer that calls fdr_session_changed() itself when it is done
+	 * (lib/ctl/probes.c): fdr_session_changed() then bumps control.gen
+	 * without waking the agents, so that they wake once, to the whole change
+	 * (under the session lock)
+	 */
+	int quiet_changes;
 };
 
 /* ring.c */

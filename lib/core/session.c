@@ -420,7 +420,8 @@ void fdr_session_changed(struct fdr_session *s)
 {
 	/* release: pairs with the acquire load of gen in the agent */
 	__atomic_fetch_add(&s->ctl->gen, 1, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &s->ctl->gen, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	if (!s->quiet_changes) /* else the writer wakes them when it is done */
+		syscall(SYS_futex, &s->ctl->gen, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
 /**

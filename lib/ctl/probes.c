@@ -231,6 +231,21 @@ static int event_in_use(const struct fdr_abi_control *c, uint32_t es)
 	return fdr_hooks_event_busy(c, es);
 }
 
+/*
+ * Whether an agent arms event @es's locations: enabled in an instance, or a
+ * trigger set on it (the agent's own test, lib/probe/agent.c pa_slot_copy()).
+ */
+static int event_armed(const struct fdr_abi_control *c, uint32_t es)
+{
+	uint32_t w;
+
+	for (w = 0; w < FDR_MAX_INSTANCES / 64; w++)
+		if (__atomic_load_n(&c->events[es].enabled[w], __ATOMIC_ACQUIRE) ||
+		    __atomic_load_n(&c->hooks[es].triggered[w], __ATOMIC_ACQUIRE))
+			return 1;
+	return 0;
+}
+
 /* Free event @es and every location of it (locked; not in use). */
 static void event_remove(struct fdr_session *s, struct fdr_abi_probes *p, uint32_t es)
 {
@@ -301,10 +316,9 @@ static int line_add(struct fdr_session *s, struct fdr_uprobe_cmd *cmd, struct fd
 		unsigned char bytes[FDR_PROBE_PROG_BYTES];
 	} *prog = NULL;
 	size_t plen = 0;
-	struct stat st;
 	uint64_t *rows;
 	uint32_t es, cpu, ncpus;
-	int ret, n, idx;
+	int ret, n, idx, quiet = 0;
 
 	ret = fdr_uprobe_resolve(cmd, &ue);
 	if (ret)
@@ -317,8 +331,6 @@ static int line_add(struct fdr_session *s, struct fdr_uprobe_cmd *cmd, struct fd
 		return pr_fail(err, -ENAMETOOLONG, cmd->path_pos,
 			       "File path is too long (fdr keeps at most %d bytes)",
 			       FDR_PROBE_PATH_LEN - 1);
-	if (stat(cmd->path, &st) != 0)
-		return pr_fail(err, -ENOENT, cmd->path_pos, "Failed to find the given file");
 	ret = fdr_uprobe_event(cmd, &ev, &ue);
 	if (ret)
 		return pr_from(err, &ue, ret);
@@ -372,7 +384,14 @@ static int line_add(struct fdr_session *s, struct fdr_uprobe_cmd *cmd, struct fd
 	if (idx >= 0) {
 		es = (uint32_t)idx;
 	} else {
+		/*
+		 * one wake for the definition, at its end: an agent woken by the
+		 * event's registration would look at a slot not yet written, and
+		 * the wake costs the writer a system call (bench-uprobes arm)
+		 */
+		s->quiet_changes = 1;
 		ret = fdr_session_register_event(s, &ev, &es);
+		s->quiet_changes = 0;
 		if (ret == -EEXIST)
 			ret = pr_fail(err, ret, 0,
 				      "Given group/event name is already used by another event");
@@ -389,8 +408,8 @@ static int line_add(struct fdr_session *s, struct fdr_uprobe_cmd *cmd, struct fd
 	sl->flags = cmd->is_return ? FDR_PROBE_F_RETURN : 0;
 	sl->offset = cmd->offset;
 	sl->ref_ctr_offset = cmd->has_ref_ctr ? cmd->ref_ctr_offset : 0;
-	sl->dev = (uint64_t)st.st_dev;
-	sl->ino = (uint64_t)st.st_ino;
+	sl->dev = cmd->dev; /* the parser's stat() (the resolver's fstat()) */
+	sl->ino = cmd->ino;
 	__atomic_store_n(&sl->hits, 0, __ATOMIC_RELAXED);
 	rows = fdr_probe_hit_rows(p, &ncpus);
 	for (cpu = 0; cpu < ncpus; cpu++)
@@ -411,11 +430,23 @@ static int line_add(struct fdr_session *s, struct fdr_uprobe_cmd *cmd, struct fd
 	__atomic_store_n(&sl->state, FDR_PROBE_SLOT_LIVE, __ATOMIC_RELEASE);
 	__atomic_store_n(&p->nr_live, p->nr_live + 1, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&p->gen, 1, __ATOMIC_RELEASE);
+	/*
+	 * Agents arm only what is enabled: a definition that enables nothing
+	 * (the usual one, enabled afterwards) bumps control.gen without waking
+	 * them. The enable wakes them; an agent woken for this as well ran a
+	 * sync just before the enable's wake, and on a busy machine the
+	 * scheduler then kept it waiting, up to a tick, for the one that arms
+	 * (bench-uprobes arm: docs/design/probes.md, "Arming in a busy process").
+	 */
+	quiet = !event_armed(c, es);
 	ret = 0;
 unlock:
 	fdr_session_unlock(s);
-	if (!ret)
+	if (!ret) {
+		s->quiet_changes = quiet;
 		fdr_session_changed(s);
+		s->quiet_changes = 0;
+	}
 	free(prog);
 	return ret;
 }

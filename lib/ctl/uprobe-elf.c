@@ -143,6 +143,8 @@ int fdr_uprobe_resolve(struct fdr_uprobe_cmd *c, struct fdr_uprobe_err *err)
 		goto out;
 	}
 	fsize = (uint64_t)st.st_size;
+	c->dev = (uint64_t)st.st_dev; /* the file the offset is read from */
+	c->ino = (uint64_t)st.st_ino;
 	ret = elf_fail(err, -EINVAL, "Not a 64-bit little-endian ELF file", pos);
 	if (fdr_pread_all(fd, fsize, 0, &eh, sizeof(eh)) || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
 	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB)

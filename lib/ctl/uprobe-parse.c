@@ -749,6 +749,8 @@ static int up_parse_place(struct fdr_uprobe_cmd *c, const char *s, size_t n, lon
 			      UP_FILE_NOT_FOUND, pos);
 	if (!S_ISREG(st.st_mode))
 		return up_err(err, -EINVAL, UP_NO_REGULAR_FILE, pos);
+	c->dev = (uint64_t)st.st_dev;
+	c->ino = (uint64_t)st.st_ino;
 	return 0;
 }
 
