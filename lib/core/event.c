@@ -593,14 +593,15 @@ static void ev_agent_slice(void)
 
 /*
  * The agent thread's malloc arena (glibc gives a new thread its own), grown
- * and touched once at its start, and 32 KiB of its stack: what the agent allocates later, most of all
- * libfdr-probe's sync when it arms a process's first probe (slot copies, the
- * ELF reader's buffer), then comes without page faults, 2 to 15 us each on
- * the virtual machines measured (docs/design/probes.md, "Arming in a busy
+ * and touched once at its start, and 16 KiB of its 64 KiB stack (as deep as
+ * a sync that arms goes): what the agent allocates and uses later, most of
+ * all libfdr-probe's sync when it arms a process's first probe (slot copies,
+ * the ELF reader's buffers), then comes without page faults, 2 to 15 us each
+ * on the virtual machines measured (docs/design/probes.md, "Arming in a busy
  * process"). 64 KiB stay with the arena (below glibc's trim threshold).
  */
 #define EV_AGENT_HEAP_WARM (64 * 1024)
-#define EV_AGENT_STACK_WARM (32 * 1024)
+#define EV_AGENT_STACK_WARM (16 * 1024)
 static __attribute__((noinline)) void ev_agent_warm(void)
 {
 	unsigned char stack[EV_AGENT_STACK_WARM]; /* and the stack a sync runs on */
