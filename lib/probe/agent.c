@@ -1257,8 +1257,9 @@ static void pa_arm_pass(struct fdr_session *s, struct fdr_abi_probe_slot *const 
  * first page of @maps (the mappings a sync finds), the probes file's header
  * and first slots if it exists (a read: the file's pages are allocated
  * already), the engine's list of sites and /proc/self/mem (fdr_probe_warm():
- * one descriptor, which the first text write would open anyway). The agent thread's malloc arena is
- * warmed by libfdr when the thread starts (event.c, ev_agent()).
+ * one descriptor, which the first text write would open anyway). The agent
+ * thread's malloc arena and stack are warmed by libfdr when the thread starts
+ * (event.c, ev_agent_warm()).
  */
 static void pa_warm(struct pa_map *maps)
 {

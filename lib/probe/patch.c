@@ -194,8 +194,8 @@ int fdr_procmap_query(int fd, uintptr_t addr, uint64_t flags, char *name, size_t
  * fast way, the page's protection, the XOL page's search, the walk after the
  * arms). Between fdr_patch_maps_hold(1) and fdr_patch_maps_hold(0) (the
  * agent's sync), fdr_patch_maps_fd() gives the calling thread the same fd,
- * opened at its first use (or kept from the last sync: below); elsewhere, and in every
- * other thread, a fresh one that fdr_patch_maps_put() closes. Thread-local:
+ * opened at its first use (or kept from the last sync: below); elsewhere,
+ * and in every other thread, a fresh one that fdr_patch_maps_put() closes. Thread-local:
  * another thread arming meanwhile never sees this one closed under it. The
  * text of the file is always read from a descriptor of its own (stdio closes
  * it). A child after fork() has none held: the agent's sync does not run in
@@ -241,7 +241,10 @@ static int pt_maps_kept_fd(void)
 /** fdr_patch_maps_hold - hold one /proc/self/maps for this thread (@on), or release it */
 void fdr_patch_maps_hold(int on)
 {
-	pt_maps_held = -1; /* kept for the next hold, not closed */
+	/* the kept one stays for the next hold; one not kept (no fstat()) is closed */
+	if (!on && pt_maps_held >= 0 && pt_maps_held != pt_maps_kept)
+		close(pt_maps_held);
+	pt_maps_held = -1;
 	pt_maps_hold = on;
 }
 
