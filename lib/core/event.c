@@ -10,8 +10,9 @@
  * by libfdr.so's constructor, below: fdr_agent_boot()). It
  * attaches to $FDR_SESSION when that session appears (polled every 200 ms), then
  * sleeps on a futex on control.gen, which every control change bumps and wakes
- * (the agent runs with the kernel's shortest slice, so that it gets a CPU soon
- * after the wake even among busy threads: ev_agent_slice()),
+ * (the agent sleeps with the kernel's shortest slice and works with 0.5 ms,
+ * so that it gets a CPU soon after the wake even among busy threads:
+ * ev_agent_slice(), ev_agent_slice_set()),
  * and on each wake resynchronises: registers new definitions, updates enabled
  * flags, maps resized rings. When the session is destroyed or replaced, it
  * detaches: flags go to 0 and the old mappings are replaced by anonymous memory,
