@@ -97,6 +97,20 @@ set_enable() {
 	done
 }
 
+# rows_ok GOT WANT: the hits counted in the per-CPU rows. All of them, WANT, but
+# for the few whose restartable sequence the kernel aborted (the thread
+# preempted, migrated or signalled between its CPU number and its add: the agent
+# then adds to the slot's count, with a lock; fdr-abi.h, "Per-CPU hit counts"),
+# at most 1 in 100 and never all: count's total, rows and slot together, is
+# checked exact by the callers. WANT 0 (no rseq area): none.
+rows_ok() {
+	if [ "$2" -eq 0 ]; then
+		[ "$1" -eq 0 ]
+	else
+		[ "$1" -le "$2" ] && [ "$1" -ge $(($2 - $2 / 100)) ] && [ "$1" -gt 0 ]
+	fi
+}
+
 # ---- cases ------------------------------------------------------------------------------------
 
 test_setup() {
@@ -117,7 +131,7 @@ test_linked_start() {
 	# each in the row of the CPU it ran on, without a locked add (glibc's rseq area)
 	local rows=5
 	case "${GLIBC_TUNABLES:-}" in *glibc.pthread.rseq=0*) rows=0 ;; esac
-	must "$COUNT" -r uprobes/pafn && [ "$(cat "$OUT")" = "$rows" ] ||
+	must "$COUNT" -r uprobes/pafn && rows_ok "$(cat "$OUT")" "$rows" ||
 		{ diag "hits in the per-CPU rows: $(cat "$OUT"), expected $rows"; return 1; }
 	must "$FDR" cat uprobe_profile || return 1
 	grep -qE "^  $TGT pafn +5\$" "$OUT" || { diag "uprobe_profile:"; cat "$OUT"; return 1; }
@@ -611,8 +625,9 @@ test_optimized() {
 }
 
 # four threads hit one probe at once, on both CPUs, in the jump form where the
-# build can (the int3 one under TSan): every hit counted once, each in the row of
-# the CPU it ran on without a locked add (fdr-abi.h, "Per-CPU hit counts")
+# build can (the int3 one under TSan): every hit counted once, nearly all in the
+# row of the CPU they ran on without a locked add (rows_ok(); fdr-abi.h,
+# "Per-CPU hit counts")
 test_threads_count() {
 	local n=20000 form=e9 rows
 	[ -n "${FDR_TEST_TSAN:-}" ] && form=cc
@@ -630,7 +645,7 @@ test_threads_count() {
 		{ diag "count: $(cat "$OUT"), expected $((4 * n)) 0"; return 1; }
 	rows=$((4 * n))
 	case "${GLIBC_TUNABLES:-}" in *glibc.pthread.rseq=0*) rows=0 ;; esac
-	must "$COUNT" -r uprobes/pathr && [ "$(cat "$OUT")" = "$rows" ] ||
+	must "$COUNT" -r uprobes/pathr && rows_ok "$(cat "$OUT")" "$rows" ||
 		{ diag "hits in the per-CPU rows: $(cat "$OUT"), expected $rows"; return 1; }
 	must "$FDR" cat uprobe_profile || return 1
 	grep -qE "^  $TGT pathr +$((4 * n))( \[OPTIMIZED 1\])?\$" "$OUT" ||
