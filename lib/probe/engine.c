@@ -273,12 +273,6 @@ static struct pr_site *pr_lookup(uintptr_t addr)
 {
 	unsigned int i, h = pr_hash(addr);
 
-	/*
-	 * A write first: the page of a never-used part of the table comes in
-	 * with one fault, not a read fault (the zero page) then a copy on write
-	 * (active + 0 changes nothing; handlers add to it atomically too)
-	 */
-	atomic_fetch_add_explicit(&pr_sites[h].active, 0, memory_order_relaxed);
 	for (i = 0; i < PR_SITES; i++) {
 		struct pr_site *s = &pr_sites[(h + i) & (PR_SITES - 1)];
 		/* acquire: pairs with the release in pr_insert() */
