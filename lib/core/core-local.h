@@ -305,6 +305,23 @@ static inline uint64_t fdr_probe_row_hits(const struct fdr_abi_probes *p, uint32
 	return sum;
 }
 
+/*
+ * Whether the agents arm event @slot's probe locations: enabled in an
+ * instance, or a trigger set on it (the kernel's soft mode). The agent's test
+ * (lib/probe/agent.c), and the definer's, which wakes the agents only then
+ * (lib/ctl/probes.c).
+ */
+static inline int fdr_probe_event_armed(const struct fdr_abi_control *c, uint32_t slot)
+{
+	uint32_t w;
+
+	for (w = 0; w < FDR_MAX_INSTANCES / 64; w++)
+		if (__atomic_load_n(&c->events[slot].enabled[w], __ATOMIC_ACQUIRE) ||
+		    __atomic_load_n(&c->hooks[slot].triggered[w], __ATOMIC_ACQUIRE))
+			return 1;
+	return 0;
+}
+
 FDR_INTERNAL void fdr_session_lock_init(struct fdr_abi_control *ctl);
 /* the control lock, waiting at most @timeout_ms (no orphan recovery: fdr_session_lock()) */
 FDR_INTERNAL int fdr_session_lock_ms(struct fdr_session *s, int timeout_ms);

@@ -231,21 +231,6 @@ static int event_in_use(const struct fdr_abi_control *c, uint32_t es)
 	return fdr_hooks_event_busy(c, es);
 }
 
-/*
- * Whether an agent arms event @es's locations: enabled in an instance, or a
- * trigger set on it (the agent's own test, lib/probe/agent.c pa_slot_copy()).
- */
-static int event_armed(const struct fdr_abi_control *c, uint32_t es)
-{
-	uint32_t w;
-
-	for (w = 0; w < FDR_MAX_INSTANCES / 64; w++)
-		if (__atomic_load_n(&c->events[es].enabled[w], __ATOMIC_ACQUIRE) ||
-		    __atomic_load_n(&c->hooks[es].triggered[w], __ATOMIC_ACQUIRE))
-			return 1;
-	return 0;
-}
-
 /* Free event @es and every location of it (locked; not in use). */
 static void event_remove(struct fdr_session *s, struct fdr_abi_probes *p, uint32_t es)
 {
@@ -437,7 +422,7 @@ static int line_add(struct fdr_session *s, struct fdr_uprobe_cmd *cmd, struct fd
 	 * instead of two, and a system call less for the writer (bench-uprobes
 	 * arm: docs/design/probes.md, "Arming in a busy process").
 	 */
-	quiet = !event_armed(c, es);
+	quiet = !fdr_probe_event_armed(c, es);
 	ret = 0;
 unlock:
 	fdr_session_unlock(s);

@@ -933,16 +933,6 @@ static void pa_apply_optimize(struct fdr_session *s)
 	pa_optimize = on;
 }
 
-static int pa_mask_any(const uint64_t *mask)
-{
-	uint32_t w;
-
-	for (w = 0; w < FDR_MAX_INSTANCES / 64; w++)
-		if (__atomic_load_n(&mask[w], __ATOMIC_ACQUIRE))
-			return 1;
-	return 0;
-}
-
 /*
  * The check below (pa_sigtrap_blocker()) is made where a thread may have
  * blocked SIGTRAP through libc: where this library's sigprocmask() and
@@ -1175,7 +1165,7 @@ static int pa_slot_copy(struct fdr_session *s, uint32_t i, struct fdr_abi_probe_
 	}
 	e = &s->ctl->events[c->event_slot];
 	if (__atomic_load_n(&e->state, __ATOMIC_ACQUIRE) != FDR_EVENT_READY ||
-	    !(pa_mask_any(e->enabled) || pa_mask_any(s->ctl->hooks[c->event_slot].triggered)))
+	    !fdr_probe_event_armed(s->ctl, c->event_slot))
 		return 0;
 	if (!(c->flags & FDR_PROBE_F_RETURN) !=
 	    !(((const struct fdr_fetch_prog *)c->prog)->flags & FDR_FETCH_F_RETURN)) {
