@@ -75,8 +75,39 @@ static enum fdr_probe_patch_method pt_forced;
 static enum fdr_probe_patch_method pt_last_used;
 static int pt_membarrier = -1; /* -1 unknown, else enum fdr_patch_sync */
 static pid_t pt_pid; /* whose /proc/self/mem pt_mem_fd is */
-static dev_t pt_mem_dev; /* and its identity (fstat), for fdr_patch_close_fds() */
-static ino_t pt_mem_ino;
+
+/*
+ * A descriptor fdr keeps open in the program (/proc/self/mem, /proc/self/maps)
+ * and the file it was opened on: before reusing or closing it, fstat() must
+ * find the same device and inode, else the program closed it or took the
+ * number over, and it is not fdr's to touch.
+ */
+struct pt_fd_id {
+	dev_t dev;
+	ino_t ino;
+};
+
+/* Record @fd's identity in @id; 0, or -1 if fstat() fails (then @fd is not kept). */
+static int pt_fd_id_of(int fd, struct pt_fd_id *id)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -1;
+	id->dev = st.st_dev;
+	id->ino = st.st_ino;
+	return 0;
+}
+
+/* Whether @fd is still the file @id records. */
+static int pt_fd_is(int fd, const struct pt_fd_id *id)
+{
+	struct stat st;
+
+	return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == id->dev && st.st_ino == id->ino;
+}
+
+static struct pt_fd_id pt_mem_id; /* pt_mem_fd's, for fdr_patch_close_fds() */
 static pid_t pt_membarrier_pid; /* who registered pt_membarrier */
 
 /**
@@ -126,18 +157,22 @@ static int pt_mem_open(void)
 		pt_mem_fd = -1;
 	}
 	if (pt_mem_fd < 0) {
-		struct stat st;
-
 		pt_mem_fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
 		if (pt_mem_fd < 0)
 			return -errno;
 		pt_pid = getpid();
-		if (fstat(pt_mem_fd, &st) == 0) {
-			pt_mem_dev = st.st_dev;
-			pt_mem_ino = st.st_ino;
-		}
+		if (pt_fd_id_of(pt_mem_fd, &pt_mem_id) < 0)
+			pt_mem_id =
+				(struct pt_fd_id){ 0,
+						   0 }; /* never closed by fdr_patch_close_fds() */
 	}
 	return 0;
+}
+
+/* Whether text is written through /proc/self/mem here (method @m, no failure seen). */
+static int pt_mem_wanted(enum fdr_probe_patch_method m)
+{
+	return m == FDR_PROBE_PATCH_MEM || (m == FDR_PROBE_PATCH_AUTO && !pt_mem_broken);
 }
 
 static int pt_write_mem(uintptr_t addr, const void *buf, size_t len)
@@ -217,19 +252,16 @@ static __thread int pt_maps_held = -1;
  */
 static int pt_maps_kept = -1;
 static pid_t pt_maps_kept_pid;
-static dev_t pt_maps_kept_dev;
-static ino_t pt_maps_kept_ino;
+static struct pt_fd_id pt_maps_kept_id;
 
 /* The kept descriptor if it is still ours, else -1 (a stale one forgotten). */
 static int pt_maps_kept_fd(void)
 {
-	struct stat st;
 	int same;
 
 	if (pt_maps_kept < 0)
 		return -1;
-	same = fstat(pt_maps_kept, &st) == 0 && st.st_dev == pt_maps_kept_dev &&
-	       st.st_ino == pt_maps_kept_ino;
+	same = pt_fd_is(pt_maps_kept, &pt_maps_kept_id);
 	if (same && pt_maps_kept_pid == getpid())
 		return pt_maps_kept;
 	if (same)
@@ -251,7 +283,6 @@ void fdr_patch_maps_hold(int on)
 /** fdr_patch_maps_fd - /proc/self/maps for PROCMAP_QUERY: the one held, else a new one; or -errno */
 int fdr_patch_maps_fd(void)
 {
-	struct stat st;
 	int fd;
 
 	if (pt_maps_hold && pt_maps_held >= 0)
@@ -265,11 +296,9 @@ int fdr_patch_maps_fd(void)
 		return -errno;
 	if (pt_maps_hold) {
 		pt_maps_held = fd;
-		if (fstat(fd, &st) == 0) {
+		if (pt_fd_id_of(fd, &pt_maps_kept_id) == 0) {
 			pt_maps_kept = fd;
 			pt_maps_kept_pid = getpid();
-			pt_maps_kept_dev = st.st_dev;
-			pt_maps_kept_ino = st.st_ino;
 		}
 	}
 	return fd;
@@ -282,12 +311,10 @@ int fdr_patch_maps_fd(void)
  */
 void fdr_patch_close_fds(void)
 {
-	struct stat st;
 	int fd;
 
 	fdr_probe_lock();
-	if (pt_mem_fd >= 0 && fstat(pt_mem_fd, &st) == 0 && st.st_dev == pt_mem_dev &&
-	    st.st_ino == pt_mem_ino)
+	if (pt_fd_is(pt_mem_fd, &pt_mem_id))
 		close(pt_mem_fd);
 	pt_mem_fd = -1;
 	fdr_probe_unlock();
@@ -395,7 +422,7 @@ int fdr_patch_write(uintptr_t addr, const void *buf, size_t len)
 	enum fdr_probe_patch_method m = pt_method();
 	int ret = -ENOSYS;
 
-	if (m == FDR_PROBE_PATCH_MEM || (m == FDR_PROBE_PATCH_AUTO && !pt_mem_broken)) {
+	if (pt_mem_wanted(m)) {
 		ret = pt_write_mem(addr, buf, len);
 		if (ret == 0) {
 			pt_last_used = FDR_PROBE_PATCH_MEM;
@@ -460,7 +487,7 @@ void fdr_patch_warm(void)
 	enum fdr_probe_patch_method m = pt_method();
 
 	fdr_probe_lock();
-	if (m == FDR_PROBE_PATCH_MEM || (m == FDR_PROBE_PATCH_AUTO && !pt_mem_broken))
+	if (pt_mem_wanted(m))
 		(void)pt_mem_open();
 	fdr_probe_unlock();
 }
