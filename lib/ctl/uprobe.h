@@ -58,8 +58,9 @@ struct fdr_uprobe_cmd {
 	char event[FDR_UPROBE_NAME_LEN]; /* "" for -: only if the line named none */
 	char path[PATH_MAX];
 	uint16_t path_pos; /* where PATH starts in the command */
-	uint64_t dev,
-		ino; /* PATH's, from the parser's stat() (the resolver's fstat() for a symbol) */
+	/* PATH's device and inode: the parser's stat() (the resolver's fstat() for a symbol) */
+	uint64_t dev;
+	uint64_t ino;
 	uint64_t offset; /* file offset (after fdr_uprobe_resolve() for a symbol) */
 	char symbol[FDR_UPROBE_SYM_LEN]; /* fdr: PATH:SYMBOL[+OFFS]; "" for PATH:OFFSET */
 	uint64_t sym_offset; /* the +OFFS after the symbol */

@@ -429,8 +429,7 @@ static int jp_other_armed(unsigned int idx, uintptr_t lo, uintptr_t hi, uintptr_
 {
 	unsigned int u, i;
 
-	JP_FOR_EACH_SITE(u, i)
-	{
+	JP_FOR_EACH_SITE(u, i) {
 		uintptr_t a = fdr_probe_addr_at(i);
 
 		if (!a || i == idx || !fdr_probe_armed_at(i))
@@ -992,8 +991,7 @@ int fdr_probe_set_optimize(int on)
 		return -EDEADLK;
 	fdr_probe_lock();
 	jp_enabled = on;
-	JP_FOR_EACH_SITE(u, i)
-	{
+	JP_FOR_EACH_SITE(u, i) {
 		struct jp_win *w = jp_wins[i];
 		int r = 0;
 
@@ -1018,8 +1016,7 @@ void fdr_jump_orig_bytes(uintptr_t addr, uint8_t *buf, size_t len)
 {
 	unsigned int u, i;
 
-	JP_FOR_EACH_SITE(u, i)
-	{
+	JP_FOR_EACH_SITE(u, i) {
 		const struct jp_win *w = jp_wins[i];
 		unsigned int k;
 
@@ -1036,8 +1033,7 @@ int fdr_jump_before_arm(uintptr_t addr)
 {
 	unsigned int u, i;
 
-	JP_FOR_EACH_SITE(u, i)
-	{
+	JP_FOR_EACH_SITE(u, i) {
 		struct jp_win *w = jp_wins[i];
 		int ret;
 
@@ -1088,7 +1084,7 @@ int fdr_jump_patched(uintptr_t addr)
 	unsigned int u, i;
 
 	JP_FOR_EACH_SITE(u, i)
-	if (jp_wins[i] && jp_wins[i]->patched && jp_wins[i]->addr == addr)
-		return 1;
+		if (jp_wins[i] && jp_wins[i]->patched && jp_wins[i]->addr == addr)
+			return 1;
 	return 0;
 }
