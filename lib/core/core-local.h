@@ -95,7 +95,7 @@ struct fdr_session {
 	 * Per registry slot, the one instance an event goes to, cached by the event
 	 * path: control gen << 32 | known << 31 | filter slot + 1 << 8 | (instance + 1);
 	 * instance + 1 = 0: no route at that gen (the full path).
-	 * Valid while control.gen is that gen (see ev_route_get() in event.c).
+	 * Valid while control.gen is that gen (see ev_route_get() in event-path.h).
 	 */
 	uint64_t routes[FDR_MAX_EVENTS];
 	size_t ctl_size;
@@ -116,8 +116,11 @@ struct fdr_session {
 FDR_HIDDEN int fdr_ring_map_open(struct fdr_session *s, uint32_t inst, uint32_t gen,
 				 struct fdr_ring_map **out);
 FDR_HIDDEN void fdr_ring_map_retire(struct fdr_ring_map *m);
+/* ring-write.c */
 FDR_HIDDEN int fdr_ring_write(struct fdr_session *s, uint32_t inst, struct fdr_ring_map *m,
 			      unsigned char *rec, size_t len);
+FDR_HIDDEN int fdr_ring_write_nv(struct fdr_session *s, uint32_t inst, struct fdr_ring_map *m,
+				 unsigned char *rec, size_t len);
 FDR_INTERNAL int fdr_ring_file_create(int dir_fd, uint32_t inst, uint32_t gen, uint32_t nr_cpus,
 				      uint32_t subbuf_size, const uint32_t *nr_subbufs, int spare);
 FDR_HIDDEN int fdr_ring_swap(struct fdr_ring_map *m, int cpu);
@@ -198,7 +201,10 @@ FDR_INTERNAL int fdr_agent_attach_dir(const char *dir, void (*sync)(struct fdr_s
 FDR_INTERNAL int fdr_agent_detach_dir(void);
 FDR_INTERNAL int fdr_event_commit_slot(uint32_t slot, uint32_t id, unsigned char *payload,
 				       size_t len);
-/* event-nv.c: the same without touching a vector register (a jump probe's hit) */
+/*
+ * event-nv.c: the same without touching a vector register (a jump probe's hit);
+ * the payload's padding (@len up to a multiple of 8) must be zero already
+ */
 FDR_INTERNAL int fdr_event_commit_slot_nv(uint32_t slot, uint32_t id, unsigned char *payload,
 					  size_t len);
 /* vcall.S: @fn(a1..a5) with the vector state saved around it (event-nv.c) */

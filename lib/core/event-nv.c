@@ -21,10 +21,12 @@
  *	                                   session (its comm is saved), nesting
  *	                                   too deep, a filter, a trigger or a pid
  *	                                   list on the event: libfdr's full path
- *	  fdr_vcall(fdr_ring_write)        a ring's slow path (sub-buffer switch,
- *	                                   CLOCK_MONOTONIC timestamps, no rseq)
+ *	  fdr_ring_write_nv()              a ring's slow path (sub-buffer switch,
+ *	                                   CLOCK_MONOTONIC timestamps; ring-write.c,
+ *	                                   compiled as this file is, its clocks
+ *	                                   through fdr_vcall())
  *
- * tests/check-hit-path.sh disassembles the built libraries and fails if any
+ * tests/unit/check-hit-path.py disassembles the built libraries and fails if any
  * function reachable from the hit uses a vector or x87 register, or calls
  * anything but these functions and fdr_vcall().
  *
@@ -69,7 +71,10 @@ __attribute__((constructor)) static void fdr_vsave_init(void)
 /**
  * fdr_event_commit_slot_nv - fdr_event_commit_slot(), for code that must not
  * touch a vector register (a jump probe's hit): the same arguments, the same
- * results, the same records. Async-signal-safe; errno is kept.
+ * results, the same records, but the payload's padding (from @len to the next
+ * multiple of 8) is the caller's to zero: the fetch writes it with the last
+ * field's word, where a separate store of the padding could not be forwarded
+ * to the ring's 8-byte loads (fetch.h). Async-signal-safe; errno is kept.
  */
 int fdr_event_commit_slot_nv(uint32_t slot, uint32_t id, unsigned char *payload, size_t len)
 {
@@ -77,7 +82,7 @@ int fdr_event_commit_slot_nv(uint32_t slot, uint32_t id, unsigned char *payload,
 	unsigned char *rec = payload - sizeof(struct fdr_abi_rec);
 	const struct fdr_abi_event *e;
 	size_t total;
-	uint32_t w;
+	uint32_t w, gen, route;
 	int tried = 0, ok = 0;
 
 	if (!s)
@@ -85,19 +90,52 @@ int fdr_event_commit_slot_nv(uint32_t slot, uint32_t id, unsigned char *payload,
 	if (slot >= FDR_MAX_EVENTS || len < sizeof(struct fdr_common) || len > FDR_MAX_RECORD)
 		return -EINVAL;
 	if (__builtin_expect(fdr_ev_self.nest >= FDR_MAX_NESTING ||
-				     fdr_ev_self.cmd_sid != s->session_id || !fdr_ev_self.tid ||
-				     (__atomic_load_n(&s->ctl->hooks_active, __ATOMIC_ACQUIRE) &&
-				      ev_hooked(s->ctl, slot)),
+				     fdr_ev_self.cmd_sid != s->session_id || !fdr_ev_self.tid,
 			     0))
 		return (int)fdr_vcall((void *)fdr_event_commit_slot, slot, id, (long)payload,
 				      (long)len, 0);
 	e = &s->ctl->events[slot];
+	/* acquire: the fields the route was computed from are read after gen */
+	gen = __atomic_load_n(&s->ctl->gen, __ATOMIC_ACQUIRE);
 	if (__atomic_load_n(&e->state, __ATOMIC_ACQUIRE) != FDR_EVENT_READY ||
 	    __atomic_load_n(&e->id, __ATOMIC_RELAXED) != id)
 		return -ESTALE;
-	fdr_ev_self.nest++;
+	route = ev_route_get(s, slot, gen);
+	if (__builtin_expect(!(route & EV_ROUTE_KNOWN), 0)) {
+		ev_route_set(s, e->enabled, slot, gen);
+		route = ev_route_get(s, slot, gen);
+	}
 	ev_common((struct fdr_common *)payload, (uint16_t)id, 0, fdr_ev_self.tid);
-	total = ev_rec_seal(payload, len);
+	total = ev_rec_head(payload, len); /* the caller zeroed the padding */
+	/*
+	 * fdr_event_commit()'s common case: one instance, no filter, trigger nor
+	 * pid list (the route says so, at this gen), rdtsc, a small record.
+	 */
+	if (__builtin_expect((route & EV_ROUTE_FAST) && EV_ROUTE_INST(route) &&
+				     !EV_ROUTE_FILTER(route) && total <= RB_SMALL_MAX,
+			     1)) {
+		uint32_t i = (EV_ROUTE_INST(route) - 1) % FDR_MAX_INSTANCES;
+		struct fdr_ring_map *m = atomic_load_explicit(&s->rings[i], memory_order_acquire);
+		long rs = fdr_rseq_off;
+		uint32_t cpu = rb_cpu_start(rs);
+		int ret;
+
+#ifdef FDR_TESTPOINTS
+		cpu = UINT32_MAX; /* as fdr_ring_write_fast(): the path with test points */
+#endif
+		if (__builtin_expect(m != NULL && cpu < m->nr_cpus, 1)) {
+			fdr_ev_self.nest++;
+			ret = rb_append_small((uint64_t)rs, cpu, &m->pcpu[cpu], payload, total);
+			if (__builtin_expect(ret != RB_OK, 0))
+				ret = fdr_ring_write_nv(s, i, m, rec, total);
+			fdr_ev_self.nest--;
+			return ret == 0 ? 1 : -ENOSPC;
+		}
+	}
+	if (__atomic_load_n(&s->ctl->hooks_active, __ATOMIC_ACQUIRE) && ev_hooked(s->ctl, slot))
+		return (int)fdr_vcall((void *)fdr_event_commit_slot, slot, id, (long)payload,
+				      (long)len, 0);
+	fdr_ev_self.nest++;
 	for (w = 0; w < FDR_MAX_INSTANCES / 64; w++) {
 		uint64_t bits = __atomic_load_n(&e->enabled[w], __ATOMIC_RELAXED);
 
@@ -120,15 +158,10 @@ int fdr_event_commit_slot_nv(uint32_t slot, uint32_t id, unsigned char *payload,
 #ifdef FDR_TESTPOINTS
 			cpu = UINT32_MAX; /* as fdr_ring_write_fast(): the path with test points */
 #endif
-			/* a small record (a probe's usual one): the static events' unrolled copy */
 			if (__builtin_expect(cpu < m->nr_cpus && fdr_ring_tsc, 1) &&
-			    (total <= RB_SMALL_MAX ?
-				     rb_append_small((uint64_t)rs, cpu, &m->pcpu[cpu], payload,
-						     total) :
-				     rb_append_tsc(rs, cpu, &m->pcpu[cpu], rec, total)) == RB_OK)
+			    rb_append_tsc(rs, cpu, &m->pcpu[cpu], rec, total) == RB_OK)
 				ok++;
-			else if ((int)fdr_vcall((void *)fdr_ring_write, (long)s, i, (long)m,
-						(long)rec, (long)total) == 0)
+			else if (fdr_ring_write_nv(s, i, m, rec, total) == 0)
 				ok++;
 		}
 	}

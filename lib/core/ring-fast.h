@@ -28,6 +28,9 @@
 /* Return codes of the critical sections. */
 enum { RB_OK = 0, RB_ABORT = 1, RB_SLOW = 2, RB_CMPFAIL = 3 };
 
+/* head bits 32-47: records in the current sub-buffer (kept through step 1 of a switch) */
+#define RB_NREC_MASK (0xffffull << 32)
+
 /*
  * Fast path, one rseq critical section. @pc is this CPU's struct fdr_pcpu. The
  * section reads the CPU's active word (in buffer 0's struct fdr_abi_cpu) to pick

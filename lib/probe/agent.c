@@ -111,6 +111,7 @@ struct pa_arg {
 	struct fdr_abi_probe_slot *shm; /* hits, misses (the probes file mapping) */
 	uint64_t *hits; /* the slot's counter in row 0 of the per-CPU hit counts */
 	uint32_t hit_cpus; /* rows pa_count() may use; 0: shm->hits only */
+	struct fdr_fetch_fast fast; /* the program as a table, if it can be (fast.nr > 0) */
 	size_t prog_len;
 	_Alignas(8) unsigned char prog[]; /* checked copy of the slot's program */
 };
@@ -281,7 +282,7 @@ static void pa_rseq_init(void)
  * run path and libfdr's fdr_event_commit_slot_nv(), which use no vector
  * register either, so a jump hit needs no vector state saved
  * (docs/design/probes.md, "A hit without the vector state";
- * tests/check-hit-path.sh checks the machine code).
+ * tests/unit/check-hit-path.py checks the machine code).
  */
 static void pa_hit(const struct fdr_probe_regs *regs, void *argp)
 {
@@ -291,7 +292,14 @@ static void pa_hit(const struct fdr_probe_regs *regs, void *argp)
 	int len, ret;
 
 	pa_count(a);
-	len = fdr_fetch_run((const struct fdr_fetch_prog *)a->prog, regs, raw + 16, FDR_MAX_RECORD);
+	if (__builtin_expect(a->fast.nr != 0, 1)) {
+		len = fdr_fetch_fast_run(&a->fast, regs, raw + 16);
+	} else {
+		len = fdr_fetch_run((const struct fdr_fetch_prog *)a->prog, regs, raw + 16,
+				    FDR_MAX_RECORD);
+		for (ret = len; ret >= 0 && ret & 7; ret++) /* the padding (event-nv.c) */
+			raw[16 + ret] = 0;
+	}
 	ret = len < 0 ? len :
 			fdr_event_commit_slot_nv(a->event_slot, a->event_id, raw + 16, (size_t)len);
 	/* not written: no ring took it, nested too deep, detached, the event changed */
@@ -834,6 +842,7 @@ static int pa_arm(struct fdr_session *s, uint32_t i, const struct fdr_abi_probe_
 	a->hits = fdr_probe_hit_rows(pa_probes, &a->hit_cpus) + i;
 	a->prog_len = c->prog_len;
 	memcpy(a->prog, c->prog, c->prog_len);
+	fdr_fetch_fast_make((const struct fdr_fetch_prog *)a->prog, &a->fast);
 	/* the SDT semaphore first, as the kernel does: the program runs its probe site */
 	if (sem)
 		__atomic_fetch_add(sem, 1, __ATOMIC_RELAXED);

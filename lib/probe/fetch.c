@@ -46,7 +46,7 @@
  * build allows it, and the run path calls nothing in libc. System calls are
  * made with the syscall instruction (fr_sys(): errno is never written), and
  * bytes are copied and cleared by fr_copy() and fr_zero(), not by libc's
- * memcpy() and memset(), which use vector registers. tests/check-hit-path.sh
+ * memcpy() and memset(), which use vector registers. tests/unit/check-hit-path.py
  * disassembles it to make sure.
  */
 #define _GNU_SOURCE
@@ -404,6 +404,72 @@ static uint32_t fr_string(unsigned char *dst, uint64_t addr, uint32_t max)
 	}
 	dst[max - 1] = 0; /* cut, as strncpy_from_user() into the kernel's record */
 	return max;
+}
+
+/**
+ * fdr_fetch_fast_make - the table form of @prog (fetch.h), if it has one
+ * @prog: a program fdr_fetch_check() accepted
+ * @f: filled; f->nr = 0 if @prog does not run that way
+ *
+ * Returns 1 if @f can run @prog (fdr_fetch_fast_run()), else 0.
+ */
+int fdr_fetch_fast_make(const struct fdr_fetch_prog *prog, struct fdr_fetch_fast *f)
+{
+	static const uint8_t arg_regs[6] = { FDR_REG_DI, FDR_REG_SI, FDR_REG_DX,
+					     FDR_REG_CX, FDR_REG_R8, FDR_REG_R9 };
+	unsigned int first = prog->flags & FDR_FETCH_F_RETURN ? 3 : 2, nr = 0, i;
+	unsigned int end = first * 8; /* where the previous field ended */
+	int reg = -1;
+
+	f->nr = 0;
+	if (!prog->nr_args || prog->nr_args > FDR_FETCH_FAST_ARGS ||
+	    prog->fixed_size > FDR_FETCH_FAST_WORDS * 8)
+		return 0;
+	for (i = 0; i < prog->nr_insns; i++) {
+		const struct fdr_fetch_insn *in = &prog->insns[i];
+		unsigned int off = in->field, bits;
+
+		switch (in->op) {
+		case FDR_FOP_REG:
+			reg = (int)in->imm;
+			break;
+		case FDR_FOP_ARG:
+			if (in->imm > 6)
+				return 0; /* on the stack: a read */
+			reg = arg_regs[in->imm - 1];
+			break;
+		case FDR_FOP_RETVAL:
+			reg = FDR_REG_AX;
+			break;
+		case FDR_FOP_STACKP:
+			reg = FDR_REG_SP;
+			break;
+		case FDR_FOP_ST_RAW:
+			bits = in->size * 8u;
+			/* in order, none over another, inside the fixed part */
+			if (reg < 0 || in->bf_width || in->count != 1 || off < end ||
+			    off + in->size > prog->fixed_size)
+				return 0;
+			end = off + in->size;
+			f->arg[nr].reg = (uint8_t)reg;
+			f->arg[nr].word = (uint8_t)(off / 8);
+			f->arg[nr].shift = (uint8_t)((off % 8) * 8);
+			f->arg[nr].spill = (off % 8) * 8 + bits > 64;
+			f->arg[nr].mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
+			nr++;
+			reg = -1;
+			break;
+		default: /* a read, a string, an immediate: the interpreter */
+			return 0;
+		}
+	}
+	if (nr != prog->nr_args)
+		return 0;
+	f->words = (uint8_t)((prog->fixed_size + 7) / 8);
+	f->ret = first == 3;
+	f->len = prog->fixed_size;
+	f->nr = (uint8_t)nr;
+	return 1;
 }
 
 /**

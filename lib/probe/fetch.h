@@ -87,6 +87,78 @@ static inline size_t fdr_fetch_prog_bytes(size_t nr_insns, size_t data_len)
 	return sizeof(struct fdr_fetch_prog) + nr_insns * sizeof(struct fdr_fetch_insn) + data_len;
 }
 
+/*
+ * A program whose arguments are all registers stored whole (%di, $arg1..6,
+ * $retval, $stack; no memory, no string, no bitfield), with a fixed part of
+ * at most FDR_FETCH_FAST_WORDS words, also runs as a table
+ * (fdr_fetch_fast_make() builds it from the checked program): each word of
+ * the record after the common header is put together in a register (a field
+ * packed across two words goes half in each) and written with one 8-byte
+ * store, its padding zeroed. The hit's
+ * record is then read back in 8-byte words (the ring's copy) with each load
+ * forwarded from one store; a 4-byte field and the padding stored after it
+ * cannot be forwarded to one load, which waits for both to reach the cache.
+ */
+#define FDR_FETCH_FAST_ARGS 8
+#define FDR_FETCH_FAST_WORDS 16
+
+struct fdr_fetch_fast {
+	uint8_t nr; /* arguments; 0: the program does not run this way */
+	uint8_t words; /* 8-byte words of the fixed part, padding included */
+	uint8_t ret; /* a return probe: __probe_func and __probe_ret_ip */
+	uint8_t reserved;
+	uint16_t len; /* the record's length (the program's fixed_size) */
+	struct {
+		uint64_t mask; /* the field's bits of the register, before the shift */
+		uint8_t reg; /* index in struct fdr_probe_regs, as 64-bit words */
+		uint8_t word; /* the record's word, >= 2 (3 for a return probe) */
+		uint8_t shift; /* bits: the field's offset in its word */
+		uint8_t spill; /* 1: its high bits go on in the next word */
+	} arg[FDR_FETCH_FAST_ARGS];
+};
+
+int fdr_fetch_fast_make(const struct fdr_fetch_prog *prog, struct fdr_fetch_fast *f);
+
+/*
+ * fdr_fetch_fast_run - what fdr_fetch_run() writes, for a program @f was made
+ * from (f->nr > 0), into @out (8-byte aligned, f->words words; word 0, the
+ * common header, is left alone), with the padding after the last field zeroed.
+ * Returns the record's length.
+ */
+static inline __attribute__((always_inline)) int
+fdr_fetch_fast_run(const struct fdr_fetch_fast *f, const struct fdr_probe_regs *regs, void *out)
+{
+	const uint64_t *r = (const uint64_t *)regs;
+	uint64_t *o = out, v = 0;
+	unsigned int i, k;
+
+	_Static_assert(sizeof(struct fdr_probe_regs) == (FDR_REG_NR + 1) * 8, "regs as words");
+	if (f->ret) {
+		o[1] = regs->probe_addr;
+		o[2] = regs->gpr[FDR_REG_IP];
+	} else {
+		o[1] = regs->gpr[FDR_REG_IP];
+	}
+	k = 2u + f->ret; /* the first word after __probe_ip (or __probe_ret_ip) */
+	for (i = 0; i < f->nr; i++) {
+		uint64_t x = r[f->arg[i].reg] & f->arg[i].mask;
+
+		while (k < f->arg[i].word) { /* a word with no field (more) in it */
+			o[k++] = v;
+			v = 0;
+		}
+		v |= x << f->arg[i].shift;
+		if (f->arg[i].spill) { /* shift > 0: the field is wider than what is left */
+			o[k++] = v;
+			v = x >> (64 - f->arg[i].shift);
+		}
+	}
+	o[k++] = v;
+	while (k < f->words)
+		o[k++] = 0;
+	return f->len;
+}
+
 int fdr_fetch_check(const struct fdr_fetch_prog *prog, size_t len, const char **why);
 int fdr_fetch_run(const struct fdr_fetch_prog *prog, const struct fdr_probe_regs *regs, void *out,
 		  size_t cap);

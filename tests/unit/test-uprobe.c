@@ -816,6 +816,120 @@ Test(fetch, check_then_run_random)
 	free(rec);
 }
 
+/*
+ * The table form (fdr_fetch_fast_make(), fdr_fetch_fast_run()) writes what the
+ * interpreter writes, byte for byte, and zeroes the padding up to a multiple
+ * of 8; programs it cannot run are left to the interpreter.
+ */
+static void fast_vs_run(const struct fdr_fetch_prog *p, const struct fdr_probe_regs *r,
+			const char *what)
+{
+	struct fdr_fetch_fast f;
+	uint64_t a[FDR_FETCH_FAST_WORDS + 2], b[FDR_FETCH_FAST_WORDS + 2];
+	int n, m;
+
+	if (!fdr_fetch_fast_make(p, &f)) {
+		cr_assert_eq(f.nr, 0, "%s", what);
+		return;
+	}
+	cr_assert_gt(f.nr, 0, "%s", what);
+	/* zero: bytes no field covers (a damaged program's gaps) are zero in the table form */
+	memset(a, 0, sizeof(a));
+	memset(b, 0x5a, sizeof(b));
+	n = fdr_fetch_run(p, r, a, sizeof(a));
+	m = fdr_fetch_fast_run(&f, r, b);
+	cr_assert_eq(m, n, "%s: %d %d", what, m, n);
+	cr_assert_arr_eq((unsigned char *)a + 8, (unsigned char *)b + 8, (size_t)n - 8, "%s", what);
+	for (; m % 8; m++)
+		cr_assert_eq(((unsigned char *)b)[m], 0, "%s: padding byte %d", what, m);
+	cr_assert_eq(b[m / 8], 0x5a5a5a5a5a5a5a5aull, "%s: wrote past its words", what);
+}
+
+Test(fetch, fast_form)
+{
+	static const struct {
+		const char *line;
+		int fast;
+	} rows[] = {
+		{ "p:g/e /bin/true:0x1149 a=%di:u32", 1 },
+		{ "p:g/e /bin/true:0x1149 a=%di:u32 b=%si:u32", 1 },
+		{ "p:g/e /bin/true:0x1149 a=%ax:u8 b=%bx:s16 c=%cx:x32 d=%dx:u64", 1 },
+		{ "p:g/e /bin/true:0x1149 %r8 %r9:s8 %r10:u16 %r11 %r12:x8 %r13 %r14 %r15", 1 },
+		{ "p:g/e /bin/true:0x1149 a=$arg1 b=$arg2:u32 c=$arg3:s8 d=$arg4 e=$arg5 f=$arg6",
+		  1 },
+		{ "p:g/e /bin/true:0x1149 sp=$stack ip=%ip fl=%flags:x32 bp=%bp", 1 },
+		{ "r:g/e /bin/true:0x1149 rv=$retval:u32", 1 },
+		{ "r:g/e /bin/true:0x1149 rv=$retval a=%di:u8 b=%si:u8 c=%dx:u8", 1 },
+		/* packed: a u64 after a u32 lies across two words */
+		{ "p:g/e /bin/true:0x1149 a=%di:u32 b=%si:u64", 1 },
+		{ "p:g/e /bin/true:0x1149 a=%di:u8 b=%si:u64 c=%dx:u16 d=%cx:s64 e=%r8:u8", 1 },
+		{ "p:g/e /bin/true:0x1149 a=+0(%di):u32", 0 },
+		{ "p:g/e /bin/true:0x1149 a=+0(%si):string", 0 },
+		{ "p:g/e /bin/true:0x1149 a=$comm", 0 },
+		{ "p:g/e /bin/true:0x1149 a=%di:b4@1/32", 0 },
+		{ "p:g/e /bin/true:0x1149 a=$arg7", 0 },
+		{ "p:g/e /bin/true:0x1149 a=\\1", 0 },
+		{ "p:g/e /bin/true:0x1149 a=$stack0", 0 },
+		{ "p:g/e /bin/true:0x1149 a=@+0x10:s16", 0 },
+		{ "p:g/e /bin/true:0x1149 a=%di:u8 b=%si:u8 c=%dx:u8 d=%cx:u8 e=%r8:u8 f=%r9:u8 "
+		  "g=%ax:u8 h=%bx:u8 i=%bp:u8",
+		  0 }, /* 9 arguments: more than the table holds */
+		{ "p:g/e /bin/true:0x1149", 0 },
+	};
+	struct fdr_probe_regs r;
+	unsigned i, k, seed = 99;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		size_t len;
+		struct fdr_fetch_prog *p = compile(rows[i].line, NULL, &len);
+		struct fdr_fetch_fast f;
+
+		cr_expect_eq(fdr_fetch_fast_make(p, &f), rows[i].fast, "%s", rows[i].line);
+		for (k = 0; k < 50; k++) {
+			unsigned j;
+
+			for (j = 0; j < sizeof(r) / 8; j++) {
+				seed = seed * 1103515245 + 12345;
+				((uint64_t *)&r)[j] = (uint64_t)seed << 32 ^ seed * 2654435761u;
+			}
+			fast_vs_run(p, &r, rows[i].line);
+		}
+		free(p);
+	}
+}
+
+/* Random damage: whatever the table form accepts, it runs as the interpreter does. */
+Test(fetch, fast_form_random)
+{
+	struct fdr_probe_regs r;
+	struct fdr_fetch_prog *good, *p;
+	size_t len;
+	unsigned i, k, seed = 4321, fast = 0;
+
+	good = compile("p:g/e /bin/true:0x1149 a=%di:u32 b=%si:u32 c=%ax:s16 d=%r9:u8 "
+		       "e=$arg3:x64 f=$stack",
+		       NULL, &len);
+	p = malloc(len);
+	tfn_regs(&r, 1);
+	for (i = 0; i < 20000; i++) {
+		memcpy(p, good, len);
+		for (k = 0; k < 1 + i % 3; k++) {
+			seed = seed * 1103515245 + 12345;
+			((unsigned char *)p)[(seed >> 8) % len] ^=
+				(unsigned char)(1u << (seed >> 28) % 8);
+		}
+		if (fdr_fetch_check(p, len, NULL) == 0) {
+			struct fdr_fetch_fast f;
+
+			fast += (unsigned)fdr_fetch_fast_make(p, &f);
+			fast_vs_run(p, &r, "a damaged program");
+		}
+	}
+	cr_expect_gt(fast, 100, "only %u damaged programs ran in the table form", fast);
+	free(p);
+	free(good);
+}
+
 /* ---- PATH:SYMBOL through the ELF symbol tables ----------------------------------------- */
 
 /* The file offset of @sym in @path as nm and readelf see it: st_value through PT_LOAD. */
