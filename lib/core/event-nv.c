@@ -68,21 +68,15 @@ __attribute__((constructor)) static void fdr_vsave_init(void)
 	fdr_vsave_kind = (a & 2) ? 2 : 1;
 }
 
-/**
- * fdr_event_commit_slot_nv - fdr_event_commit_slot(), for code that must not
- * touch a vector register (a jump probe's hit): the same arguments, the same
- * results, the same records, but the payload's padding (from @len to the next
- * multiple of 8) is the caller's to zero: the fetch writes it with the last
- * field's word, where a separate store of the padding could not be forwarded
- * to the ring's 8-byte loads (fetch.h). Async-signal-safe; errno is kept.
- */
-int fdr_event_commit_slot_nv(uint32_t slot, uint32_t id, unsigned char *payload, size_t len)
+/* fdr_event_commit_slot_nv() past its common case: every check, every instance */
+static __attribute__((noinline)) int nv_commit_all(uint32_t slot, uint32_t id,
+						   unsigned char *payload, size_t len)
 {
 	struct fdr_session *s = atomic_load_explicit(&fdr_proc_session, memory_order_acquire);
 	unsigned char *rec = payload - sizeof(struct fdr_abi_rec);
 	const struct fdr_abi_event *e;
 	size_t total;
-	uint32_t w, gen, route;
+	uint32_t w, gen;
 	int tried = 0, ok = 0;
 
 	if (!s)
@@ -100,38 +94,10 @@ int fdr_event_commit_slot_nv(uint32_t slot, uint32_t id, unsigned char *payload,
 	if (__atomic_load_n(&e->state, __ATOMIC_ACQUIRE) != FDR_EVENT_READY ||
 	    __atomic_load_n(&e->id, __ATOMIC_RELAXED) != id)
 		return -ESTALE;
-	route = ev_route_get(s, slot, gen);
-	if (__builtin_expect(!(route & EV_ROUTE_KNOWN), 0)) {
-		ev_route_set(s, e->enabled, slot, gen);
-		route = ev_route_get(s, slot, gen);
-	}
+	if (!(ev_route_get(s, slot, gen) & EV_ROUTE_KNOWN))
+		ev_route_set(s, e->enabled, slot, gen); /* for the next record */
 	ev_common((struct fdr_common *)payload, (uint16_t)id, 0, fdr_ev_self.tid);
 	total = ev_rec_head(payload, len); /* the caller zeroed the padding */
-	/*
-	 * fdr_event_commit()'s common case: one instance, no filter, trigger nor
-	 * pid list (the route says so, at this gen), rdtsc, a small record.
-	 */
-	if (__builtin_expect((route & EV_ROUTE_FAST) && EV_ROUTE_INST(route) &&
-				     !EV_ROUTE_FILTER(route) && total <= RB_SMALL_MAX,
-			     1)) {
-		uint32_t i = (EV_ROUTE_INST(route) - 1) % FDR_MAX_INSTANCES;
-		struct fdr_ring_map *m = atomic_load_explicit(&s->rings[i], memory_order_acquire);
-		long rs = fdr_rseq_off;
-		uint32_t cpu = rb_cpu_start(rs);
-		int ret;
-
-#ifdef FDR_TESTPOINTS
-		cpu = UINT32_MAX; /* as fdr_ring_write_fast(): the path with test points */
-#endif
-		if (__builtin_expect(m != NULL && cpu < m->nr_cpus, 1)) {
-			fdr_ev_self.nest++;
-			ret = rb_append_small((uint64_t)rs, cpu, &m->pcpu[cpu], payload, total);
-			if (__builtin_expect(ret != RB_OK, 0))
-				ret = fdr_ring_write_nv(s, i, m, rec, total);
-			fdr_ev_self.nest--;
-			return ret == 0 ? 1 : -ENOSPC;
-		}
-	}
 	if (__atomic_load_n(&s->ctl->hooks_active, __ATOMIC_ACQUIRE) && ev_hooked(s->ctl, slot))
 		return (int)fdr_vcall((void *)fdr_event_commit_slot, slot, id, (long)payload,
 				      (long)len, 0);
@@ -167,4 +133,70 @@ int fdr_event_commit_slot_nv(uint32_t slot, uint32_t id, unsigned char *payload,
 	}
 	fdr_ev_self.nest--;
 	return !tried ? 0 : ok == 0 ? -ENOSPC : ok;
+}
+
+/**
+ * fdr_event_commit_slot_nv - fdr_event_commit_slot(), for code that must not
+ * touch a vector register (a jump probe's hit): the same arguments, the same
+ * results, the same records, but the payload's padding (from @len to the next
+ * multiple of 8) is the caller's to zero: the fetch writes it with the last
+ * field's word, where a separate store of the padding could not be forwarded
+ * to the ring's 8-byte loads (fetch.h). Async-signal-safe; errno is kept.
+ */
+int fdr_event_commit_slot_nv(uint32_t slot, uint32_t id, unsigned char *payload, size_t len)
+{
+	struct fdr_session *s = atomic_load_explicit(&fdr_proc_session, memory_order_acquire);
+
+	/*
+	 * fdr_event_commit()'s common case: a small record, a thread that has
+	 * recorded its comm, one instance, no filter, trigger nor pid list (the
+	 * route says so, at this gen), rdtsc; the rest in nv_commit_all().
+	 */
+	if (__builtin_expect(s != NULL && slot < FDR_MAX_EVENTS &&
+				     len >= sizeof(struct fdr_common) &&
+				     len <= RB_SMALL_MAX - sizeof(struct fdr_abi_rec) &&
+				     fdr_ev_self.nest < FDR_MAX_NESTING &&
+				     fdr_ev_self.cmd_sid == s->session_id && fdr_ev_self.tid,
+			     1)) {
+		/* acquire: the fields the route was computed from are read after gen */
+		uint32_t gen = __atomic_load_n(&s->ctl->gen, __ATOMIC_ACQUIRE);
+		uint32_t route = ev_route_get(s, slot, gen);
+		const struct fdr_abi_event *e = &s->ctl->events[slot];
+
+		if (__builtin_expect((route & EV_ROUTE_FAST) && EV_ROUTE_INST(route) &&
+					     !EV_ROUTE_FILTER(route) &&
+					     __atomic_load_n(&e->state, __ATOMIC_ACQUIRE) ==
+						     FDR_EVENT_READY &&
+					     __atomic_load_n(&e->id, __ATOMIC_RELAXED) == id,
+				     1)) {
+			uint32_t i = (EV_ROUTE_INST(route) - 1) % FDR_MAX_INSTANCES;
+			struct fdr_ring_map *m =
+				atomic_load_explicit(&s->rings[i], memory_order_acquire);
+			long rs = fdr_rseq_off;
+			uint32_t cpu = rb_cpu_start(rs);
+
+#ifdef FDR_TESTPOINTS
+			cpu = UINT32_MAX; /* as fdr_ring_write_fast(): the path with test points */
+#endif
+			if (__builtin_expect(m != NULL && cpu < m->nr_cpus, 1)) {
+				size_t total;
+				int ret;
+
+				ev_common((struct fdr_common *)payload, (uint16_t)id, 0,
+					  fdr_ev_self.tid);
+				total = ev_rec_head(payload,
+						    len); /* the caller zeroed the padding */
+				fdr_ev_self.nest++;
+				ret = rb_append_small((uint64_t)rs, cpu, &m->pcpu[cpu], payload,
+						      total);
+				if (__builtin_expect(ret != RB_OK, 0))
+					ret = fdr_ring_write_nv(
+						s, i, m, payload - sizeof(struct fdr_abi_rec),
+						total);
+				fdr_ev_self.nest--;
+				return ret == 0 ? 1 : -ENOSPC;
+			}
+		}
+	}
+	return nv_commit_all(slot, id, payload, len);
 }
