@@ -284,24 +284,39 @@ static void pa_rseq_init(void)
  * (docs/design/probes.md, "A hit without the vector state";
  * tests/unit/check-hit-path.py checks the machine code).
  */
+/* pa_hit() with the interpreter: a record of up to FDR_MAX_RECORD bytes */
+static __attribute__((noinline)) int pa_hit_prog(const struct fdr_probe_regs *regs,
+						 const struct pa_arg *a)
+{
+	/* 16 bytes of headroom (the record header) and 8 of tailroom: fdr_event_commit_slot() */
+	unsigned char raw[16 + FDR_MAX_RECORD + 8] __attribute__((aligned(8)));
+	int len = fdr_fetch_run((const struct fdr_fetch_prog *)a->prog, regs, raw + 16,
+				FDR_MAX_RECORD);
+	int k;
+
+	if (len < 0)
+		return len;
+	for (k = len; k & 7; k++) /* the padding (event-nv.c) */
+		raw[16 + k] = 0;
+	return fdr_event_commit_slot_nv(a->event_slot, a->event_id, raw + 16, (size_t)len);
+}
+
 static void pa_hit(const struct fdr_probe_regs *regs, void *argp)
 {
 	struct pa_arg *a = argp;
-	/* 16 bytes of headroom (the record header) and 8 of tailroom: fdr_event_commit_slot() */
-	unsigned char raw[16 + FDR_MAX_RECORD + 8] __attribute__((aligned(8)));
-	int len, ret;
+	int ret;
 
 	pa_count(a);
 	if (__builtin_expect(a->fast.nr != 0, 1)) {
-		len = fdr_fetch_fast_run(&a->fast, regs, raw + 16);
+		/* the table form's record: at most 16 + 128 bytes (the 4 KiB buffer: pa_hit_prog()) */
+		uint64_t raw[(16 + FDR_FETCH_FAST_WORDS * 8) / 8];
+
+		ret = fdr_fetch_fast_run(&a->fast, regs, raw + 2);
+		ret = fdr_event_commit_slot_nv(a->event_slot, a->event_id,
+					       (unsigned char *)(raw + 2), (size_t)ret);
 	} else {
-		len = fdr_fetch_run((const struct fdr_fetch_prog *)a->prog, regs, raw + 16,
-				    FDR_MAX_RECORD);
-		for (ret = len; ret >= 0 && ret & 7; ret++) /* the padding (event-nv.c) */
-			raw[16 + ret] = 0;
+		ret = pa_hit_prog(regs, a);
 	}
-	ret = len < 0 ? len :
-			fdr_event_commit_slot_nv(a->event_slot, a->event_id, raw + 16, (size_t)len);
 	/* not written: no ring took it, nested too deep, detached, the event changed */
 	if (ret < 0)
 		__atomic_fetch_add(&a->shm->misses, 1, __ATOMIC_RELAXED);
