@@ -191,6 +191,17 @@ struct pr_ret {
 static _Atomic uintptr_t pr_tramp;
 static __thread __attribute__((tls_model("initial-exec"))) struct pr_ret pr_rets[PR_RET_DEPTH];
 static __thread __attribute__((tls_model("initial-exec"))) unsigned int pr_nrets;
+/*
+ * The table slot of this thread's last return, kept with its key S (a claim
+ * only this thread's stack can match) for the next entry at S, the usual
+ * case of a function called in a loop: it is taken back with plain stores,
+ * not a CAS (a locked instruction, a twentieth of an entry and return). At
+ * most one per thread; any other entry frees it.
+ */
+static __thread __attribute__((tls_model("initial-exec"))) struct {
+	uintptr_t sp; /* 0: none */
+	uint32_t tab;
+} pr_rtab_idle;
 
 /*
  * Every thread's pending returns again, for unwinders (tramp.S): keyed by the
@@ -928,6 +939,20 @@ static int pr_rtab_insert(uintptr_t key, uintptr_t val)
 {
 	unsigned int j, h = pr_rtab_hash(key);
 
+	if (pr_rtab_idle.sp) { /* the last return's slot: S again, or freed */
+		struct pr_rslot *e = &fdr_probe_ret_table[pr_rtab_idle.tab];
+		uintptr_t had = pr_rtab_idle.sp;
+
+		pr_rtab_idle.sp = 0;
+		if (atomic_load_explicit(&e->key, memory_order_relaxed) == had) {
+			if (had == key) {
+				atomic_store_explicit(&e->val, val, memory_order_relaxed);
+				return (int)pr_rtab_idle.tab;
+			}
+			atomic_store_explicit(&e->key, 0, memory_order_relaxed);
+		}
+	}
+
 	/* a key already there was left by a frame that is gone: this thread owns S now */
 	for (j = 0; j < PR_RTAB_PROBES; j++) {
 		struct pr_rslot *e = &fdr_probe_ret_table[h + j];
@@ -961,6 +986,7 @@ static void pr_rtab_atfork_child(void)
 
 	for (i = 0; i < PR_RTAB + PR_RTAB_PROBES; i++)
 		atomic_store_explicit(&fdr_probe_ret_table[i].key, 0, memory_order_relaxed);
+	pr_rtab_idle.sp = 0;
 	for (i = 0; i < pr_nrets; i++) {
 		atomic_store_explicit(&fdr_probe_ret_table[pr_rets[i].tab].val, pr_rets[i].ret,
 				      memory_order_relaxed);
@@ -977,6 +1003,30 @@ static void pr_rtab_remove(const struct pr_ret *r)
 	if (atomic_load_explicit(&e->key, memory_order_relaxed) == r->sp &&
 	    atomic_load_explicit(&e->val, memory_order_relaxed) == r->ret)
 		atomic_store_explicit(&e->key, 0, memory_order_relaxed);
+}
+
+/*
+ * @r returned: its slot stays claimed (key S) as this thread's idle one,
+ * which the next entry takes back or frees (pr_rtab_insert()); an idle one
+ * before it is freed now.
+ */
+static void pr_rtab_keep(const struct pr_ret *r)
+{
+	struct pr_rslot *e = &fdr_probe_ret_table[r->tab];
+
+	if (atomic_load_explicit(&e->key, memory_order_relaxed) != r->sp ||
+	    atomic_load_explicit(&e->val, memory_order_relaxed) != r->ret)
+		return; /* a later frame at S took it over */
+	if (pr_rtab_idle.sp && pr_rtab_idle.tab != r->tab) {
+		struct pr_rslot *old = &fdr_probe_ret_table[pr_rtab_idle.tab];
+
+		if (atomic_load_explicit(&old->key, memory_order_relaxed) == pr_rtab_idle.sp)
+			atomic_store_explicit(&old->key, 0, memory_order_relaxed);
+	}
+	/* value 0: nothing pending at S (an unwinder asks only while S holds the trampoline) */
+	atomic_store_explicit(&e->val, 0, memory_order_relaxed);
+	pr_rtab_idle.sp = r->sp;
+	pr_rtab_idle.tab = r->tab;
 }
 
 /* A return of @s not reported: a miss of each of its return probes. */
@@ -1196,7 +1246,7 @@ uintptr_t fdr_probe_ret_fire(struct fdr_probe_regs *regs)
 	}
 	pr_hit_leave(s, slot);
 	/* only now: an unwinder running in the handler (backtrace()) still finds it */
-	pr_rtab_remove(&r);
+	pr_rtab_keep(&r);
 	pr_depth--;
 	return r.ret;
 }
@@ -1265,8 +1315,10 @@ unsigned int fdr_probe_ret_pending(unsigned int *table)
 	unsigned int i, n = 0;
 
 	if (table) {
-		for (i = 0; i < PR_RTAB + PR_RTAB_PROBES; i++)
+		for (i = 0; i < PR_RTAB + PR_RTAB_PROBES; i++) /* idle slots hold the value 0 */
 			n += atomic_load_explicit(&fdr_probe_ret_table[i].key,
+						  memory_order_relaxed) != 0 &&
+			     atomic_load_explicit(&fdr_probe_ret_table[i].val,
 						  memory_order_relaxed) != 0;
 		*table = n;
 	}
