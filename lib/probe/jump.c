@@ -9,11 +9,13 @@
  * its function, and turns it into
  *
  *	A:     e9 <rel32> [cc ...]         tail padded with int3, never run
- *	tramp: lea -128(%rsp),%rsp         below the red zone
- *	       push a struct fdr_probe_regs (IP = A, SP as A sees it, pushfq)
- *	       cld; align the stack to 16 (64 and xsavec the vector state: below)
+ *	tramp: a struct fdr_probe_regs below the red zone (FLAGS by pushfq,
+ *	       the rest by moves: IP = A, SP as A sees it)
+ *	       cld if DF is set; align the stack to 16 (64 and xsavec the
+ *	       vector state: below)
  *	       fdr_probe_fire(site, &regs)   the int3 path's rules (engine.c)
- *	       (restore the vector state), the flags (sahf), the registers, %rsp
+ *	       (restore the vector state), the flags (sahf), the registers
+ *	       the C code may change (and %rbx, the frame), %rsp
  *	body:  insn 0 relocated (fdr_reloc_emit), resume = next copy
  *	       ...
  *	       insn n-1 relocated, resume = A + window length
@@ -213,17 +215,6 @@ static uint8_t *jp_put(uint8_t *p, const void *bytes, size_t n)
 	return p + n;
 }
 
-/* push a 64-bit value: push $lo32 ; movl $hi32,4(%rsp) (flags untouched) */
-static uint8_t *jp_push64(uint8_t *p, uint64_t v)
-{
-	uint32_t lo = (uint32_t)v, hi = (uint32_t)(v >> 32);
-
-	*p++ = 0x68;
-	p = jp_put(p, &lo, 4);
-	p = jp_put(p, "\xc7\x44\x24\x04", 4);
-	return jp_put(p, &hi, 4);
-}
-
 static uint8_t *jp_movabs(uint8_t *p, uint8_t op, uint64_t v)
 {
 	*p++ = 0x48;
@@ -251,40 +242,70 @@ static uint8_t *jp_xs(uint8_t *p, int restore)
 		      5);
 }
 
+/* mov %REG,disp(%rsp) or mov disp(%rsp),%REG (@load), REG 0..15 in enum fdr_reg's order */
+static uint8_t *jp_mov_rsp(uint8_t *p, unsigned int reg, int32_t disp, int load)
+{
+	/* enum fdr_reg's order to the machine's register numbers */
+	static const uint8_t hw[16] = { 0, 3, 1, 2, 6, 7, 5, 4, 8, 9, 10, 11, 12, 13, 14, 15 };
+	uint8_t r = hw[reg];
+
+	*p++ = (uint8_t)(0x48 | (r >= 8 ? 4 : 0)); /* REX.W, REX.R */
+	*p++ = load ? 0x8b : 0x89;
+	if (disp >= -128 && disp < 128) {
+		*p++ = (uint8_t)(0x44 | (r & 7) << 3); /* mod 01, rm 100: SIB */
+		*p++ = 0x24; /* (%rsp) */
+		*p++ = (uint8_t)disp;
+		return p;
+	}
+	*p++ = (uint8_t)(0x84 | (r & 7) << 3); /* mod 10: disp32 */
+	*p++ = 0x24;
+	return jp_put(p, &disp, 4);
+}
+
 /*
  * The save/call/restore part for @s at @addr; returns its end. The struct
- * fdr_probe_regs is built by pushes, its last field first: probe_addr, SS, CS,
- * FLAGS, IP, r15..r8, SP, rbp, rdi, rsi, rdx, rcx, rbx, rax at the lowest address.
+ * fdr_probe_regs is written at B = the stack pointer less the red zone and
+ * its 168 bytes: FLAGS by pushfq in its slot, the rest by moves (one store
+ * each, where a push of a 64-bit constant takes two). After the call only
+ * the registers the C code may change are loaded back: %rbp and %r12-%r15 are
+ * callee-saved, and %rbx (the frame, below) is reloaded last.
  */
 static uint8_t *jp_emit_call(uint8_t *p, void *s, uintptr_t addr)
 {
-	static const uint8_t push_hi[] = { 0x41, 0x57, 0x41, 0x56, 0x41, 0x55, 0x41, 0x54,
-					   0x41, 0x53, 0x41, 0x52, 0x41, 0x51, 0x41, 0x50 };
-	static const uint8_t pop_hi[] = { 0x41, 0x58, 0x41, 0x59, 0x41, 0x5a, 0x41, 0x5b,
-					  0x41, 0x5c, 0x41, 0x5d, 0x41, 0x5e, 0x41, 0x5f };
+	static const uint8_t caller_saved[] = { FDR_REG_CX,  FDR_REG_DX,  FDR_REG_SI,
+						FDR_REG_DI,  FDR_REG_R8,  FDR_REG_R9,
+						FDR_REG_R10, FDR_REG_R11, FDR_REG_AX };
 	uint32_t xs = jp_xs_size + 64, d;
 	void (*fire)(void *, const struct fdr_probe_regs *) = fdr_probe_fire;
+	unsigned int i;
 
-	_Static_assert(sizeof(struct fdr_probe_regs) == 168, "21 slots pushed");
+	_Static_assert(sizeof(struct fdr_probe_regs) == 168, "21 slots");
 	_Static_assert(FDR_REG_SP == 7 && FDR_REG_IP == 16 && FDR_REG_FLAGS == 17 &&
-			       FDR_REG_CS == 18 && FDR_REG_SS == 19,
-		       "the push order below");
-	p = jp_put(p, "\x48\x8d\x64\x24\x80", 5); /* lea -128(%rsp),%rsp */
-	p = jp_push64(p, addr); /* probe_addr */
-	*p++ = 0x68; /* push $ss */
-	d = jp_ss;
-	p = jp_put(p, &d, 4);
-	*p++ = 0x68; /* push $cs */
+			       FDR_REG_CS == 18 && FDR_REG_SS == 19 && FDR_REG_R15 == 15,
+		       "the offsets below");
+	/* lea -152(%rsp),%rsp: the red zone (128), probe_addr, SS and CS (24) */
+	p = jp_put(p, "\x48\x8d\xa4\x24\x68\xff\xff\xff", 8);
+	*p++ = 0x9c; /* pushfq: FLAGS at B + 136 */
+	/* lea -136(%rsp),%rsp: B */
+	p = jp_put(p, "\x48\x8d\xa4\x24\x78\xff\xff\xff", 8);
+	p = jp_mov_rsp(p, FDR_REG_AX, 0, 0);
+	p = jp_movabs(p, 0xb8, addr); /* movabs $addr,%rax */
+	p = jp_mov_rsp(p, FDR_REG_AX, 8 * FDR_REG_IP, 0); /* IP */
+	p = jp_mov_rsp(p, FDR_REG_AX, 160, 0); /* probe_addr */
+	p = jp_put(p, "\x48\xc7\x84\x24\x90\x00\x00\x00", 8); /* movq $cs,144(%rsp) */
 	d = jp_cs;
 	p = jp_put(p, &d, 4);
-	*p++ = 0x9c; /* pushfq */
-	p = jp_push64(p, addr); /* IP */
-	p = jp_put(p, push_hi, sizeof(push_hi)); /* r15 .. r8 */
-	p = jp_put(p, "\x6a\x00", 2); /* SP, fixed below */
-	p = jp_put(p, "\x55\x57\x56\x52\x51\x53\x50", 7); /* rbp rdi rsi rdx rcx rbx rax */
+	p = jp_put(p, "\x48\xc7\x84\x24\x98\x00\x00\x00", 8); /* movq $ss,152(%rsp) */
+	d = jp_ss;
+	p = jp_put(p, &d, 4);
+	for (i = FDR_REG_BX; i <= FDR_REG_R15; i++)
+		if (i != FDR_REG_SP)
+			p = jp_mov_rsp(p, i, (int32_t)(8 * i), 0);
 	/* lea 296(%rsp),%rax ; mov %rax,56(%rsp): SP as A sees it (168 + 128 above) */
 	p = jp_put(p, "\x48\x8d\x84\x24\x28\x01\x00\x00\x48\x89\x44\x24\x38", 13);
-	p = jp_put(p, "\x48\x89\xe3\xfc", 4); /* mov %rsp,%rbx ; cld */
+	p = jp_put(p, "\x48\x89\xe3", 3); /* mov %rsp,%rbx */
+	/* cld where DF is set (rare: cld is microcoded); testb $4,137(%rsp) ; jz 1f ; cld ; 1: */
+	p = jp_put(p, "\xf6\x84\x24\x89\x00\x00\x00\x04\x74\x01\xfc", 11);
 #ifdef FDR_HIT_NOVEC
 	(void)xs;
 	(void)jp_xs;
@@ -314,18 +335,18 @@ static uint8_t *jp_emit_call(uint8_t *p, void *s, uintptr_t addr)
 	 * The flags back without popfq (microcoded: a fifth of a hit). The hit
 	 * changed only the arithmetic flags and DF (cld): DF is set again if it
 	 * was, OF through add $0x7f to 0 or 1, and the rest from AH by sahf.
-	 * Nothing after this changes a flag (mov, lea, pop).
+	 * Nothing after this changes a flag (mov, lea).
 	 */
 	p = jp_put(p, "\x48\x8b\x84\x24\x88\x00\x00\x00", 8); /* mov 136(%rsp),%rax: FLAGS */
 	p = jp_put(p, "\x0f\xba\xe0\x0a\x73\x01\xfd", 7); /* bt $10,%eax ; jnc 1f ; std ; 1: */
 	p = jp_put(p, "\x89\xc2\xc1\xea\x0b\x83\xe2\x01", 8); /* edx = OF (bit 11) */
 	p = jp_put(p, "\x88\xc4\x88\xd0\x04\x7f\x9e",
 		   7); /* ah = al ; al = dl ; add $0x7f,%al ; sahf */
-	p = jp_put(p, "\x58\x5b\x59\x5a\x5e\x5f\x5d", 7); /* rax rbx rcx rdx rsi rdi rbp */
-	p = jp_put(p, "\x48\x8d\x64\x24\x08", 5); /* lea 8(%rsp),%rsp: SP */
-	p = jp_put(p, pop_hi, sizeof(pop_hi)); /* r8 .. r15 */
-	/* lea 168(%rsp),%rsp: IP, FLAGS, CS, SS, probe_addr and the red zone */
-	return jp_put(p, "\x48\x8d\xa4\x24\xa8\x00\x00\x00", 8);
+	for (i = 0; i < sizeof(caller_saved); i++)
+		p = jp_mov_rsp(p, caller_saved[i], (int32_t)(8 * caller_saved[i]), 1);
+	p = jp_mov_rsp(p, FDR_REG_BX, 8 * FDR_REG_BX, 1);
+	/* lea 296(%rsp),%rsp: the struct and the red zone */
+	return jp_put(p, "\x48\x8d\xa4\x24\x28\x01\x00\x00", 8);
 }
 
 /* Under the lock: JP_TRAMP_SIZE bytes of r-x memory within reach of @addr. */

@@ -291,6 +291,91 @@ pt_allregs_probe:
 pt_allregs_end:
 	.size pt_allregs, .-pt_allregs
 
+/*
+ * pt_regs_back(): every general register set to a known value (rax 0x2001,
+ * rbx 0x2002, ... r15 0x200f, in enum fdr_reg's order), %rsp kept in
+ * pt_saved_sp, then pt_regs_back_probe (a 5-byte nop: a jump probe's window),
+ * then each register compared with its value: returns 0 if all came back,
+ * else 1 + the first one that did not (enum fdr_reg's number; 7: %rsp).
+ */
+	.globl pt_regs_back
+	.globl pt_regs_back_probe
+	.type pt_regs_back, @function
+	.p2align 4
+pt_regs_back:
+	push	%rbx
+	push	%rbp
+	push	%r12
+	push	%r13
+	push	%r14
+	push	%r15
+	mov	$0x2001, %rax
+	mov	$0x2002, %rbx
+	mov	$0x2003, %rcx
+	mov	$0x2004, %rdx
+	mov	$0x2005, %rsi
+	mov	$0x2006, %rdi
+	mov	$0x2007, %rbp
+	mov	$0x2009, %r8
+	mov	$0x200a, %r9
+	mov	$0x200b, %r10
+	mov	$0x200c, %r11
+	mov	$0x200d, %r12
+	mov	$0x200e, %r13
+	mov	$0x200f, %r14
+	mov	$0x2010, %r15
+	mov	%rsp, pt_saved_sp(%rip)
+pt_regs_back_probe:
+	nopl	0(%rax,%rax,1)
+	cmp	$0x2001, %rax
+	jne	1f
+	cmp	$0x2002, %rbx
+	jne	2f
+	cmp	$0x2003, %rcx
+	jne	3f
+	cmp	$0x2004, %rdx
+	jne	4f
+	cmp	$0x2005, %rsi
+	jne	5f
+	cmp	$0x2006, %rdi
+	jne	6f
+	cmp	$0x2007, %rbp
+	jne	7f
+	cmp	pt_saved_sp(%rip), %rsp
+	jne	8f
+	cmp	$0x2009, %r8
+	jne	9f
+	cmp	$0x200a, %r9
+	jne	10f
+	cmp	$0x200b, %r10
+	jne	11f
+	cmp	$0x200c, %r11
+	jne	12f
+	cmp	$0x200d, %r12
+	jne	13f
+	cmp	$0x200e, %r13
+	jne	14f
+	cmp	$0x200f, %r14
+	jne	15f
+	cmp	$0x2010, %r15
+	jne	16f
+	xor	%eax, %eax
+	jmp	99f
+	.irp n, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16
+\n:	mov	$\n, %eax
+	jmp	99f
+	.endr
+99:	pop	%r15
+	pop	%r14
+	pop	%r13
+	pop	%r12
+	pop	%rbp
+	pop	%rbx
+	ret
+	.globl pt_regs_back_end
+pt_regs_back_end:
+	.size pt_regs_back, .-pt_regs_back
+
 /* pt_nop() = 0; for the benchmark: a trivial function */
 	.globl pt_nop
 	.type pt_nop, @function

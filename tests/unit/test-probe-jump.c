@@ -239,6 +239,57 @@ Test(jump, registers)
 	cr_assert_eq(fdr_probe_disarm(s), 0);
 }
 
+/* A handler that writes every register the C ABI lets it (the caller-saved ones) */
+static void clobber_gprs(const struct fdr_probe_regs *r, void *arg)
+{
+	(void)r;
+	atomic_fetch_add((atomic_ulong *)arg, 1);
+	__asm__ volatile("mov $-1, %%rax\n\tmov $-1, %%rcx\n\tmov $-1, %%rdx\n\t"
+			 "mov $-1, %%rsi\n\tmov $-1, %%rdi\n\tmov $-1, %%r8\n\t"
+			 "mov $-1, %%r9\n\tmov $-1, %%r10\n\tmov $-1, %%r11"
+			 :
+			 :
+			 : "rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11", "memory");
+}
+
+/*
+ * Every general register comes back from a hit as it was, in the int3 form
+ * and through the trampoline (which loads back only those the handler may
+ * change: the callee-saved ones are the C code's to keep), with a handler
+ * called directly (NOVEC) and through fdr_vcall().
+ */
+Test(jump, registers_come_back)
+{
+	unsigned int k;
+	atomic_ulong n = 0;
+
+	cr_assert_eq(pt_regs_back(), 0, "unprobed");
+	for (k = 0; k < 4; k++) {
+		struct fdr_probe_site *s;
+		unsigned int flags = k & 1 ? 0 : FDR_PROBE_ARM_NOVEC;
+		char why[256];
+		uint64_t got;
+		int i;
+
+		cr_assert_eq(
+			fdr_probe_arm_flags(A(pt_regs_back_probe), flags, clobber_gprs, &n, &s), 0);
+		if (k >= 2) {
+			cr_assert_eq(fdr_probe_optimize(s, FN(pt_regs_back) - A(pt_regs_back), why,
+							sizeof(why)),
+				     0, "%s", why);
+			cr_assert_eq(*(volatile uint8_t *)A(pt_regs_back_probe), 0xe9);
+		}
+		for (i = 0; i < 100; i++) {
+			got = pt_regs_back();
+			cr_assert_eq(got, 0, "%s, %s: register %d changed by a hit",
+				     k >= 2 ? "jump" : "int3", flags ? "novec" : "vcall",
+				     (int)got - 1);
+		}
+		cr_assert_eq(fdr_probe_disarm(s), 0);
+	}
+	cr_assert_eq(atomic_load(&n), 400);
+}
+
 /* A handler that clobbers vector registers: the probed code's must survive. */
 __attribute__((target("avx"))) static void clobber_vec(const struct fdr_probe_regs *r, void *arg)
 {
