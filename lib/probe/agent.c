@@ -94,6 +94,7 @@
 #include "fetch.h"
 #include "probe-agent.h"
 #include "probe-local.h"
+#include "record.h"
 #include "reloc.h"
 
 #ifdef FDR_HIT_NOVEC
@@ -104,14 +105,9 @@
 #define PA_MAX_LOCS 1024 /* armed locations per process */
 #define PA_MAX_MAPS 4096 /* executable file mappings looked at */
 
-/* What a hit needs; freed only after fdr_probe_disarm() returned. */
+/* What a hit needs (record.h); freed only after fdr_probe_disarm() returned. */
 struct pa_arg {
-	uint32_t event_slot;
-	uint32_t event_id;
-	struct fdr_abi_probe_slot *shm; /* hits, misses (the probes file mapping) */
-	uint64_t *hits; /* the slot's counter in row 0 of the per-CPU hit counts */
-	uint32_t hit_cpus; /* rows pa_count() may use; 0: shm->hits only */
-	struct fdr_fetch_fast fast; /* the program as a table, if it can be (fast.nr > 0) */
+	struct fdr_probe_rec rec; /* first: the engine's inline hit takes it as the argument */
 	size_t prog_len;
 	_Alignas(8) unsigned char prog[]; /* checked copy of the slot's program */
 };
@@ -233,47 +229,13 @@ static void pa_trace_flush(void)
 
 /* ---- the hit ------------------------------------------------------------------------------- */
 
-/*
- * Count a hit in this CPU's row of the probes file (fdr-abi.h): a restartable
- * sequence whose last instruction, the commit, is an add without a lock prefix
- * to the counter of the CPU the thread runs on. Preempted, migrated or
- * signalled before the add, the kernel sends it to the abort label (no add
- * done); after it, the count is in. So two threads, of any processes, never
- * add to one counter at once, and a hit costs no locked instruction
- * (docs/design/probes.md, "The probe agent", has what it saves). Where it
- * cannot (glibc registered no rseq area, a CPU past the rows, an abort), the
- * slot's hits take a locked add.
- */
-static long pa_rseq_off; /* glibc's __rseq_offset; 0: no rows (pa_rseq_init()) */
-
-static void pa_count(const struct pa_arg *a)
-{
-	long rs = pa_rseq_off;
-	uint32_t cpu;
-	uint64_t *ctr;
-
-	if (__builtin_expect(!rs || !a->hit_cpus, 0))
-		goto locked;
-	cpu = rb_cpu_start(rs);
-	if (__builtin_expect(cpu >= a->hit_cpus, 0))
-		goto locked;
-	ctr = a->hits + (size_t)cpu * FDR_MAX_PROBES;
-	__asm__ goto(RB_CS_BEGIN "addq $1, (%[ctr])\n\t" RB_CS_END
-		     :
-		     : [rs] "r"(rs), [cpu] "r"(cpu), [ctr] "r"(ctr)
-		     : "rax", "memory", "cc"
-		     : abort);
-	return;
-abort:
-locked:
-	__atomic_fetch_add(&a->shm->hits, 1, __ATOMIC_RELAXED);
-}
+long fdr_probe_rec_rseq_off; /* record.h */
 
 /* glibc's rseq area, if it registered one for every thread (glibc 2.35 and later) */
 static void pa_rseq_init(void)
 {
 	if (__rseq_size >= 20 && __rseq_offset != 0)
-		pa_rseq_off = (long)__rseq_offset;
+		fdr_probe_rec_rseq_off = (long)__rseq_offset;
 }
 
 /*
@@ -298,28 +260,20 @@ static __attribute__((noinline)) int pa_hit_prog(const struct fdr_probe_regs *re
 		return len;
 	for (k = len; k & 7; k++) /* the padding (event-nv.c) */
 		raw[16 + k] = 0;
-	return fdr_event_commit_slot_nv(a->event_slot, a->event_id, raw + 16, (size_t)len);
+	return fdr_event_commit_slot_nv(a->rec.event_slot, a->rec.event_id, raw + 16, (size_t)len);
 }
 
 static void pa_hit(const struct fdr_probe_regs *regs, void *argp)
 {
 	struct pa_arg *a = argp;
-	int ret;
 
-	pa_count(a);
-	if (__builtin_expect(a->fast.nr != 0, 1)) {
-		/* the table form's record: at most 16 + 128 bytes (the 4 KiB buffer: pa_hit_prog()) */
-		uint64_t raw[(16 + FDR_FETCH_FAST_WORDS * 8) / 8];
-
-		ret = fdr_fetch_fast_run(&a->fast, regs, raw + 2);
-		ret = fdr_event_commit_slot_nv(a->event_slot, a->event_id,
-					       (unsigned char *)(raw + 2), (size_t)ret);
-	} else {
-		ret = pa_hit_prog(regs, a);
+	if (__builtin_expect(a->rec.fast.nr != 0, 1)) {
+		fdr_probe_rec_fast(&a->rec, regs);
+		return;
 	}
-	/* not written: no ring took it, nested too deep, detached, the event changed */
-	if (ret < 0)
-		__atomic_fetch_add(&a->shm->misses, 1, __ATOMIC_RELAXED);
+	fdr_probe_rec_count(&a->rec);
+	if (pa_hit_prog(regs, a) < 0)
+		fdr_probe_rec_missed(&a->rec);
 }
 
 /* ---- reporting -------------------------------------------------------------------------- */
@@ -637,7 +591,7 @@ static void pa_opt_count(struct pa_loc *l, int on)
 
 	if (!pa_probes || !l->arg || on == l->opt_counted)
 		return;
-	sl = l->arg->shm;
+	sl = l->arg->rec.shm;
 	l->opt_counted = on;
 	if (__atomic_load_n(&sl->gen, __ATOMIC_ACQUIRE) != l->gen)
 		return;
@@ -703,8 +657,8 @@ static void pa_count_nested(struct pa_loc *l)
 	uint64_t m = fdr_probe_site_misses(l->site);
 
 	if (m > l->misses_seen && pa_probes) {
-		__atomic_fetch_add(&l->arg->shm->hits, m - l->misses_seen, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&l->arg->shm->misses, m - l->misses_seen, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&l->arg->rec.shm->hits, m - l->misses_seen, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&l->arg->rec.shm->misses, m - l->misses_seen, __ATOMIC_RELAXED);
 	}
 	l->misses_seen = m;
 }
@@ -851,20 +805,21 @@ static int pa_arm(struct fdr_session *s, uint32_t i, const struct fdr_abi_probe_
 		snprintf(why, n, "out of memory");
 		return -ENOMEM;
 	}
-	a->event_slot = c->event_slot;
-	a->event_id = __atomic_load_n(&s->ctl->events[c->event_slot].id, __ATOMIC_RELAXED);
-	a->shm = &pa_probes->probes[i];
-	a->hits = fdr_probe_hit_rows(pa_probes, &a->hit_cpus) + i;
+	a->rec.event_slot = c->event_slot;
+	a->rec.event_id = __atomic_load_n(&s->ctl->events[c->event_slot].id, __ATOMIC_RELAXED);
+	a->rec.shm = &pa_probes->probes[i];
+	a->rec.hits = fdr_probe_hit_rows(pa_probes, &a->rec.hit_cpus) + i;
 	a->prog_len = c->prog_len;
 	memcpy(a->prog, c->prog, c->prog_len);
-	fdr_fetch_fast_make((const struct fdr_fetch_prog *)a->prog, &a->fast);
+	fdr_fetch_fast_make((const struct fdr_fetch_prog *)a->prog, &a->rec.fast);
 	/* the SDT semaphore first, as the kernel does: the program runs its probe site */
 	if (sem)
 		__atomic_fetch_add(sem, 1, __ATOMIC_RELAXED);
 	ret = fdr_probe_arm_flags(
 		addr,
 		(c->flags & FDR_PROBE_F_RETURN ? FDR_PROBE_ARM_RETURN : 0) | PA_ARM_NOVEC |
-			FDR_PROBE_ARM_NOCOUNT, /* pa_hit() counts in the probes file */
+			FDR_PROBE_ARM_NOCOUNT | /* pa_hit() counts in the probes file */
+			(a->rec.fast.nr ? FDR_PROBE_ARM_RECORD : 0),
 		pa_hit, a, &l->site);
 	FDR_PROBE_TRACE("arm");
 	if (ret < 0) {

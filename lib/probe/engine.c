@@ -109,6 +109,7 @@
 #include "core/core-local.h"
 #include "jump.h"
 #include "probe-local.h"
+#include "record.h"
 #include "reloc.h"
 
 #define PR_SITES_SHIFT 12
@@ -130,6 +131,7 @@ struct fdr_probe_site {
 	int ret; /* FDR_PROBE_ARM_RETURN: the handler runs at the return */
 	int novec; /* FDR_PROBE_ARM_NOVEC: a jump hit calls it without the vector state saved */
 	int nocount; /* FDR_PROBE_ARM_NOCOUNT: hits not counted here (the handler does) */
+	int record; /* FDR_PROBE_ARM_RECORD: arg is a struct fdr_probe_rec (record.h) */
 	uint32_t site; /* index of its address in pr_sites */
 	_Atomic(fdr_probe_handler) fn;
 	_Atomic(void *) arg;
@@ -151,6 +153,12 @@ struct pr_site {
 	struct fdr_probe_site probes[PR_SITE_PROBES];
 	/* jump.c: where an int3 hit resumes while the window holds (part of) a jmp */
 	_Atomic uintptr_t jump_resume;
+	/*
+	 * The one probe that is on, if exactly one is and it is an entry probe
+	 * (pr_solo_set(), after each change of 'on' under pr_lock, before the
+	 * disarm's wait): a jump hit runs it without the loop over probes[]
+	 */
+	_Atomic(struct fdr_probe_site *) solo;
 };
 
 static struct pr_site pr_sites[PR_SITES];
@@ -322,6 +330,25 @@ static struct pr_site *pr_insert(uintptr_t addr)
 		}
 	}
 	return NULL;
+}
+
+/*
+ * Under pr_lock, after 'on' changed on one of @s's probes: the probe a jump
+ * hit may run without looking at the others (fdr_probe_fire()). A hit that
+ * read the old value before a disarm is in flight, and the disarm waits for
+ * it, as for one that read 'on' before it was cleared.
+ */
+static void pr_solo_set(struct pr_site *s)
+{
+	struct fdr_probe_site *one = NULL;
+	unsigned int k, n = 0;
+
+	for (k = 0; k < PR_SITE_PROBES; k++)
+		if (atomic_load(&s->probes[k].on)) {
+			one = &s->probes[k];
+			n++;
+		}
+	atomic_store(&s->solo, n == 1 && !one->ret ? one : NULL);
 }
 
 /*
@@ -561,7 +588,10 @@ static void pr_tramp_publish(void)
  *	the agent's pa_hit()), so a jump hit calls it directly; otherwise the
  *	hit calls it through fdr_vcall(), which saves and restores that state.
  *	Or'ed with FDR_PROBE_ARM_NOCOUNT: the handler counts its hits itself, and
- *	fdr_probe_site_hits() stays 0 (one locked add less a hit; the agent)
+ *	fdr_probe_site_hits() stays 0 (one locked add less a hit; the agent).
+ *	Or'ed with FDR_PROBE_ARM_RECORD: @arg is a struct fdr_probe_rec whose
+ *	program has the table form, and a jump hit of the address's only probe
+ *	writes its record itself (record.h) instead of calling @fn
  *
  * Returns: as fdr_probe_arm(); -EINVAL for unknown @flags.
  */
@@ -578,7 +608,8 @@ int fdr_probe_arm_flags(uintptr_t addr, unsigned int flags, fdr_probe_handler fn
 	const char *e;
 
 	if (!fn || !out ||
-	    (flags & ~(FDR_PROBE_ARM_RETURN | FDR_PROBE_ARM_NOVEC | FDR_PROBE_ARM_NOCOUNT)))
+	    (flags & ~(FDR_PROBE_ARM_RETURN | FDR_PROBE_ARM_NOVEC | FDR_PROBE_ARM_NOCOUNT |
+		       FDR_PROBE_ARM_RECORD)))
 		return -EINVAL;
 	fdr_probe_lock();
 	ret = fdr_patch_page_prot(addr, &prot);
@@ -600,6 +631,7 @@ int fdr_probe_arm_flags(uintptr_t addr, unsigned int flags, fdr_probe_handler fn
 		 */
 		for (k = 0; k < PR_SITE_PROBES; k++)
 			atomic_store(&s->probes[k].on, 0);
+		pr_solo_set(s);
 		fdr_jump_forget((unsigned int)(s - pr_sites));
 		atomic_fetch_add(&s->seq, 1);
 		atomic_store(&s->armed, 0);
@@ -621,10 +653,12 @@ int fdr_probe_arm_flags(uintptr_t addr, unsigned int flags, fdr_probe_handler fn
 		p->ret = (flags & FDR_PROBE_ARM_RETURN) != 0;
 		p->novec = (flags & FDR_PROBE_ARM_NOVEC) != 0;
 		p->nocount = (flags & FDR_PROBE_ARM_NOCOUNT) != 0;
+		p->record = (flags & FDR_PROBE_ARM_RECORD) != 0;
 		atomic_store(&p->fn, fn);
 		atomic_store(&p->arg, arg);
 		/* seq_cst: fn, arg and ret are complete before a handler sees 'on' */
 		atomic_store(&p->on, 1);
+		pr_solo_set(s);
 		*out = p;
 		goto out;
 	}
@@ -667,9 +701,11 @@ int fdr_probe_arm_flags(uintptr_t addr, unsigned int flags, fdr_probe_handler fn
 	p->ret = (flags & FDR_PROBE_ARM_RETURN) != 0;
 	p->novec = (flags & FDR_PROBE_ARM_NOVEC) != 0;
 	p->nocount = (flags & FDR_PROBE_ARM_NOCOUNT) != 0;
+	p->record = (flags & FDR_PROBE_ARM_RECORD) != 0;
 	atomic_store(&p->fn, fn);
 	atomic_store(&p->arg, arg);
 	atomic_store(&p->on, 1);
+	pr_solo_set(s);
 	/* taken again after fdr detach gave it back (fdr_probe_sig_release()) */
 	if (!pr_sig_installed || !fdr_probe_sig_is_taken(SIGTRAP)) {
 		if (!pr_sig_installed)
@@ -696,6 +732,7 @@ int fdr_probe_arm_flags(uintptr_t addr, unsigned int flags, fdr_probe_handler fn
 	goto out;
 off:
 	atomic_store(&p->on, 0);
+	pr_solo_set(s);
 out:
 	fdr_probe_unlock();
 	return ret;
@@ -786,6 +823,7 @@ int fdr_probe_disarm(struct fdr_probe_site *site)
 	}
 	/* seq_cst: pairs with the handler's active++ then armed and 'on' loads (essay above) */
 	atomic_store(&site->on, 0);
+	pr_solo_set(s);
 	if (!others) {
 		atomic_fetch_add(&s->seq, 1);
 		atomic_store(&s->armed, 0);
@@ -865,6 +903,7 @@ int fdr_probe_forget(struct fdr_probe_site *site)
 	for (k = 0; k < PR_SITE_PROBES; k++)
 		others += &s->probes[k] != site && atomic_load(&s->probes[k].on);
 	atomic_store(&site->on, 0);
+	pr_solo_set(s);
 	if (!others) {
 		fdr_jump_forget(site->site); /* its window went with the text */
 		atomic_fetch_add(&s->seq, 1);
@@ -1544,13 +1583,10 @@ int fdr_probe_in_handler(void)
  * without the vector state"). Otherwise (sanitizer builds) the trampoline saved
  * the vector state, and errno is kept here.
  */
-void fdr_probe_fire(void *site, const struct fdr_probe_regs *regs)
+/* fdr_probe_fire() past its usual case: every probe of the site, by the rules above */
+static __attribute__((noinline)) void pr_fire_all(struct pr_site *s,
+						  const struct fdr_probe_regs *regs)
 {
-	struct pr_site *s = site;
-#ifndef FDR_HIT_NOVEC
-	int saved_errno = errno;
-#endif
-	_Atomic(void *) *slot = pr_hit_enter(s);
 	unsigned int k;
 	int ret_on = 0;
 
@@ -1581,6 +1617,35 @@ void fdr_probe_fire(void *site, const struct fdr_probe_regs *regs)
 		pr_ret_miss(s);
 	if (ret_on)
 		pr_depth--;
+}
+
+void fdr_probe_fire(void *site, const struct fdr_probe_regs *regs)
+{
+	struct pr_site *s = site;
+#ifndef FDR_HIT_NOVEC
+	int saved_errno = errno;
+#endif
+	_Atomic(void *) *slot = pr_hit_enter(s);
+	struct fdr_probe_site *solo = atomic_load_explicit(&s->solo, memory_order_relaxed);
+
+	/*
+	 * The usual case: one entry probe (pr_solo_set()), not nested; the
+	 * agent's record written here, without the call to its handler
+	 * (record.h).
+	 */
+	if (__builtin_expect(solo != NULL && pr_depth == 0, 1) && atomic_load(&s->armed)) {
+		pr_depth = 1;
+		if (solo->record)
+			fdr_probe_rec_fast(atomic_load_explicit(&solo->arg, memory_order_relaxed),
+					   regs);
+		else
+			pr_call(solo, regs);
+		pr_depth = 0;
+		if (!solo->nocount)
+			atomic_fetch_add_explicit(&solo->hits, 1, memory_order_relaxed);
+	} else {
+		pr_fire_all(s, regs);
+	}
 	pr_hit_leave(s, slot);
 #ifndef FDR_HIT_NOVEC
 	errno = saved_errno;

@@ -37,6 +37,12 @@ int fdr_probe_arm(uintptr_t addr, fdr_probe_handler fn, void *arg, struct fdr_pr
 #define FDR_PROBE_ARM_NOVEC 2u
 /* ... and FDR_PROBE_ARM_NOCOUNT: fdr_probe_site_hits() not kept (the handler counts) */
 #define FDR_PROBE_ARM_NOCOUNT 4u
+/*
+ * ... and FDR_PROBE_ARM_RECORD: @arg is a struct fdr_probe_rec whose program
+ * has the table form (record.h); a jump hit of the address's only probe
+ * writes the record inline instead of calling @fn, which must do the same
+ */
+#define FDR_PROBE_ARM_RECORD 8u
 int fdr_probe_arm_flags(uintptr_t addr, unsigned int flags, fdr_probe_handler fn, void *arg,
 			struct fdr_probe_site **out);
 int fdr_probe_disarm(struct fdr_probe_site *site);

@@ -18,8 +18,8 @@ fails, naming the function and the instruction, on
     that works on that state (x87, emms, vzeroupper, ldmxcsr, xsave...);
   - a call or jump into anything but these two libraries (libc's memcpy() and
     memset() use vector registers; a system call is made inline instead);
-  - an indirect call anywhere but in fdr_probe_fire(), fdr_probe_ret_fire()
-    and pr_call() (the NOVEC handler's).
+  - an indirect call anywhere but in fdr_probe_fire(), pr_fire_all(),
+    fdr_probe_ret_fire() and pr_call() (the NOVEC handler's).
 Indirect jumps are allowed: a switch's jump table, inside its function.
 """
 import bisect
@@ -30,7 +30,7 @@ import sys
 ROOTS = [("probe", "fdr_probe_fire"), ("probe", "fdr_probe_ret_fire"), ("probe", "pa_hit")]
 # fdr_vcall saves the vector state around what it calls; pr_ret_lost aborts
 BOUNDARY = {"fdr_vcall", "pr_ret_lost"}
-INDIRECT_CALL_OK = {"fdr_probe_fire", "fdr_probe_ret_fire", "pr_call"}
+INDIRECT_CALL_OK = {"fdr_probe_fire", "pr_fire_all", "fdr_probe_ret_fire", "pr_call"}
 VEC_OPERAND = re.compile(r"%(?:[xyz]mm\d+|st\b|st\(\d\)|mm\d\b|k[0-7]\b)")
 VEC_MNEMONIC = re.compile(
     r"^(?:f\w+|emms|vzeroupper|vzeroall|ldmxcsr|stmxcsr|vldmxcsr|vstmxcsr|xsave\w*|xrstor\w*)$")

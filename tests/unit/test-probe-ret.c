@@ -710,7 +710,7 @@ Test(ret, refuses_bad_flags)
 {
 	struct fdr_probe_site *s;
 
-	/* 1, 2 and 4 are FDR_PROBE_ARM_RETURN, _NOVEC and _NOCOUNT */
-	cr_assert_eq(fdr_probe_arm_flags(A(r_sq), 8, ret_hit, NULL, &s), -EINVAL);
+	/* 1, 2, 4 and 8 are FDR_PROBE_ARM_RETURN, _NOVEC, _NOCOUNT and _RECORD */
+	cr_assert_eq(fdr_probe_arm_flags(A(r_sq), 16, ret_hit, NULL, &s), -EINVAL);
 	cr_assert_eq(fdr_probe_arm_flags(A(r_sq), 0x80000000u, ret_hit, NULL, &s), -EINVAL);
 }
