@@ -1276,7 +1276,11 @@ uintptr_t fdr_probe_ret_fire(struct fdr_probe_regs *regs)
 		if (!atomic_load(&p->on) || !p->ret) {
 			continue;
 		} else if (!nested) {
-			pr_call(p, regs);
+			if (p->record) /* the agent's record, without the call (record.h) */
+				fdr_probe_rec_fast(
+					atomic_load_explicit(&p->arg, memory_order_relaxed), regs);
+			else
+				pr_call(p, regs);
 			if (!p->nocount)
 				atomic_fetch_add_explicit(&p->hits, 1, memory_order_relaxed);
 		} else {
@@ -1600,7 +1604,12 @@ static __attribute__((noinline)) void pr_fire_all(struct pr_site *s,
 				ret_on = 1;
 			} else if (pr_depth == 0) {
 				pr_depth++;
-				pr_call(p, regs);
+				if (p->record) /* the agent's record, without the call (record.h) */
+					fdr_probe_rec_fast(
+						atomic_load_explicit(&p->arg, memory_order_relaxed),
+						regs);
+				else
+					pr_call(p, regs);
 				pr_depth--;
 				if (!p->nocount) /* a locked add: a sixth of a hit */
 					atomic_fetch_add_explicit(&p->hits, 1,
