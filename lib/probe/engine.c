@@ -199,17 +199,6 @@ struct pr_ret {
 static _Atomic uintptr_t pr_tramp;
 static __thread __attribute__((tls_model("initial-exec"))) struct pr_ret pr_rets[PR_RET_DEPTH];
 static __thread __attribute__((tls_model("initial-exec"))) unsigned int pr_nrets;
-/*
- * The table slot of this thread's last return, kept with its key S (a claim
- * only this thread's stack can match) for the next entry at S, the usual
- * case of a function called in a loop: it is taken back with plain stores,
- * not a CAS (a locked instruction, a twentieth of an entry and return). At
- * most one per thread; any other entry frees it.
- */
-static __thread __attribute__((tls_model("initial-exec"))) struct {
-	uintptr_t sp; /* 0: none */
-	uint32_t tab;
-} pr_rtab_idle;
 
 /*
  * Every thread's pending returns again, for unwinders (tramp.S): keyed by the
@@ -978,20 +967,6 @@ static int pr_rtab_insert(uintptr_t key, uintptr_t val)
 {
 	unsigned int j, h = pr_rtab_hash(key);
 
-	if (pr_rtab_idle.sp) { /* the last return's slot: S again, or freed */
-		struct pr_rslot *e = &fdr_probe_ret_table[pr_rtab_idle.tab];
-		uintptr_t had = pr_rtab_idle.sp;
-
-		pr_rtab_idle.sp = 0;
-		if (atomic_load_explicit(&e->key, memory_order_relaxed) == had) {
-			if (had == key) {
-				atomic_store_explicit(&e->val, val, memory_order_relaxed);
-				return (int)pr_rtab_idle.tab;
-			}
-			atomic_store_explicit(&e->key, 0, memory_order_relaxed);
-		}
-	}
-
 	/* a key already there was left by a frame that is gone: this thread owns S now */
 	for (j = 0; j < PR_RTAB_PROBES; j++) {
 		struct pr_rslot *e = &fdr_probe_ret_table[h + j];
@@ -1025,7 +1000,6 @@ static void pr_rtab_atfork_child(void)
 
 	for (i = 0; i < PR_RTAB + PR_RTAB_PROBES; i++)
 		atomic_store_explicit(&fdr_probe_ret_table[i].key, 0, memory_order_relaxed);
-	pr_rtab_idle.sp = 0;
 	for (i = 0; i < pr_nrets; i++) {
 		atomic_store_explicit(&fdr_probe_ret_table[pr_rets[i].tab].val, pr_rets[i].ret,
 				      memory_order_relaxed);
@@ -1042,30 +1016,6 @@ static void pr_rtab_remove(const struct pr_ret *r)
 	if (atomic_load_explicit(&e->key, memory_order_relaxed) == r->sp &&
 	    atomic_load_explicit(&e->val, memory_order_relaxed) == r->ret)
 		atomic_store_explicit(&e->key, 0, memory_order_relaxed);
-}
-
-/*
- * @r returned: its slot stays claimed (key S) as this thread's idle one,
- * which the next entry takes back or frees (pr_rtab_insert()); an idle one
- * before it is freed now.
- */
-static void pr_rtab_keep(const struct pr_ret *r)
-{
-	struct pr_rslot *e = &fdr_probe_ret_table[r->tab];
-
-	if (atomic_load_explicit(&e->key, memory_order_relaxed) != r->sp ||
-	    atomic_load_explicit(&e->val, memory_order_relaxed) != r->ret)
-		return; /* a later frame at S took it over */
-	if (pr_rtab_idle.sp && pr_rtab_idle.tab != r->tab) {
-		struct pr_rslot *old = &fdr_probe_ret_table[pr_rtab_idle.tab];
-
-		if (atomic_load_explicit(&old->key, memory_order_relaxed) == pr_rtab_idle.sp)
-			atomic_store_explicit(&old->key, 0, memory_order_relaxed);
-	}
-	/* value 0: nothing pending at S (an unwinder asks only while S holds the trampoline) */
-	atomic_store_explicit(&e->val, 0, memory_order_relaxed);
-	pr_rtab_idle.sp = r->sp;
-	pr_rtab_idle.tab = r->tab;
 }
 
 /* A return of @s not reported: a miss of each of its return probes. */
@@ -1289,7 +1239,7 @@ uintptr_t fdr_probe_ret_fire(struct fdr_probe_regs *regs)
 	}
 	pr_hit_leave(s, slot);
 	/* only now: an unwinder running in the handler (backtrace()) still finds it */
-	pr_rtab_keep(&r);
+	pr_rtab_remove(&r);
 	pr_depth--;
 	return r.ret;
 }
@@ -1358,10 +1308,8 @@ unsigned int fdr_probe_ret_pending(unsigned int *table)
 	unsigned int i, n = 0;
 
 	if (table) {
-		for (i = 0; i < PR_RTAB + PR_RTAB_PROBES; i++) /* idle slots hold the value 0 */
+		for (i = 0; i < PR_RTAB + PR_RTAB_PROBES; i++)
 			n += atomic_load_explicit(&fdr_probe_ret_table[i].key,
-						  memory_order_relaxed) != 0 &&
-			     atomic_load_explicit(&fdr_probe_ret_table[i].val,
 						  memory_order_relaxed) != 0;
 		*table = n;
 	}
@@ -1569,25 +1517,7 @@ int fdr_probe_in_handler(void)
 	return pr_depth > 0;
 }
 
-/*
- * A hit through a jump trampoline (@site: a struct pr_site): what the SIGTRAP
- * handler does for the probes of an address, by the same rules (nesting is a
- * miss, no handler once disarmed, and in flight around the armed and 'on'
- * tests: this thread's slot, which the disarm waits on after a membarrier(),
- * instead of two locked adds to "active" where it can; see pr_hit_enter()).
- * Entry handlers run first; then, if a return probe is on, one hijack of the
- * return address at gpr[SP] serves them all (pr_ret_entry(), the int3 form's).
- * The trampoline then runs the displaced instructions whether or not a
- * handler ran.
- *
- * FDR_HIT_NOVEC (the usual build): the trampoline saved the general registers
- * only, and this runs compiled with -mgeneral-regs-only. A handler armed with
- * FDR_PROBE_ARM_NOVEC is called directly; any other through fdr_vcall(), with
- * the vector state and errno saved around it (docs/design/probes.md, "A hit
- * without the vector state"). Otherwise (sanitizer builds) the trampoline saved
- * the vector state, and errno is kept here.
- */
-/* fdr_probe_fire() past its usual case: every probe of the site, by the rules above */
+/* fdr_probe_fire() past its usual case: every probe of the site, by its rules */
 static __attribute__((noinline)) void pr_fire_all(struct pr_site *s,
 						  const struct fdr_probe_regs *regs)
 {
@@ -1628,6 +1558,26 @@ static __attribute__((noinline)) void pr_fire_all(struct pr_site *s,
 		pr_depth--;
 }
 
+/*
+ * A hit through a jump trampoline (@site: a struct pr_site): what the SIGTRAP
+ * handler does for the probes of an address, by the same rules (nesting is a
+ * miss, no handler once disarmed, and in flight around the armed and 'on'
+ * tests: this thread's slot, which the disarm waits on after a membarrier(),
+ * instead of two locked adds to "active" where it can; see pr_hit_enter()).
+ * Entry handlers run first; then, if a return probe is on, one hijack of the
+ * return address at gpr[SP] serves them all (pr_ret_entry(), the int3 form's).
+ * The trampoline then runs the displaced instructions whether or not a
+ * handler ran. The usual case, one entry probe on the address (the site's
+ * solo), is taken first; an agent probe armed with FDR_PROBE_ARM_RECORD has
+ * its record written here, without the call to its handler (record.h).
+ *
+ * FDR_HIT_NOVEC (the usual build): the trampoline saved the general registers
+ * only, and this runs compiled with -mgeneral-regs-only. A handler armed with
+ * FDR_PROBE_ARM_NOVEC is called directly; any other through fdr_vcall(), with
+ * the vector state and errno saved around it (docs/design/probes.md, "A hit
+ * without the vector state"). Otherwise (sanitizer builds) the trampoline saved
+ * the vector state, and errno is kept here.
+ */
 void fdr_probe_fire(void *site, const struct fdr_probe_regs *regs)
 {
 	struct pr_site *s = site;
