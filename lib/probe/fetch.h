@@ -146,6 +146,7 @@ fdr_fetch_fast_run(const struct fdr_fetch_fast *f, const struct fdr_probe_regs *
 		while (k < f->arg[i].word) { /* a word with no field (more) in it */
 			o[k++] = v;
 			v = 0;
+			__asm__("" ::: "memory"); /* no memset() (clang), as below */
 		}
 		v |= x << f->arg[i].shift;
 		if (f->arg[i].spill) { /* shift > 0: the field is wider than what is left */
@@ -154,8 +155,10 @@ fdr_fetch_fast_run(const struct fdr_fetch_fast *f, const struct fdr_probe_regs *
 		}
 	}
 	o[k++] = v;
-	while (k < f->words)
-		o[k++] = 0;
+	for (; k < f->words; k++) {
+		o[k] = 0;
+		__asm__("" ::: "memory"); /* not a memset() call (clang): a hit calls no libc */
+	}
 	return f->len;
 }
 
