@@ -624,6 +624,44 @@ test_optimized() {
 	stop_target
 }
 
+# a probe whose arguments are registers only is recorded inside the jump hit
+# (record.h: the fetch as a table, no call to the handler), alone on its
+# address and beside another probe (pr_fire_all()): the exact records, fields
+# packed as the kernel packs them
+test_optimized_record() {
+	local i want=
+	if [ -n "${FDR_TEST_TSAN:-}" ]; then
+		diag "skipped in the TSan build: jump optimisation cannot run under TSan"
+		return 0
+	fi
+	define "p:uprobes/pareg $LIB:pa_lib_fn a=%di:s32 b=%di:u8 x=%di:x16" || return 1
+	set_enable 0 uprobes/palib || return 1
+	set_enable 1 uprobes/pareg || return 1
+	fifo_target env -u FDR_PROBE_OPTIMIZE "$TGT" || return 1
+	tcmd pid || return 1
+	local opid=${reply#pid }
+	wait_byte libbyte e9 || { sed "s|^|#   target stderr: |" "$T/terr"; return 1; }
+	wait_profile pareg " [OPTIMIZED 1]" || return 1
+	tcmd "lib 3" || return 1
+	for ((i = 0; i < 3; i++)); do
+		want+="pareg: (ADDR) a=$i b=$i x=0x$i"$'\n'
+	done
+	expect_lines pareg "$opid" "${want%$'\n'}" || return 1
+	# beside the interpreted probe on the same address: both recorded, the jmp kept
+	set_enable 1 uprobes/palib || return 1
+	wait_profile palib " [OPTIMIZED 1]" || return 1
+	tcmd libbyte && [ "$reply" = "byte e9" ] || { diag "with both probes: $reply"; return 1; }
+	tcmd "lib 2" || return 1
+	for ((i = 0; i < 2; i++)); do
+		want+="pareg: (ADDR) a=$i b=$i x=0x$i"$'\n'
+	done
+	expect_lines pareg "$opid" "${want%$'\n'}" || return 1
+	expect_lines palib "$opid" "$(lines palib lib 0 1)" || return 1
+	set_enable 0 uprobes/pareg || return 1
+	remove uprobes/pareg || return 1
+	stop_target
+}
+
 # four threads hit one probe at once, on both CPUs, in the jump form where the
 # build can (the int3 one under TSan): every hit counted once, nearly all in the
 # row of the CPU they ran on without a locked add (rows_ok(); fdr-abi.h,
@@ -657,5 +695,5 @@ test_threads_count() {
 
 run_cases "test_setup test_linked_start test_disable_enable test_fork_child test_shared_lib
 	test_dlopen_lib test_dlclose test_hand_mapped test_refused test_return_probe test_delete_slot test_running_before test_preload test_no_preload test_linked_no_event test_semaphore test_optimized
-	test_sigblk_raw test_threads_count" test_setup
+	test_optimized_record test_sigblk_raw test_threads_count" test_setup
 tap_summary
