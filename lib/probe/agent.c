@@ -238,14 +238,6 @@ static void pa_rseq_init(void)
 		fdr_probe_rec_rseq_off = (long)__rseq_offset;
 }
 
-/*
- * Armed with FDR_PROBE_ARM_NOVEC where the build has FDR_HIT_NOVEC: this file
- * is then compiled with -mgeneral-regs-only, and pa_hit() calls only fetch.c's
- * run path and libfdr's fdr_event_commit_slot_nv(), which use no vector
- * register either, so a jump hit needs no vector state saved
- * (docs/design/probes.md, "A hit without the vector state";
- * tests/unit/check-hit-path.py checks the machine code).
- */
 /* pa_hit() with the interpreter: a record of up to FDR_MAX_RECORD bytes */
 static __attribute__((noinline)) int pa_hit_prog(const struct fdr_probe_regs *regs,
 						 const struct pa_arg *a)
@@ -265,6 +257,16 @@ static __attribute__((noinline)) int pa_hit_prog(const struct fdr_probe_regs *re
 	return fdr_event_commit_slot_nv(a->rec.event_slot, a->rec.event_id, raw + 16, (size_t)len);
 }
 
+/*
+ * Armed with FDR_PROBE_ARM_NOVEC where the build has FDR_HIT_NOVEC: this file
+ * is then compiled with -mgeneral-regs-only, and pa_hit() calls only fetch.c's
+ * run path and libfdr's fdr_event_commit_slot_nv(), which use no vector
+ * register either, so a jump hit needs no vector state saved
+ * (docs/design/probes.md, "A hit without the vector state";
+ * tests/unit/check-hit-path.py checks the machine code). A program with the
+ * table form takes record.h's fdr_probe_rec_fast(), which the engine also
+ * runs inline (FDR_PROBE_ARM_RECORD); any other the interpreter.
+ */
 static void pa_hit(const struct fdr_probe_regs *regs, void *argp)
 {
 	struct pa_arg *a = argp;
