@@ -184,8 +184,8 @@ int fdr_event_commit_slot_nv(uint32_t slot, uint32_t id, unsigned char *payload,
 
 				ev_common((struct fdr_common *)payload, (uint16_t)id, 0,
 					  fdr_ev_self.tid);
-				total = ev_rec_head(payload,
-						    len); /* the caller zeroed the padding */
+				/* the caller zeroed the padding */
+				total = ev_rec_head(payload, len);
 				fdr_ev_self.nest++;
 				ret = rb_append_small((uint64_t)rs, cpu, &m->pcpu[cpu], payload,
 						      total);

@@ -406,6 +406,10 @@ static uint32_t fr_string(unsigned char *dst, uint64_t addr, uint32_t max)
 	return max;
 }
 
+/* The System V argument registers: $arg1 .. $arg6 */
+static const uint8_t fr_arg_regs[6] = { FDR_REG_DI, FDR_REG_SI, FDR_REG_DX,
+					FDR_REG_CX, FDR_REG_R8, FDR_REG_R9 };
+
 /**
  * fdr_fetch_fast_make - the table form of @prog (fetch.h), if it has one
  * @prog: a program fdr_fetch_check() accepted
@@ -415,8 +419,6 @@ static uint32_t fr_string(unsigned char *dst, uint64_t addr, uint32_t max)
  */
 int fdr_fetch_fast_make(const struct fdr_fetch_prog *prog, struct fdr_fetch_fast *f)
 {
-	static const uint8_t arg_regs[6] = { FDR_REG_DI, FDR_REG_SI, FDR_REG_DX,
-					     FDR_REG_CX, FDR_REG_R8, FDR_REG_R9 };
 	unsigned int first = prog->flags & FDR_FETCH_F_RETURN ? 3 : 2, nr = 0, i;
 	unsigned int end = first * 8; /* where the previous field ended */
 	int reg = -1;
@@ -436,7 +438,7 @@ int fdr_fetch_fast_make(const struct fdr_fetch_prog *prog, struct fdr_fetch_fast
 		case FDR_FOP_ARG:
 			if (in->imm > 6)
 				return 0; /* on the stack: a read */
-			reg = arg_regs[in->imm - 1];
+			reg = fr_arg_regs[in->imm - 1];
 			break;
 		case FDR_FOP_RETVAL:
 			reg = FDR_REG_AX;
@@ -486,8 +488,6 @@ int fdr_fetch_fast_make(const struct fdr_fetch_prog *prog, struct fdr_fetch_fast
 int fdr_fetch_run(const struct fdr_fetch_prog *prog, const struct fdr_probe_regs *regs, void *out,
 		  size_t cap)
 {
-	static const uint8_t arg_regs[6] = { FDR_REG_DI, FDR_REG_SI, FDR_REG_DX,
-					     FDR_REG_CX, FDR_REG_R8, FDR_REG_R9 };
 	unsigned char *rec = out;
 	uint32_t i, dyn = prog->fixed_size, limit;
 	uint64_t val = 0;
@@ -529,7 +529,7 @@ int fdr_fetch_run(const struct fdr_fetch_prog *prog, const struct fdr_probe_regs
 			break;
 		case FDR_FOP_ARG:
 			if (in->imm <= 6)
-				val = regs->gpr[arg_regs[in->imm - 1]];
+				val = regs->gpr[fr_arg_regs[in->imm - 1]];
 			else /* at function entry the return address is at sp */
 				val = fr_word(regs->gpr[FDR_REG_SP] + 8 * (uint64_t)(in->imm - 6),
 					      &fault);

@@ -10,8 +10,8 @@
  * the record and commits it (libfdr's fdr_event_commit_slot_nv()). Armed
  * with FDR_PROBE_ARM_RECORD (the table form only), the probe's jump hit does
  * that inside fdr_probe_fire() when it is the only probe of its address,
- * without the call to the handler: a call less in the hit, which is a tenth
- * of it (docs/design/probes.md, "A hit without the vector state"). The
+ * without the call to the handler: a call less in the hit, about 1 ns of 26
+ * here (docs/design/probes.md, "The agent's hit, inline"). The
  * breakpoint form, and the jump form with other probes on the address, call
  * the handler (agent.c's pa_hit()), which runs the same code.
  *

@@ -784,6 +784,20 @@ Test(fetch, check_refuses)
 	free(good);
 }
 
+/* @p = a copy of @good (@len bytes) with @flips bits flipped, chosen by *@seed */
+static void damage(struct fdr_fetch_prog *p, const struct fdr_fetch_prog *good, size_t len,
+		   unsigned flips, unsigned *seed)
+{
+	unsigned k;
+
+	memcpy(p, good, len);
+	for (k = 0; k < flips; k++) {
+		*seed = *seed * 1103515245 + 12345;
+		((unsigned char *)p)[(*seed >> 8) % len] ^=
+			(unsigned char)(1u << (*seed >> 28) % 8);
+	}
+}
+
 /* Random damage: whatever fdr_fetch_check() accepts runs inside its record. */
 Test(fetch, check_then_run_random)
 {
@@ -791,7 +805,7 @@ Test(fetch, check_then_run_random)
 	struct fdr_fetch_prog *good, *p;
 	unsigned char *rec = malloc(FDR_FETCH_MAX_RECORD);
 	size_t len;
-	unsigned i, k, seed = 1234;
+	unsigned i, seed = 1234;
 
 	good = compile("p:g/e /bin/true:0x1149 a=%di:u32 b=\\\"abc\" c=+0(%si):string "
 		       "d=+0(%dx):u8[4] e=+0(%cx):b4@1/32 f=$comm g=@+0x10:s16",
@@ -799,12 +813,7 @@ Test(fetch, check_then_run_random)
 	p = malloc(len);
 	tfn_regs(&r, 1);
 	for (i = 0; i < 20000; i++) {
-		memcpy(p, good, len);
-		for (k = 0; k < 1 + i % 4; k++) {
-			seed = seed * 1103515245 + 12345;
-			((unsigned char *)p)[(seed >> 8) % len] ^=
-				(unsigned char)(1u << (seed >> 28) % 8);
-		}
+		damage(p, good, len, 1 + i % 4, &seed);
 		if (fdr_fetch_check(p, len, NULL) == 0) {
 			int n = fdr_fetch_run(p, &r, rec, FDR_FETCH_MAX_RECORD);
 
@@ -904,7 +913,7 @@ Test(fetch, fast_form_random)
 	struct fdr_probe_regs r;
 	struct fdr_fetch_prog *good, *p;
 	size_t len;
-	unsigned i, k, seed = 4321, fast = 0;
+	unsigned i, seed = 4321, fast = 0;
 
 	good = compile("p:g/e /bin/true:0x1149 a=%di:u32 b=%si:u32 c=%ax:s16 d=%r9:u8 "
 		       "e=$arg3:x64 f=$stack",
@@ -912,12 +921,7 @@ Test(fetch, fast_form_random)
 	p = malloc(len);
 	tfn_regs(&r, 1);
 	for (i = 0; i < 20000; i++) {
-		memcpy(p, good, len);
-		for (k = 0; k < 1 + i % 3; k++) {
-			seed = seed * 1103515245 + 12345;
-			((unsigned char *)p)[(seed >> 8) % len] ^=
-				(unsigned char)(1u << (seed >> 28) % 8);
-		}
+		damage(p, good, len, 1 + i % 3, &seed);
 		if (fdr_fetch_check(p, len, NULL) == 0) {
 			struct fdr_fetch_fast f;
 
