@@ -99,6 +99,7 @@ struct rd_cpu {
 	uint32_t quiet; /* a following reader's snapshot cursor read to its end: rd_pick() */
 	uint64_t quiet_seq; /* ... as long as snap_seq keeps this value */
 	uint64_t quiet_cum; /* ... and the buffer's hdr_cum this one (a reset changes it) */
+	uint64_t seen_head; /* head as rd_refresh_ring()'s last look read it first (rd_pick()) */
 	uint64_t idle_head; /* head when rd_refresh_ring() last found nothing new */
 	uint64_t idle_cum; /* hdr_cum then: a reset can bring head back to a value it had */
 	uint32_t idle_left; /* how many more polls may trust idle_head; 0: none */
@@ -392,6 +393,8 @@ static int rd_refresh_ring(struct rd_cpu *rc)
 	uint32_t w_off;
 	int ret;
 
+	rc->seen_head = head; /* what a look that finds nothing found it as of */
+
 	/*
 	 * The idle shortcut: this CPU had nothing new when head read rc->idle_head,
 	 * and head has not moved since (switch_gen and the record count are in it: an
@@ -612,7 +615,8 @@ static int rd_peek(struct fdr_reader *r, struct rd_cpu *rc)
  * A following reader's cursor @rc found nothing: if its buffer is the snapshot,
  * no swap came since snap_seq read @seq (before the look) and the writers in
  * flight at the last swap are done (2 ms, see rd_snapshot_settle()), nothing
- * more can come into it until the next swap: mark it quiet.
+ * more should come into it until the next swap: mark it quiet. A writer that
+ * comes later all the same moves head, which rd_pick() compares.
  */
 static void rd_quiet_check(struct fdr_reader *r, struct rd_cpu *rc, uint64_t seq)
 {
@@ -640,15 +644,33 @@ static void rd_publish_lost(struct fdr_reader *r, struct rd_cpu *rc);
  * the timestamp taken inside it, so their records merge by timestamp into the
  * order they were written in, however many swaps came between. NULL if none now;
  * *@err gets a cursor's negative errno, if any.
+ *
+ * That holds only if a cursor that found nothing had nothing older than the
+ * record picked from the other one. A writer commits into the buffer that was
+ * live when its critical section began: one whose virtual CPU the hypervisor
+ * stopped inside it (no preemption the guest sees, so rseq does not abort it)
+ * commits into the snapshot buffer milliseconds after the swap, and its thread
+ * then goes on in the live buffer; and within one pick, the empty buffer may be
+ * looked at before a commit into it that came before the other buffer's record.
+ * So after the pick, each cursor of the CPU that found nothing has its
+ * buffer's head read again, after the other cursor's (acquire): unchanged, the
+ * buffer had nothing before the picked record (every commit into it that came
+ * before that record's is visible by then); moved, the pick is made again
+ * (stress/accounting saw a writer's record read 2024 records late, unit test
+ * ring/late_commit_into_snapshot_keeps_order forges one).
  */
 static inline __attribute__((always_inline)) struct rd_cpu *rd_pick(struct fdr_reader *r,
 								    uint32_t i, int *err)
 {
-	struct rd_cpu *best = NULL;
+	struct rd_cpu *best, *empty[FDR_RING_BUFS];
 	uint64_t seq = 0;
-	uint32_t b, spare = 1;
-	int doubt = 0;
+	uint32_t b, spare = 1, n_empty, k, tries = 0;
+	int doubt, moved;
 
+again:
+	best = NULL;
+	n_empty = 0;
+	doubt = 0;
 	*err = 0;
 	if (r->follow) {
 		seq = __atomic_load_n(&r->ring.hdr->snap_seq, __ATOMIC_ACQUIRE);
@@ -661,19 +683,19 @@ static inline __attribute__((always_inline)) struct rd_cpu *rd_pick(struct fdr_r
 		if (rc->bad)
 			continue; /* skipped: said once in r->error */
 		/*
-		 * The snapshot buffer read to its end, with no swap since and no
-		 * reset (its hdr_cum as it was): nothing can come into it, so it
-		 * costs two loads (the merge looks at every
-		 * cursor for each record it hands out). Looked at all the same every
-		 * RD_QUIET_LOOKS times: a writer whose virtual CPU the hypervisor
-		 * stopped inside its critical section can finish it later than the
-		 * 2 ms a swap is given, and its record must not wait for the next
-		 * swap.
+		 * The snapshot buffer read to its end, with no swap since, no reset
+		 * (its hdr_cum as it was) and no commit (its head as it was): it
+		 * costs three loads of one cache line that no writer touches (the
+		 * merge looks at every cursor for each record it hands out). Looked
+		 * at in full all the same every RD_QUIET_LOOKS times.
 		 */
 		if (rc->quiet && !rc->have && rc->quiet_seq == seq &&
 		    __atomic_load_n(&rc->c->hdr_cum, __ATOMIC_RELAXED) == rc->quiet_cum &&
-		    --rc->quiet)
+		    __atomic_load_n(&rc->c->head, __ATOMIC_RELAXED) == rc->seen_head &&
+		    --rc->quiet) {
+			empty[n_empty++] = rc;
 			continue;
+		}
 		/*
 		 * Snapshot buffers freed: the buffer that is not live has no memory;
 		 * what the cursor had not read there is counted lost when they are
@@ -689,6 +711,8 @@ static inline __attribute__((always_inline)) struct rd_cpu *rd_pick(struct fdr_r
 			doubt = 1;
 		if (ret == 0 && r->follow && !rc->lost && !rc->raced)
 			rd_quiet_check(r, rc, seq);
+		if (ret == 0 && r->follow && !rc->bad)
+			empty[n_empty++] = rc;
 		if (ret < 0)
 			*err = ret;
 		/* the raw stamps: one clock for both buffers, before any conversion */
@@ -701,7 +725,24 @@ static inline __attribute__((always_inline)) struct rd_cpu *rd_pick(struct fdr_r
 	 * (the next look settles it; a head that never checks out stops counting
 	 * after RD_RACED_MAX looks).
 	 */
-	return doubt ? NULL : best;
+	if (doubt)
+		return NULL;
+	if (!best || !n_empty)
+		return best;
+	/* the empty cursors, again: see above */
+	moved = 0;
+	for (k = 0; k < n_empty; k++) {
+		/* acquire: after the picked record's head was read; pairs with the commit */
+		if (__atomic_load_n(&empty[k]->c->head, __ATOMIC_ACQUIRE) != empty[k]->seen_head) {
+			empty[k]->quiet = 0;
+			moved = 1;
+		}
+	}
+	if (!moved)
+		return best;
+	if (++tries < 4)
+		goto again;
+	return NULL; /* a writer that keeps moving: the next call looks again */
 }
 
 /*
