@@ -78,25 +78,44 @@ int fdr_clock_tsc_usable(void)
 
 /**
  * fdr_clock_point - a calibration point: the TSC, CLOCK_MONOTONIC and
- * CLOCK_BOOTTIME at (nearly) one instant. The boot clock is read between two
- * monotonic reads and the pair is retried while they are more than 1 µs apart
- * (a first call of a clock, a preemption), so boot - mono is exact to well
- * under a microsecond.
+ * CLOCK_BOOTTIME at (nearly) one instant. The TSC is read between two
+ * monotonic reads, and the monotonic time is their midpoint; the pair is read
+ * again while the two are 1 us apart or more (a first call of a clock, a
+ * preemption, a stolen virtual CPU), up to 8 times, and the tightest pair is
+ * kept (not the last: under load every try may be wide, and a point off by
+ * microseconds puts a whole sub-buffer's records out of order against the
+ * kernel's on a merged timeline, docs/design/kernel-timeline.md). The boot
+ * clock's offset from the monotonic one is taken the same way, on its own.
  */
 void fdr_clock_point(uint64_t *tsc, uint64_t *mono, uint64_t *boot)
 {
+	uint64_t best = UINT64_MAX, best_b = UINT64_MAX, off = 0;
 	int i;
 
-	for (i = 0; i < 4; i++) {
-		uint64_t m0 = fdr_clock_mono_ns(), t = fdr_rdtsc(), b = fdr_clock_boot_ns();
-		uint64_t m1 = fdr_clock_mono_ns();
+	for (i = 0; i < 8 && best >= 1000; i++) {
+		uint64_t m0 = fdr_clock_mono_ns(), t = fdr_rdtsc(), m1 = fdr_clock_mono_ns();
 
-		*tsc = t;
-		*mono = m0 + (m1 - m0) / 2;
-		*boot = b;
-		if (m1 - m0 < 1000)
-			break;
+		if (m1 >= m0 && m1 - m0 < best) {
+			best = m1 - m0;
+			*tsc = t;
+			*mono = m0 + (m1 - m0) / 2;
+		}
 	}
+	for (i = 0; i < 8 && best_b >= 1000; i++) {
+		uint64_t m0 = fdr_clock_mono_ns(), b = fdr_clock_boot_ns(),
+			 m1 = fdr_clock_mono_ns();
+		uint64_t mid = m0 + (m1 - m0) / 2;
+
+		if (m1 >= m0 && m1 - m0 < best_b) {
+			best_b = m1 - m0;
+			off = b > mid ? b - mid : 0; /* boot >= mono; equal without a suspend */
+		}
+	}
+	if (best == UINT64_MAX) { /* never: the monotonic clock went back */
+		*tsc = fdr_rdtsc();
+		*mono = fdr_clock_mono_ns();
+	}
+	*boot = *mono + off;
 }
 
 /* This boot's id (36 characters), "" if unknown. */
