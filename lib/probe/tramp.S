@@ -63,13 +63,14 @@
 /*
  * The trampoline. A hijacked return lands on fdr_probe_ret_tramp with %rsp =
  * S + 8, and nothing traps: a jmp over the table's offset word (at T + 7, the
- * expression's constant) to the body, which pushes a struct fdr_probe_regs
- * (as a jump probe's trampoline does, jump.c), calls fdr_probe_ret_fire()
- * (engine.c: finds the entry, runs the return probes, frees the table slot,
- * returns the real return address), writes that address into S, restores
- * the registers and the flags and jumps there. The body's unwind rules
- * follow its pushes; the return address is the expression above until S holds
- * the real one, then S itself. The byte before T is covered too (an unwinder
+ * expression's constant) to the body, which writes a struct fdr_probe_regs
+ * (FLAGS by pushfq, the rest by moves, as a jump probe's trampoline does,
+ * jump.c), calls fdr_probe_ret_fire() (engine.c: finds the entry, runs the
+ * return probes, frees the table slot, returns the real return address),
+ * writes that address into S, loads back the flags and the registers the C
+ * code may have changed and jumps there. The body's unwind rules follow its
+ * stores; the return address is the expression above until S holds the real
+ * one, then S itself. The byte before T is covered too (an unwinder
  * looks up the return address minus one).
  *
  * FDR_HIT_NOVEC (the usual build): fdr_probe_ret_fire() and what it calls use
@@ -101,30 +102,38 @@ pr_ret_body:
 	.cfi_adjust_cfa_offset 32
 	pushfq				/* FLAGS */
 	.cfi_adjust_cfa_offset 8
-	lea	-8(%rsp), %rsp		/* IP (filled in C) */
-	.cfi_adjust_cfa_offset 8
-	.irp r, r15, r14, r13, r12, r11, r10, r9, r8
-	push	%\r
-	.cfi_adjust_cfa_offset 8
-	.endr
-	lea	-8(%rsp), %rsp		/* SP, below */
-	.cfi_adjust_cfa_offset 8
-	.irp r, rbp, rdi, rsi, rdx, rcx, rbx, rax
-	push	%\r
-	.cfi_adjust_cfa_offset 8
-	.endr
+	lea	-136(%rsp), %rsp	/* B; IP and SP filled below, in C */
+	.cfi_adjust_cfa_offset 136
+	/* the rest by moves, as jump.c's trampoline: one store each */
+	mov	%rax, 0(%rsp)
+	mov	%rbx, 8(%rsp)
 	.cfi_offset %rbx, -168
+	mov	%rcx, 16(%rsp)
+	mov	%rdx, 24(%rsp)
+	mov	%rsi, 32(%rsp)
+	mov	%rdi, 40(%rsp)
+	mov	%rbp, 48(%rsp)
 	.cfi_offset %rbp, -128
+	mov	%r8, 64(%rsp)
+	mov	%r9, 72(%rsp)
+	mov	%r10, 80(%rsp)
+	mov	%r11, 88(%rsp)
+	mov	%r12, 96(%rsp)
 	.cfi_offset %r12, -80
+	mov	%r13, 104(%rsp)
 	.cfi_offset %r13, -72
+	mov	%r14, 112(%rsp)
 	.cfi_offset %r14, -64
+	mov	%r15, 120(%rsp)
 	.cfi_offset %r15, -56
 	lea	176(%rsp), %rax
 	mov	%rax, 56(%rsp)		/* SP = S + 8, as after the ret */
 	mov	%rsp, %rbx
 	.cfi_def_cfa_register %rbx
+	testb	$4, 137(%rsp)		/* cld where DF is set (rare: cld is microcoded) */
+	jz	1f
 	cld
-	and	$-16, %rsp
+1:	and	$-16, %rsp
 #ifdef FDR_HIT_NOVEC
 	mov	%rbx, %rdi
 	call	fdr_probe_ret_fire
@@ -135,12 +144,18 @@ pr_ret_body:
 #endif
 	mov	%rbx, %rsp
 	.cfi_def_cfa_register %rsp
+	/* %rbp and %r12-%r15 are callee-saved: the C code gave them back as they were */
+	.cfi_restore %rbp
+	.cfi_restore %r12
+	.cfi_restore %r13
+	.cfi_restore %r14
+	.cfi_restore %r15
 	mov	%rax, 168(%rsp)		/* S = the real return address */
 	.cfi_offset %rip, -8
 	/*
 	 * The flags back without popfq, as jump.c's trampoline does: DF set
 	 * again if it was, OF through add $0x7f to 0 or 1, the rest by sahf;
-	 * nothing after this changes a flag (mov, pop, lea, jmp).
+	 * nothing after this changes a flag (mov, lea, jmp).
 	 */
 	mov	136(%rsp), %rax
 	bt	$10, %eax
@@ -153,31 +168,20 @@ pr_ret_body:
 	mov	%dl, %al
 	add	$0x7f, %al
 	sahf
-	pop	%rax
-	.cfi_adjust_cfa_offset -8
-	pop	%rbx
-	.cfi_adjust_cfa_offset -8
+	/* only what the C code may have changed: the caller-saved registers, and %rbx */
+	mov	0(%rsp), %rax
+	mov	16(%rsp), %rcx
+	mov	24(%rsp), %rdx
+	mov	32(%rsp), %rsi
+	mov	40(%rsp), %rdi
+	mov	64(%rsp), %r8
+	mov	72(%rsp), %r9
+	mov	80(%rsp), %r10
+	mov	88(%rsp), %r11
+	mov	8(%rsp), %rbx
 	.cfi_restore %rbx
-	pop	%rcx
-	.cfi_adjust_cfa_offset -8
-	pop	%rdx
-	.cfi_adjust_cfa_offset -8
-	pop	%rsi
-	.cfi_adjust_cfa_offset -8
-	pop	%rdi
-	.cfi_adjust_cfa_offset -8
-	pop	%rbp
-	.cfi_adjust_cfa_offset -8
-	.cfi_restore %rbp
-	lea	8(%rsp), %rsp		/* SP */
-	.cfi_adjust_cfa_offset -8
-	.irp r, r8, r9, r10, r11, r12, r13, r14, r15
-	pop	%\r
-	.cfi_adjust_cfa_offset -8
-	.cfi_restore %\r
-	.endr
-	lea	48(%rsp), %rsp		/* IP, FLAGS, CS, SS, probe_addr, S: %rsp = S + 8 */
-	.cfi_adjust_cfa_offset -48
+	lea	176(%rsp), %rsp		/* the struct, probe_addr, SS, CS and S: %rsp = S + 8 */
+	.cfi_adjust_cfa_offset -176
 	jmp	*-8(%rsp)		/* S: below %rsp, in the red zone no signal frame takes */
 	.cfi_endproc
 	.size fdr_probe_ret_tramp_area, .-fdr_probe_ret_tramp_area

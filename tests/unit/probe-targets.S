@@ -376,6 +376,100 @@ pt_regs_back_probe:
 pt_regs_back_end:
 	.size pt_regs_back, .-pt_regs_back
 
+/*
+ * pt_ret_regs_back(): calls pt_ret_regs, which sets every general register
+ * but %rsp to a known value (rax 0x3001, ... r15 0x3010, in enum fdr_reg's
+ * order) and returns (a return probe's trampoline runs between), then
+ * compares each with its value: 0 if all came back, else 1 + the first one
+ * that did not (7: %rsp, against the value before the call).
+ */
+	.globl pt_ret_regs
+	.type pt_ret_regs, @function
+	.p2align 4
+pt_ret_regs:
+	mov	$0x3001, %rax		/* 7 bytes: a jump probe's window */
+	mov	$0x3002, %rbx
+	mov	$0x3003, %rcx
+	mov	$0x3004, %rdx
+	mov	$0x3005, %rsi
+	mov	$0x3006, %rdi
+	mov	$0x3007, %rbp
+	mov	$0x3009, %r8
+	mov	$0x300a, %r9
+	mov	$0x300b, %r10
+	mov	$0x300c, %r11
+	mov	$0x300d, %r12
+	mov	$0x300e, %r13
+	mov	$0x300f, %r14
+	mov	$0x3010, %r15
+	ret
+	.globl pt_ret_regs_end
+pt_ret_regs_end:
+	.size pt_ret_regs, .-pt_ret_regs
+
+	.globl pt_ret_regs_back
+	.type pt_ret_regs_back, @function
+	.p2align 4
+pt_ret_regs_back:
+	push	%rbx
+	push	%rbp
+	push	%r12
+	push	%r13
+	push	%r14
+	push	%r15
+	sub	$8, %rsp			/* aligned at the call, as the ABI has it */
+	mov	%rsp, pt_saved_sp(%rip)
+	call	pt_ret_regs
+	cmp	$0x3001, %rax
+	jne	1f
+	cmp	$0x3002, %rbx
+	jne	2f
+	cmp	$0x3003, %rcx
+	jne	3f
+	cmp	$0x3004, %rdx
+	jne	4f
+	cmp	$0x3005, %rsi
+	jne	5f
+	cmp	$0x3006, %rdi
+	jne	6f
+	cmp	$0x3007, %rbp
+	jne	7f
+	cmp	pt_saved_sp(%rip), %rsp
+	jne	8f
+	cmp	$0x3009, %r8
+	jne	9f
+	cmp	$0x300a, %r9
+	jne	10f
+	cmp	$0x300b, %r10
+	jne	11f
+	cmp	$0x300c, %r11
+	jne	12f
+	cmp	$0x300d, %r12
+	jne	13f
+	cmp	$0x300e, %r13
+	jne	14f
+	cmp	$0x300f, %r14
+	jne	15f
+	cmp	$0x3010, %r15
+	jne	16f
+	xor	%eax, %eax
+	jmp	99f
+	.irp n, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16
+\n:	mov	$\n, %eax
+	jmp	99f
+	.endr
+99:	add	$8, %rsp
+	pop	%r15
+	pop	%r14
+	pop	%r13
+	pop	%r12
+	pop	%rbp
+	pop	%rbx
+	ret
+	.globl pt_ret_regs_back_end
+pt_ret_regs_back_end:
+	.size pt_ret_regs_back, .-pt_ret_regs_back
+
 /* pt_nop() = 0; for the benchmark: a trivial function */
 	.globl pt_nop
 	.type pt_nop, @function

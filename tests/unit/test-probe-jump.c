@@ -290,6 +290,43 @@ Test(jump, registers_come_back)
 	cr_assert_eq(atomic_load(&n), 400);
 }
 
+/*
+ * The same for a return probe: every general register the probed function
+ * returns with comes back from the return trampoline (tramp.S, which loads
+ * back only those the C code may change), entry in the int3 form and in the
+ * jump form, handler direct and through fdr_vcall().
+ */
+Test(jump, return_registers_come_back)
+{
+	unsigned int k;
+	atomic_ulong n = 0;
+
+	cr_assert_eq(pt_ret_regs_back(), 0, "unprobed");
+	for (k = 0; k < 4; k++) {
+		struct fdr_probe_site *s;
+		unsigned int flags = FDR_PROBE_ARM_RETURN | (k & 1 ? 0 : FDR_PROBE_ARM_NOVEC);
+		char why[256];
+		uint64_t got;
+		int i;
+
+		cr_assert_eq(fdr_probe_arm_flags(A(pt_ret_regs), flags, clobber_gprs, &n, &s), 0);
+		if (k >= 2) {
+			cr_assert_eq(fdr_probe_optimize(s, FN(pt_ret_regs) - A(pt_ret_regs), why,
+							sizeof(why)),
+				     0, "%s", why);
+			cr_assert_eq(*(volatile uint8_t *)A(pt_ret_regs), 0xe9);
+		}
+		for (i = 0; i < 100; i++) {
+			got = pt_ret_regs_back();
+			cr_assert_eq(got, 0, "%s, %s: register %d changed by a return",
+				     k >= 2 ? "jump" : "int3", k & 1 ? "vcall" : "novec",
+				     (int)got - 1);
+		}
+		cr_assert_eq(fdr_probe_disarm(s), 0);
+	}
+	cr_assert_eq(atomic_load(&n), 400);
+}
+
 /* A handler that clobbers vector registers: the probed code's must survive. */
 __attribute__((target("avx"))) static void clobber_vec(const struct fdr_probe_regs *r, void *arg)
 {
