@@ -154,11 +154,13 @@ struct pr_site {
 	/* jump.c: where an int3 hit resumes while the window holds (part of) a jmp */
 	_Atomic uintptr_t jump_resume;
 	/*
-	 * The one probe that is on, if exactly one is and it is an entry probe
-	 * (pr_solo_set(), after each change of 'on' under pr_lock, before the
-	 * disarm's wait): a jump hit runs it without the loop over probes[]
+	 * The one entry probe that is on, if exactly one is, and whether return
+	 * probes are on besides it (pr_solo_set(), after each change of 'on'
+	 * under pr_lock, before the disarm's wait): a jump hit runs it, and
+	 * hijacks the return for them, without the loop over probes[]
 	 */
 	_Atomic(struct fdr_probe_site *) solo;
+	atomic_int solo_ret;
 };
 
 static struct pr_site pr_sites[PR_SITES];
@@ -330,14 +332,26 @@ static struct pr_site *pr_insert(uintptr_t addr)
 static void pr_solo_set(struct pr_site *s)
 {
 	struct fdr_probe_site *one = NULL;
-	unsigned int k, n = 0;
+	unsigned int k, n = 0, rets = 0;
 
-	for (k = 0; k < PR_SITE_PROBES; k++)
-		if (atomic_load(&s->probes[k].on)) {
+	for (k = 0; k < PR_SITE_PROBES; k++) {
+		if (!atomic_load(&s->probes[k].on))
+			continue;
+		if (s->probes[k].ret) {
+			rets++;
+		} else {
 			one = &s->probes[k];
 			n++;
 		}
-	atomic_store(&s->solo, n == 1 && !one->ret ? one : NULL);
+	}
+	/*
+	 * A hit that reads solo and then solo_ret while they change: a return
+	 * hijacked for probes just turned off reports nothing (the return's
+	 * loop reads 'on'), one not hijacked for probes just turned on is a call
+	 * that began before they were
+	 */
+	atomic_store(&s->solo_ret, rets > 0);
+	atomic_store(&s->solo, n == 1 ? one : NULL);
 }
 
 /*
@@ -1568,7 +1582,7 @@ static __attribute__((noinline)) void pr_fire_all(struct pr_site *s,
  * return address at gpr[SP] serves them all (pr_ret_entry(), the int3 form's).
  * The trampoline then runs the displaced instructions whether or not a
  * handler ran. The usual case, one entry probe on the address (the site's
- * solo), is taken first; an agent probe armed with FDR_PROBE_ARM_RECORD has
+ * solo, with or without return probes besides), is taken first; an agent probe armed with FDR_PROBE_ARM_RECORD has
  * its record written here, without the call to its handler (record.h).
  *
  * FDR_HIT_NOVEC (the usual build): the trampoline saved the general registers
@@ -1599,9 +1613,13 @@ void fdr_probe_fire(void *site, const struct fdr_probe_regs *regs)
 					   regs);
 		else
 			pr_call(solo, regs);
-		pr_depth = 0;
 		if (!solo->nocount)
 			atomic_fetch_add_explicit(&solo->hits, 1, memory_order_relaxed);
+		/* return probes on besides (pr_fire_all()'s rule: one hijack for them all) */
+		if (atomic_load_explicit(&s->solo_ret, memory_order_relaxed))
+			pr_ret_entry(s, (uintptr_t)regs->gpr[FDR_REG_SP],
+				     atomic_load_explicit(&pr_tramp, memory_order_acquire));
+		pr_depth = 0;
 	} else {
 		pr_fire_all(s, regs);
 	}
