@@ -161,6 +161,8 @@ struct pr_site {
 	 */
 	_Atomic(struct fdr_probe_site *) solo;
 	atomic_int solo_ret;
+	/* the one return probe that is on, if exactly one is (fdr_probe_ret_fire()) */
+	_Atomic(struct fdr_probe_site *) ret_solo;
 };
 
 static struct pr_site pr_sites[PR_SITES];
@@ -331,13 +333,14 @@ static struct pr_site *pr_insert(uintptr_t addr)
  */
 static void pr_solo_set(struct pr_site *s)
 {
-	struct fdr_probe_site *one = NULL;
+	struct fdr_probe_site *one = NULL, *ret_one = NULL;
 	unsigned int k, n = 0, rets = 0;
 
 	for (k = 0; k < PR_SITE_PROBES; k++) {
 		if (!atomic_load(&s->probes[k].on))
 			continue;
 		if (s->probes[k].ret) {
+			ret_one = &s->probes[k];
 			rets++;
 		} else {
 			one = &s->probes[k];
@@ -352,6 +355,7 @@ static void pr_solo_set(struct pr_site *s)
 	 */
 	atomic_store(&s->solo_ret, rets > 0);
 	atomic_store(&s->solo, n == 1 ? one : NULL);
+	atomic_store(&s->ret_solo, rets == 1 ? ret_one : NULL);
 }
 
 /*
@@ -1212,6 +1216,7 @@ uintptr_t fdr_probe_ret_fire(struct fdr_probe_regs *regs)
 	uintptr_t sp = (uintptr_t)regs->gpr[FDR_REG_SP];
 	_Atomic(void *) *slot;
 	struct pr_site *s;
+	struct fdr_probe_site *one;
 	struct pr_ret r;
 	unsigned int k, i = pr_nrets;
 	int nested = pr_depth++ > 0; /* from here a signal handler's entries are misses */
@@ -1233,7 +1238,18 @@ uintptr_t fdr_probe_ret_fire(struct fdr_probe_regs *regs)
 	regs->gpr[FDR_REG_SS] = sel;
 	regs->probe_addr = atomic_load_explicit(&s->addr, memory_order_relaxed);
 	slot = pr_hit_enter(s);
-	for (k = 0; k < PR_SITE_PROBES; k++) {
+	one = atomic_load_explicit(&s->ret_solo, memory_order_relaxed);
+	/* the usual case: one return probe on (pr_solo_set()), not nested */
+	if (__builtin_expect(one != NULL && !nested, 1)) {
+		if (one->record) /* the agent's record, without the call (record.h) */
+			fdr_probe_rec_fast(atomic_load_explicit(&one->arg, memory_order_relaxed),
+					   regs);
+		else
+			pr_call(one, regs);
+		if (!one->nocount)
+			atomic_fetch_add_explicit(&one->hits, 1, memory_order_relaxed);
+	}
+	for (k = 0; k < PR_SITE_PROBES && (!one || nested); k++) {
 		struct fdr_probe_site *p = &s->probes[k];
 
 		/* a probe disarmed since the entry (or re-armed as an entry probe): none */
