@@ -110,6 +110,8 @@ struct fdr_session {
 	 * (under the session lock)
 	 */
 	int quiet_changes;
+	/* on event.c's list of sessions detached from, whose dir_fd a probe round closes */
+	struct fdr_session *retired_next;
 };
 
 /* ring.c */

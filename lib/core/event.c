@@ -376,6 +376,13 @@ static void ev_attach(void)
 }
 
 /* Detach (ev_lock held): writers may still hold s; nothing of it is freed. */
+/*
+ * Sessions the process detached from (ev_detach()). Their struct stays (a
+ * writer or a round may still hold the pointer), and so did their directory's
+ * descriptor, one per attach and detach, until ev_retired_close().
+ */
+static _Atomic(struct fdr_session *) ev_retired;
+
 static void ev_detach(void)
 {
 	struct fdr_session *s = atomic_exchange(&fdr_proc_session, NULL);
@@ -394,6 +401,10 @@ static void ev_detach(void)
 	/* the control block: keep the address valid, drop the file's pages */
 	mmap(s->ctl, s->ctl_size, PROT_READ | PROT_WRITE,
 	     MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	/* its directory's descriptor: closed by the next probe round (ev_retired_close()) */
+	s->retired_next = atomic_load(&ev_retired);
+	while (!atomic_compare_exchange_weak(&ev_retired, &s->retired_next, s))
+		;
 }
 
 static void ev_agent_round(void)
@@ -510,9 +521,35 @@ static void ev_probe_load(struct fdr_session *s)
  * control change and at least every EV_PROBE_PERIOD_NS, and with NULL once
  * the process has detached (every probe disarmed).
  */
+/*
+ * Close the directory descriptors of the sessions ev_detach() retired
+ * (ev_probe_lock held). The probe rounds are the only users of a session's
+ * dir_fd outside ev_lock (ev_probes_live(), the agent's fdr_session_probes()),
+ * and each loads the session under ev_probe_lock: once it is held, no round
+ * uses a session retired before, but this one's (@cur, retired since it
+ * loaded it), which the next round closes.
+ */
+static void ev_retired_close(struct fdr_session *cur)
+{
+	struct fdr_session *r = atomic_exchange(&ev_retired, NULL), *next;
+
+	for (; r; r = next) {
+		next = r->retired_next;
+		if (r == cur) {
+			r->retired_next = atomic_load(&ev_retired);
+			while (!atomic_compare_exchange_weak(&ev_retired, &r->retired_next, r))
+				;
+			continue;
+		}
+		if (r->dir_fd >= 0)
+			close(r->dir_fd);
+		r->dir_fd = -1;
+	}
+}
+
 static void ev_probe_round(int force)
 {
-	struct fdr_session *s = atomic_load(&fdr_proc_session);
+	struct fdr_session *s;
 	ev_probe_sync_fn fn;
 	uint32_t gen;
 	uint64_t now;
@@ -520,6 +557,10 @@ static void ev_probe_round(int force)
 	if (ev_probe_loading)
 		return; /* libfdr-probe's constructor, inside ev_probe_load() */
 	pthread_mutex_lock(&ev_probe_lock);
+	/* under the lock: ev_retired_close() */
+	s = atomic_load(&fdr_proc_session);
+	if (atomic_load_explicit(&ev_retired, memory_order_relaxed))
+		ev_retired_close(s);
 	fn = atomic_load(&ev_probe_sync);
 	if (!s) {
 		if (fn && ev_probe_sess)

@@ -152,7 +152,28 @@ test_reattach() {
 	tcmd "call 2" || return 1
 	expect_lines "$apid" "$(lines 0 4; lines 0 1)" || return 1
 	must "$FDR" detach "$apid" || return 1
-	byte_is "$orig" && healthy
+	byte_is "$orig" && healthy || return 1
+	# nothing of the session left open in the program: three more attach and
+	# detach cycles, then no descriptor on the session's directory (each
+	# cycle left one before)
+	for _ in 1 2 3; do
+		must "$FDR" attach "$apid" && dir_fds "$apid" 1 && must "$FDR" detach "$apid" ||
+			return 1
+	done
+	dir_fds "$apid" 0 && healthy
+}
+
+# dir_fds PID N: PID has exactly N descriptors open on the session directory (1 s to get there)
+dir_fds() {
+	local i n
+	for i in $(seq 20); do
+		n=$(find "/proc/$1/fd" -lname "$FDR_ROOT/$FDR_SESSION" 2>/dev/null | wc -l)
+		[ "$n" = "$2" ] && return 0
+		sleep 0.05
+	done
+	diag "pid $1 has $n descriptors on $FDR_ROOT/$FDR_SESSION, expected $2:"
+	ls -l "/proc/$1/fd" | sed 's/^/#   /'
+	return 1
 }
 
 # wait_byte WANT|!WANT: at_fn's first byte becomes WANT within 1.5 s
