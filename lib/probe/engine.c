@@ -1598,8 +1598,9 @@ static __attribute__((noinline)) void pr_fire_all(struct pr_site *s,
  * return address at gpr[SP] serves them all (pr_ret_entry(), the int3 form's).
  * The trampoline then runs the displaced instructions whether or not a
  * handler ran. The usual case, one entry probe on the address (the site's
- * solo, with or without return probes besides), is taken first; an agent probe armed with FDR_PROBE_ARM_RECORD has
- * its record written here, without the call to its handler (record.h).
+ * solo, with or without return probes besides), is taken first; an agent
+ * probe armed with FDR_PROBE_ARM_RECORD has its record written here, without
+ * the call to its handler (record.h).
  *
  * FDR_HIT_NOVEC (the usual build): the trampoline saved the general registers
  * only, and this runs compiled with -mgeneral-regs-only. A handler armed with
