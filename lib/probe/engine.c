@@ -1238,7 +1238,8 @@ uintptr_t fdr_probe_ret_fire(struct fdr_probe_regs *regs)
 	regs->gpr[FDR_REG_SS] = sel;
 	regs->probe_addr = atomic_load_explicit(&s->addr, memory_order_relaxed);
 	slot = pr_hit_enter(s);
-	one = atomic_load_explicit(&s->ret_solo, memory_order_relaxed);
+	/* acquire: its fields (record, nocount, fn, arg) were written before (pr_solo_set()) */
+	one = atomic_load_explicit(&s->ret_solo, memory_order_acquire);
 	/* the usual case: one return probe on (pr_solo_set()), not nested */
 	if (__builtin_expect(one != NULL && !nested, 1)) {
 		if (one->record) /* the agent's record, without the call (record.h) */
@@ -1616,7 +1617,8 @@ void fdr_probe_fire(void *site, const struct fdr_probe_regs *regs)
 	int saved_errno = errno;
 #endif
 	_Atomic(void *) *slot = pr_hit_enter(s);
-	struct fdr_probe_site *solo = atomic_load_explicit(&s->solo, memory_order_relaxed);
+	/* acquire: as ret_solo in fdr_probe_ret_fire() (a plain load on x86) */
+	struct fdr_probe_site *solo = atomic_load_explicit(&s->solo, memory_order_acquire);
 
 	/*
 	 * The usual case: one entry probe (pr_solo_set()), not nested; the
