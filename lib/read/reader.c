@@ -103,6 +103,11 @@ struct rd_cpu {
 	uint64_t idle_head; /* head when rd_refresh_ring() last found nothing new */
 	uint64_t idle_cum; /* hdr_cum then: a reset can bring head back to a value it had */
 	uint32_t idle_left; /* how many more polls may trust idle_head; 0: none */
+	/*
+	 * The CPU's last record handed out, converted (in the CPU's first cursor,
+	 * cpus[i]): no later record of the CPU is given an earlier time (rd_pick())
+	 */
+	uint64_t ts_floor;
 	int bounded; /* a snapshot reader stops at the writer position seen at open */
 	uint32_t end_off;
 	uint64_t end_sub;
@@ -727,6 +732,17 @@ again:
 	 */
 	if (doubt)
 		return NULL;
+	/*
+	 * A CPU's records come in the order of their raw stamps, and are given
+	 * times no earlier than the last one handed out: each sub-buffer converts
+	 * from its own calibration point (clock.c), taken by whichever thread
+	 * opened it, and two points' errors (under a microsecond, more where a
+	 * stopped virtual CPU spoilt every try) can set the first records of a
+	 * sub-buffer before the last of the one before, out of order against the
+	 * other CPUs' and the kernel's (fdr show -k)
+	 */
+	if (best && best->rec.ts < r->cpus[i].ts_floor)
+		best->rec.ts = r->cpus[i].ts_floor;
 	if (!best || !n_empty)
 		return best;
 	/* the empty cursors, again: see above */
@@ -790,6 +806,8 @@ static void rd_take(struct fdr_reader *r, struct rd_cpu *rc)
 {
 	uint64_t lost = rc->lost - rc->lost_pub; /* the rest was published when found */
 
+	/* its time, no earlier than the CPU's last (rd_pick()): the CPU's floor */
+	r->cpus[(uint32_t)(rc - r->cpus) % r->nr].ts_floor = rc->rec.ts;
 	rc->have = 0;
 	rc->pos = rc->rec_pos_after;
 	rc->cum++;
@@ -1463,6 +1481,7 @@ static int rd_fill_page(struct fdr_reader *r, uint32_t cpu_i, unsigned char *pag
 			memset(page + off + rec->len, 0, len4 - rec->len);
 		off += len4;
 		prev = rec->ts;
+		r->cpus[cpu_i].ts_floor = rec->ts; /* as rd_take() */
 		n++;
 		taken[rc->bi]++;
 		rd_take_local(rc);

@@ -699,6 +699,60 @@ Test(ring, late_commit_into_snapshot_keeps_order)
 			     k, seqs[k]);
 }
 
+/*
+ * Each sub-buffer converts its records' stamps from its own calibration point
+ * (clock.c), taken by the thread that opened it; two points' errors can set the
+ * first records of a sub-buffer before the last of the one before. A reader
+ * never gives a CPU's record an earlier time than the one before it
+ * (rd_pick()): forged here, the second sub-buffer's point put 2 ms early.
+ */
+Test(ring, calibration_step_back_keeps_time_order)
+{
+	struct fdr_test_recs rr;
+	const struct fdr_abi_ring *h;
+	struct fdr_abi_cpu *cpus, *c;
+	struct fdr_abi_subbuf *sb;
+	void *base;
+	size_t size, i;
+	uint32_t ss, n;
+	int cpu;
+
+	setup(0, 0);
+	cpu = fdr_test_pin(0);
+	cr_assert_geq(cpu, 0);
+	if (fdr_session_control(env.s)->ts_source != FDR_TS_TSC)
+		cr_skip_test("the stamps are not the TSC here: no calibration point is used");
+	cr_assert_eq(fdr_session_ring(env.s, 0, &base, &size), 0);
+	h = base;
+	cr_assert_lt((uint32_t)cpu, h->nr_cpus);
+	cpus = (struct fdr_abi_cpu *)((unsigned char *)base + h->cpu_off);
+	c = &cpus[(__atomic_load_n(&cpus[cpu].active, __ATOMIC_ACQUIRE) & 1) * h->nr_cpus +
+		  (uint32_t)cpu];
+	ss = c->subbuf_size;
+	cr_assert_geq(c->nr_subbufs, 4, "%u sub-buffers", c->nr_subbufs);
+	n = (uint32_t)(5 * ss / 2 / 48); /* records of 48 bytes or more: past 2 sub-buffers */
+	write_seq(0, n);
+	cr_assert_geq((uint32_t)__atomic_load_n(&c->head, __ATOMIC_ACQUIRE) / ss, 2,
+		      "the records fill fewer than three sub-buffers");
+	cr_assert_lt((uint32_t)__atomic_load_n(&c->head, __ATOMIC_ACQUIRE) / ss, c->nr_subbufs,
+		     "the ring wrapped");
+	sb = (struct fdr_abi_subbuf *)((unsigned char *)base + c->data_off + ss);
+	cr_assert_eq(sb->pos, ss, "sub-buffer 1 holds position %llu", (unsigned long long)sb->pos);
+	sb->cal_mono_ns -= 2000000;
+
+	cr_assert_eq(fdr_test_collect(env.s, 0, cpu, 0, &rr), 0);
+	cr_assert_eq(rr.nr, n, "read %zu records, wrote %u", rr.nr, n);
+	for (i = 0; i < rr.nr; i++) {
+		cr_assert_eq(dec_seq(&rr.v[i], NULL, NULL, NULL), i);
+		if (i)
+			cr_assert_geq(rr.v[i].ts, rr.v[i - 1].ts,
+				      "time goes back at record %zu: %llu after %llu", i,
+				      (unsigned long long)rr.v[i].ts,
+				      (unsigned long long)rr.v[i - 1].ts);
+	}
+	fdr_test_recs_free(&rr);
+}
+
 Test(ring, consume_twice)
 {
 	struct fdr_test_recs rr;
