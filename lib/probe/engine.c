@@ -1195,6 +1195,22 @@ static void pr_call(const struct fdr_probe_site *p, const struct fdr_probe_regs 
 }
 
 /*
+ * Run entry or return probe @p at a hit (pr_depth raised by the caller): the
+ * agent's record inline where it was armed with FDR_PROBE_ARM_RECORD
+ * (record.h, without the call), else its handler; then its hit counted.
+ */
+static inline __attribute__((always_inline)) void pr_run(struct fdr_probe_site *p,
+							 const struct fdr_probe_regs *regs)
+{
+	if (p->record)
+		fdr_probe_rec_fast(atomic_load_explicit(&p->arg, memory_order_relaxed), regs);
+	else
+		pr_call(p, regs);
+	if (!p->nocount) /* a locked add: a sixth of a hit */
+		atomic_fetch_add_explicit(&p->hits, 1, memory_order_relaxed);
+}
+
+/*
  * fdr_probe_ret_fire - a probed function returned to the trampoline
  * (tramp.S's fdr_probe_ret_tramp, with no trap: docs/design/probes.md,
  * "Return probes")
@@ -1241,15 +1257,8 @@ uintptr_t fdr_probe_ret_fire(struct fdr_probe_regs *regs)
 	/* acquire: its fields (record, nocount, fn, arg) were written before (pr_solo_set()) */
 	one = atomic_load_explicit(&s->ret_solo, memory_order_acquire);
 	/* the usual case: one return probe on (pr_solo_set()), not nested */
-	if (__builtin_expect(one != NULL && !nested, 1)) {
-		if (one->record) /* the agent's record, without the call (record.h) */
-			fdr_probe_rec_fast(atomic_load_explicit(&one->arg, memory_order_relaxed),
-					   regs);
-		else
-			pr_call(one, regs);
-		if (!one->nocount)
-			atomic_fetch_add_explicit(&one->hits, 1, memory_order_relaxed);
-	}
+	if (__builtin_expect(one != NULL && !nested, 1))
+		pr_run(one, regs);
 	for (k = 0; k < PR_SITE_PROBES && (!one || nested); k++) {
 		struct fdr_probe_site *p = &s->probes[k];
 
@@ -1257,13 +1266,7 @@ uintptr_t fdr_probe_ret_fire(struct fdr_probe_regs *regs)
 		if (!atomic_load(&p->on) || !p->ret) {
 			continue;
 		} else if (!nested) {
-			if (p->record) /* the agent's record, without the call (record.h) */
-				fdr_probe_rec_fast(
-					atomic_load_explicit(&p->arg, memory_order_relaxed), regs);
-			else
-				pr_call(p, regs);
-			if (!p->nocount)
-				atomic_fetch_add_explicit(&p->hits, 1, memory_order_relaxed);
+			pr_run(p, regs);
 		} else {
 			atomic_fetch_add_explicit(&p->misses, 1, memory_order_relaxed);
 		}
@@ -1565,16 +1568,8 @@ static __attribute__((noinline)) void pr_fire_all(struct pr_site *s,
 				ret_on = 1;
 			} else if (pr_depth == 0) {
 				pr_depth++;
-				if (p->record) /* the agent's record, without the call (record.h) */
-					fdr_probe_rec_fast(
-						atomic_load_explicit(&p->arg, memory_order_relaxed),
-						regs);
-				else
-					pr_call(p, regs);
+				pr_run(p, regs);
 				pr_depth--;
-				if (!p->nocount) /* a locked add: a sixth of a hit */
-					atomic_fetch_add_explicit(&p->hits, 1,
-								  memory_order_relaxed);
 			} else {
 				atomic_fetch_add_explicit(&p->misses, 1, memory_order_relaxed);
 			}
@@ -1627,13 +1622,7 @@ void fdr_probe_fire(void *site, const struct fdr_probe_regs *regs)
 	 */
 	if (__builtin_expect(solo != NULL && pr_depth == 0, 1) && atomic_load(&s->armed)) {
 		pr_depth = 1;
-		if (solo->record)
-			fdr_probe_rec_fast(atomic_load_explicit(&solo->arg, memory_order_relaxed),
-					   regs);
-		else
-			pr_call(solo, regs);
-		if (!solo->nocount)
-			atomic_fetch_add_explicit(&solo->hits, 1, memory_order_relaxed);
+		pr_run(solo, regs);
 		/* return probes on besides (pr_fire_all()'s rule: one hijack for them all) */
 		if (atomic_load_explicit(&s->solo_ret, memory_order_relaxed))
 			pr_ret_entry(s, (uintptr_t)regs->gpr[FDR_REG_SP],
