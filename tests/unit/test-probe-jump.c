@@ -253,37 +253,37 @@ static void clobber_gprs(const struct fdr_probe_regs *r, void *arg)
 }
 
 /*
- * Every general register comes back from a hit as it was, in the int3 form
- * and through the trampoline (which loads back only those the handler may
- * change: the callee-saved ones are the C code's to keep), with a handler
- * called directly (NOVEC) and through fdr_vcall().
+ * Arm a probe at @at (@ret: FDR_PROBE_ARM_RETURN or 0) in the function
+ * @fn..@fn_end with a handler that writes every caller-saved register, in
+ * the int3 form and jump-optimised, the handler called directly (NOVEC) and
+ * through fdr_vcall(), and run @call (0: every register came back, else 1 +
+ * the first that did not) 100 times each way.
  */
-Test(jump, registers_come_back)
+static void regs_come_back(uintptr_t at, uintptr_t fn, uintptr_t fn_end, unsigned int ret,
+			   uint64_t (*call)(void), const char *what)
 {
 	unsigned int k;
 	atomic_ulong n = 0;
 
-	cr_assert_eq(pt_regs_back(), 0, "unprobed");
+	cr_assert_eq(call(), 0, "unprobed");
 	for (k = 0; k < 4; k++) {
 		struct fdr_probe_site *s;
-		unsigned int flags = k & 1 ? 0 : FDR_PROBE_ARM_NOVEC;
+		unsigned int flags = ret | (k & 1 ? 0 : FDR_PROBE_ARM_NOVEC);
 		char why[256];
 		uint64_t got;
 		int i;
 
-		cr_assert_eq(
-			fdr_probe_arm_flags(A(pt_regs_back_probe), flags, clobber_gprs, &n, &s), 0);
+		cr_assert_eq(fdr_probe_arm_flags(at, flags, clobber_gprs, &n, &s), 0);
 		if (k >= 2) {
-			cr_assert_eq(fdr_probe_optimize(s, FN(pt_regs_back) - A(pt_regs_back), why,
-							sizeof(why)),
-				     0, "%s", why);
-			cr_assert_eq(*(volatile uint8_t *)A(pt_regs_back_probe), 0xe9);
+			cr_assert_eq(fdr_probe_optimize(s, fn, fn_end - fn, why, sizeof(why)), 0,
+				     "%s", why);
+			cr_assert_eq(*(volatile uint8_t *)at, 0xe9);
 		}
 		for (i = 0; i < 100; i++) {
-			got = pt_regs_back();
-			cr_assert_eq(got, 0, "%s, %s: register %d changed by a hit",
-				     k >= 2 ? "jump" : "int3", flags ? "novec" : "vcall",
-				     (int)got - 1);
+			got = call();
+			cr_assert_eq(got, 0, "%s, %s: register %d changed by %s",
+				     k >= 2 ? "jump" : "int3", k & 1 ? "vcall" : "novec",
+				     (int)got - 1, what);
 		}
 		cr_assert_eq(fdr_probe_disarm(s), 0);
 	}
@@ -291,40 +291,24 @@ Test(jump, registers_come_back)
 }
 
 /*
+ * Every general register comes back from a hit as it was, in the int3 form
+ * and through the trampoline (which loads back only those the handler may
+ * change: the callee-saved ones are the C code's to keep).
+ */
+Test(jump, registers_come_back)
+{
+	regs_come_back(A(pt_regs_back_probe), FN(pt_regs_back), 0, pt_regs_back, "a hit");
+}
+
+/*
  * The same for a return probe: every general register the probed function
  * returns with comes back from the return trampoline (tramp.S, which loads
- * back only those the C code may change), entry in the int3 form and in the
- * jump form, handler direct and through fdr_vcall().
+ * back only those the C code may change), its entry in either form.
  */
 Test(jump, return_registers_come_back)
 {
-	unsigned int k;
-	atomic_ulong n = 0;
-
-	cr_assert_eq(pt_ret_regs_back(), 0, "unprobed");
-	for (k = 0; k < 4; k++) {
-		struct fdr_probe_site *s;
-		unsigned int flags = FDR_PROBE_ARM_RETURN | (k & 1 ? 0 : FDR_PROBE_ARM_NOVEC);
-		char why[256];
-		uint64_t got;
-		int i;
-
-		cr_assert_eq(fdr_probe_arm_flags(A(pt_ret_regs), flags, clobber_gprs, &n, &s), 0);
-		if (k >= 2) {
-			cr_assert_eq(fdr_probe_optimize(s, FN(pt_ret_regs) - A(pt_ret_regs), why,
-							sizeof(why)),
-				     0, "%s", why);
-			cr_assert_eq(*(volatile uint8_t *)A(pt_ret_regs), 0xe9);
-		}
-		for (i = 0; i < 100; i++) {
-			got = pt_ret_regs_back();
-			cr_assert_eq(got, 0, "%s, %s: register %d changed by a return",
-				     k >= 2 ? "jump" : "int3", k & 1 ? "vcall" : "novec",
-				     (int)got - 1);
-		}
-		cr_assert_eq(fdr_probe_disarm(s), 0);
-	}
-	cr_assert_eq(atomic_load(&n), 400);
+	regs_come_back(A(pt_ret_regs), FN(pt_ret_regs), FDR_PROBE_ARM_RETURN, pt_ret_regs_back,
+		       "a return");
 }
 
 /* A handler that clobbers vector registers: the probed code's must survive. */
