@@ -292,11 +292,106 @@ pt_allregs_end:
 	.size pt_allregs, .-pt_allregs
 
 /*
+ * PT_SET_REGS B: every general register but %rsp set to B + 1 .. B + 16 in
+ * enum fdr_reg's order (%rsp's number, 8, skipped); PT_CHECK_REGS B: each
+ * compared with that value and %rsp with pt_saved_sp, %eax = 0 if all are
+ * as set, else 1 + the first one that is not (enum fdr_reg's number; 7:
+ * %rsp), then on at 99f.
+ */
+.macro PT_SET_REGS b
+	mov	$\b + 0x1, %rax
+	mov	$\b + 0x2, %rbx
+	mov	$\b + 0x3, %rcx
+	mov	$\b + 0x4, %rdx
+	mov	$\b + 0x5, %rsi
+	mov	$\b + 0x6, %rdi
+	mov	$\b + 0x7, %rbp
+	mov	$\b + 0x9, %r8
+	mov	$\b + 0xa, %r9
+	mov	$\b + 0xb, %r10
+	mov	$\b + 0xc, %r11
+	mov	$\b + 0xd, %r12
+	mov	$\b + 0xe, %r13
+	mov	$\b + 0xf, %r14
+	mov	$\b + 0x10, %r15
+.endm
+
+.macro PT_CHECK_REGS b
+	cmp	$\b + 0x1, %rax
+	jne	1f
+	cmp	$\b + 0x2, %rbx
+	jne	2f
+	cmp	$\b + 0x3, %rcx
+	jne	3f
+	cmp	$\b + 0x4, %rdx
+	jne	4f
+	cmp	$\b + 0x5, %rsi
+	jne	5f
+	cmp	$\b + 0x6, %rdi
+	jne	6f
+	cmp	$\b + 0x7, %rbp
+	jne	7f
+	cmp	pt_saved_sp(%rip), %rsp
+	jne	8f
+	cmp	$\b + 0x9, %r8
+	jne	9f
+	cmp	$\b + 0xa, %r9
+	jne	10f
+	cmp	$\b + 0xb, %r10
+	jne	11f
+	cmp	$\b + 0xc, %r11
+	jne	12f
+	cmp	$\b + 0xd, %r12
+	jne	13f
+	cmp	$\b + 0xe, %r13
+	jne	14f
+	cmp	$\b + 0xf, %r14
+	jne	15f
+	cmp	$\b + 0x10, %r15
+	jne	16f
+	xor	%eax, %eax
+	jmp	99f
+1:	mov	$1, %eax
+	jmp	99f
+2:	mov	$2, %eax
+	jmp	99f
+3:	mov	$3, %eax
+	jmp	99f
+4:	mov	$4, %eax
+	jmp	99f
+5:	mov	$5, %eax
+	jmp	99f
+6:	mov	$6, %eax
+	jmp	99f
+7:	mov	$7, %eax
+	jmp	99f
+8:	mov	$8, %eax
+	jmp	99f
+9:	mov	$9, %eax
+	jmp	99f
+10:	mov	$10, %eax
+	jmp	99f
+11:	mov	$11, %eax
+	jmp	99f
+12:	mov	$12, %eax
+	jmp	99f
+13:	mov	$13, %eax
+	jmp	99f
+14:	mov	$14, %eax
+	jmp	99f
+15:	mov	$15, %eax
+	jmp	99f
+16:	mov	$16, %eax
+	jmp	99f
+.endm
+
+/*
  * pt_regs_back(): every general register set to a known value (rax 0x2001,
- * rbx 0x2002, ... r15 0x200f, in enum fdr_reg's order), %rsp kept in
- * pt_saved_sp, then pt_regs_back_probe (a 5-byte nop: a jump probe's window),
- * then each register compared with its value: returns 0 if all came back,
- * else 1 + the first one that did not (enum fdr_reg's number; 7: %rsp).
+ * rbx 0x2002, ... r15 0x2010, in enum fdr_reg's order: PT_SET_REGS), %rsp
+ * kept in pt_saved_sp, then pt_regs_back_probe (a 5-byte nop: a jump probe's
+ * window), then each register compared with its value (PT_CHECK_REGS):
+ * returns 0 if all came back, else 1 + the first one that did not (enum
+ * fdr_reg's number; 7: %rsp).
  */
 	.globl pt_regs_back
 	.globl pt_regs_back_probe
@@ -309,62 +404,11 @@ pt_regs_back:
 	push	%r13
 	push	%r14
 	push	%r15
-	mov	$0x2001, %rax
-	mov	$0x2002, %rbx
-	mov	$0x2003, %rcx
-	mov	$0x2004, %rdx
-	mov	$0x2005, %rsi
-	mov	$0x2006, %rdi
-	mov	$0x2007, %rbp
-	mov	$0x2009, %r8
-	mov	$0x200a, %r9
-	mov	$0x200b, %r10
-	mov	$0x200c, %r11
-	mov	$0x200d, %r12
-	mov	$0x200e, %r13
-	mov	$0x200f, %r14
-	mov	$0x2010, %r15
+	PT_SET_REGS 0x2000
 	mov	%rsp, pt_saved_sp(%rip)
 pt_regs_back_probe:
 	nopl	0(%rax,%rax,1)
-	cmp	$0x2001, %rax
-	jne	1f
-	cmp	$0x2002, %rbx
-	jne	2f
-	cmp	$0x2003, %rcx
-	jne	3f
-	cmp	$0x2004, %rdx
-	jne	4f
-	cmp	$0x2005, %rsi
-	jne	5f
-	cmp	$0x2006, %rdi
-	jne	6f
-	cmp	$0x2007, %rbp
-	jne	7f
-	cmp	pt_saved_sp(%rip), %rsp
-	jne	8f
-	cmp	$0x2009, %r8
-	jne	9f
-	cmp	$0x200a, %r9
-	jne	10f
-	cmp	$0x200b, %r10
-	jne	11f
-	cmp	$0x200c, %r11
-	jne	12f
-	cmp	$0x200d, %r12
-	jne	13f
-	cmp	$0x200e, %r13
-	jne	14f
-	cmp	$0x200f, %r14
-	jne	15f
-	cmp	$0x2010, %r15
-	jne	16f
-	xor	%eax, %eax
-	jmp	99f
-	.irp n, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16
-\n:	mov	$\n, %eax
-	jmp	99f
-	.endr
+	PT_CHECK_REGS 0x2000
 99:	pop	%r15
 	pop	%r14
 	pop	%r13
@@ -387,21 +431,7 @@ pt_regs_back_end:
 	.type pt_ret_regs, @function
 	.p2align 4
 pt_ret_regs:
-	mov	$0x3001, %rax		/* 7 bytes: a jump probe's window */
-	mov	$0x3002, %rbx
-	mov	$0x3003, %rcx
-	mov	$0x3004, %rdx
-	mov	$0x3005, %rsi
-	mov	$0x3006, %rdi
-	mov	$0x3007, %rbp
-	mov	$0x3009, %r8
-	mov	$0x300a, %r9
-	mov	$0x300b, %r10
-	mov	$0x300c, %r11
-	mov	$0x300d, %r12
-	mov	$0x300e, %r13
-	mov	$0x300f, %r14
-	mov	$0x3010, %r15
+	PT_SET_REGS 0x3000		/* the first, 7 bytes: a jump probe's window */
 	ret
 	.globl pt_ret_regs_end
 pt_ret_regs_end:
@@ -420,44 +450,7 @@ pt_ret_regs_back:
 	sub	$8, %rsp			/* aligned at the call, as the ABI has it */
 	mov	%rsp, pt_saved_sp(%rip)
 	call	pt_ret_regs
-	cmp	$0x3001, %rax
-	jne	1f
-	cmp	$0x3002, %rbx
-	jne	2f
-	cmp	$0x3003, %rcx
-	jne	3f
-	cmp	$0x3004, %rdx
-	jne	4f
-	cmp	$0x3005, %rsi
-	jne	5f
-	cmp	$0x3006, %rdi
-	jne	6f
-	cmp	$0x3007, %rbp
-	jne	7f
-	cmp	pt_saved_sp(%rip), %rsp
-	jne	8f
-	cmp	$0x3009, %r8
-	jne	9f
-	cmp	$0x300a, %r9
-	jne	10f
-	cmp	$0x300b, %r10
-	jne	11f
-	cmp	$0x300c, %r11
-	jne	12f
-	cmp	$0x300d, %r12
-	jne	13f
-	cmp	$0x300e, %r13
-	jne	14f
-	cmp	$0x300f, %r14
-	jne	15f
-	cmp	$0x3010, %r15
-	jne	16f
-	xor	%eax, %eax
-	jmp	99f
-	.irp n, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16
-\n:	mov	$\n, %eax
-	jmp	99f
-	.endr
+	PT_CHECK_REGS 0x3000
 99:	add	$8, %rsp
 	pop	%r15
 	pop	%r14
