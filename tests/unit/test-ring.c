@@ -610,6 +610,28 @@ Test(ring, discard_keeps_oldest)
 	fdr_test_recs_free(&rr);
 }
 
+/*
+ * Instance 0's ring, mapped: into *@base, and CPU @cpu's entry of its live
+ * buffer (the one writers use now), the CPU's buffer-0 entry (which holds
+ * 'active') into *@c0.
+ */
+static struct fdr_abi_cpu *live_entry(int cpu, unsigned char **base, struct fdr_abi_cpu **c0)
+{
+	const struct fdr_abi_ring *h;
+	struct fdr_abi_cpu *cpus;
+	void *b;
+	size_t size;
+
+	cr_assert_eq(fdr_session_ring(env.s, 0, &b, &size), 0);
+	h = b;
+	cr_assert_lt((uint32_t)cpu, h->nr_cpus);
+	cpus = (struct fdr_abi_cpu *)((unsigned char *)b + h->cpu_off);
+	*base = b;
+	*c0 = &cpus[cpu];
+	return &cpus[(__atomic_load_n(&cpus[cpu].active, __ATOMIC_ACQUIRE) & 1) * h->nr_cpus +
+		     (uint32_t)cpu];
+}
+
 /* The seq of a tring:seq record read by a reader */
 static uint32_t rec_seq_of(const struct fdr_record *rec)
 {
@@ -636,13 +658,10 @@ Test(ring, late_commit_into_snapshot_keeps_order)
 	struct timespec d = { 0, 5 * 1000 * 1000 };
 	struct fdr_reader *r;
 	struct fdr_record rec;
-	const struct fdr_abi_ring *h;
-	struct fdr_abi_cpu *cpus, *old;
-	unsigned char *data, *dst;
+	struct fdr_abi_cpu *c0, *old;
+	unsigned char *base, *data, *dst;
 	uint32_t seqs[16], n = 0, k, len, ss, live;
 	uint64_t head, off, ts;
-	void *base;
-	size_t size;
 	int cpu, ret;
 
 	setup(0, 1);
@@ -657,14 +676,10 @@ Test(ring, late_commit_into_snapshot_keeps_order)
 	}
 	len = rec.len + (uint32_t)sizeof(struct fdr_abi_rec); /* seq 9's, header included */
 
-	cr_assert_eq(fdr_session_ring(env.s, 0, &base, &size), 0);
-	h = base;
-	cr_assert_lt((uint32_t)cpu, h->nr_cpus);
-	cpus = (struct fdr_abi_cpu *)((unsigned char *)base + h->cpu_off);
-	live = __atomic_load_n(&cpus[cpu].active, __ATOMIC_ACQUIRE) & 1;
-	old = &cpus[live * h->nr_cpus + (uint32_t)cpu]; /* the snapshot after the swap */
+	old = live_entry(cpu, &base, &c0); /* the snapshot after the swap */
+	live = __atomic_load_n(&c0->active, __ATOMIC_ACQUIRE) & 1;
 	cr_assert_eq(fdr_test_puts(env.s, "snapshot", O_TRUNC, "1\n"), 2);
-	cr_assert_neq(__atomic_load_n(&cpus[cpu].active, __ATOMIC_ACQUIRE) & 1, live, "no swap");
+	cr_assert_neq(__atomic_load_n(&c0->active, __ATOMIC_ACQUIRE) & 1, live, "no swap");
 	nanosleep(&d, NULL); /* the swap's 2 ms are over */
 	cr_assert_eq(fdr_reader_next(r, &rec), 0, "nothing new yet");
 
@@ -674,7 +689,7 @@ Test(ring, late_commit_into_snapshot_keeps_order)
 	ss = old->subbuf_size;
 	cr_assert_geq(off & (ss - 1), FDR_SUBBUF_HDR + len, "seq 9 is not just before head");
 	cr_assert_leq((off & (ss - 1)) + len + 8, ss, "no room for the forged record");
-	data = (unsigned char *)base + old->data_off;
+	data = base + old->data_off;
 	dst = data + off;
 	memcpy(dst, dst - len, len);
 	memcpy(&ts, dst + 8, sizeof(ts));
@@ -709,11 +724,10 @@ Test(ring, late_commit_into_snapshot_keeps_order)
 Test(ring, calibration_step_back_keeps_time_order)
 {
 	struct fdr_test_recs rr;
-	const struct fdr_abi_ring *h;
-	struct fdr_abi_cpu *cpus, *c;
+	struct fdr_abi_cpu *c0, *c;
 	struct fdr_abi_subbuf *sb;
-	void *base;
-	size_t size, i;
+	unsigned char *base;
+	size_t i;
 	uint32_t ss, n;
 	int cpu;
 
@@ -722,12 +736,7 @@ Test(ring, calibration_step_back_keeps_time_order)
 	cr_assert_geq(cpu, 0);
 	if (fdr_session_control(env.s)->ts_source != FDR_TS_TSC)
 		cr_skip_test("the stamps are not the TSC here: no calibration point is used");
-	cr_assert_eq(fdr_session_ring(env.s, 0, &base, &size), 0);
-	h = base;
-	cr_assert_lt((uint32_t)cpu, h->nr_cpus);
-	cpus = (struct fdr_abi_cpu *)((unsigned char *)base + h->cpu_off);
-	c = &cpus[(__atomic_load_n(&cpus[cpu].active, __ATOMIC_ACQUIRE) & 1) * h->nr_cpus +
-		  (uint32_t)cpu];
+	c = live_entry(cpu, &base, &c0);
 	ss = c->subbuf_size;
 	cr_assert_geq(c->nr_subbufs, 4, "%u sub-buffers", c->nr_subbufs);
 	n = (uint32_t)(5 * ss / 2 / 48); /* records of 48 bytes or more: past 2 sub-buffers */
@@ -736,7 +745,7 @@ Test(ring, calibration_step_back_keeps_time_order)
 		      "the records fill fewer than three sub-buffers");
 	cr_assert_lt((uint32_t)__atomic_load_n(&c->head, __ATOMIC_ACQUIRE) / ss, c->nr_subbufs,
 		     "the ring wrapped");
-	sb = (struct fdr_abi_subbuf *)((unsigned char *)base + c->data_off + ss);
+	sb = (struct fdr_abi_subbuf *)(base + c->data_off + ss);
 	cr_assert_eq(sb->pos, ss, "sub-buffer 1 holds position %llu", (unsigned long long)sb->pos);
 	sb->cal_mono_ns -= 2000000;
 
