@@ -76,6 +76,29 @@ int fdr_clock_tsc_usable(void)
 #endif
 }
 
+/*
+ * @inner read between two CLOCK_MONOTONIC reads, and again while the two are
+ * 1 us apart or more, up to 8 times: the tightest try's value into *@val, the
+ * midpoint of its monotonic reads into *@mid. Returns its width, UINT64_MAX if
+ * no try saw the monotonic clock go forward (*@val and *@mid untouched).
+ */
+static uint64_t ck_bracket(uint64_t (*inner)(void), uint64_t *val, uint64_t *mid)
+{
+	uint64_t best = UINT64_MAX;
+	int i;
+
+	for (i = 0; i < 8 && best >= 1000; i++) {
+		uint64_t m0 = fdr_clock_mono_ns(), v = inner(), m1 = fdr_clock_mono_ns();
+
+		if (m1 >= m0 && m1 - m0 < best) {
+			best = m1 - m0;
+			*val = v;
+			*mid = m0 + (m1 - m0) / 2;
+		}
+	}
+	return best;
+}
+
 /**
  * fdr_clock_point - a calibration point: the TSC, CLOCK_MONOTONIC and
  * CLOCK_BOOTTIME at (nearly) one instant. The TSC is read between two
@@ -85,36 +108,20 @@ int fdr_clock_tsc_usable(void)
  * kept (not the last: under load every try may be wide, and a point off by
  * microseconds puts a whole sub-buffer's records out of order against the
  * kernel's on a merged timeline, docs/design/kernel-timeline.md). The boot
- * clock's offset from the monotonic one is taken the same way, on its own.
+ * clock's offset from the monotonic one is taken the same way, on its own
+ * (ck_bracket()).
  */
 void fdr_clock_point(uint64_t *tsc, uint64_t *mono, uint64_t *boot)
 {
-	uint64_t best = UINT64_MAX, best_b = UINT64_MAX, off = 0;
-	int i;
+	uint64_t b = 0, mid = 0, off = 0;
 
-	for (i = 0; i < 8 && best >= 1000; i++) {
-		uint64_t m0 = fdr_clock_mono_ns(), t = fdr_rdtsc(), m1 = fdr_clock_mono_ns();
-
-		if (m1 >= m0 && m1 - m0 < best) {
-			best = m1 - m0;
-			*tsc = t;
-			*mono = m0 + (m1 - m0) / 2;
-		}
-	}
-	for (i = 0; i < 8 && best_b >= 1000; i++) {
-		uint64_t m0 = fdr_clock_mono_ns(), b = fdr_clock_boot_ns(),
-			 m1 = fdr_clock_mono_ns();
-		uint64_t mid = m0 + (m1 - m0) / 2;
-
-		if (m1 >= m0 && m1 - m0 < best_b) {
-			best_b = m1 - m0;
-			off = b > mid ? b - mid : 0; /* boot >= mono; equal without a suspend */
-		}
-	}
-	if (best == UINT64_MAX) { /* never: the monotonic clock went back */
+	if (ck_bracket(fdr_rdtsc, tsc, mono) == UINT64_MAX) { /* the clock went back */
 		*tsc = fdr_rdtsc();
 		*mono = fdr_clock_mono_ns();
 	}
+	/* boot >= mono; equal without a suspend */
+	if (ck_bracket(fdr_clock_boot_ns, &b, &mid) != UINT64_MAX && b > mid)
+		off = b - mid;
 	*boot = *mono + off;
 }
 
