@@ -375,7 +375,6 @@ static void ev_attach(void)
 	ev_sync(s); /* flags set before the store above could miss a change */
 }
 
-/* Detach (ev_lock held): writers may still hold s; nothing of it is freed. */
 /*
  * Sessions the process detached from (ev_detach()). Their struct stays (a
  * writer or a round may still hold the pointer), and so did their directory's
@@ -383,6 +382,15 @@ static void ev_attach(void)
  */
 static _Atomic(struct fdr_session *) ev_retired;
 
+/* Put @s on ev_retired (lock-free: ev_detach() and ev_retired_close() hold different locks). */
+static void ev_retire(struct fdr_session *s)
+{
+	s->retired_next = atomic_load(&ev_retired);
+	while (!atomic_compare_exchange_weak(&ev_retired, &s->retired_next, s))
+		;
+}
+
+/* Detach (ev_lock held): writers may still hold s; nothing of it is freed. */
 static void ev_detach(void)
 {
 	struct fdr_session *s = atomic_exchange(&fdr_proc_session, NULL);
@@ -402,9 +410,7 @@ static void ev_detach(void)
 	mmap(s->ctl, s->ctl_size, PROT_READ | PROT_WRITE,
 	     MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	/* its directory's descriptor: closed by the next probe round (ev_retired_close()) */
-	s->retired_next = atomic_load(&ev_retired);
-	while (!atomic_compare_exchange_weak(&ev_retired, &s->retired_next, s))
-		;
+	ev_retire(s);
 }
 
 static void ev_agent_round(void)
@@ -515,13 +521,6 @@ static void ev_probe_load(struct fdr_session *s)
 }
 
 /*
- * One round of the probe side (never with ev_lock held: loading the library
- * runs its constructor, which takes it). Without the library: a look at the
- * probes file when control.gen moved (or @force). With it: its sync at every
- * control change and at least every EV_PROBE_PERIOD_NS, and with NULL once
- * the process has detached (every probe disarmed).
- */
-/*
  * Close the directory descriptors of the sessions ev_detach() retired
  * (ev_probe_lock held). The probe rounds are the only users of a session's
  * dir_fd outside ev_lock (ev_probes_live(), the agent's fdr_session_probes()),
@@ -536,9 +535,7 @@ static void ev_retired_close(struct fdr_session *cur)
 	for (; r; r = next) {
 		next = r->retired_next;
 		if (r == cur) {
-			r->retired_next = atomic_load(&ev_retired);
-			while (!atomic_compare_exchange_weak(&ev_retired, &r->retired_next, r))
-				;
+			ev_retire(r);
 			continue;
 		}
 		if (r->dir_fd >= 0)
@@ -547,6 +544,13 @@ static void ev_retired_close(struct fdr_session *cur)
 	}
 }
 
+/*
+ * One round of the probe side (never with ev_lock held: loading the library
+ * runs its constructor, which takes it). Without the library: a look at the
+ * probes file when control.gen moved (or @force). With it: its sync at every
+ * control change and at least every EV_PROBE_PERIOD_NS, and with NULL once
+ * the process has detached (every probe disarmed).
+ */
 static void ev_probe_round(int force)
 {
 	struct fdr_session *s;
