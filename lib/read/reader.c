@@ -104,7 +104,7 @@ struct rd_cpu {
 	uint64_t idle_cum; /* hdr_cum then: a reset can bring head back to a value it had */
 	uint32_t idle_left; /* how many more polls may trust idle_head; 0: none */
 	/*
-	 * The CPU's last record handed out, converted (in the CPU's first cursor,
+	 * The CPU's last record taken (rd_take_local()), converted (in its first cursor,
 	 * cpus[i]): no later record of the CPU is given an earlier time (rd_pick())
 	 */
 	uint64_t ts_floor;
@@ -802,17 +802,27 @@ static void rd_publish(struct fdr_reader *r, struct rd_cpu *rc, uint64_t n, uint
 	rd_publish_now(r, rc, n, lost);
 }
 
-static void rd_take(struct fdr_reader *r, struct rd_cpu *rc)
+/*
+ * Consume the peeked record of @rc locally: the shared reader position and
+ * counters are published by the caller (rd_take() at once, a page's once per
+ * page: rd_publish()). Its time, no earlier than the CPU's last (rd_pick()),
+ * is the CPU's floor from now on.
+ */
+static void rd_take_local(struct fdr_reader *r, struct rd_cpu *rc)
 {
-	uint64_t lost = rc->lost - rc->lost_pub; /* the rest was published when found */
-
-	/* its time, no earlier than the CPU's last (rd_pick()): the CPU's floor */
 	r->cpus[(uint32_t)(rc - r->cpus) % r->nr].ts_floor = rc->rec.ts;
 	rc->have = 0;
 	rc->pos = rc->rec_pos_after;
 	rc->cum++;
 	rc->lost = 0;
 	rc->lost_pub = 0;
+}
+
+static void rd_take(struct fdr_reader *r, struct rd_cpu *rc)
+{
+	uint64_t lost = rc->lost - rc->lost_pub; /* the rest was published when found */
+
+	rd_take_local(r, rc);
 	rd_publish(r, rc, 1, lost);
 }
 
@@ -1375,23 +1385,6 @@ const struct fdr_clock_conv *fdr_reader_clock(struct fdr_reader *r)
 /* ---- kernel ring-buffer page format ------------------------------------------------- */
 
 /*
- * Consume the peeked record of @rc locally: the shared reader position and
- * counters are published later, once per page, by rd_publish(). Returns the
- * records lost just before it.
- */
-static uint64_t rd_take_local(struct rd_cpu *rc)
-{
-	uint64_t lost = rc->lost;
-
-	rc->have = 0;
-	rc->pos = rc->rec_pos_after;
-	rc->cum++;
-	rc->lost = 0;
-	rc->lost_pub = 0;
-	return lost;
-}
-
-/*
  * Fill one page in the kernel's ring-buffer page format from cursor @rc.
  * A page holds records without a gap between them: records lost before one
  * (overwritten) start a new page whose header flags them (missed events, and
@@ -1446,7 +1439,7 @@ static int rd_fill_page(struct fdr_reader *r, uint32_t cpu_i, unsigned char *pag
 		if (off + need > cap) {
 			if (n == 0) {
 				/* cannot fit in any page: skip it, counted as lost */
-				rd_take_local(rc);
+				rd_take_local(r, rc);
 				rc->lost = missed + 1;
 				rc->lost_pub = missed_pub;
 				missed = 0;
@@ -1481,10 +1474,9 @@ static int rd_fill_page(struct fdr_reader *r, uint32_t cpu_i, unsigned char *pag
 			memset(page + off + rec->len, 0, len4 - rec->len);
 		off += len4;
 		prev = rec->ts;
-		r->cpus[cpu_i].ts_floor = rec->ts; /* as rd_take() */
 		n++;
 		taken[rc->bi]++;
-		rd_take_local(rc);
+		rd_take_local(r, rc);
 	}
 	if (n == 0)
 		return ret < 0 ? ret : 0;
