@@ -73,7 +73,9 @@
  * and calls fdr_probe_ret_fire(), which finds the entry whose RSP + 8 is the
  * RSP after the ret, calls the site's return probes with the registers of the
  * return (RAX = $retval, IP = the real return address, probe_addr = the
- * function) and gives the real return address, where the trampoline jumps. Entries
+ * function) and gives the real return address, where the trampoline goes (a
+ * jump trampoline's hit calls the function instead of jumping to it, so that
+ * its ret is predicted: fdr_probe_fire(), jump.c's jp_emit_back()). Entries
  * above the one found, and at a new entry those whose return-address slot is at
  * or below the new RSP and no longer holds the trampoline, or is the new RSP
  * itself (the new call overwrote it), belong to frames that longjmp() abandoned:
@@ -198,9 +200,16 @@ struct pr_ret {
 	uintptr_t ret; /* the real return address */
 	uintptr_t sp; /* where it was: RSP at the function's first instruction */
 	uint32_t site; /* index in pr_sites */
-	uint32_t tab; /* its slot in fdr_probe_ret_table */
+	uint16_t tab; /* its slot in fdr_probe_ret_table */
+	/*
+	 * 1: made at a jump hit whose trampoline then calls the function from
+	 * tramp.S's fdr_probe_ret_call (its ret is predicted; the return goes on
+	 * by a ret too); 0: at an int3 hit (the ret mispredicts; a jmp goes on)
+	 */
+	uint16_t called;
 };
 static _Atomic uintptr_t pr_tramp;
+#define PR_RET_CALLED (1ull << 63) /* fdr_probe_ret_fire(): tramp.S's btr $63 */
 static __thread __attribute__((tls_model("initial-exec"))) struct pr_ret pr_rets[PR_RET_DEPTH];
 static __thread __attribute__((tls_model("initial-exec"))) unsigned int pr_nrets;
 
@@ -1059,8 +1068,11 @@ static void pr_ret_drop(unsigned int i)
  * RSP at its first instruction (or count a miss). Called with pr_depth raised
  * by the caller, which saw it 0: a signal handler that hits a return probe
  * while this thread is in here counts a miss instead of changing pr_rets[].
+ * @called: the hit is a jump trampoline's, which calls the function from
+ * fdr_probe_ret_call when this returns 1 (struct pr_ret). Returns 1 if the
+ * return address was hijacked.
  */
-static void pr_ret_entry(struct pr_site *s, uintptr_t sp, uintptr_t tramp)
+static int pr_ret_entry(struct pr_site *s, uintptr_t sp, uintptr_t tramp, int called)
 {
 	struct pr_ret *r;
 	unsigned int i, j;
@@ -1090,17 +1102,19 @@ static void pr_ret_entry(struct pr_site *s, uintptr_t sp, uintptr_t tramp)
 	if (pr_nrets >= PR_RET_DEPTH || !tramp ||
 	    (tab = pr_rtab_insert(sp, *(const uintptr_t *)sp)) < 0) {
 		pr_ret_miss(s);
-		return;
+		return 0;
 	}
 	r = &pr_rets[pr_nrets];
 	r->ret = *(const uintptr_t *)sp;
 	r->sp = sp;
 	r->site = (uint32_t)(s - pr_sites);
-	r->tab = (uint32_t)tab;
+	r->tab = (uint16_t)tab;
+	r->called = (uint16_t)called;
 	/* the entry is complete before the return can reach the trampoline */
 	atomic_signal_fence(memory_order_seq_cst);
 	pr_nrets++;
 	*(uintptr_t *)sp = tramp;
+	return 1;
 }
 
 /*
@@ -1221,7 +1235,9 @@ static inline __attribute__((always_inline)) void pr_run(struct fdr_probe_site *
  * Finds this thread's entry whose slot is S (entries above it belong to
  * frames longjmp() abandoned: dropped as misses), calls the return probes of
  * its site that are on, frees its table slot and returns the real return
- * address, where the trampoline jumps. Runs in the thread's ordinary context
+ * address, where the trampoline goes on: with bit 63 (PR_RET_CALLED) set if
+ * the entry was made on a jump trampoline's call path (struct pr_ret), whose
+ * return goes on by a ret (the return stack buffer then stays balanced). Runs in the thread's ordinary context
  * (FDR_HIT_NOVEC: without the vector state saved, as fdr_probe_fire(); other
  * builds: through fdr_vcall()). A return with no entry aborts: there is no
  * address to go back to.
@@ -1275,7 +1291,8 @@ uintptr_t fdr_probe_ret_fire(struct fdr_probe_regs *regs)
 	/* only now: an unwinder running in the handler (backtrace()) still finds it */
 	pr_rtab_remove(&r);
 	pr_depth--;
-	return r.ret;
+	/* user-space addresses have bit 63 clear (x86-64's lower canonical half) */
+	return r.ret | (r.called ? PR_RET_CALLED : 0);
 }
 
 /*
@@ -1414,8 +1431,8 @@ static void pr_sigtrap(int sig, siginfo_t *si, void *ucv)
 	}
 	/* one hijack for all the return probes; in a probe handler, a miss */
 	if (ret_on && pr_depth++ == 0)
-		pr_ret_entry(s, (uintptr_t)g[REG_RSP],
-			     atomic_load_explicit(&pr_tramp, memory_order_acquire));
+		(void)pr_ret_entry(s, (uintptr_t)g[REG_RSP],
+				   atomic_load_explicit(&pr_tramp, memory_order_acquire), 0);
 	else if (ret_on)
 		pr_ret_miss(s);
 	if (ret_on)
@@ -1552,11 +1569,11 @@ int fdr_probe_in_handler(void)
 }
 
 /* fdr_probe_fire() past its usual case: every probe of the site, by its rules */
-static __attribute__((noinline)) void pr_fire_all(struct pr_site *s,
-						  const struct fdr_probe_regs *regs)
+static __attribute__((noinline)) int pr_fire_all(struct pr_site *s,
+						 const struct fdr_probe_regs *regs)
 {
 	unsigned int k;
-	int ret_on = 0;
+	int ret_on = 0, hijacked = 0;
 
 	if (atomic_load(&s->armed)) {
 		for (k = 0; k < PR_SITE_PROBES; k++) {
@@ -1576,12 +1593,13 @@ static __attribute__((noinline)) void pr_fire_all(struct pr_site *s,
 		}
 	}
 	if (ret_on && pr_depth++ == 0)
-		pr_ret_entry(s, (uintptr_t)regs->gpr[FDR_REG_SP],
-			     atomic_load_explicit(&pr_tramp, memory_order_acquire));
+		hijacked = pr_ret_entry(s, (uintptr_t)regs->gpr[FDR_REG_SP],
+					atomic_load_explicit(&pr_tramp, memory_order_acquire), 1);
 	else if (ret_on)
 		pr_ret_miss(s);
 	if (ret_on)
 		pr_depth--;
+	return hijacked;
 }
 
 /*
@@ -1593,7 +1611,10 @@ static __attribute__((noinline)) void pr_fire_all(struct pr_site *s,
  * Entry handlers run first; then, if a return probe is on, one hijack of the
  * return address at gpr[SP] serves them all (pr_ret_entry(), the int3 form's).
  * The trampoline then runs the displaced instructions whether or not a
- * handler ran. The usual case, one entry probe on the address (the site's
+ * handler ran: jumping to them, or, where this returns 1 (the return address
+ * was hijacked), calling them from tramp.S's fdr_probe_ret_call, so that the
+ * function's ret is predicted (docs/design/probes.md, "A return that is
+ * predicted"). The usual case, one entry probe on the address (the site's
  * solo, with or without return probes besides), is taken first; an agent
  * probe armed with FDR_PROBE_ARM_RECORD has its record written here, without
  * the call to its handler (record.h).
@@ -1605,9 +1626,10 @@ static __attribute__((noinline)) void pr_fire_all(struct pr_site *s,
  * without the vector state"). Otherwise (sanitizer builds) the trampoline saved
  * the vector state, and errno is kept here.
  */
-void fdr_probe_fire(void *site, const struct fdr_probe_regs *regs)
+int fdr_probe_fire(void *site, const struct fdr_probe_regs *regs)
 {
 	struct pr_site *s = site;
+	int hijacked = 0;
 #ifndef FDR_HIT_NOVEC
 	int saved_errno = errno;
 #endif
@@ -1625,14 +1647,16 @@ void fdr_probe_fire(void *site, const struct fdr_probe_regs *regs)
 		pr_run(solo, regs);
 		/* return probes on besides (pr_fire_all()'s rule: one hijack for them all) */
 		if (atomic_load_explicit(&s->solo_ret, memory_order_relaxed))
-			pr_ret_entry(s, (uintptr_t)regs->gpr[FDR_REG_SP],
-				     atomic_load_explicit(&pr_tramp, memory_order_acquire));
+			hijacked = pr_ret_entry(
+				s, (uintptr_t)regs->gpr[FDR_REG_SP],
+				atomic_load_explicit(&pr_tramp, memory_order_acquire), 1);
 		pr_depth = 0;
 	} else {
-		pr_fire_all(s, regs);
+		hijacked = pr_fire_all(s, regs);
 	}
 	pr_hit_leave(s, slot);
 #ifndef FDR_HIT_NOVEC
 	errno = saved_errno;
 #endif
+	return hijacked;
 }

@@ -14,11 +14,15 @@
  *	       cld if DF is set; align the stack to 16 (64 and xsavec the
  *	       vector state: below)
  *	       fdr_probe_fire(site, &regs)   the int3 path's rules (engine.c)
+ *	       jnz call (it hijacked the return address: a return probe is on)
  *	       (restore the vector state), the flags (sahf), the registers
  *	       the C code may change (and %rbx, the frame), %rsp
  *	body:  insn 0 relocated (fdr_reloc_emit), resume = next copy
  *	       ...
  *	       insn n-1 relocated, resume = A + window length
+ *	call:  the same way back, with body's address below the stack, then
+ *	       %rsp past the return address and a jmp to tramp.S's
+ *	       fdr_probe_ret_call, which calls body (jp_emit_back())
  *
  * Vector registers: a probe at a function's entry sees its vector arguments
  * live, and any C code may clobber them (glibc's AVX/EVEX memcpy clobbers
@@ -117,9 +121,13 @@
 #include "probe-local.h"
 #include "reloc.h"
 
+/* tramp.S: `call *-16(%rsp)`, just before fdr_probe_ret_tramp (jp_emit_back()) */
+extern const char fdr_probe_ret_call[] __attribute__((visibility("hidden")));
+
 #define JP_MAX_INSNS 5 /* a 5-byte window holds at most 5 instructions */
 #define JP_MAX_LEN (4 + FDR_RELOC_MAX_LEN) /* the last one starts at A+4 at most */
-#define JP_TRAMP_SIZE 512
+#define JP_TRAMP_SIZE 1024 /* 700 bytes at most (the vector state saved, 5 instructions) */
+#define JP_BACK_MAX 160 /* jp_emit_back()'s length, vector state restored included */
 #define JP_PAGE 4096
 #define JP_MAX_FUNC_LEN (16u << 20)
 #define JP_MAGIC 0x6664726aull /* "fdrj": si_value's high half of a fix-up request */
@@ -263,20 +271,18 @@ static uint8_t *jp_mov_rsp(uint8_t *p, unsigned int reg, int32_t disp, int load)
 }
 
 /*
- * The save/call/restore part for @s at @addr; returns its end. The struct
- * fdr_probe_regs is written at B = the stack pointer less the red zone and
- * its 168 bytes: FLAGS by pushfq in its slot, the rest by moves (one store
- * each, where a push of a 64-bit constant takes two). After the call only
- * the registers the C code may change are loaded back: %rbp and %r12-%r15 are
- * callee-saved, and %rbx (the frame, below) is reloaded last.
+ * The save and call part for @s at @addr; returns its end, and in @jnz where
+ * the rel32 of its last instruction lies (jnz to the call path, below). The
+ * struct fdr_probe_regs is written at B = the stack pointer less the red zone
+ * and its 168 bytes: FLAGS by pushfq in its slot, the rest by moves (one store
+ * each, where a push of a 64-bit constant takes two). fdr_probe_fire()
+ * returns 1 where it hijacked the return address: then the trampoline calls
+ * the displaced instructions (jp_emit_back()).
  */
-static uint8_t *jp_emit_call(uint8_t *p, void *s, uintptr_t addr)
+static uint8_t *jp_emit_call(uint8_t *p, void *s, uintptr_t addr, uint8_t **jnz)
 {
-	static const uint8_t caller_saved[] = { FDR_REG_CX,  FDR_REG_DX,  FDR_REG_SI,
-						FDR_REG_DI,  FDR_REG_R8,  FDR_REG_R9,
-						FDR_REG_R10, FDR_REG_R11, FDR_REG_AX };
 	uint32_t xs = jp_xs_size + 64, d;
-	void (*fire)(void *, const struct fdr_probe_regs *) = fdr_probe_fire;
+	int (*fire)(void *, const struct fdr_probe_regs *) = fdr_probe_fire;
 	unsigned int i;
 
 	_Static_assert(sizeof(struct fdr_probe_regs) == 168, "21 slots");
@@ -308,7 +314,6 @@ static uint8_t *jp_emit_call(uint8_t *p, void *s, uintptr_t addr)
 	p = jp_put(p, "\xf6\x84\x24\x89\x00\x00\x00\x04\x74\x01\xfc", 11);
 #ifdef FDR_HIT_NOVEC
 	(void)xs;
-	(void)jp_xs;
 	p = jp_put(p, "\x48\x83\xe4\xf0", 4); /* and $-16,%rsp */
 #else
 	p = jp_put(p, "\x48\x81\xec", 3); /* sub $xs,%rsp */
@@ -327,15 +332,52 @@ static uint8_t *jp_emit_call(uint8_t *p, void *s, uintptr_t addr)
 	p = jp_put(p, "\x48\x89\xde", 3); /* mov %rbx,%rsi */
 	p = jp_movabs(p, 0xb8, (uint64_t)(uintptr_t)fire); /* movabs $fire,%rax */
 	p = jp_put(p, "\xff\xd0", 2); /* call *%rax */
+	/* test %eax,%eax ; jnz <the call path> (rel32, filled by the caller) */
+	p = jp_put(p, "\x85\xc0\x0f\x85\x00\x00\x00\x00", 8);
+	*jnz = p - 4;
+	return p;
+}
+
+/*
+ * The way back after the call: the vector state (if saved), the flags, the
+ * registers the C code may change (%rbp and %r12-%r15 are callee-saved, and
+ * %rbx, the frame, is reloaded last) and %rsp; returns its end.
+ *
+ * @body 0: %rsp as A saw it, and the displaced instructions follow.
+ * @body the address of the displaced instructions: the call path, taken where
+ * fdr_probe_fire() hijacked the return address (slot S = A's %rsp now holds
+ * tramp.S's fdr_probe_ret_tramp). It writes @body at S - 8 (below A's stack:
+ * dead at a function's first instruction), sets %rsp to S + 8 and jumps to
+ * tramp.S's fdr_probe_ret_call, a `call *-16(%rsp)` placed just before
+ * fdr_probe_ret_tramp: it writes fdr_probe_ret_tramp into S again and calls
+ * @body. The function's stack is as it was, S holding the trampoline as after
+ * a jump to @body, but the CPU's return stack now predicts the function's ret
+ * (a mispredicted return costs about 9 ns here; docs/design/probes.md, "A
+ * return that is predicted").
+ */
+static uint8_t *jp_emit_back(uint8_t *p, uintptr_t body)
+{
+	static const uint8_t caller_saved[] = { FDR_REG_CX,  FDR_REG_DX,  FDR_REG_SI,
+						FDR_REG_DI,  FDR_REG_R8,  FDR_REG_R9,
+						FDR_REG_R10, FDR_REG_R11, FDR_REG_AX };
+	uintptr_t call = (uintptr_t)fdr_probe_ret_call;
+	unsigned int i;
+
 #ifndef FDR_HIT_NOVEC
 	p = jp_xs(p, 1);
+#else
+	(void)jp_xs;
 #endif
 	p = jp_put(p, "\x48\x89\xdc", 3); /* mov %rbx,%rsp */
+	if (body) {
+		p = jp_movabs(p, 0xb8, body); /* movabs $body,%rax */
+		p = jp_mov_rsp(p, FDR_REG_AX, 288, 0); /* S - 8 = B + 296 - 8 */
+	}
 	/*
 	 * The flags back without popfq (microcoded: a fifth of a hit). The hit
 	 * changed only the arithmetic flags and DF (cld): DF is set again if it
 	 * was, OF through add $0x7f to 0 or 1, and the rest from AH by sahf.
-	 * Nothing after this changes a flag (mov, lea).
+	 * Nothing after this changes a flag (mov, lea, jmp).
 	 */
 	p = jp_put(p, "\x48\x8b\x84\x24\x88\x00\x00\x00", 8); /* mov 136(%rsp),%rax: FLAGS */
 	p = jp_put(p, "\x0f\xba\xe0\x0a\x73\x01\xfd", 7); /* bt $10,%eax ; jnc 1f ; std ; 1: */
@@ -345,8 +387,11 @@ static uint8_t *jp_emit_call(uint8_t *p, void *s, uintptr_t addr)
 	for (i = 0; i < sizeof(caller_saved); i++)
 		p = jp_mov_rsp(p, caller_saved[i], (int32_t)(8 * caller_saved[i]), 1);
 	p = jp_mov_rsp(p, FDR_REG_BX, 8 * FDR_REG_BX, 1);
-	/* lea 296(%rsp),%rsp: the struct and the red zone */
-	return jp_put(p, "\x48\x8d\xa4\x24\x28\x01\x00\x00", 8);
+	if (!body) /* lea 296(%rsp),%rsp: the struct and the red zone */
+		return jp_put(p, "\x48\x8d\xa4\x24\x28\x01\x00\x00", 8);
+	/* lea 304(%rsp),%rsp (S + 8) ; jmp *0(%rip) ; .quad fdr_probe_ret_call */
+	p = jp_put(p, "\x48\x8d\xa4\x24\x30\x01\x00\x00\xff\x25\x00\x00\x00\x00", 14);
+	return jp_put(p, &call, 8);
 }
 
 /* Under the lock: JP_TRAMP_SIZE bytes of r-x memory within reach of @addr. */
@@ -383,9 +428,10 @@ found:
 static int jp_tramp_make(unsigned int idx, struct jp_win *w, const struct fdr_reloc_insn *insns,
 			 char *why, size_t n)
 {
-	uint8_t code[JP_TRAMP_SIZE], *p;
-	uintptr_t at = jp_tramp_alloc(w->addr);
+	uint8_t code[JP_TRAMP_SIZE], *p, *jnz;
+	uintptr_t at = jp_tramp_alloc(w->addr), body;
 	int64_t rel;
+	int32_t d;
 	int i, ret;
 
 	if (!at) {
@@ -398,7 +444,9 @@ static int jp_tramp_make(unsigned int idx, struct jp_win *w, const struct fdr_re
 	if (rel < INT32_MIN || rel > INT32_MAX)
 		return -ERANGE;
 	memset(code, 0xcc, sizeof(code));
-	p = jp_emit_call(code, fdr_probe_site_at(idx), w->addr);
+	p = jp_emit_call(code, fdr_probe_site_at(idx), w->addr, &jnz);
+	p = jp_emit_back(p, 0);
+	body = at + (uintptr_t)(p - code);
 	for (i = 0; i < w->n; i++) {
 		uintptr_t here = at + (uintptr_t)(p - code), resume;
 		uint8_t tmp[FDR_RELOC_SLOT_MAX];
@@ -417,6 +465,13 @@ static int jp_tramp_make(unsigned int idx, struct jp_win *w, const struct fdr_re
 		w->tcopy[i] = here;
 		p += ret;
 	}
+	/* the call path (jp_emit_back()), where the jnz after the call goes */
+	if ((size_t)(p - code) + JP_BACK_MAX > sizeof(code))
+		return -ENOSPC;
+	rel = p - (jnz + 4);
+	d = (int32_t)rel;
+	memcpy(jnz, &d, 4);
+	p = jp_emit_back(p, body);
 	ret = fdr_patch_write(at, code, sizeof(code));
 	if (ret < 0)
 		return ret;

@@ -37,7 +37,7 @@ void *fdr_probe_site_at(unsigned int i);
 void fdr_probe_set_resume_at(unsigned int i, uintptr_t resume);
 void fdr_probe_wait_idle_at(unsigned int i);
 int fdr_probe_in_handler(void);
-void fdr_probe_fire(void *site, const struct fdr_probe_regs *regs);
+int fdr_probe_fire(void *site, const struct fdr_probe_regs *regs);
 void fdr_probe_infl_enable(void);
 
 #endif /* FDR_PROBE_JUMP_H */

@@ -6,6 +6,10 @@
  * function it probes (engine.c, "Return probes"), at the int3 or in the jump
  * trampoline of its entry. The function returns there, and the code below
  * reports the return and goes on to the real return address, with no trap.
+ * A jump trampoline then calls the function from fdr_probe_ret_call, just
+ * before fdr_probe_ret_tramp, so that the CPU predicts the function's ret
+ * and, after it, the ret below to the real return address (jump.c,
+ * jp_emit_back()).
  * Until then, an unwinder that walks the stack (a C++
  * exception, pthread_exit()'s forced unwind, backtrace(), gdb) finds the
  * trampoline as the function's return address, so it needs unwind information
@@ -61,6 +65,38 @@
 .endm
 
 /*
+ * The way back from fdr_probe_ret_fire(), %rsp at the struct: the flags
+ * without popfq, as jump.c's trampoline does: DF set again if it was, OF
+ * through add $0x7f to 0 or 1, the rest by sahf; nothing after this changes
+ * a flag (mov, lea, jmp, ret). Then only what the C code may have changed:
+ * the caller-saved registers, and %rbx.
+ */
+.macro PR_RET_BACK
+	mov	136(%rsp), %rax
+	bt	$10, %eax
+	jnc	1f
+	std
+1:	mov	%eax, %edx
+	shr	$11, %edx
+	and	$1, %edx
+	mov	%al, %ah
+	mov	%dl, %al
+	add	$0x7f, %al
+	sahf
+	mov	0(%rsp), %rax
+	mov	16(%rsp), %rcx
+	mov	24(%rsp), %rdx
+	mov	32(%rsp), %rsi
+	mov	40(%rsp), %rdi
+	mov	64(%rsp), %r8
+	mov	72(%rsp), %r9
+	mov	80(%rsp), %r10
+	mov	88(%rsp), %r11
+	mov	8(%rsp), %rbx
+	.cfi_restore %rbx
+.endm
+
+/*
  * The trampoline. A hijacked return lands on fdr_probe_ret_tramp with %rsp =
  * S + 8, and nothing traps: a jmp over the table's offset word (at T + 7, the
  * expression's constant) to the body, which writes a struct fdr_probe_regs
@@ -91,7 +127,19 @@ fdr_probe_ret_tramp_area:
 	.cfi_personality 0x1b, fdr_probe_ret_personality	/* pcrel sdata4: same object */
 	.cfi_def_cfa %rsp, 0
 	PR_RA_EXPR
-	nop
+	/*
+	 * A jump trampoline's call path (jump.c, jp_emit_back()) comes here with
+	 * %rsp = S + 8, S holding fdr_probe_ret_tramp already (the hijack) and
+	 * the address of its copy of the displaced instructions at S - 8 (below
+	 * %rsp, in the red zone no signal frame takes): the call writes
+	 * fdr_probe_ret_tramp into S again, so the function's ret to it is
+	 * predicted. Its last byte is the byte before T, which an unwinder
+	 * looks up: the same rules cover both.
+	 */
+	.globl fdr_probe_ret_call
+	.hidden fdr_probe_ret_call
+fdr_probe_ret_call:
+	call	*-16(%rsp)
 fdr_probe_ret_tramp:
 	jmp	pr_ret_body		/* 2 bytes: the word below stays at T + 7 */
 	.org fdr_probe_ret_tramp + 7, 0xcc	/* exactly: the expression adds 7 */
@@ -150,39 +198,27 @@ pr_ret_body:
 	.cfi_restore %r13
 	.cfi_restore %r14
 	.cfi_restore %r15
+	/*
+	 * Bit 63 of what it returned: the entry was made on a jump
+	 * trampoline's call path, whose return goes on by a ret, which the
+	 * return stack buffer predicts (the call pushed the caller's return
+	 * there, and the function's ret took only ours); otherwise by a jmp (the
+	 * function's ret mispredicted and took the caller's).
+	 */
+	btr	$63, %rax
 	mov	%rax, 168(%rsp)		/* S = the real return address */
 	.cfi_offset %rip, -8
-	/*
-	 * The flags back without popfq, as jump.c's trampoline does: DF set
-	 * again if it was, OF through add $0x7f to 0 or 1, the rest by sahf;
-	 * nothing after this changes a flag (mov, lea, jmp).
-	 */
-	mov	136(%rsp), %rax
-	bt	$10, %eax
-	jnc	1f
-	std
-1:	mov	%eax, %edx
-	shr	$11, %edx
-	and	$1, %edx
-	mov	%al, %ah
-	mov	%dl, %al
-	add	$0x7f, %al
-	sahf
-	/* only what the C code may have changed: the caller-saved registers, and %rbx */
-	mov	0(%rsp), %rax
-	mov	16(%rsp), %rcx
-	mov	24(%rsp), %rdx
-	mov	32(%rsp), %rsi
-	mov	40(%rsp), %rdi
-	mov	64(%rsp), %r8
-	mov	72(%rsp), %r9
-	mov	80(%rsp), %r10
-	mov	88(%rsp), %r11
-	mov	8(%rsp), %rbx
-	.cfi_restore %rbx
+	jc	2f
+	.cfi_remember_state
+	PR_RET_BACK
 	lea	176(%rsp), %rsp		/* the struct, probe_addr, SS, CS and S: %rsp = S + 8 */
 	.cfi_adjust_cfa_offset -176
 	jmp	*-8(%rsp)		/* S: below %rsp, in the red zone no signal frame takes */
+2:	.cfi_restore_state
+	PR_RET_BACK
+	lea	168(%rsp), %rsp		/* the struct, probe_addr, SS and CS: %rsp = S */
+	.cfi_adjust_cfa_offset -168
+	ret
 	.cfi_endproc
 	.size fdr_probe_ret_tramp_area, .-fdr_probe_ret_tramp_area
 

@@ -590,6 +590,30 @@ pt_sys:
 pt_sys_end:
 	.size pt_sys, .-pt_sys
 
+/*
+ * pt_stack_args(a, b, c, d, e, f, g, h) = 2g + h, its two last arguments on the
+ * stack, or -1 if %rsp + 8 is not 16-byte aligned (the ABI's rule at a
+ * function's first instruction); first: lea 8(%rsp),%rax (exactly 5 bytes).
+ * A return probe's call path (jump.c, jp_emit_back()) must leave the
+ * function's stack as the caller made it.
+ */
+	.globl pt_stack_args
+	.type pt_stack_args, @function
+	.p2align 4
+pt_stack_args:
+	lea	8(%rsp), %rax
+	test	$15, %al
+	jnz	1f
+	mov	8(%rsp), %rax
+	add	%rax, %rax
+	add	16(%rsp), %rax
+	ret
+1:	mov	$-1, %rax
+	ret
+	.globl pt_stack_args_end
+pt_stack_args_end:
+	.size pt_stack_args, .-pt_stack_args
+
 	.data
 	.globl pt_global
 	.globl pt_global2

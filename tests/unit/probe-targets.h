@@ -38,12 +38,14 @@ uint64_t pt_regs_back(void);
 uint64_t pt_ret_regs_back(void);
 void pt_ret_regs(void);
 uint64_t pt_flags(uint64_t flags);
+int64_t pt_stack_args(int64_t a, int64_t b, int64_t c, int64_t d, int64_t e, int64_t f, int64_t g,
+		      int64_t h);
 extern char pt_add_end[], pt_riprel_end[], pt_riprel_store_end[], pt_call_end[], pt_call_ra_end[],
 	pt_callind_end[], pt_callind_mem_end[], pt_jmp_end[], pt_jmp32_end[], pt_jcc_end[],
 	pt_jcc32_end[], pt_redzone_end[], pt_push_end[], pt_slow_end[], pt_nop_end[], pt_nop5_end[],
 	pt_loop_end[], pt_jtable_end[], pt_addsd_end[], pt_vaddpd_end[], pt_sys_end[],
 	pt_allregs_end[], pt_flags_end[], pt_regs_back_end[], pt_regs_back_probe[],
-	pt_ret_regs_end[];
+	pt_ret_regs_end[], pt_stack_args_end[];
 extern char pt_flags_probe[], pt_allregs_probe[], pt_riprel_lea[], pt_jcc_br[], pt_jcc32_br[],
 	pt_redzone_mid[], pt_push_pop[], pt_vaddpd_add[];
 extern uint64_t pt_saved_sp;

@@ -619,6 +619,50 @@ Test(jump, entry_and_return_optimized)
 	cr_assert_eq(*(volatile uint8_t *)A(pt_add), 0x48);
 }
 
+/*
+ * Entry and return probes on a function that reads two arguments from the
+ * stack and checks its alignment (pt_stack_args): in the int3 form, then
+ * optimised, where the trampoline calls the displaced instructions from
+ * tramp.S's fdr_probe_ret_call (jump.c, jp_emit_back()): the function sees
+ * its stack exactly as its caller made it, each call's result and $retval
+ * right, no return left pending.
+ */
+Test(jump, return_probe_keeps_the_stack)
+{
+	struct fdr_probe_site *s1, *s2;
+	struct hits h = { 0 };
+	struct rets t = { 0 };
+	uint64_t sum = 0;
+	char why[256];
+	int64_t i, pass;
+
+	cr_assert_eq(fdr_probe_arm(A(pt_stack_args), count_hit, &h, &s1), 0);
+	cr_assert_eq(
+		fdr_probe_arm_flags(A(pt_stack_args), FDR_PROBE_ARM_RETURN, count_ret, &t, &s2), 0);
+	for (pass = 0; pass < 2; pass++) {
+		if (pass == 1) {
+			cr_assert_eq(fdr_probe_optimize(s1, FN(pt_stack_args) - A(pt_stack_args),
+							why, sizeof(why)),
+				     0, "%s", why);
+			cr_assert_eq(*(volatile uint8_t *)A(pt_stack_args), 0xe9);
+		}
+		for (i = 0; i < 1000; i++) {
+			int64_t want = 2 * (i + 7) + 3 * i;
+
+			cr_assert_eq(pt_stack_args(1, 2, 3, 4, 5, 6, i + 7, 3 * i), want,
+				     "pass %ld, call %ld", (long)pass, (long)i);
+			sum += (uint64_t)want;
+		}
+		cr_assert_eq(atomic_load(&h.n), (unsigned long)(1000 * (pass + 1)));
+		cr_assert_eq(atomic_load(&t.n), (unsigned long)(1000 * (pass + 1)));
+		cr_assert_eq(t.sum_ax, sum, "every $retval");
+		cr_assert_eq(fdr_probe_ret_pending(NULL), 0, "no return left pending");
+	}
+	cr_assert_eq(fdr_probe_disarm(s2), 0);
+	cr_assert_eq(fdr_probe_disarm(s1), 0);
+	cr_assert_eq(*(volatile uint8_t *)A(pt_stack_args), 0x48);
+}
+
 /* A double returned in %xmm0 through the return trampoline, a handler clobbering xmm0/xmm1 */
 Test(jump, return_value_in_xmm0_kept)
 {

@@ -24,9 +24,19 @@
  *   - pthread_exit() from inside nested probed functions: the forced unwind
  *     runs the callers' destructors and pthread_cleanup handlers;
  *   - 4 threads throwing through probed frames at once.
+ * Then all of them again with every probe jump-optimised (jump.c), whose
+ * trampoline hijacks the return and calls the function from tramp.S's
+ * fdr_probe_ret_call: the same frames, the same unwind, the same log. The
+ * functions' bounds come from this program's symbol table.
  */
+#include <elf.h>
 #include <errno.h>
 #include <execinfo.h>
+#include <fcntl.h>
+#include <link.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -115,6 +125,50 @@ static void no_pending(const char *what)
 	      mine, tab);
 }
 
+/* ---- the second pass: every probe jump-optimised ----------------------------------------- */
+
+static bool optimize_all;
+
+static int main_base(struct dl_phdr_info *info, size_t, void *arg)
+{
+	*(uintptr_t *)arg = info->dlpi_addr; /* the first object: the program */
+	return 1;
+}
+
+/* The size of the function that starts at @f, from this program's .symtab (0: none found). */
+static size_t func_size(void *f)
+{
+	static const unsigned char *img;
+	static size_t img_len;
+	uintptr_t base = 0;
+
+	if (!img) {
+		int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+		struct stat st;
+
+		CHECK(fd >= 0 && fstat(fd, &st) == 0, "/proc/self/exe: %s", strerror(errno));
+		img_len = (size_t)st.st_size;
+		img = (const unsigned char *)mmap(nullptr, img_len, PROT_READ, MAP_PRIVATE, fd, 0);
+		close(fd);
+		CHECK(img != MAP_FAILED, "mmap: %s", strerror(errno));
+	}
+	dl_iterate_phdr(main_base, &base);
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img;
+	const Elf64_Shdr *sh = (const Elf64_Shdr *)(img + eh->e_shoff);
+	uint64_t va = A(f) - base;
+
+	for (unsigned i = 0; i < eh->e_shnum; i++) {
+		if (sh[i].sh_type != SHT_SYMTAB)
+			continue;
+		const Elf64_Sym *sym = (const Elf64_Sym *)(img + sh[i].sh_offset);
+
+		for (size_t k = 0; k < sh[i].sh_size / sizeof(*sym); k++)
+			if (ELF64_ST_TYPE(sym[k].st_info) == STT_FUNC && sym[k].st_value == va)
+				return sym[k].st_size;
+	}
+	return 0;
+}
+
 struct probe {
 	struct fdr_probe_site *site = nullptr;
 	uint64_t misses0 = 0;
@@ -125,6 +179,14 @@ struct probe {
 
 		CHECK(r == 0, "arm: %s", strerror(-r));
 		misses0 = fdr_probe_site_misses(site);
+		if (!optimize_all)
+			return;
+		char why[256] = "";
+		size_t len = func_size(f);
+
+		CHECK(len > 0, "no symbol of size > 0 at %p", f);
+		r = fdr_probe_optimize(site, A(f), len, why, sizeof(why));
+		CHECK(r == 0 && fdr_probe_site_optimized(site), "optimise %p: %s", f, why);
 	}
 	uint64_t misses() const
 	{
@@ -488,6 +550,7 @@ static void case_pthread_exit(void)
 	pe.arm((void *)f_exit);
 	po.arm((void *)f_exit_outer);
 	dtors = 0;
+	cleanups = 0;
 	n_total = 0;
 	for (int t = 0; t < 200; t++) {
 		pthread_t th;
@@ -552,6 +615,8 @@ static void case_threads(void)
 	pb.arm((void *)f_b);
 	pc.arm((void *)f_c);
 	n_total = 0;
+	mt_caught = 0;
+	mt_sum = 0;
 	for (auto &t : th)
 		CHECK(pthread_create(&t, nullptr, thrower, nullptr) == 0, "pthread_create");
 	for (auto &t : th)
@@ -583,11 +648,14 @@ int main(void)
 		{ "threads", case_threads },
 	};
 
-	for (const auto &c : cases) {
-		c.fn();
-		no_pending(c.name);
-		printf("ok %s\n", c.name);
-		fflush(stdout);
+	for (int pass = 0; pass < 2; pass++) {
+		optimize_all = pass == 1;
+		for (const auto &c : cases) {
+			c.fn();
+			no_pending(c.name);
+			printf("ok %s%s\n", c.name, optimize_all ? " (jump-optimised)" : "");
+			fflush(stdout);
+		}
 	}
 	return 0;
 }
