@@ -14,15 +14,16 @@
  *	       cld if DF is set; align the stack to 16 (64 and xsavec the
  *	       vector state: below)
  *	       fdr_probe_fire(site, &regs)   the int3 path's rules (engine.c)
- *	       jnz call (it hijacked the return address: a return probe is on)
- *	       (restore the vector state), the flags (sahf), the registers
- *	       the C code may change (and %rbx, the frame), %rsp
+ *	       (restore the vector state), FLAGS: DF or hijacked? to slow
+ *	back:  the flags (sahf), the registers the C code may change (and
+ *	       %rbx, the frame), %rsp
  *	body:  insn 0 relocated (fdr_reloc_emit), resume = next copy
  *	       ...
  *	       insn n-1 relocated, resume = A + window length
- *	call:  the same way back, with body's address below the stack, then
- *	       %rsp past the return address and a jmp to tramp.S's
- *	       fdr_probe_ret_call, which calls body (jp_emit_back())
+ *	slow:  std if DF; not hijacked: to back; else the same way back with
+ *	       body's address below the stack, %rsp past the return address,
+ *	       and a jmp to tramp.S's fdr_probe_ret_call, which calls body
+ *	       (jp_emit_slow())
  *
  * Vector registers: a probe at a function's entry sees its vector arguments
  * live, and any C code may clobber them (glibc's AVX/EVEX memcpy clobbers
@@ -127,7 +128,7 @@ extern const char fdr_probe_ret_call[] __attribute__((visibility("hidden")));
 #define JP_MAX_INSNS 5 /* a 5-byte window holds at most 5 instructions */
 #define JP_MAX_LEN (4 + FDR_RELOC_MAX_LEN) /* the last one starts at A+4 at most */
 #define JP_TRAMP_SIZE 1024 /* 700 bytes at most (the vector state saved, 5 instructions) */
-#define JP_BACK_MAX 160 /* jp_emit_back()'s length, vector state restored included */
+#define JP_SLOW_MAX 128 /* jp_emit_slow()'s length */
 #define JP_PAGE 4096
 #define JP_MAX_FUNC_LEN (16u << 20)
 #define JP_MAGIC 0x6664726aull /* "fdrj": si_value's high half of a fix-up request */
@@ -271,18 +272,15 @@ static uint8_t *jp_mov_rsp(uint8_t *p, unsigned int reg, int32_t disp, int load)
 }
 
 /*
- * The save and call part for @s at @addr; returns its end, and in @jnz where
- * the rel32 of its last instruction lies (jnz to the call path, below). The
- * struct fdr_probe_regs is written at B = the stack pointer less the red zone
- * and its 168 bytes: FLAGS by pushfq in its slot, the rest by moves (one store
- * each, where a push of a 64-bit constant takes two). fdr_probe_fire()
- * returns 1 where it hijacked the return address: then the trampoline calls
- * the displaced instructions (jp_emit_back()).
+ * The save and call part for @s at @addr; returns its end. The struct
+ * fdr_probe_regs is written at B = the stack pointer less the red zone and
+ * its 168 bytes: FLAGS by pushfq in its slot, the rest by moves (one store
+ * each, where a push of a 64-bit constant takes two).
  */
-static uint8_t *jp_emit_call(uint8_t *p, void *s, uintptr_t addr, uint8_t **jnz)
+static uint8_t *jp_emit_call(uint8_t *p, void *s, uintptr_t addr)
 {
 	uint32_t xs = jp_xs_size + 64, d;
-	int (*fire)(void *, const struct fdr_probe_regs *) = fdr_probe_fire;
+	void (*fire)(void *, struct fdr_probe_regs *) = fdr_probe_fire;
 	unsigned int i;
 
 	_Static_assert(sizeof(struct fdr_probe_regs) == 168, "21 slots");
@@ -331,64 +329,88 @@ static uint8_t *jp_emit_call(uint8_t *p, void *s, uintptr_t addr, uint8_t **jnz)
 	p = jp_movabs(p, 0xbf, (uint64_t)(uintptr_t)s); /* movabs $site,%rdi */
 	p = jp_put(p, "\x48\x89\xde", 3); /* mov %rbx,%rsi */
 	p = jp_movabs(p, 0xb8, (uint64_t)(uintptr_t)fire); /* movabs $fire,%rax */
-	p = jp_put(p, "\xff\xd0", 2); /* call *%rax */
-	/* test %eax,%eax ; jnz <the call path> (rel32, filled by the caller) */
-	p = jp_put(p, "\x85\xc0\x0f\x85\x00\x00\x00\x00", 8);
-	*jnz = p - 4;
-	return p;
+	return jp_put(p, "\xff\xd0", 2); /* call *%rax */
 }
 
 /*
- * The way back after the call: the vector state (if saved), the flags, the
- * registers the C code may change (%rbp and %r12-%r15 are callee-saved, and
- * %rbx, the frame, is reloaded last) and %rsp; returns its end.
- *
- * @body 0: %rsp as A saw it, and the displaced instructions follow.
- * @body the address of the displaced instructions: the call path, taken where
- * fdr_probe_fire() hijacked the return address (slot S = A's %rsp now holds
- * tramp.S's fdr_probe_ret_tramp). It writes @body at S - 8 (below A's stack:
- * dead at a function's first instruction), sets %rsp to S + 8 and jumps to
- * tramp.S's fdr_probe_ret_call, a `call *-16(%rsp)` placed just before
- * fdr_probe_ret_tramp: it writes fdr_probe_ret_tramp into S again and calls
- * @body. The function's stack is as it was, S holding the trampoline as after
- * a jump to @body, but the CPU's return stack now predicts the function's ret
- * (a mispredicted return costs about 9 ns here; docs/design/probes.md, "A
- * return that is predicted").
+ * The flags back without popfq (microcoded: a fifth of a hit), from FLAGS in
+ * %eax. The hit changed only the arithmetic flags and DF (cld; DF is set again
+ * before this, where it was): OF through add $0x7f to 0 or 1, the rest from AH
+ * by sahf. Then the registers the C code may change (%rbp and %r12-%r15 are
+ * callee-saved, and %rbx, the frame, is reloaded last). Nothing here changes
+ * a flag (mov).
  */
-static uint8_t *jp_emit_back(uint8_t *p, uintptr_t body)
+static uint8_t *jp_emit_regs(uint8_t *p)
 {
 	static const uint8_t caller_saved[] = { FDR_REG_CX,  FDR_REG_DX,  FDR_REG_SI,
 						FDR_REG_DI,  FDR_REG_R8,  FDR_REG_R9,
 						FDR_REG_R10, FDR_REG_R11, FDR_REG_AX };
-	uintptr_t call = (uintptr_t)fdr_probe_ret_call;
 	unsigned int i;
 
+	p = jp_put(p, "\x89\xc2\xc1\xea\x0b\x83\xe2\x01", 8); /* edx = OF (bit 11) */
+	p = jp_put(p, "\x88\xc4\x88\xd0\x04\x7f\x9e",
+		   7); /* ah = al ; al = dl ; add $0x7f,%al ; sahf */
+	for (i = 0; i < sizeof(caller_saved); i++)
+		p = jp_mov_rsp(p, caller_saved[i], (int32_t)(8 * caller_saved[i]), 1);
+	return jp_mov_rsp(p, FDR_REG_BX, 8 * FDR_REG_BX, 1);
+}
+
+/*
+ * The way back after the call, to the displaced instructions that follow it:
+ * the vector state (if saved), FLAGS into %eax, the flags and registers
+ * (jp_emit_regs()), %rsp as A saw it. One test of FLAGS sends both rare cases
+ * to jp_emit_slow()'s code after the displaced instructions: DF was set, or
+ * fdr_probe_fire() hijacked the return address (FDR_PROBE_FLAGS_CALL, bit 31
+ * of the saved FLAGS, reserved and 0 in the real register). Returns its end; @jnz
+ * gets where the rel32 of that test's jnz lies, @back where the slow code
+ * comes back to.
+ */
+static uint8_t *jp_emit_back(uint8_t *p, uint8_t **jnz, uint8_t **back)
+{
 #ifndef FDR_HIT_NOVEC
 	p = jp_xs(p, 1);
 #else
 	(void)jp_xs;
 #endif
 	p = jp_put(p, "\x48\x89\xdc", 3); /* mov %rbx,%rsp */
-	if (body) {
-		p = jp_movabs(p, 0xb8, body); /* movabs $body,%rax */
-		p = jp_mov_rsp(p, FDR_REG_AX, 288, 0); /* S - 8 = B + 296 - 8 */
-	}
-	/*
-	 * The flags back without popfq (microcoded: a fifth of a hit). The hit
-	 * changed only the arithmetic flags and DF (cld): DF is set again if it
-	 * was, OF through add $0x7f to 0 or 1, and the rest from AH by sahf.
-	 * Nothing after this changes a flag (mov, lea, jmp).
-	 */
 	p = jp_put(p, "\x48\x8b\x84\x24\x88\x00\x00\x00", 8); /* mov 136(%rsp),%rax: FLAGS */
+	/* test $(DF | FDR_PROBE_FLAGS_CALL),%eax ; jnz <slow> (rel32, filled by jp_emit_slow()) */
+	p = jp_put(p, "\xa9\x00\x04\x00\x80\x0f\x85\x00\x00\x00\x00", 11);
+	*jnz = p - 4;
+	*back = p;
+	p = jp_emit_regs(p);
+	/* lea 296(%rsp),%rsp: the struct and the red zone */
+	return jp_put(p, "\x48\x8d\xa4\x24\x28\x01\x00\x00", 8);
+}
+
+/*
+ * The rare cases of jp_emit_back(), after the displaced instructions (at
+ * @body), with FLAGS in %eax: std where DF was set, then, if the return
+ * address was not hijacked, back to @back. Otherwise the call path: slot S =
+ * A's %rsp holds tramp.S's fdr_probe_ret_tramp now; this writes @body at S -
+ * 8 (below A's stack: dead at a function's first instruction), loads back the
+ * flags and registers, sets %rsp to S + 8 and jumps to tramp.S's
+ * fdr_probe_ret_call, a `call *-16(%rsp)` placed just before
+ * fdr_probe_ret_tramp: it writes fdr_probe_ret_tramp into S again and calls
+ * @body. The function's stack is as it was, S holding the trampoline as after
+ * a jump to @body, but the CPU's return stack now predicts the function's ret
+ * (a mispredicted return costs about 9 ns here; docs/design/probes.md, "A
+ * return that is predicted"). Returns its end.
+ */
+static uint8_t *jp_emit_slow(uint8_t *p, uint8_t *jnz, const uint8_t *back, uintptr_t body)
+{
+	uintptr_t call = (uintptr_t)fdr_probe_ret_call;
+	int32_t d = (int32_t)(p - (jnz + 4));
+
+	_Static_assert(FDR_PROBE_FLAGS_CALL == 1u << 31, "the test and the bt below");
+	memcpy(jnz, &d, 4);
 	p = jp_put(p, "\x0f\xba\xe0\x0a\x73\x01\xfd", 7); /* bt $10,%eax ; jnc 1f ; std ; 1: */
-	p = jp_put(p, "\x89\xc2\xc1\xea\x0b\x83\xe2\x01", 8); /* edx = OF (bit 11) */
-	p = jp_put(p, "\x88\xc4\x88\xd0\x04\x7f\x9e",
-		   7); /* ah = al ; al = dl ; add $0x7f,%al ; sahf */
-	for (i = 0; i < sizeof(caller_saved); i++)
-		p = jp_mov_rsp(p, caller_saved[i], (int32_t)(8 * caller_saved[i]), 1);
-	p = jp_mov_rsp(p, FDR_REG_BX, 8 * FDR_REG_BX, 1);
-	if (!body) /* lea 296(%rsp),%rsp: the struct and the red zone */
-		return jp_put(p, "\x48\x8d\xa4\x24\x28\x01\x00\x00", 8);
+	p = jp_put(p, "\x0f\xba\xe0\x1f\x0f\x83", 6); /* bt $31,%eax ; jnc <back> */
+	d = (int32_t)(back - (p + 4));
+	p = jp_put(p, &d, 4);
+	p = jp_movabs(p, 0xba, body); /* movabs $body,%rdx */
+	p = jp_mov_rsp(p, FDR_REG_DX, 288, 0); /* S - 8 = B + 296 - 8 */
+	p = jp_emit_regs(p);
 	/* lea 304(%rsp),%rsp (S + 8) ; jmp *0(%rip) ; .quad fdr_probe_ret_call */
 	p = jp_put(p, "\x48\x8d\xa4\x24\x30\x01\x00\x00\xff\x25\x00\x00\x00\x00", 14);
 	return jp_put(p, &call, 8);
@@ -428,10 +450,9 @@ found:
 static int jp_tramp_make(unsigned int idx, struct jp_win *w, const struct fdr_reloc_insn *insns,
 			 char *why, size_t n)
 {
-	uint8_t code[JP_TRAMP_SIZE], *p, *jnz;
+	uint8_t code[JP_TRAMP_SIZE], *p, *jnz, *back;
 	uintptr_t at = jp_tramp_alloc(w->addr), body;
 	int64_t rel;
-	int32_t d;
 	int i, ret;
 
 	if (!at) {
@@ -444,8 +465,8 @@ static int jp_tramp_make(unsigned int idx, struct jp_win *w, const struct fdr_re
 	if (rel < INT32_MIN || rel > INT32_MAX)
 		return -ERANGE;
 	memset(code, 0xcc, sizeof(code));
-	p = jp_emit_call(code, fdr_probe_site_at(idx), w->addr, &jnz);
-	p = jp_emit_back(p, 0);
+	p = jp_emit_call(code, fdr_probe_site_at(idx), w->addr);
+	p = jp_emit_back(p, &jnz, &back);
 	body = at + (uintptr_t)(p - code);
 	for (i = 0; i < w->n; i++) {
 		uintptr_t here = at + (uintptr_t)(p - code), resume;
@@ -465,13 +486,9 @@ static int jp_tramp_make(unsigned int idx, struct jp_win *w, const struct fdr_re
 		w->tcopy[i] = here;
 		p += ret;
 	}
-	/* the call path (jp_emit_back()), where the jnz after the call goes */
-	if ((size_t)(p - code) + JP_BACK_MAX > sizeof(code))
+	if ((size_t)(p - code) + JP_SLOW_MAX > sizeof(code))
 		return -ENOSPC;
-	rel = p - (jnz + 4);
-	d = (int32_t)rel;
-	memcpy(jnz, &d, 4);
-	p = jp_emit_back(p, body);
+	p = jp_emit_slow(p, jnz, back, body);
 	ret = fdr_patch_write(at, code, sizeof(code));
 	if (ret < 0)
 		return ret;

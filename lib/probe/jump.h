@@ -37,7 +37,13 @@ void *fdr_probe_site_at(unsigned int i);
 void fdr_probe_set_resume_at(unsigned int i, uintptr_t resume);
 void fdr_probe_wait_idle_at(unsigned int i);
 int fdr_probe_in_handler(void);
-int fdr_probe_fire(void *site, const struct fdr_probe_regs *regs);
+/*
+ * Set by fdr_probe_fire() in the FLAGS it was given where it hijacked the
+ * return address: bit 31, reserved (0) in the real register; the trampoline
+ * then calls the displaced instructions (jump.c, jp_emit_slow())
+ */
+#define FDR_PROBE_FLAGS_CALL (1ull << 31)
+void fdr_probe_fire(void *site, struct fdr_probe_regs *regs);
 void fdr_probe_infl_enable(void);
 
 #endif /* FDR_PROBE_JUMP_H */

@@ -373,22 +373,32 @@ __attribute__((target("general-regs-only"))) static void count_nv(const struct f
  * Every flag the hit may change (CF, PF, AF, ZF, SF, DF, OF) comes back: the
  * trampoline restores them without popfq. With a handler armed with
  * FDR_PROBE_ARM_NOVEC (called directly; and NOCOUNT: fdr_probe_site_hits()
- * stays 0), and without (through fdr_vcall()).
+ * stays 0), and without (through fdr_vcall()); then with a return probe
+ * besides (%rsp is pt_flags' at the probe: its return address is there), whose
+ * hijack takes the trampoline's call path (jump.c, jp_emit_slow()), DF
+ * included.
  */
 Test(jump, flags_kept)
 {
 	static const uint64_t bits[] = { 0x1, 0x4, 0x10, 0x40, 0x80, 0x400, 0x800 };
 	const uint64_t mask = 0xcd5;
 	unsigned int flags, k, b;
-	atomic_ulong n = 0;
+	atomic_ulong n = 0, nr = 0;
 
-	for (k = 0; k < 2; k++) {
-		struct fdr_probe_site *s;
+	for (k = 0; k < 3; k++) {
+		struct fdr_probe_site *s, *sr = NULL;
 		char why[256];
 		unsigned long calls = 0;
+		uint64_t h0;
 
-		flags = k ? 0 : FDR_PROBE_ARM_NOVEC | FDR_PROBE_ARM_NOCOUNT;
+		flags = k == 1 ? 0 : FDR_PROBE_ARM_NOVEC | FDR_PROBE_ARM_NOCOUNT;
 		cr_assert_eq(fdr_probe_arm_flags(A(pt_flags_probe), flags, count_nv, &n, &s), 0);
+		h0 = fdr_probe_site_hits(s); /* a re-armed probe's slot keeps its count */
+		if (k == 2)
+			cr_assert_eq(fdr_probe_arm_flags(A(pt_flags_probe),
+							 FDR_PROBE_ARM_RETURN | FDR_PROBE_ARM_NOVEC,
+							 count_nv, &nr, &sr),
+				     0);
 		cr_assert_eq(fdr_probe_optimize(s, FN(pt_flags) - A(pt_flags), why, sizeof(why)), 0,
 			     "%s", why);
 		cr_assert_eq(*(volatile uint8_t *)A(pt_flags_probe), 0xe9);
@@ -403,13 +413,21 @@ Test(jump, flags_kept)
 			got = pt_flags(want);
 			calls++;
 			cr_assert_eq(got & mask, want & mask, "%s: flags 0x%lx came back as 0x%lx",
-				     k ? "vcall" : "novec", (unsigned long)want,
-				     (unsigned long)got);
+				     k == 2 ? "return" :
+				     k	    ? "vcall" :
+					      "novec",
+				     (unsigned long)want, (unsigned long)got);
 		}
 		/* FDR_PROBE_ARM_NOCOUNT: the handler's count only */
-		cr_assert_eq(fdr_probe_site_hits(s), k ? calls : 0);
+		cr_assert_eq(fdr_probe_site_hits(s) - h0, k == 1 ? calls : 0);
+		if (sr) {
+			cr_assert_eq(atomic_load(&nr), calls, "every return reported");
+			cr_assert_eq(fdr_probe_site_misses(sr), 0);
+			cr_assert_eq(fdr_probe_disarm(sr), 0);
+		}
 		cr_assert_eq(fdr_probe_disarm(s), 0);
 		cr_assert_eq(atomic_load(&n), (k + 1) * calls);
+		cr_assert_eq(fdr_probe_ret_pending(NULL), 0);
 	}
 }
 
