@@ -62,7 +62,9 @@
  *	3. site->jump_resume = the body: from now on an int3 hit resumes in the
  *	   trampoline's copy of the window, never in the window itself; wait until
  *	   no SIGTRAP handler of the site runs (one may have read it before);
- *	4. every other thread (/proc/self/task) gets FDR_PROBE_SIG_FIX, a
+ *	4. every other thread (/proc/self/task) that is not blocked outside the
+ *	   window (/proc/self/task/TID/syscall: jp_parked(); a signal would end
+ *	   its nanosleep() or poll() with EINTR) gets FDR_PROBE_SIG_FIX, a
  *	   real-time signal (rt_tgsigqueueinfo, SI_QUEUE, a magic value and a
  *	   round number): its handler, jp_sigfix(), looks at the interrupted RIP in
  *	   the ucontext. Inside the interior (it is at an instruction boundary: a
@@ -104,6 +106,7 @@
 #include <cpuid.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -133,6 +136,8 @@ extern const char fdr_probe_ret_call[] __attribute__((visibility("hidden")));
 #define JP_MAX_FUNC_LEN (16u << 20)
 #define JP_MAGIC 0x6664726aull /* "fdrj": si_value's high half of a fix-up request */
 #define JP_ACK_WAIT_NS 2000000000ll
+#define JP_BUSY_MAX 64 /* runnable threads given a moment to block (jp_fix_threads()) */
+#define JP_PARK_WAIT_NS 50000ll
 
 struct jp_win {
 	uintptr_t addr; /* A */
@@ -744,6 +749,81 @@ static void jp_sigfix(int sig, siginfo_t *si, void *ucv)
 	errno = saved_errno;
 }
 
+/*
+ * 1 if thread @tid blocks FDR_PROBE_SIG_FIX (SigBlk in /proc/self/task/TID/
+ * status), or that cannot be read: it may be in one of the program's signal
+ * handlers (libfdr-probe's sigaction() blocks the signal there, signal.c),
+ * whose interrupted frame may lie in the window.
+ */
+static int jp_blocks_fix(pid_t tid)
+{
+	char path[64], buf[4096], *p;
+	unsigned long long blk;
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 1;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return 1;
+	buf[len] = 0;
+	p = strstr(buf, "\nSigBlk:");
+	if (!p)
+		return 1;
+	errno = 0;
+	blk = strtoull(p + 8, NULL, 16);
+	return errno != 0 || ((blk >> (FDR_PROBE_SIG_FIX - 1)) & 1);
+}
+
+/*
+ * 1 if thread @tid is blocked (in a system call or not: /proc's syscall file
+ * says so, with its user instruction pointer) somewhere no fix-up is needed:
+ * outside @w's interior and XOL slot. Such a thread is not signalled: when it
+ * runs again it goes on from there, and from there the interior is reached
+ * only through A, which traps since step 3. A signal would cut its sleep short:
+ * clock_nanosleep(), nanosleep(), poll(), epoll_wait() and a few more are
+ * never restarted after a handler (EINTR whatever SA_RESTART; signal(7)). 0
+ * when it runs or may be runnable ("running"), cannot be read, or blocks
+ * FDR_PROBE_SIG_FIX (jp_blocks_fix(): in a handler of the program's, the
+ * frame it returns to may be in the window): signalled, as before.
+ */
+static int jp_parked(pid_t tid, const struct jp_win *w)
+{
+	char path[64], buf[256], *sp;
+	unsigned long long pc;
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0 || !strncmp(buf, "running", 7))
+		return 0;
+	/* "NR ARG1 .. ARG6 SP PC\n", or "-1 SP PC\n" outside a system call */
+	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
+		len--;
+	buf[len] = 0;
+	sp = strrchr(buf, ' ');
+	if (!sp || strncmp(sp + 1, "0x", 2))
+		return 0;
+	errno = 0;
+	pc = strtoull(sp + 1, NULL, 16);
+	if (errno)
+		return 0;
+	if (pc > w->addr && pc < w->addr + w->len)
+		return 0;
+	if (w->slot && pc >= w->slot && pc < w->slot + (uintptr_t)w->slot_len)
+		return 0;
+	return !jp_blocks_fix(tid);
+}
+
 static long long jp_now_ns(void)
 {
 	struct timespec ts;
@@ -752,12 +832,27 @@ static long long jp_now_ns(void)
 	return ts.tv_sec * 1000000000ll + ts.tv_nsec;
 }
 
+/* FDR_PROBE_SIG_FIX to thread @tid with round @gen: 1 if sent (0: ESRCH, the thread exited) */
+static unsigned int jp_send(pid_t pid, pid_t tid, uint32_t gen)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	si.si_signo = FDR_PROBE_SIG_FIX;
+	si.si_code = SI_QUEUE;
+	si.si_pid = pid;
+	si.si_uid = getuid();
+	si.si_value.sival_ptr = (void *)(uintptr_t)((JP_MAGIC << 32) | gen);
+	return syscall(SYS_rt_tgsigqueueinfo, pid, tid, FDR_PROBE_SIG_FIX, &si) == 0;
+}
+
 /* Under the lock: every other thread has looked at its RIP for @w. 0, or -ETIMEDOUT/-EAGAIN. */
 static int jp_fix_threads(const struct jp_win *w, char *why, size_t n)
 {
 	uint32_t gen = ++jp_gen ? jp_gen : ++jp_gen; /* never 0 */
 	pid_t pid = getpid(), self = (pid_t)syscall(SYS_gettid);
-	unsigned int sent = 0;
+	pid_t busy[JP_BUSY_MAX];
+	unsigned int sent = 0, nbusy = 0, i;
 	struct dirent *de;
 	long long t0;
 	DIR *d;
@@ -778,21 +873,36 @@ static int jp_fix_threads(const struct jp_win *w, char *why, size_t n)
 	}
 	while ((de = readdir(d))) {
 		pid_t tid = (pid_t)atoi(de->d_name);
-		siginfo_t si;
 
-		if (tid <= 0 || tid == self)
+		if (tid <= 0 || tid == self || jp_parked(tid, w))
 			continue;
-		memset(&si, 0, sizeof(si));
-		si.si_signo = FDR_PROBE_SIG_FIX;
-		si.si_code = SI_QUEUE;
-		si.si_pid = pid;
-		si.si_uid = getuid();
-		si.si_value.sival_ptr = (void *)(uintptr_t)((JP_MAGIC << 32) | gen);
-		if (syscall(SYS_rt_tgsigqueueinfo, pid, tid, FDR_PROBE_SIG_FIX, &si) == 0)
-			sent++;
-		/* else ESRCH: the thread exited meanwhile */
+		if (nbusy < JP_BUSY_MAX)
+			busy[nbusy++] = tid;
+		else
+			sent += jp_send(pid, tid, gen);
 	}
 	closedir(d);
+	/*
+	 * A thread that runs may be between two sleeps: a signal that comes once
+	 * it sleeps again ends that sleep (EINTR). Such threads get a moment to
+	 * block again, looked at again and again without sleeping (a sleep of
+	 * the patcher's, or sched_yield(), cost it a scheduler's slice among
+	 * busy threads: 0.5 ms a window); those still runnable then (busy, or
+	 * preempted: perhaps in the window) get the signal. Left: a thread that
+	 * runs past the moment and goes to sleep just before its signal comes,
+	 * or one that waits for this very CPU to run.
+	 */
+	t0 = jp_now_ns();
+	while (nbusy > 0 && jp_now_ns() - t0 < JP_PARK_WAIT_NS) {
+		for (i = 0; i < nbusy;) {
+			if (jp_parked(busy[i], w))
+				busy[i] = busy[--nbusy];
+			else
+				i++;
+		}
+	}
+	for (i = 0; i < nbusy; i++)
+		sent += jp_send(pid, busy[i], gen);
 	t0 = jp_now_ns();
 	while (atomic_load(&jp_fix.acks) < sent) {
 		if (jp_now_ns() - t0 > JP_ACK_WAIT_NS) {

@@ -16,6 +16,7 @@
  *
  *       call N   calls at_fn(i, "hello") for i in 0..N-1              -> "ok SUM"
  *       byte     the first byte of at_fn (cc when armed)              -> "byte XX"
+ *       bytes    its first 16 bytes (a jump probe's window within)  -> "bytes XX..."
  *       pid      -> "pid PID"
  *       tids     the worker's and the sleeper's thread ids   -> "tids W S"
  *       check    -> "ok WORK SLEEPS" (loops done so far), or "bad ..."
@@ -159,6 +160,11 @@ int main(int argc, char **argv)
 			printf("ok %ld\n", sum);
 		} else if (!strcmp(line, "byte")) {
 			printf("byte %02x\n", *(volatile unsigned char *)(void *)at_fn);
+		} else if (!strcmp(line, "bytes")) {
+			fputs("bytes ", stdout);
+			for (i = 0; i < 16; i++)
+				printf("%02x", ((volatile unsigned char *)(void *)at_fn)[i]);
+			putchar('\n');
 		} else if (!strcmp(line, "tids")) {
 			printf("tids %d %d\n", (int)tid_worker, (int)tid_sleeper);
 		} else if (!strcmp(line, "pid")) {

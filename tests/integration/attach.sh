@@ -23,8 +23,7 @@ LINKED=$4 # probe-agent-target: linked with libfdr
 LIBPROBE=$5
 abs_path FDR TGT COUNT LINKED LIBPROBE
 suite_init attach shm
-# the breakpoint form (first byte cc): jump probes through fdr attach are not
-# checked here yet
+# the breakpoint form (first byte cc), but for test_optimized's target
 export FDR_PROBE_OPTIMIZE=0
 export FDR_SESSION=at
 unset LD_PRELOAD
@@ -385,6 +384,48 @@ test_dlopen_error() {
 	healthy && stop_target
 }
 
+# jump-optimised probes through fdr attach, in a target started without
+# FDR_PROBE_OPTIMIZE=0: an entry and a return probe on at_fn become one jmp
+# (first byte e9, uprobe_profile's [OPTIMIZED 1]), record exactly, and fdr
+# detach puts at_fn's bytes back as they were, the program running on right
+# (its threads check their results); three attach and detach cycles
+test_optimized() {
+	local p i obytes n
+	if [ -n "${FDR_TEST_TSAN:-}" ]; then
+		diag "skipped in the TSan build: jump optimisation cannot run under TSan (probes.md)"
+		return 0
+	fi
+	must "$FDR" append uprobe_events "r:uprobes/atret $TGT:at_fn rv=\$retval:s32" || return 1
+	must "$FDR" write events/uprobes/atret/enable 1 || return 1
+	start_target_cmd env -u FDR_PROBE_OPTIMIZE "$TGT" || return 1
+	tcmd pid || return 1
+	p=${reply#pid }
+	tcmd bytes || return 1
+	obytes=$reply
+	for i in 1 2 3; do
+		must "$FDR" attach "$p" || return 1
+		wait_byte e9 || { sed "s|^|#   target stderr: |" "$T/terr"; return 1; }
+		must "$FDR" cat uprobe_profile || return 1
+		grep -q "atret.* \[OPTIMIZED 1\]\$" "$OUT" ||
+			{ diag "uprobe_profile:"; sed 's/^/#   /' "$OUT"; return 1; }
+		tcmd "call 3" && [ "$reply" = "ok $((3 * 2 + 3 * 101))" ] || { diag "call: $reply"; return 1; }
+		expect_lines "$p" "$(for ((n = 0; n < i; n++)); do lines 0 2; done)" || return 1
+		"$FDR" show | grep -E -- "-$p +\[[0-9]+\] .* atret: " |
+			sed -E 's/^.* (atret: )\(0x[0-9a-f]+ <- 0x[0-9a-f]+\)/\1(F <- R)/' >"$T/rets"
+		[ "$(cat "$T/rets")" = "$(for ((n = 0; n < i; n++)); do
+			printf 'atret: (F <- R) rv=%d\n' 101 103 105
+		done)" ] || { diag "return lines:"; sed 's/^/#   /' "$T/rets"; return 1; }
+		must "$FDR" detach "$p" || return 1
+		tcmd bytes && [ "$reply" = "$obytes" ] ||
+			{ diag "after detach: $reply, expected $obytes"; return 1; }
+		tcmd "call 3" && [ "$reply" = "ok $((3 * 2 + 3 * 101))" ] || { diag "call: $reply"; return 1; }
+		healthy || return 1
+	done
+	must "$FDR" write events/uprobes/atret/enable 0 || return 1
+	must "$FDR" append uprobe_events "-:uprobes/atret" || return 1
+	stop_target
+}
+
 # no such process; a usage error
 test_errors() {
 	run "$FDR" attach 999999999
@@ -414,5 +455,5 @@ test_errors() {
 
 run_cases "test_setup test_attach test_attach_twice test_detach test_reattach test_agent_runs test_threads test_kill_points
 	test_kill_random test_blocked_sigtrap test_not_permitted test_uses_fdr test_env_session test_dlopen_error
-	test_errors" test_attach
+	test_optimized test_errors" test_attach
 tap_summary
