@@ -75,7 +75,7 @@
  * return (RAX = $retval, IP = the real return address, probe_addr = the
  * function) and gives the real return address, where the trampoline goes (a
  * jump trampoline's hit calls the function instead of jumping to it, so that
- * its ret is predicted: fdr_probe_fire(), jump.c's jp_emit_back()). Entries
+ * its ret is predicted: fdr_probe_fire(), jump.c's jp_emit_slow()). Entries
  * above the one found, and at a new entry those whose return-address slot is at
  * or below the new RSP and no longer holds the trampoline, or is the new RSP
  * itself (the new call overwrote it), belong to frames that longjmp() abandoned:
@@ -1237,10 +1237,10 @@ static inline __attribute__((always_inline)) void pr_run(struct fdr_probe_site *
  * its site that are on, frees its table slot and returns the real return
  * address, where the trampoline goes on: with bit 63 (PR_RET_CALLED) set if
  * the entry was made on a jump trampoline's call path (struct pr_ret), whose
- * return goes on by a ret (the return stack buffer then stays balanced). Runs in the thread's ordinary context
- * (FDR_HIT_NOVEC: without the vector state saved, as fdr_probe_fire(); other
- * builds: through fdr_vcall()). A return with no entry aborts: there is no
- * address to go back to.
+ * return goes on by a ret (the return stack buffer then stays balanced).
+ * Runs in the thread's ordinary context (FDR_HIT_NOVEC: without the vector
+ * state saved, as fdr_probe_fire(); other builds: through fdr_vcall()). A
+ * return with no entry aborts: there is no address to go back to.
  */
 __attribute__((visibility("hidden"))) uintptr_t fdr_probe_ret_fire(struct fdr_probe_regs *regs);
 uintptr_t fdr_probe_ret_fire(struct fdr_probe_regs *regs)
@@ -1617,10 +1617,10 @@ static __attribute__((noinline)) void pr_fire_all(struct pr_site *s, struct fdr_
  * hijack says so by setting FDR_PROBE_FLAGS_CALL in @regs' FLAGS once every
  * handler has run: the trampoline tests it with DF, in the one test it made
  * before (jump.c, jp_emit_back()); a return value tested after the call cost
- * a hit without return probes 0.6 to 1 ns. The usual case, one entry probe on the address (the site's
- * solo, with or without return probes besides), is taken first; an agent
- * probe armed with FDR_PROBE_ARM_RECORD has its record written here, without
- * the call to its handler (record.h).
+ * a hit without return probes 0.6 to 1 ns. The usual case, one entry probe
+ * on the address (the site's solo, with or without return probes besides),
+ * is taken first; an agent probe armed with FDR_PROBE_ARM_RECORD has its
+ * record written here, without the call to its handler (record.h).
  *
  * FDR_HIT_NOVEC (the usual build): the trampoline saved the general registers
  * only, and this runs compiled with -mgeneral-regs-only. A handler armed with

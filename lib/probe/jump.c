@@ -125,13 +125,13 @@
 #include "probe-local.h"
 #include "reloc.h"
 
-/* tramp.S: `call *-16(%rsp)`, just before fdr_probe_ret_tramp (jp_emit_back()) */
+/* tramp.S: `call *-16(%rsp)`, just before fdr_probe_ret_tramp (jp_emit_slow()) */
 extern const char fdr_probe_ret_call[] __attribute__((visibility("hidden")));
 
 #define JP_MAX_INSNS 5 /* a 5-byte window holds at most 5 instructions */
 #define JP_MAX_LEN (4 + FDR_RELOC_MAX_LEN) /* the last one starts at A+4 at most */
 #define JP_TRAMP_SIZE 1024 /* 700 bytes at most (the vector state saved, 5 instructions) */
-#define JP_SLOW_MAX 128 /* jp_emit_slow()'s length */
+#define JP_SLOW_MAX 160 /* jp_emit_slow()'s length: 122 bytes */
 #define JP_PAGE 4096
 #define JP_MAX_FUNC_LEN (16u << 20)
 #define JP_MAGIC 0x6664726aull /* "fdrj": si_value's high half of a fix-up request */

@@ -6,14 +6,13 @@
  * function it probes (engine.c, "Return probes"), at the int3 or in the jump
  * trampoline of its entry. The function returns there, and the code below
  * reports the return and goes on to the real return address, with no trap.
- * A jump trampoline then calls the function from fdr_probe_ret_call, just
- * before fdr_probe_ret_tramp, so that the CPU predicts the function's ret
- * and, after it, the ret below to the real return address (jump.c,
- * jp_emit_back()).
- * Until then, an unwinder that walks the stack (a C++
- * exception, pthread_exit()'s forced unwind, backtrace(), gdb) finds the
- * trampoline as the function's return address, so it needs unwind information
- * for it: the .eh_frame entry below, found like any other through
+ * A jump trampoline that made the hijack called the function from
+ * fdr_probe_ret_call, just before fdr_probe_ret_tramp, so that the CPU
+ * predicts the function's ret; the code below then goes on by a ret, which
+ * it predicts too (jump.c, jp_emit_slow()). Until then, an unwinder that
+ * walks the stack (a C++ exception, pthread_exit()'s forced unwind,
+ * backtrace(), gdb) finds the trampoline as the function's return address, so
+ * it needs unwind information for it: the .eh_frame entry below, found like any other through
  * libfdr-probe's PT_GNU_EH_FRAME (no registration at run time).
  *
  *   caller:   call f            f's frame        the "trampoline frame"
@@ -128,7 +127,7 @@ fdr_probe_ret_tramp_area:
 	.cfi_def_cfa %rsp, 0
 	PR_RA_EXPR
 	/*
-	 * A jump trampoline's call path (jump.c, jp_emit_back()) comes here with
+	 * A jump trampoline's call path (jump.c, jp_emit_slow()) comes here with
 	 * %rsp = S + 8, S holding fdr_probe_ret_tramp already (the hijack) and
 	 * the address of its copy of the displaced instructions at S - 8 (below
 	 * %rsp, in the red zone no signal frame takes): the call writes

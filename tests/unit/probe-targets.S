@@ -594,7 +594,7 @@ pt_sys_end:
  * pt_stack_args(a, b, c, d, e, f, g, h) = 2g + h, its two last arguments on the
  * stack, or -1 if %rsp + 8 is not 16-byte aligned (the ABI's rule at a
  * function's first instruction); first: lea 8(%rsp),%rax (exactly 5 bytes).
- * A return probe's call path (jump.c, jp_emit_back()) must leave the
+ * A return probe's call path (jump.c, jp_emit_slow()) must leave the
  * function's stack as the caller made it.
  */
 	.globl pt_stack_args

@@ -643,7 +643,7 @@ Test(jump, entry_and_return_optimized)
  * Entry and return probes on a function that reads two arguments from the
  * stack and checks its alignment (pt_stack_args): in the int3 form, then
  * optimised, where the trampoline calls the displaced instructions from
- * tramp.S's fdr_probe_ret_call (jump.c, jp_emit_back()): the function sees
+ * tramp.S's fdr_probe_ret_call (jump.c, jp_emit_slow()): the function sees
  * its stack exactly as its caller made it, each call's result and $retval
  * right, no return left pending.
  */
