@@ -27,7 +27,8 @@
  * Then all of them again with every probe jump-optimised (jump.c), whose
  * trampoline hijacks the return and calls the function from tramp.S's
  * fdr_probe_ret_call: the same frames, the same unwind, the same log. The
- * functions' bounds come from this program's symbol table.
+ * functions' bounds come from this program's symbol table. (Not in the TSan
+ * build, where jump optimisation cannot run.)
  */
 #include <elf.h>
 #include <errno.h>
@@ -650,6 +651,15 @@ int main(void)
 
 	for (int pass = 0; pass < 2; pass++) {
 		optimize_all = pass == 1;
+		if (optimize_all && getenv("FDR_TEST_TSAN")) {
+			/*
+			 * TSan defers asynchronous signals until a thread enters its
+			 * runtime: jump.c's request to the threads is not answered in
+			 * time, and no probe is optimised (probes.md, "Jump probes")
+			 */
+			printf("skipped the jump-optimised pass in the TSan build\n");
+			break;
+		}
 		for (const auto &c : cases) {
 			c.fn();
 			no_pending(c.name);
