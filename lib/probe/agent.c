@@ -1505,16 +1505,10 @@ static int pa_one_thread(void)
 {
 	char buf[1024];
 	const char *p;
-	ssize_t n;
-	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC), i;
+	int i;
 
-	if (fd < 0)
+	if (fdr_proc_read("/proc/self/stat", buf, sizeof(buf)) < 0)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
 	/* after the comm, which may hold spaces and parentheses: state is field 3 */
 	p = strrchr(buf, ')');
 	for (i = 0; i < 18 && p; i++)

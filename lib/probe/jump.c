@@ -106,7 +106,6 @@
 #include <cpuid.h>
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -759,18 +758,10 @@ static int jp_blocks_fix(pid_t tid)
 {
 	char path[64], buf[4096], *p;
 	unsigned long long blk;
-	ssize_t len;
-	int fd;
 
 	snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (fdr_proc_read(path, buf, sizeof(buf)) < 0)
 		return 1;
-	len = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (len <= 0)
-		return 1;
-	buf[len] = 0;
 	p = strstr(buf, "\nSigBlk:");
 	if (!p)
 		return 1;
@@ -796,15 +787,10 @@ static int jp_parked(pid_t tid, const struct jp_win *w)
 	char path[64], buf[256], *sp;
 	unsigned long long pc;
 	ssize_t len;
-	int fd;
 
 	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	len = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (len <= 0 || !strncmp(buf, "running", 7))
+	len = fdr_proc_read(path, buf, sizeof(buf));
+	if (len < 0 || !strncmp(buf, "running", 7))
 		return 0;
 	/* "NR ARG1 .. ARG6 SP PC\n", or "-1 SP PC\n" outside a system call */
 	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' '))

@@ -660,3 +660,26 @@ uintptr_t fdr_patch_alloc_near(uintptr_t addr, size_t size)
 	}
 	return 0;
 }
+
+/*
+ * fdr_proc_read - the start of a /proc file, in one read()
+ * @path: the file (a /proc file's text is made at the read: one is enough)
+ * @buf, @size: where; the text is NUL-terminated, at most @size - 1 bytes
+ *
+ * Returns its length, > 0; -1 if it cannot be opened or read, or is empty.
+ * Async-signal-safe.
+ */
+ssize_t fdr_proc_read(const char *path, char *buf, size_t size)
+{
+	ssize_t len;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	len = read(fd, buf, size - 1);
+	close(fd);
+	if (len <= 0)
+		return -1;
+	buf[len] = 0;
+	return len;
+}

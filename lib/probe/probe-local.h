@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
+#include <sys/types.h>
 
 #include "engine.h"
 
@@ -45,6 +46,7 @@ void fdr_patch_maps_hold(int on);
 int fdr_patch_maps_fd(void);
 void fdr_patch_maps_put(int fd);
 uintptr_t fdr_patch_alloc_near(uintptr_t addr, size_t size);
+ssize_t fdr_proc_read(const char *path, char *buf, size_t size);
 
 /*
  * PROCMAP_QUERY (Linux 6.11; not in the uapi headers of Debian 12): one ioctl
