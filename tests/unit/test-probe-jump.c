@@ -32,6 +32,7 @@
 
 #include "engine.h"
 
+#include "../harness/proc.h"
 #include "probe-targets.h"
 
 struct hits {
@@ -771,8 +772,12 @@ static void *blocked_reader(void *arg)
 	return NULL;
 }
 
-/* Whether thread @tid is blocked in read(2) ("0 " first in /proc/self/task/TID/syscall). */
-static int in_read(int tid)
+/*
+ * The system call thread @tid is blocked in (the number first in
+ * /proc/self/task/TID/syscall); -1 if it runs, is blocked outside one, or
+ * the file cannot be read.
+ */
+static long task_syscall(int tid)
 {
 	char path[64], buf[64] = "";
 	FILE *f;
@@ -780,11 +785,17 @@ static int in_read(int tid)
 	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
 	f = fopen(path, "r");
 	if (!f)
-		return 0;
+		return -1;
 	if (!fgets(buf, sizeof(buf), f))
 		buf[0] = 0;
 	fclose(f);
-	return !strncmp(buf, "0 ", 2);
+	return buf[0] >= '0' && buf[0] <= '9' ? strtol(buf, NULL, 10) : -1;
+}
+
+/* Whether thread @tid is blocked in read(2). */
+static int in_read(int tid)
+{
+	return task_syscall(tid) == SYS_read;
 }
 
 Test(jump, thread_blocked_inside_window)
@@ -829,14 +840,6 @@ static atomic_int sleeper_go, sleeper_done, sleeper_tid;
 static atomic_long sleeper_bad;
 static _Atomic long long sleeper_until; /* CLOCK_MONOTONIC ns: the sleep's end; 0 awake */
 
-static long long mono_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1000000000ll + t.tv_nsec;
-}
-
 static void *sleeper(void *arg)
 {
 	struct timespec t;
@@ -847,7 +850,7 @@ static void *sleeper(void *arg)
 	while (!atomic_load(&sleeper_go))
 		usleep(1000);
 	for (k = 0; k < 3; k++) {
-		long long until = mono_ns() + 150000000ll;
+		long long until = (long long)sc_now_ns() + 150000000ll;
 		int r;
 
 		atomic_store(&sleeper_until, until);
@@ -870,22 +873,6 @@ static void *sleeper(void *arg)
 	return NULL;
 }
 
-/* Whether thread @tid is blocked in a system call (a number first in its syscall file). */
-static int in_syscall(int tid)
-{
-	char path[64], buf[64] = "";
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = 0;
-	fclose(f);
-	return buf[0] >= '0' && buf[0] <= '9';
-}
-
 Test(jump, sleeper_not_interrupted, .timeout = 60)
 {
 	struct fdr_probe_site *s;
@@ -900,8 +887,8 @@ Test(jump, sleeper_not_interrupted, .timeout = 60)
 		long long until = atomic_load(&sleeper_until);
 
 		usleep(2000);
-		if (!until || until - mono_ns() < 20000000ll ||
-		    !in_syscall(atomic_load(&sleeper_tid)))
+		if (!until || until - (long long)sc_now_ns() < 20000000ll ||
+		    task_syscall(atomic_load(&sleeper_tid)) < 0)
 			continue;
 		cr_assert_eq(fdr_probe_arm(A(pt_add), count_hit, &h, &s), 0);
 		cr_assert_eq(fdr_probe_optimize(s, FN(pt_add) - A(pt_add), why, sizeof(why)), 0,
