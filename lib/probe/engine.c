@@ -1568,6 +1568,19 @@ int fdr_probe_in_handler(void)
 	return pr_depth > 0;
 }
 
+/*
+ * A jump hit's hijack of the return (pr_ret_entry()), told to the trampoline
+ * by FDR_PROBE_FLAGS_CALL in @regs' FLAGS: it then calls the displaced
+ * instructions (fdr_probe_fire())
+ */
+static inline __attribute__((always_inline)) void pr_jump_hijack(struct pr_site *s,
+								 struct fdr_probe_regs *regs)
+{
+	if (pr_ret_entry(s, (uintptr_t)regs->gpr[FDR_REG_SP],
+			 atomic_load_explicit(&pr_tramp, memory_order_acquire), 1))
+		regs->gpr[FDR_REG_FLAGS] |= FDR_PROBE_FLAGS_CALL;
+}
+
 /* fdr_probe_fire() past its usual case: every probe of the site, by its rules */
 static __attribute__((noinline)) void pr_fire_all(struct pr_site *s, struct fdr_probe_regs *regs)
 {
@@ -1591,13 +1604,10 @@ static __attribute__((noinline)) void pr_fire_all(struct pr_site *s, struct fdr_
 			}
 		}
 	}
-	if (ret_on && pr_depth++ == 0) {
-		if (pr_ret_entry(s, (uintptr_t)regs->gpr[FDR_REG_SP],
-				 atomic_load_explicit(&pr_tramp, memory_order_acquire), 1))
-			regs->gpr[FDR_REG_FLAGS] |= FDR_PROBE_FLAGS_CALL; /* fdr_probe_fire() */
-	} else if (ret_on) {
+	if (ret_on && pr_depth++ == 0)
+		pr_jump_hijack(s, regs);
+	else if (ret_on)
 		pr_ret_miss(s);
-	}
 	if (ret_on)
 		pr_depth--;
 }
@@ -1648,10 +1658,8 @@ void fdr_probe_fire(void *site, struct fdr_probe_regs *regs)
 		pr_depth = 1;
 		pr_run(solo, regs);
 		/* return probes on besides (pr_fire_all()'s rule: one hijack for them all) */
-		if (atomic_load_explicit(&s->solo_ret, memory_order_relaxed) &&
-		    pr_ret_entry(s, (uintptr_t)regs->gpr[FDR_REG_SP],
-				 atomic_load_explicit(&pr_tramp, memory_order_acquire), 1))
-			regs->gpr[FDR_REG_FLAGS] |= FDR_PROBE_FLAGS_CALL; /* the call path, below */
+		if (atomic_load_explicit(&s->solo_ret, memory_order_relaxed))
+			pr_jump_hijack(s, regs);
 		pr_depth = 0;
 	} else {
 		pr_fire_all(s, regs);
