@@ -362,6 +362,22 @@ Test(uptree, busy_enabled_or_triggered)
 	wr(UE, O_APPEND, "-:fdrchk/a", EBUSY);
 	cr_expect_eq(fdr_test_write(env.s, UE, O_TRUNC, "", 0, NULL, 0), -EBUSY);
 	wr("events/tupt/plain/trigger", O_APPEND, "!enable_event:fdrchk:a", OK);
+	/*
+	 * a trigger in the last instance made (the scans stop at the instances'
+	 * bound: this is its edge), on the last event registered
+	 */
+	cr_assert_eq(fdr_tree_mkdir(env.s, "instances/i1"), 0);
+	cr_assert_eq(fdr_tree_mkdir(env.s, "instances/i2"), 0);
+	wr(UE, O_APPEND, "p:fdrchk/last /bin/true:0x1151", OK);
+	wr("instances/i2/events/fdrchk/last/trigger", O_APPEND, "disable_event:fdrchk:a", OK);
+	wr(UE, O_APPEND, "-:fdrchk/a", EBUSY);
+	expect_cat("instances/i2/events/fdrchk/a/enable", "0*\n", "soft-disabled by i2's trigger");
+	wr("instances/i2/events/fdrchk/last/trigger", O_APPEND, "!disable_event:fdrchk:a", OK);
+	wr("instances/i2/events/fdrchk/last/filter", O_TRUNC, "common_pid == 1", OK);
+	expect_cat("instances/i2/events/fdrchk/last/filter", "common_pid == 1\n", "i2's filter");
+	wr(UE, O_APPEND, "-:fdrchk/last", OK);
+	cr_assert_eq(fdr_tree_rmdir(env.s, "instances/i2"), 0);
+	cr_assert_eq(fdr_tree_rmdir(env.s, "instances/i1"), 0);
 	/* a filter does not hold it, and goes with it */
 	wr("events/fdrchk/a/filter", O_TRUNC, "x == 3", OK);
 	wr(UE, O_TRUNC, "", OK);
