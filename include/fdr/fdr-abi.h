@@ -35,9 +35,11 @@
  * instances and probe slots stop where the used ones end, and a probe slot's
  * optimized count (reserved space). 4: the probes file's per-CPU hit counts
  * (probes.hit_cpus, probes.hits_off), so that a probe hit adds 1 without a
- * locked instruction.
+ * locked instruction. 5: control.events_bound, so that scans of the event
+ * registry stop where the used slots end (nr_events counts registrations,
+ * and grew past every slot in a session whose probes come and go).
  */
-#define FDR_ABI_VERSION 4
+#define FDR_ABI_VERSION 5
 
 #define FDR_MAX_INSTANCES 128 /* instance 0 is the top instance */
 #define FDR_MAX_EVENTS 1024
@@ -328,7 +330,7 @@ struct fdr_abi_control {
 	uint32_t cmdline_size; /* saved_cmdlines_size */
 	uint64_t dropped_no_slot; /* events dropped: cpu id beyond nr_cpus etc. */
 	uint32_t instances_bound; /* instances at this index and above are free (version 3) */
-	uint32_t reserved4;
+	uint32_t events_bound; /* registry slots at this index and above are free (version 5) */
 	uint64_t reserved3;
 	char boot_id[40]; /* /proc/sys/kernel/random/boot_id of the creating boot */
 	uint32_t hooks_active; /* filters + triggers + pid lists in the session; 0 = fast path */

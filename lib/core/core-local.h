@@ -240,17 +240,19 @@ FDR_HIDDEN void fdr_session_apply_pending(struct fdr_session *s, uint32_t slot);
 /*
  * The registry slots that can hold an event, [0, bound), for the scans by
  * name: the registry is 2.8 MiB, and a scan of all of it faults in 688 pages
- * of a process's new mapping (300 us to 1.5 ms of a uprobe_events write). A
- * registration (locked) takes the first free slot and then bumps nr_events,
- * which is never lowered, so every ready slot is below nr_events, unless its
- * registrar is between the two (a reader without the lock) or died there:
- * then the slot at nr_events is ready, and that, or a count out of range,
- * makes the bound the whole table.
+ * of a process's new mapping (300 us to 1.5 ms of a uprobe_events write, 4 ms
+ * on a VM whose faults cost 35 us). A registration (locked) takes the first
+ * free slot and raises events_bound over it before the slot is ready; the
+ * bound is never lowered, so every ready slot is below it (nr_events, the
+ * count of registrations, was the bound before ABI version 5: it grew past
+ * every slot once probes had come and gone a thousand times). A slot at the
+ * bound that is ready, or a bound out of range, can only be the shared
+ * memory's damage, and makes the bound the whole table.
  */
 static inline uint32_t fdr_events_bound(const struct fdr_abi_control *c)
 {
-	/* acquire: pairs with the count's release, after the slot's state */
-	uint32_t n = __atomic_load_n(&c->nr_events, __ATOMIC_ACQUIRE);
+	/* acquire: pairs with the raise's release, before the slot's state */
+	uint32_t n = __atomic_load_n(&c->events_bound, __ATOMIC_ACQUIRE);
 
 	if (n >= FDR_MAX_EVENTS ||
 	    __atomic_load_n(&c->events[n].state, __ATOMIC_RELAXED) == FDR_EVENT_READY)

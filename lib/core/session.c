@@ -772,8 +772,11 @@ int fdr_session_register_event(struct fdr_session *s, const struct fdr_abi_event
 		memcpy(e, tmpl, sizeof(*e));
 		memset(e->enabled, 0, sizeof(e->enabled));
 		e->id = c->next_event_id++;
+		/* the bound covers the slot before it is ready (fdr_events_bound()) */
+		if (c->events_bound <= free_slot)
+			__atomic_store_n(&c->events_bound, free_slot + 1, __ATOMIC_RELEASE);
 		__atomic_store_n(&e->state, FDR_EVENT_READY, __ATOMIC_RELEASE);
-		/* release: a reader that sees the count sees the slot ready (fdr_events_bound()) */
+		/* release: a reader that sees the count sees the slot ready (the live trace.dat writer) */
 		__atomic_store_n(&c->nr_events, c->nr_events + 1, __ATOMIC_RELEASE);
 		fdr_session_apply_pending(s, free_slot);
 	}

@@ -181,6 +181,7 @@ static void ses_builtin_events(struct fdr_abi_control *c)
 		}
 		e->state = FDR_EVENT_READY;
 		c->nr_events = i + 1;
+		c->events_bound = i + 1;
 	}
 }
 

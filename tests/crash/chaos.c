@@ -197,11 +197,13 @@ static void mutate_control(void)
 		const char *name;
 	} hdr[] = {
 #define H(f) { offsetof(struct fdr_abi_control, f), sizeof(((struct fdr_abi_control *)0)->f), #f }
-		H(struct_size), H(version),	 H(magic),	     H(state),
-		H(nr_cpus),	H(gen),		 H(ts_source),	     H(session_id),
-		H(cal_tsc),	H(cal_mono_ns),	 H(tsc_khz),	     H(next_event_id),
-		H(nr_events),	H(cmdline_size), H(dropped_no_slot), H(hooks_active),
-		H(pids_active),
+		H(struct_size),	 H(version),	  H(magic),
+		H(state),	 H(nr_cpus),	  H(gen),
+		H(ts_source),	 H(session_id),	  H(cal_tsc),
+		H(cal_mono_ns),	 H(tsc_khz),	  H(next_event_id),
+		H(nr_events),	 H(cmdline_size), H(dropped_no_slot),
+		H(hooks_active), H(pids_active),  H(instances_bound),
+		H(events_bound),
 #undef H
 	};
 	unsigned i = (unsigned)(rnd() % (sizeof(hdr) / sizeof(hdr[0])));

@@ -196,11 +196,12 @@ Test(registry, print_format_is_part_of_the_layout)
 }
 
 /*
- * The scans stop at nr_events (fdr_events_bound()): a registrar that died
- * between making its slot ready and bumping the count left a ready slot at
- * nr_events, which must still be found, and never be taken by another event.
+ * The scans stop at events_bound (fdr_events_bound()), raised over a slot
+ * before it is made ready. A ready slot at the bound is damage (a registrar
+ * that skipped the raise): it must still be found, and never be taken by
+ * another event.
  */
-Test(registry, registrar_died_before_the_count)
+Test(registry, ready_slot_at_the_bound)
 {
 	static struct hdef h;
 	struct fdr_abi_control *c = fdr_session_control(env.s);
@@ -210,10 +211,10 @@ Test(registry, registrar_died_before_the_count)
 	hdef_init(&h, "treg", "orphan", 0);
 	cr_assert_eq(fdr_event_def_to_abi(&h.def, &t), 0);
 	cr_assert_eq(fdr_session_lock(env.s), 0);
-	n = c->nr_events;
+	n = c->events_bound;
 	cr_assert_lt(n, FDR_MAX_EVENTS);
 	cr_assert_neq(c->events[n].state, FDR_EVENT_READY);
-	/* what fdr_session_register_event() does, up to the count */
+	/* what fdr_session_register_event() does, without the raise */
 	memcpy(&c->events[n], &t, sizeof(t));
 	memset(c->events[n].enabled, 0, sizeof(c->events[n].enabled));
 	id = c->events[n].id = c->next_event_id++;
@@ -227,6 +228,32 @@ Test(registry, registrar_died_before_the_count)
 	cr_assert_neq(slot, n, "another event does not take the orphan's slot");
 	cr_assert_str_eq(c->events[n].name, "orphan");
 	cr_assert_str_eq(c->events[slot].name, "after_orphan");
+	fdr_session_unlock(env.s);
+}
+
+/*
+ * A registrar that died after raising the bound and before making its slot
+ * ready left a free slot under the bound: the next registration takes it,
+ * and the bound does not move.
+ */
+Test(registry, registrar_died_after_the_raise)
+{
+	static struct hdef h;
+	struct fdr_abi_control *c = fdr_session_control(env.s);
+	struct fdr_abi_event t;
+	uint32_t n, slot;
+
+	hdef_init(&h, "treg", "after_death", 0);
+	cr_assert_eq(fdr_event_def_to_abi(&h.def, &t), 0);
+	cr_assert_eq(fdr_session_lock(env.s), 0);
+	n = c->events_bound;
+	cr_assert_lt(n + 1, FDR_MAX_EVENTS);
+	cr_assert_neq(c->events[n].state, FDR_EVENT_READY);
+	__atomic_store_n(&c->events_bound, n + 1, __ATOMIC_RELEASE); /* and died */
+	cr_assert_eq(fdr_session_register_event(env.s, &t, &slot), 0);
+	cr_assert_eq(slot, n, "the slot under the bound is taken");
+	cr_assert_eq(c->events_bound, n + 1, "the bound stays");
+	cr_assert_str_eq(c->events[n].name, "after_death");
 	fdr_session_unlock(env.s);
 }
 

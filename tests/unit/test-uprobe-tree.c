@@ -387,6 +387,37 @@ Test(uptree, busy_enabled_or_triggered)
 	expect_cat("events/fdrchk/a/enable", "0\n", "disabled");
 }
 
+/*
+ * Probes that come and go: each definition registers its event again (a new
+ * id), and nr_events counts the registrations; the registry's scans stop at
+ * events_bound, which must stay where the slots in use end (it was nr_events
+ * before ABI version 5, and covered the whole registry after 1000 rounds).
+ */
+Test(uptree, churn_keeps_the_registry_bound)
+{
+	const struct fdr_abi_control *c = fdr_session_control(env.s);
+	uint32_t bound0, regs0, i;
+
+	wr(UE, O_APPEND, "p:fdrchk/stays /bin/true:0x1149", OK);
+	bound0 = c->events_bound;
+	regs0 = c->nr_events;
+	for (i = 0; i < FDR_MAX_EVENTS + 100; i++) {
+		wr(UE, O_APPEND,
+		   i % 2 ? "p:fdrchk/odd /bin/true:0x1150 x=%di" : "p:fdrchk/even /bin/true:0x1150",
+		   OK);
+		wr(UE, O_APPEND, i % 2 ? "-:fdrchk/odd" : "-:fdrchk/even", OK);
+	}
+	cr_expect_eq(c->nr_events, regs0 + FDR_MAX_EVENTS + 100, "one registration a definition");
+	cr_expect_leq(c->events_bound, bound0 + 1, "the bound went from %u to %u", bound0,
+		      c->events_bound);
+	cr_expect_eq(fdr_events_bound(c), c->events_bound);
+	expect_cat(UE, "p:fdrchk/stays /bin/true:0x0000000000001149\n", "the one that stays");
+	wr(UE, O_APPEND, "p:fdrchk/last /bin/true:0x1151", OK);
+	expect_cat("events/fdrchk/last/enable", "0\n", "a definition after the churn");
+	wr(UE, O_APPEND, "-:fdrchk/last", OK);
+	wr(UE, O_APPEND, "-:fdrchk/stays", OK);
+}
+
 /* ---- uprobe_profile and the probes file ------------------------------------------------------ */
 
 Test(uptree, profile)
