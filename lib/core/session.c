@@ -631,13 +631,13 @@ int fdr_session_write(struct fdr_session *s, uint32_t inst, const void *payload,
 		/* filters and triggers of the record's event (ftrace:print for markers) */
 		uint64_t mask[FDR_MAX_INSTANCES / 64] = { 0 };
 		const struct fdr_common *c = payload;
-		uint32_t slot;
+		uint32_t slot, bound = fdr_events_bound(s->ctl);
 
-		for (slot = 0; slot < FDR_MAX_EVENTS; slot++)
+		for (slot = 0; slot < bound; slot++)
 			if (s->ctl->events[slot].state == FDR_EVENT_READY &&
 			    s->ctl->events[slot].id == c->type)
 				break;
-		if (slot < FDR_MAX_EVENTS) {
+		if (slot < bound) {
 			mask[inst / 64] = 1ull << (inst % 64);
 			fdr_hooks_commit(s, mask, slot, rec, total);
 			return 0;

@@ -335,9 +335,9 @@ static int trig_targets(const struct fdr_abi_control *c, uint32_t inst, uint32_t
 
 static void soft_recount(struct fdr_abi_control *c, uint32_t inst)
 {
-	uint32_t es;
+	uint32_t es, bound = fdr_events_bound(c);
 
-	for (es = 0; es < FDR_MAX_EVENTS; es++) {
+	for (es = 0; es < bound; es++) {
 		if (c->events[es].state != FDR_EVENT_READY)
 			continue;
 		bit_set(c->hooks[es].soft, inst,
@@ -358,7 +358,7 @@ int fdr_hooks_trigger_cmd(struct fdr_session *s, uint32_t inst, const struct fdr
 			  const char *cmd, char *msg, size_t msg_len, int *pos)
 {
 	struct fdr_abi_control *c = fdr_session_control(s);
-	uint32_t es = event_slot(c, e), target = 0, kind = 0, k, t, prev = 0, n;
+	uint32_t es = event_slot(c, e), target = 0, kind = 0, k, t, prev = 0, n, bound;
 	struct fdr_abi_hooks *h = &c->hooks[es];
 	const char *p = cmd, *word, *ifp;
 	size_t wlen;
@@ -412,7 +412,7 @@ int fdr_hooks_trigger_cmd(struct fdr_session *s, uint32_t inst, const struct fdr
 		}
 		memcpy(ev, p + sl + 1, el);
 		ev[el] = 0;
-		for (k = 0; k < FDR_MAX_EVENTS; k++)
+		for (k = 0, bound = fdr_events_bound(c); k < bound; k++)
 			if (c->events[k].state == FDR_EVENT_READY &&
 			    strncmp(c->events[k].system, sys, FDR_NAME_LEN) == 0 &&
 			    strncmp(c->events[k].name, ev, FDR_NAME_LEN) == 0)
@@ -591,9 +591,9 @@ int fdr_hooks_soft(const struct fdr_abi_control *c, uint32_t inst, const struct 
 /** fdr_hooks_instance_clear - drop every hook of an instance (rmdir; lock held) */
 void fdr_hooks_instance_clear(struct fdr_abi_control *c, uint32_t inst)
 {
-	uint32_t es, t, n;
+	uint32_t es, t, n, bound = fdr_events_bound(c);
 
-	for (es = 0; es < FDR_MAX_EVENTS; es++) {
+	for (es = 0; es < bound; es++) {
 		struct fdr_abi_hooks *h = &c->hooks[es];
 
 		bit_set(h->filtered, inst, 0);

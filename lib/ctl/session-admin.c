@@ -581,14 +581,14 @@ int fdr_session_instance_free(struct fdr_session *s, uint32_t inst)
 {
 	struct fdr_abi_instance *in;
 	char name[64];
-	uint32_t i;
+	uint32_t i, bound;
 
 	if (inst == 0 || inst >= FDR_MAX_INSTANCES)
 		return -EINVAL;
 	in = &s->ctl->instances[inst];
 	if (in->state != FDR_INST_LIVE)
 		return -ENOENT;
-	for (i = 0; i < FDR_MAX_EVENTS; i++)
+	for (i = 0, bound = fdr_events_bound(s->ctl); i < bound; i++)
 		fdr_event_set_enabled(&s->ctl->events[i], inst, 0);
 	__atomic_store_n(&in->state, FDR_INST_FREE, __ATOMIC_RELEASE);
 	snprintf(name, sizeof(name), "ring.%u.%u", inst, in->ring_gen);

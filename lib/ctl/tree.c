@@ -462,9 +462,9 @@ static int pending_del(struct fdr_abi_instance *in, const char *rule)
 static void disable_all(struct fdr_session *s, uint32_t inst)
 {
 	struct fdr_abi_control *c = fdr_session_control(s);
-	uint32_t i;
+	uint32_t i, bound = fdr_events_bound(c);
 
-	for (i = 0; i < FDR_MAX_EVENTS; i++)
+	for (i = 0; i < bound; i++)
 		fdr_event_set_enabled(&c->events[i], inst, 0);
 	c->instances[inst].nr_pending = 0;
 }
@@ -585,9 +585,9 @@ static char enable_state(struct fdr_session *s, uint32_t inst, const char *sys)
 {
 	const struct fdr_abi_control *c = ctl_of(s);
 	int on = 0, off = 0;
-	uint32_t i;
+	uint32_t i, bound = fdr_events_bound(c);
 
-	for (i = 0; i < FDR_MAX_EVENTS; i++) {
+	for (i = 0; i < bound; i++) {
 		const struct fdr_abi_event *e = &c->events[i];
 
 		if (e->state != FDR_EVENT_READY || is_print_event(e->system, e->name))
@@ -696,10 +696,10 @@ static const char readme_text[] =
 static int gen_available_events(struct fdr_file *f, struct fdr_buf *b, int only_enabled)
 {
 	const struct fdr_abi_control *c = ctl_of(f->s);
-	uint32_t i;
+	uint32_t i, bound = fdr_events_bound(c);
 	int ret = 0;
 
-	for (i = 0; i < FDR_MAX_EVENTS && !ret; i++) {
+	for (i = 0; i < bound && !ret; i++) {
 		const struct fdr_abi_event *e = &c->events[i];
 
 		if (e->state != FDR_EVENT_READY || is_print_event(e->system, e->name))
@@ -1667,13 +1667,14 @@ static int write_sys_filter(struct fdr_file *f, char *cmd, size_t len)
 	struct fdr_abi_control *c = fdr_session_control(f->s);
 	const char *msg = NULL, *first_msg = NULL;
 	int pos = 0, first_pos = 0, set = 0, failed = 0, ret;
-	uint32_t i;
+	uint32_t i, bound;
 
 	(void)len;
 	ret = fdr_session_lock(f->s);
 	if (ret)
 		return ret;
-	for (i = 0; i < FDR_MAX_EVENTS; i++) {
+	bound = fdr_events_bound(c);
+	for (i = 0; i < bound; i++) {
 		const struct fdr_abi_event *e = &c->events[i];
 
 		if (e->state != FDR_EVENT_READY || strncmp(e->system, f->p.sys, FDR_NAME_LEN))
@@ -2494,10 +2495,10 @@ static int list_events(struct fdr_session *s, const struct tree_path *p, struct 
 {
 	const struct fdr_abi_control *c = ctl_of(s);
 	char name[FDR_NAME_LEN + 1];
-	uint32_t i;
+	uint32_t i, bound = fdr_events_bound(c);
 	int ret = 0;
 
-	for (i = 0; i < FDR_MAX_EVENTS && !ret; i++) {
+	for (i = 0; i < bound && !ret; i++) {
 		const struct fdr_abi_event *e = &c->events[i];
 
 		if (e->state != FDR_EVENT_READY)
