@@ -527,10 +527,19 @@ static void ev_probe_load(struct fdr_session *s)
  * and each loads the session under ev_probe_lock: once it is held, no round
  * uses a session retired before, but this one's (@cur, retired since it
  * loaded it), which the next round closes.
+ *
+ * Then its probes file, once the agent has let go of it (ev_probe_sess is
+ * another session, or none): the agent's disarm writes each location's counts
+ * and jump gauge into its slot (lib/probe/agent.c, pa_disarm()), and once a
+ * location is disarmed no hit uses its slot. The pages go, as the control
+ * block's and the rings' went at the detach: anonymous memory at the same
+ * address, so a pointer still held reads zeros, and the file's memory is
+ * released when the session is destroyed, not when the program exits.
  */
 static void ev_retired_close(struct fdr_session *cur)
 {
 	struct fdr_session *r = atomic_exchange(&ev_retired, NULL), *next;
+	struct fdr_abi_probes *p;
 
 	for (; r; r = next) {
 		next = r->retired_next;
@@ -541,6 +550,14 @@ static void ev_retired_close(struct fdr_session *cur)
 		if (r->dir_fd >= 0)
 			close(r->dir_fd);
 		r->dir_fd = -1;
+		if (r == ev_probe_sess) {
+			ev_retire(r); /* the agent's disarm is still to come */
+			continue;
+		}
+		p = atomic_load(&r->probes);
+		if (p)
+			mmap(p, FDR_PROBES_FILE_SIZE, PROT_READ | PROT_WRITE,
+			     MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	}
 }
 

@@ -154,12 +154,27 @@ test_reattach() {
 	byte_is "$orig" && healthy || return 1
 	# nothing of the session left open in the program: three more attach and
 	# detach cycles, then no descriptor on the session's directory (each
-	# cycle left one before)
+	# cycle left one before) and no mapping of its files (each left the
+	# probes file mapped before)
 	for _ in 1 2 3; do
 		must "$FDR" attach "$apid" && dir_fds "$apid" 1 && must "$FDR" detach "$apid" ||
 			return 1
 	done
-	dir_fds "$apid" 0 && healthy
+	dir_fds "$apid" 0 && session_maps "$apid" 0 && healthy
+}
+
+# session_maps PID N: PID maps exactly N of the session's files (1 s to get there:
+# the agent drops a detached session's probes file at its next round)
+session_maps() {
+	local i n
+	for i in $(seq 20); do
+		n=$(grep -c " $FDR_ROOT/$FDR_SESSION/" "/proc/$1/maps")
+		[ "$n" = "$2" ] && return 0
+		sleep 0.05
+	done
+	diag "pid $1 maps $n of the session's files, expected $2:"
+	grep " $FDR_ROOT/$FDR_SESSION/" "/proc/$1/maps" | sed 's/^/#   /'
+	return 1
 }
 
 # dir_fds PID N: PID has exactly N descriptors open on the session directory (1 s to get there)
