@@ -27,8 +27,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/bounds.h"
 #include "common/filter.h"
-#include "core/core-local.h" /* fdr_events_bound(), fdr_instances_bound() */
 #include "ctl-local.h"
 
 _Static_assert(sizeof(struct fdr_filter_prog) == FDR_FILTER_PROG_BYTES, "filter slot size");
