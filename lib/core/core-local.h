@@ -18,6 +18,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/mman.h>
 
 #include "fdr/fdr.h"
 #include "fdr/fdr-abi.h"
@@ -239,6 +240,18 @@ FDR_INTERNAL int fdr_session_register_event(struct fdr_session *s, const struct 
 FDR_HIDDEN void fdr_session_apply_pending(struct fdr_session *s, uint32_t slot);
 
 /* fdr_events_bound(), fdr_instances_bound(): common/bounds.h (the readers use them too) */
+
+/*
+ * Drop a session file's mapping that another thread may still use: anonymous
+ * memory at the same address, so a pointer loaded before cannot fault (it
+ * reads zeros, its writes go nowhere) and the file's pages are released. For
+ * a detached session's control block, rings and probes file.
+ */
+static inline void fdr_shm_unback(void *addr, size_t len)
+{
+	mmap(addr, len, PROT_READ | PROT_WRITE,
+	     MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+}
 
 /* raise instances_bound to cover instance @i (control lock held), before it goes live */
 static inline void fdr_instances_cover(struct fdr_abi_control *c, uint32_t i)

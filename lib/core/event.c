@@ -407,8 +407,7 @@ static void ev_detach(void)
 	for (i = 0; i < FDR_MAX_INSTANCES; i++)
 		fdr_ring_map_retire(atomic_exchange(&s->rings[i], NULL));
 	/* the control block: keep the address valid, drop the file's pages */
-	mmap(s->ctl, s->ctl_size, PROT_READ | PROT_WRITE,
-	     MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	fdr_shm_unback(s->ctl, s->ctl_size);
 	/* its directory's descriptor: closed by the next probe round (ev_retired_close()) */
 	ev_retire(s);
 }
@@ -556,8 +555,7 @@ static void ev_retired_close(struct fdr_session *cur)
 		}
 		p = atomic_load(&r->probes);
 		if (p)
-			mmap(p, FDR_PROBES_FILE_SIZE, PROT_READ | PROT_WRITE,
-			     MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+			fdr_shm_unback(p, FDR_PROBES_FILE_SIZE);
 	}
 }
 

@@ -225,8 +225,7 @@ void fdr_ring_map_retire(struct fdr_ring_map *m)
 {
 	if (!m)
 		return;
-	mmap(m->base, m->size, PROT_READ | PROT_WRITE,
-	     MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	fdr_shm_unback(m->base, m->size);
 }
 
 /*
