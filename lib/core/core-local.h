@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include "fdr/fdr.h"
 #include "fdr/fdr-abi.h"
@@ -240,6 +241,18 @@ FDR_INTERNAL int fdr_session_register_event(struct fdr_session *s, const struct 
 FDR_HIDDEN void fdr_session_apply_pending(struct fdr_session *s, uint32_t slot);
 
 /* fdr_events_bound(), fdr_instances_bound(): common/bounds.h (the readers use them too) */
+
+/* The CLOCK_REALTIME instant @ms milliseconds from now: a pthread_mutex_timedlock() deadline */
+static inline struct timespec fdr_deadline_ms(int ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+	ts.tv_sec += ms / 1000 + ts.tv_nsec / 1000000000L;
+	ts.tv_nsec %= 1000000000L;
+	return ts;
+}
 
 /*
  * Drop a session file's mapping that another thread may still use: anonymous

@@ -370,13 +370,9 @@ static int ses_lock_orphaned(pthread_mutex_t *m)
 int fdr_session_lock_ms(struct fdr_session *s, int timeout_ms)
 {
 	pthread_mutex_t *m = (pthread_mutex_t *)(void *)s->ctl->lock;
-	struct timespec ts;
+	struct timespec ts = fdr_deadline_ms(timeout_ms);
 	int ret;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	ts.tv_sec += timeout_ms / 1000 + ts.tv_nsec / 1000000000L;
-	ts.tv_nsec %= 1000000000L;
 	ret = pthread_mutex_timedlock(m, &ts);
 	if (ret == EOWNERDEAD) {
 		pthread_mutex_consistent(m);

@@ -624,13 +624,9 @@ static void pa_opt_count(struct pa_loc *l, int on)
 
 __attribute__((destructor)) static void pa_opt_exit(void)
 {
-	struct timespec until;
+	struct timespec until = fdr_deadline_ms(PA_EXIT_WAIT_MS);
 	unsigned int k;
 
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_nsec += PA_EXIT_WAIT_MS * 1000000L;
-	until.tv_sec += until.tv_nsec / 1000000000L;
-	until.tv_nsec %= 1000000000L;
 	if (pthread_mutex_timedlock(&pa_lock, &until))
 		return;
 	for (k = 0; k < pa_nlocs; k++)
