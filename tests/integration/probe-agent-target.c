@@ -29,6 +29,14 @@
  *               system call (libfdr-probe's pthread_sigmask() never sees
  *               it) and waits                                        -> "ok TID"
  *   rawstop     that thread ends                                     -> "ok"
+ *   fixhold     a thread that blocks the patcher's request to the threads
+ *               (libfdr-probe's FDR_PROBE_SIG_FIX, SIGRTMAX - 1) with the
+ *               raw rt_sigprocmask until one is pending, then 50 ms more:
+ *               a jump optimisation waits that long for its answer
+ *                                                                    -> "ok TID"
+ *   exitonfix   answers, then exit(0) as soon as that thread has seen the
+ *               request (the agent's sync is in progress then); exit(5) if
+ *               none came within 10 s                              -> "waiting"
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -148,6 +156,33 @@ static void *raw_blocker(void *arg)
 	return NULL;
 }
 
+/*
+ * fixhold: the patcher's request (FDR_PROBE_SIG_FIX, lib/probe/probe-local.h)
+ * blocked behind libfdr-probe's back. fix_seen: 1 once it is pending (the
+ * agent's sync waits for this thread's answer, its lock held), 2 if none came
+ * within 10 s; 50 ms later the thread unblocks it, and the sync goes on.
+ */
+static int fix_tid, fix_seen;
+
+static void *fix_holder(void *arg)
+{
+	uint64_t m = 1ull << (SIGRTMAX - 1 - 1), pend = 0;
+	int i;
+
+	(void)arg;
+	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &m, NULL, sizeof(m));
+	__atomic_store_n(&fix_tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	for (i = 0; i < 10000 && !(pend & m); i++) {
+		usleep(1000);
+		if (syscall(SYS_rt_sigpending, &pend, sizeof(pend)))
+			pend = 0;
+	}
+	__atomic_store_n(&fix_seen, pend & m ? 1 : 2, __ATOMIC_RELEASE);
+	usleep(50 * 1000);
+	syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &m, NULL, sizeof(m));
+	return NULL;
+}
+
 /* a function whose first instruction is 10 bytes long whatever the build (refused probes) */
 __asm__(".text\n"
 	".globl pa_asm_fn\n"
@@ -163,8 +198,8 @@ int main(void)
 	int (*hand_fn)(int, const char *) = NULL;
 	void *dl_h = NULL;
 	char line[4200];
-	pthread_t raw_thread;
-	int raw_on = 0;
+	pthread_t raw_thread, fix_thread;
+	int raw_on = 0, fix_on = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 #ifdef PA_WITH_FDR
@@ -278,6 +313,20 @@ int main(void)
 			pthread_join(raw_thread, NULL);
 			raw_on = 0;
 			printf("ok\n");
+		} else if (!strcmp(line, "fixhold") && !fix_on) {
+			fix_on = !pthread_create(&fix_thread, NULL, fix_holder, NULL);
+			while (fix_on && !__atomic_load_n(&fix_tid, __ATOMIC_ACQUIRE))
+				usleep(1000);
+			printf(fix_on ? "ok %d\n" : "error pthread_create\n", fix_tid);
+		} else if (!strcmp(line, "exitonfix") && fix_on) {
+			printf("waiting\n");
+			while (!__atomic_load_n(&fix_seen, __ATOMIC_ACQUIRE))
+				usleep(1000);
+			if (__atomic_load_n(&fix_seen, __ATOMIC_ACQUIRE) != 1) {
+				fprintf(stderr, "exitonfix: no request of the patcher in 10 s\n");
+				exit(5);
+			}
+			exit(0); /* the normal exit: destructors run, libfdr-probe's too */
 		} else if (!strcmp(line, "pid")) {
 			printf("pid %d\n", (int)getpid());
 		} else {

@@ -693,7 +693,44 @@ test_threads_count() {
 	remove uprobes/pathr
 }
 
+# a normal exit while the agent's sync is in progress (its lock held for
+# milliseconds, an optimisation waiting for the threads' answers) still takes the
+# process's jump probes out of uprobe_profile's "[OPTIMIZED N]" (the destructor
+# pa_opt_exit() waits for the sync: docs/design/uprobes.md). The target holds
+# the optimisation of a second probe 50 ms (fixhold) and exits inside it
+# (exitonfix); its first probe, a jmp counted 1, must be counted 0 afterwards.
+# With the old destructor, which gave up at once when the lock was held, its 1
+# stayed.
+test_exit_in_sync() {
+	local e
+	if [ -n "${FDR_TEST_TSAN:-}" ]; then
+		diag "skipped in the TSan build: jump optimisation cannot run under TSan"
+		return 0
+	fi
+	for e in palib pafn; do
+		"$FDR" write "events/uprobes/$e/enable" 0 2>/dev/null
+	done
+	define "p:uprobes/paexa $LIB:pa_lib_fn a=%di:s32" || return 1
+	define "p:uprobes/paexb $DL:pa_dl_fn a=%di:s32" || return 1
+	set_enable 1 uprobes/paexa || return 1
+	fifo_target env -u FDR_PROBE_OPTIMIZE "$TGT" || return 1
+	wait_byte libbyte e9 || { sed "s|^|#   target stderr: |" "$T/terr"; return 1; }
+	wait_profile paexa " [OPTIMIZED 1]" || return 1
+	tcmd "dlopen $DL" && [ "$reply" = ok ] || { diag "dlopen: $reply"; return 1; }
+	tcmd fixhold && [[ "$reply" == "ok "* ]] || { diag "fixhold: $reply"; return 1; }
+	tcmd exitonfix && [ "$reply" = waiting ] || { diag "exitonfix: $reply"; return 1; }
+	set_enable 1 uprobes/paexb || return 1
+	stop_target || return 1
+	must "$FDR" cat uprobe_profile || return 1
+	for e in paexa paexb; do
+		! grep " $e " "$OUT" | grep -q OPTIMIZED ||
+			{ diag "after the exit:"; sed 's/^/#   /' "$OUT"; return 1; }
+	done
+	set_enable 0 uprobes/paexa uprobes/paexb || return 1
+	remove uprobes/paexa && remove uprobes/paexb
+}
+
 run_cases "test_setup test_linked_start test_disable_enable test_fork_child test_shared_lib
 	test_dlopen_lib test_dlclose test_hand_mapped test_refused test_return_probe test_delete_slot test_running_before test_preload test_no_preload test_linked_no_event test_semaphore test_optimized
-	test_optimized_record test_sigblk_raw test_threads_count" test_setup
+	test_optimized_record test_sigblk_raw test_threads_count test_exit_in_sync" test_setup
 tap_summary
