@@ -307,9 +307,32 @@ static void pa_report(struct fdr_session *s, uint32_t slot, uint32_t gen, const 
  * kept until it is closed, its header checked); 0 or a negative errno. A file
  * not (yet) whole is looked at again at the next sync.
  */
+/*
+ * The probes file, mapped at the first sync that finds it. Each page of its
+ * per-CPU hit rows (2 KiB a CPU) is read then, once: a process's first hits
+ * each wrote one into place (a fault in the first hit on each CPU pair, in
+ * the first record's time: bench-uprobes arm, 2 of its page faults); a read
+ * maps several at a time and, the file being shared memory, writable.
+ */
 static int pa_map_probes(struct fdr_session *s)
 {
-	return pa_probes ? 0 : fdr_session_probes(s, &pa_probes);
+	const char *rows;
+	uint32_t ncpus;
+	size_t len, off;
+	int ret;
+
+	if (pa_probes)
+		return 0;
+	ret = fdr_session_probes(s, &pa_probes);
+	if (ret < 0)
+		return ret;
+	rows = (const char *)fdr_probe_hit_rows(pa_probes, &ncpus);
+	len = (size_t)ncpus * FDR_MAX_PROBES * sizeof(uint64_t);
+	for (off = 0; off < len; off += 4096)
+		(void)__atomic_load_n(rows + off, __ATOMIC_RELAXED);
+	if (len)
+		(void)__atomic_load_n(rows + len - 1, __ATOMIC_RELAXED);
+	return 0;
 }
 
 /*
