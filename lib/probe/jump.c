@@ -76,7 +76,9 @@
  *	   signal does not queue, so ours would merge with an int3's pending
  *	   SIGTRAP (one of the two lost). The engine's SIGTRAP handler runs with
  *	   the signal blocked, so a thread in it is looked at once it returns, at
- *	   the RIP the handler chose;
+ *	   the RIP the handler chose. A window of one instruction (5 bytes or
+ *	   more) skips this step: it has no interior, and its XOL slot's copy
+ *	   goes back to the window's end; no thread is signalled;
  *	5. the tail (A+1 .. A+len-1: rel32 and int3 padding) is written, sync;
  *	6. 0xe9 goes on A, sync.
  * After step 3, no thread can enter the interior: A traps (and resumes in the
@@ -91,7 +93,8 @@
  * window address lies in the outer signal frame, which fdr cannot find
  * reliably (nothing links the frames; scanning the stack for the restorer's
  * address would guess). When the handler returns, it resumes in the middle
- * of the jmp: a crash. docs/design/probes.md discusses it.
+ * of the jmp: a crash. docs/design/probes.md discusses it. A window of one
+ * instruction has no middle: such a frame can only be at A or past the end.
  *
  * Unoptimising (before a disarm, before arming a probe inside the window, or
  * when optimisation is switched off) goes back the same way: int3 on A, sync
@@ -1027,10 +1030,18 @@ static int jp_optimize(unsigned int idx, uintptr_t fs, size_t fl, char *why, siz
 	/* 3: int3 hits resume in the body; wait for handlers that read it before */
 	fdr_probe_set_resume_at(idx, w->tcopy[0]);
 	fdr_probe_wait_idle_at(idx);
-	/* 4: no thread in the interior or the slot */
-	ret = jp_fix_threads(w, why, n);
-	if (ret < 0)
-		goto undo;
+	/*
+	 * 4: no thread in the interior or the slot. A window of one instruction
+	 * (5 bytes or more: a 5-byte nop, sub $imm32,%rsp, a call) has no
+	 * interior: no thread can stop between A+1 and its end, and its slot's
+	 * copy goes back to the window's end. No thread is looked at or
+	 * signalled then (no sleep cut short: jp_parked()).
+	 */
+	if (in0->len < w->len) {
+		ret = jp_fix_threads(w, why, n);
+		if (ret < 0)
+			goto undo;
+	}
 	/* 5: the tail, then 6: the first byte */
 	rel = (int32_t)(int64_t)(w->tramp - (w->addr + 5));
 	memset(tail, 0xcc, sizeof(tail));

@@ -495,12 +495,16 @@ pt_flags_probe:
 pt_flags_end:
 	.size pt_flags, .-pt_flags
 
-/* pt_nop5() = 0; first: a 5-byte nop (nopl 0(%rax,%rax,1)), then xor %eax,%eax; ret */
+/*
+ * pt_nop5() = 0; first: a 5-byte nop (nopl 0x0(%rax,%rax,1), its bytes written
+ * out: GAS drops the zero displacement and makes it 4 bytes), then
+ * xor %eax,%eax; ret
+ */
 	.globl pt_nop5
 	.type pt_nop5, @function
 	.p2align 4
 pt_nop5:
-	nopl	0(%rax,%rax,1)
+	.byte	0x0f, 0x1f, 0x44, 0x00, 0x00
 	xor	%eax, %eax
 	ret
 	.globl pt_nop5_end

@@ -972,6 +972,70 @@ Test(jump, thread_in_signal_handler_over_window, .timeout = 60)
 	cr_assert_eq(fdr_probe_disarm(s), 0);
 }
 
+/*
+ * A window of one instruction (pt_nop5's 5-byte nop) has no interior: the
+ * patcher sends no thread its request (jump.c, step 4). A thread blocks the
+ * request (FDR_PROBE_SIG_FIX, SIGRTMAX - 1: lib/probe/probe-local.h) with the
+ * raw rt_sigprocmask and sleeps, as a thread in a handler of the program's
+ * would: one that is sent it would hold the optimisation 2 s and then fail it
+ * (-ETIMEDOUT). pt_nop5 is optimised at once and the request never pending;
+ * then pt_add (mov ; add: two instructions) is, and the thread sees the
+ * request pending, unblocks it, and the optimisation goes through: the
+ * thread's look works.
+ */
+static atomic_int fix_stop, fix_seen, fix_ready;
+
+static void *fix_watcher(void *arg)
+{
+	uint64_t m = 1ull << (SIGRTMAX - 1 - 1), pend;
+
+	(void)arg;
+	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &m, NULL, sizeof(m));
+	atomic_store(&fix_ready, 1);
+	while (!atomic_load(&fix_stop)) {
+		usleep(500);
+		if (syscall(SYS_rt_sigpending, &pend, sizeof(pend)) == 0 && (pend & m)) {
+			atomic_fetch_add(&fix_seen, 1);
+			syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &m, NULL, sizeof(m));
+			syscall(SYS_rt_sigprocmask, SIG_BLOCK, &m, NULL, sizeof(m));
+		}
+	}
+	return NULL;
+}
+
+Test(jump, one_instruction_window_signals_no_thread, .timeout = 60)
+{
+	struct fdr_probe_site *s, *s2;
+	struct hits h = { 0 };
+	pthread_t th;
+	char why[256];
+	double t0;
+
+	cr_assert_eq(pthread_create(&th, NULL, fix_watcher, NULL), 0);
+	while (!atomic_load(&fix_ready))
+		usleep(1000);
+	cr_assert_eq(fdr_probe_arm(A(pt_nop5), count_hit, &h, &s), 0);
+	t0 = sc_now_ns();
+	cr_assert_eq(fdr_probe_optimize(s, FN(pt_nop5) - A(pt_nop5), why, sizeof(why)), 0, "%s",
+		     why);
+	cr_assert_lt(sc_now_ns() - t0, 1e9, "optimising pt_nop5 waited for the thread");
+	cr_assert_eq(*(volatile uint8_t *)A(pt_nop5), 0xe9);
+	usleep(20 * 1000); /* the thread looks every 0.5 ms */
+	cr_assert_eq(atomic_load(&fix_seen), 0, "a thread was sent the request for pt_nop5");
+	cr_assert_eq(c_nop(0), w_zero(0));
+	cr_assert_eq(atomic_load(&h.n), 1);
+	/* two instructions: the request goes to the thread, which answers */
+	cr_assert_eq(fdr_probe_arm(A(pt_add), count_hit, &h, &s2), 0);
+	cr_assert_eq(fdr_probe_optimize(s2, FN(pt_add) - A(pt_add), why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(*(volatile uint8_t *)A(pt_add), 0xe9);
+	cr_assert_geq(atomic_load(&fix_seen), 1, "the thread never saw the request for pt_add");
+	cr_assert_eq(c_add(7), w_add(7));
+	atomic_store(&fix_stop, 1);
+	cr_assert_eq(pthread_join(th, NULL), 0);
+	cr_assert_eq(fdr_probe_disarm(s2), 0);
+	cr_assert_eq(fdr_probe_disarm(s), 0);
+}
+
 /* ---- live: optimise and unoptimise while 4 threads call ---- */
 
 #define COLD_WORDS (8u << 20) /* 64 MiB: pt_slow's first instruction misses the caches */
