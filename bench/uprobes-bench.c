@@ -80,13 +80,20 @@ __asm__(".text\n"
 	".size ub_fn, .-ub_fn\n");
 unsigned int ub_fn(unsigned int x);
 
-/* the same after a 5-byte NOP: the kernel's cheapest uprobe, fdr's jump probe */
+/*
+ * the same after a 5-byte NOP: the kernel's cheapest uprobe (since Linux 6.18
+ * it turns a uprobe on one into a call of a trampoline that makes the uprobe
+ * system call: no trap), fdr's jump probe. The bytes are written out: GAS
+ * encodes "nopl 0(%rax,%rax,1)" in 4 (0f 1f 04 00, the zero displacement
+ * dropped), which the kernel only emulates after a trap, and which made
+ * fdr's window two instructions (sessions 14 to 17 measured that one).
+ */
 __asm__(".text\n"
 	".globl ub_nop5\n"
 	".type ub_nop5, @function\n"
 	".p2align 4\n"
 	"ub_nop5:\n"
-	"	nopl 0(%rax,%rax,1)\n"
+	"	.byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n"
 	"	mov %edi, %eax\n"
 	"	add $1, %eax\n"
 	"	ret\n"

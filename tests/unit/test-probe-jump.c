@@ -1026,7 +1026,8 @@ Test(jump, one_instruction_window_signals_no_thread, .timeout = 60)
 	cr_assert_eq(atomic_load(&h.n), 1);
 	/* two instructions: the request goes to the thread, which answers */
 	cr_assert_eq(fdr_probe_arm(A(pt_add), count_hit, &h, &s2), 0);
-	cr_assert_eq(fdr_probe_optimize(s2, FN(pt_add) - A(pt_add), why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(fdr_probe_optimize(s2, FN(pt_add) - A(pt_add), why, sizeof(why)), 0, "%s",
+		     why);
 	cr_assert_eq(*(volatile uint8_t *)A(pt_add), 0xe9);
 	cr_assert_geq(atomic_load(&fix_seen), 1, "the thread never saw the request for pt_add");
 	cr_assert_eq(c_add(7), w_add(7));
