@@ -388,7 +388,8 @@ pt_allregs_end:
 /*
  * pt_regs_back(): every general register set to a known value (rax 0x2001,
  * rbx 0x2002, ... r15 0x2010, in enum fdr_reg's order: PT_SET_REGS), %rsp
- * kept in pt_saved_sp, then pt_regs_back_probe (a 5-byte nop: a jump probe's
+ * kept in pt_saved_sp, then pt_regs_back_probe (a 4-byte nop, as GAS encodes
+ * "nopl 0(%rax,%rax,1)", and the check's first instruction: a jump probe's
  * window), then each register compared with its value (PT_CHECK_REGS):
  * returns 0 if all came back, else 1 + the first one that did not (enum
  * fdr_reg's number; 7: %rsp).
@@ -476,8 +477,9 @@ pt_nop_end:
 
 /* ---- jump-optimised probes (test-probe-jump.c, bench/probe-bench.c) ---- */
 
-/* pt_flags(f) = RFLAGS after a 5-byte nop at pt_flags_probe run with RFLAGS = f
- * (the arithmetic flags and DF; DF cleared again before the return) */
+/* pt_flags(f) = RFLAGS after a 4-byte nop at pt_flags_probe (with pushfq, a
+ * window of two instructions) run with RFLAGS = f (the arithmetic flags and
+ * DF; DF cleared again before the return) */
 	.globl pt_flags
 	.globl pt_flags_probe
 	.type pt_flags, @function
