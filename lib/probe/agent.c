@@ -305,14 +305,11 @@ static void pa_report(struct fdr_session *s, uint32_t slot, uint32_t gen, const 
 /*
  * Map @s's probes file (fdr_session_probes(): the mapping is the session's,
  * kept until it is closed, its header checked); 0 or a negative errno. A file
- * not (yet) whole is looked at again at the next sync.
- */
-/*
- * The probes file, mapped at the first sync that finds it. Each page of its
- * per-CPU hit rows (2 KiB a CPU) is read then, once: a process's first hits
- * each wrote one into place (a fault in the first hit on each CPU pair, in
- * the first record's time: bench-uprobes arm, 2 of its page faults); a read
- * maps several at a time and, the file being shared memory, writable.
+ * not (yet) whole is looked at again at the next sync. Each page of its
+ * per-CPU hit rows (2 KiB a CPU) is read once then: a process's first hits
+ * each wrote one into place (a page fault in the first hit on each pair of
+ * CPUs, in the first record's time: 2 of bench-uprobes arm's); a read maps
+ * several at a time and, the file being shared memory, writable.
  */
 static int pa_map_probes(struct fdr_session *s)
 {
