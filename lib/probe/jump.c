@@ -1037,7 +1037,7 @@ static int jp_optimize(unsigned int idx, uintptr_t fs, size_t fl, char *why, siz
 	 * copy goes back to the window's end. No thread is looked at or
 	 * signalled then (no sleep cut short: jp_parked()).
 	 */
-	if (in0->len < w->len) {
+	if (w->n > 1) {
 		ret = jp_fix_threads(w, why, n);
 		if (ret < 0)
 			goto undo;
