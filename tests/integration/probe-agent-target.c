@@ -183,6 +183,16 @@ static void *fix_holder(void *arg)
 	return NULL;
 }
 
+/* Start @fn in *@t and wait for it to publish its thread id in *@tid; 1, or 0 if not started */
+static int start_thread(pthread_t *t, void *(*fn)(void *), int *tid)
+{
+	if (pthread_create(t, NULL, fn, NULL))
+		return 0;
+	while (!__atomic_load_n(tid, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	return 1;
+}
+
 /* a function whose first instruction is 10 bytes long whatever the build (refused probes) */
 __asm__(".text\n"
 	".globl pa_asm_fn\n"
@@ -304,9 +314,7 @@ int main(void)
 					sum += pa_sem_fn((int)i) + pa_sem_fn2((int)i);
 			printf("ok %ld\n", sum);
 		} else if (!strcmp(line, "rawblock") && !raw_on) {
-			raw_on = !pthread_create(&raw_thread, NULL, raw_blocker, NULL);
-			while (raw_on && !__atomic_load_n(&raw_tid, __ATOMIC_ACQUIRE))
-				usleep(1000);
+			raw_on = start_thread(&raw_thread, raw_blocker, &raw_tid);
 			printf(raw_on ? "ok %d\n" : "error pthread_create\n", raw_tid);
 		} else if (!strcmp(line, "rawstop") && raw_on) {
 			__atomic_store_n(&raw_stop, 1, __ATOMIC_RELEASE);
@@ -314,9 +322,7 @@ int main(void)
 			raw_on = 0;
 			printf("ok\n");
 		} else if (!strcmp(line, "fixhold") && !fix_on) {
-			fix_on = !pthread_create(&fix_thread, NULL, fix_holder, NULL);
-			while (fix_on && !__atomic_load_n(&fix_tid, __ATOMIC_ACQUIRE))
-				usleep(1000);
+			fix_on = start_thread(&fix_thread, fix_holder, &fix_tid);
 			printf(fix_on ? "ok %d\n" : "error pthread_create\n", fix_tid);
 		} else if (!strcmp(line, "exitonfix") && fix_on) {
 			printf("waiting\n");

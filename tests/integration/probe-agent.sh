@@ -547,19 +547,22 @@ wait_profile() {
 	return 1
 }
 
+# no_jumps_here: 0 (after saying why) in the TSan build, where a case that needs
+# jump probes is skipped. TSan defers asynchronous signals until a thread enters
+# its runtime: jump.c's request to the threads is never answered in time, and
+# every probe stays int3 (probes.md, "Jump probes"; stress/probe-live-jump is
+# no-tsan for the same reason)
+no_jumps_here() {
+	[ -n "${FDR_TEST_TSAN:-}" ] || return 1
+	diag "skipped in the TSan build: jump optimisation cannot run under TSan"
+}
+
 # jump-optimised by default ("Jump probes"): in the linked shared library the
 # first byte is a jmp (e9), the records are the same as the int3 form's, disabling
 # puts the original byte back (the one with FDR_PROBE_OPTIMIZE=0), enabling the jmp
 # again; uprobe_profile says " [OPTIMIZED 1]" while it is a jmp, nothing otherwise
 test_optimized() {
-	if [ -n "${FDR_TEST_TSAN:-}" ]; then
-		# TSan defers asynchronous signals until a thread enters its runtime:
-		# jump.c's request to the threads is never answered in time, and every
-		# probe stays int3 (probes.md, "Jump probes"; stress/probe-live-jump is
-		# no-tsan for the same reason)
-		diag "skipped in the TSan build: jump optimisation cannot run under TSan"
-		return 0
-	fi
+	no_jumps_here && return 0
 	fifo_target "$TGT" || return 1
 	tcmd pid || return 1
 	local opid=${reply#pid }
@@ -630,10 +633,7 @@ test_optimized() {
 # packed as the kernel packs them
 test_optimized_record() {
 	local i want=
-	if [ -n "${FDR_TEST_TSAN:-}" ]; then
-		diag "skipped in the TSan build: jump optimisation cannot run under TSan"
-		return 0
-	fi
+	no_jumps_here && return 0
 	define "p:uprobes/pareg $LIB:pa_lib_fn a=%di:s32 b=%di:u8 x=%di:x16" || return 1
 	set_enable 0 uprobes/palib || return 1
 	set_enable 1 uprobes/pareg || return 1
@@ -703,10 +703,7 @@ test_threads_count() {
 # stayed.
 test_exit_in_sync() {
 	local e
-	if [ -n "${FDR_TEST_TSAN:-}" ]; then
-		diag "skipped in the TSan build: jump optimisation cannot run under TSan"
-		return 0
-	fi
+	no_jumps_here && return 0
 	for e in palib pafn; do
 		"$FDR" write "events/uprobes/$e/enable" 0 2>/dev/null
 	done

@@ -31,6 +31,7 @@
 #include <criterion/criterion.h>
 
 #include "engine.h"
+#include "probe-local.h"
 
 #include "../harness/proc.h"
 #include "probe-targets.h"
@@ -975,7 +976,7 @@ Test(jump, thread_in_signal_handler_over_window, .timeout = 60)
 /*
  * A window of one instruction (pt_nop5's 5-byte nop) has no interior: the
  * patcher sends no thread its request (jump.c, step 4). A thread blocks the
- * request (FDR_PROBE_SIG_FIX, SIGRTMAX - 1: lib/probe/probe-local.h) with the
+ * request (FDR_PROBE_SIG_FIX, SIGRTMAX - 1: probe-local.h) with the
  * raw rt_sigprocmask and sleeps, as a thread in a handler of the program's
  * would: one that is sent it would hold the optimisation 2 s and then fail it
  * (-ETIMEDOUT). pt_nop5 is optimised at once and the request never pending;
@@ -987,7 +988,7 @@ static atomic_int fix_stop, fix_seen, fix_ready;
 
 static void *fix_watcher(void *arg)
 {
-	uint64_t m = 1ull << (SIGRTMAX - 1 - 1), pend;
+	uint64_t m = 1ull << (FDR_PROBE_SIG_FIX - 1), pend;
 
 	(void)arg;
 	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &m, NULL, sizeof(m));
