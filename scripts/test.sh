@@ -9,8 +9,9 @@
 #      shared library exports what lib/*.symbols lists, scripts/check-abi.sh,
 #      which needs a build and so is no early check)
 #   2. a Release build (-O3) as a user makes it, with warnings as errors: unit tests;
-#      a clang build, warnings as errors: unit, integration and docs tests (the
-#      exported symbols must not depend on the compiler)
+#      a clang build, warnings as errors: unit and docs tests (the exported
+#      symbols must not depend on the compiler), and the integration tests
+#      labelled clang (integration/probe-agent and integration/attach)
 #   3. ASan + UBSan build: all tests
 #   4. ThreadSanitizer build: the stress, crash and fuzz-replay tests (TSan sees one
 #      process at a time, so the tests labelled no-tsan, which kill lock holders and
@@ -106,7 +107,10 @@ run_ctest "gcc -Werror" build-ci -DCMAKE_C_COMPILER=gcc -DFDR_WERROR=ON -- --tim
 # a user's plain release build (-O3 finds warnings -O2 does not), here with -Werror
 run_ctest "release -Werror" build-ci-release -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=Release \
 	-DFDR_WERROR=ON -- -L unit --timeout 300
-run_ctest "clang -Werror" build-ci-clang -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DFDR_WERROR=ON -- -L "unit|integration|docs" --timeout 300
+# clang: the unit tests, the docs' checks, and of the integration tests the two
+# that run clang-built trampolines and agents in whole programs (label clang);
+# the others run in the gcc and ASan builds
+run_ctest "clang -Werror" build-ci-clang -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DFDR_WERROR=ON -- -L "unit|docs|clang" --timeout 300
 run_ctest "asan+ubsan" build-ci-asan -DCMAKE_C_COMPILER=gcc -DFDR_WERROR=ON -DCMAKE_BUILD_TYPE=Debug \
 	"-DCMAKE_C_FLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 	"-DCMAKE_CXX_FLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \

@@ -5,8 +5,8 @@
  *
  * usage: fdr-chaos FDR_CLI CHAOS_WRITER
  *   FDR_CHAOS_SEED=N    replay a run (the seed is printed first)
- *   FDR_CHAOS_ROUNDS=N  rounds (default 400, about a minute and 2500 mutations;
- *                       CTest sets 80 under ASan, 30 under TSan)
+ *   FDR_CHAOS_ROUNDS=N  rounds (default 400, about 2500 mutations; CTest sets
+ *                       250, and 50 under ASan, 20 under TSan)
  *   FDR_CHAOS_TIMEOUT=S seconds a tool may take before it counts as hung (10)
  *
  * A session (in $TMPDIR) has the top instance and instances/a, a filter and
