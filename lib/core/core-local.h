@@ -285,27 +285,6 @@ static inline uint32_t fdr_probe_slots_bound(const struct fdr_abi_probes *p)
 	return n > FDR_MAX_PROBES ? FDR_MAX_PROBES : n;
 }
 
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
-#endif
-
-/*
- * Map the pages of [@addr, @addr + @len) of a shared file mapping writable now,
- * in one system call, instead of a page fault at each first store: a fault
- * costs 1 to 30 us (the most on virtual machines whose page tables the
- * hypervisor shadows), populating about 1 us a page there. Best effort: before
- * Linux 5.14 (EINVAL), or for a page that cannot be had now (a full tmpfs:
- * -ENOMEM, never SIGBUS), nothing is done and the page faults later, as it
- * would have.
- */
-static inline void fdr_populate_write(void *addr, size_t len)
-{
-	uintptr_t a = (uintptr_t)addr & ~(uintptr_t)4095;
-
-	if (len)
-		(void)madvise((void *)a, (uintptr_t)addr + len - a, MADV_POPULATE_WRITE);
-}
-
 /*
  * Row 0 of @p's per-CPU hit counts (fdr-abi.h; counter i of row c at
  * [c * FDR_MAX_PROBES + i]), and in *@ncpus how many rows a hit may use:

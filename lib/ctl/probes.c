@@ -386,15 +386,8 @@ static int line_add(struct fdr_session *s, struct fdr_uprobe_cmd *cmd, struct fd
 		if (ret)
 			goto unlock;
 	}
-	/*
-	 * the slot, as fdr-abi.h says: FREE, the fields, gen + 1, LIVE; its pages
-	 * and those of the hit rows (one for each two CPUs) mapped in two calls
-	 * rather than faulted in one by one (fdr_populate_write())
-	 */
+	/* the slot, as fdr-abi.h says: FREE, the fields, gen + 1, LIVE */
 	sl = &p->probes[n];
-	rows = fdr_probe_hit_rows(p, &ncpus);
-	fdr_populate_write(sl, sizeof(*sl));
-	fdr_populate_write(rows, (size_t)ncpus * FDR_PROBE_HITS_ROW);
 	__atomic_store_n(&sl->state, FDR_PROBE_SLOT_FREE, __ATOMIC_RELEASE);
 	sl->event_slot = es;
 	sl->flags = cmd->is_return ? FDR_PROBE_F_RETURN : 0;
@@ -403,6 +396,7 @@ static int line_add(struct fdr_session *s, struct fdr_uprobe_cmd *cmd, struct fd
 	sl->dev = cmd->dev; /* the parser's stat() (the resolver's fstat()) */
 	sl->ino = cmd->ino;
 	__atomic_store_n(&sl->hits, 0, __ATOMIC_RELAXED);
+	rows = fdr_probe_hit_rows(p, &ncpus);
 	for (cpu = 0; cpu < ncpus; cpu++)
 		__atomic_store_n(&rows[(size_t)cpu * FDR_MAX_PROBES + n], 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&sl->misses, 0, __ATOMIC_RELAXED);

@@ -305,17 +305,17 @@ static void pa_report(struct fdr_session *s, uint32_t slot, uint32_t gen, const 
 /*
  * Map @s's probes file (fdr_session_probes(): the mapping is the session's,
  * kept until it is closed, its header checked); 0 or a negative errno. A file
- * not (yet) whole is looked at again at the next sync. The pages of its
- * per-CPU hit rows (2 KiB a CPU) are mapped writable then, in the agent's
- * thread (fdr_populate_write()): otherwise a process's first hits each wrote
- * one into place, a page fault in the first hit on each pair of CPUs, in the
- * first record's time (2 of bench-uprobes arm's). Reading them, as before,
- * left those faults there (perf record -e exceptions:page_fault_user).
+ * not (yet) whole is looked at again at the next sync. Each page of its
+ * per-CPU hit rows (2 KiB a CPU) is read once then: a process's first hits
+ * each wrote one into place (a page fault in the first hit on each pair of
+ * CPUs, in the first record's time: 2 of bench-uprobes arm's); a read maps
+ * several at a time and, the file being shared memory, writable.
  */
 static int pa_map_probes(struct fdr_session *s)
 {
-	uint64_t *rows;
+	const char *rows;
 	uint32_t ncpus;
+	size_t len, off;
 	int ret;
 
 	if (pa_probes)
@@ -323,8 +323,12 @@ static int pa_map_probes(struct fdr_session *s)
 	ret = fdr_session_probes(s, &pa_probes);
 	if (ret < 0)
 		return ret;
-	rows = fdr_probe_hit_rows(pa_probes, &ncpus);
-	fdr_populate_write(rows, (size_t)ncpus * FDR_PROBE_HITS_ROW);
+	rows = (const char *)fdr_probe_hit_rows(pa_probes, &ncpus);
+	len = (size_t)ncpus * FDR_MAX_PROBES * sizeof(uint64_t);
+	for (off = 0; off < len; off += 4096)
+		(void)__atomic_load_n(rows + off, __ATOMIC_RELAXED);
+	if (len)
+		(void)__atomic_load_n(rows + len - 1, __ATOMIC_RELAXED);
 	return 0;
 }
 

@@ -14,8 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -570,57 +568,4 @@ Test(uptree, corrupted_probes_file)
 	expect_probes_refused("probes: hits_off 64, expected");
 	p->hits_off = sizeof(*p);
 	free(sl);
-}
-
-/* This thread's minor page faults so far. */
-static long thread_minflt(void)
-{
-	struct rusage ru;
-
-	cr_assert_eq(getrusage(RUSAGE_THREAD, &ru), 0);
-	return ru.ru_minflt;
-}
-
-/*
- * fdr_populate_write() (lib/core/core-local.h), which the definer and the
- * agents use on the probes file: the pages of the range, partial ones at both
- * ends included, are mapped writable at once, so that the first stores into
- * them (a program thread's first hit counts) take no page fault. Without it,
- * the same stores into pages of the same shared memory fault.
- */
-Test(uptree, populate_write_maps_the_range_writable)
-{
-	const size_t pg = 4096, n = 32;
-	int fd = memfd_create("fdr-populate", MFD_CLOEXEC);
-	unsigned char *m;
-	long f0, faulted, populated;
-	size_t i;
-
-	cr_assert_geq(fd, 0);
-	cr_assert_eq(ftruncate(fd, (off_t)(2 * n * pg)), 0);
-	m = mmap(NULL, 2 * n * pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	cr_assert_neq(m, MAP_FAILED);
-	if (madvise(m, pg, MADV_POPULATE_WRITE) < 0 && errno == EINVAL) {
-		munmap(m, 2 * n * pg);
-		close(fd);
-		cr_skip_test("MADV_POPULATE_WRITE needs Linux 5.14");
-	}
-	/* the first half by stores alone (page 0 was populated above) */
-	f0 = thread_minflt();
-	for (i = 1; i < n; i++)
-		m[i * pg + 8] = 1;
-	faulted = thread_minflt() - f0;
-	/* the second half: from 100 bytes into its first page to 100 before its end */
-	fdr_populate_write(m + n * pg + 100, n * pg - 200);
-	f0 = thread_minflt();
-	for (i = n; i < 2 * n; i++)
-		m[i * pg + (i == n ? 0 : pg - 1)] = 2;
-	populated = thread_minflt() - f0;
-	cr_expect_geq(faulted, (long)n - 1, "stores alone: %ld faults for %zu pages", faulted,
-		      n - 1);
-	cr_expect_eq(populated, 0, "%ld faults in %zu populated pages", populated, n);
-	for (i = n; i < 2 * n; i++)
-		cr_expect_eq(m[i * pg + (i == n ? 0 : pg - 1)], 2);
-	munmap(m, 2 * n * pg);
-	close(fd);
 }
