@@ -11,7 +11,7 @@
  *	p:fdrub/ub_PID /path/of/this/program:0xOFFSET a=%di:u32
  *	r:fdrub/ub_PID /path/of/this/program:0xOFFSET rv=$retval:u32     (ret)
  *
- * Usage: bench-uprobes fdr|kernel int3|ret|arm|jmp|entret [N]
+ * Usage: bench-uprobes fdr|kernel int3|ret|arm|armwarm|jmp|entret [N]
  *
  *   int3  on CPU 0: N calls of ub_fn(i) with the probe defined but disabled,
  *         then enabled (armed: the first byte of ub_fn reads 0xcc; N/4 calls
@@ -39,6 +39,15 @@
  *         see the hit: the poll does not time it). Prints
  *         "arm us=US define_us=US enable_us=US" (first record - t0; how long
  *         the uprobe_events write and the enable write took).
+ *   armwarm as arm, in a process that has armed a probe before: first a probe
+ *         on ub_nop5() (which no thread calls) is defined, enabled, waited
+ *         for until armed (its first byte 0xe9 on fdr's side with
+ *         FDR_PROBE_OPTIMIZE=1, else 0xcc), disabled, waited for until
+ *         disarmed and removed; then arm's measure. The code and data of the
+ *         definition and of the arming (fdr: libfdr-ctl's in this thread and
+ *         the agent's; the kernel: its uprobe paths) are then resident, so the
+ *         figure leaves out what faulting them in costs a process the first
+ *         time. Same line as arm.
  *
  * fdr: the session is $FDR_SESSION of $FDR_ROOT, made beforehand, its clock
  * mono; for int3 and ret the caller sets FDR_PROBE_OPTIMIZE=0 (the breakpoint
@@ -110,6 +119,7 @@ static int retprobe; /* ret: an r: probe with $retval */
 static int jmp; /* jmp, entret: on ub_nop5; fdr's side must be jump-optimised (jmp) */
 static int entret; /* entret: a p: probe and an r: probe (event2, line2) */
 static char event2[64];
+static char wevent[64]; /* armwarm's first probe, while defined */
 static char line2[PATH_MAX + 128];
 static unsigned int (*target)(unsigned int) = ub_fn;
 
@@ -215,6 +225,9 @@ static void undefine1(const char *ev)
 
 static void undefine(void)
 {
+	if (wevent[0])
+		undefine1(wevent);
+	wevent[0] = 0;
 	if (defined & 2)
 		undefine1(event2);
 	if (defined & 1)
@@ -444,7 +457,59 @@ static double first_record_us(void)
 	return strtod(p, NULL) * 1e6;
 }
 
-static int run_arm(void)
+/* ub_nop5's first byte, armwarm's first probe's location */
+static volatile unsigned char *nop5_byte(void)
+{
+	return (volatile unsigned char *)(void *)ub_nop5;
+}
+
+/*
+ * armwarm: a probe on ub_nop5 defined, enabled until armed, disabled until
+ * disarmed, and removed (usage above); 0 or -1 with a message.
+ */
+static int warm_up(void)
+{
+	unsigned char want = !kernel && getenv("FDR_PROBE_OPTIMIZE") &&
+					     !strcmp(getenv("FDR_PROBE_OPTIMIZE"), "1") ?
+				     0xe9 :
+				     0xcc;
+	char path[PATH_MAX], def[PATH_MAX + 128], ev[sizeof(wevent)];
+	unsigned long off;
+	int ret, i;
+
+	ret = locate(path, sizeof(path), &off);
+	if (ret < 0)
+		return -1;
+	off += (unsigned long)((uintptr_t)(void *)ub_nop5 - (uintptr_t)(void *)ub_fn);
+	snprintf(ev, sizeof(ev), "uw_%d", (int)getpid());
+	snprintf(def, sizeof(def), "p:fdrub/%s %s:0x%lx a=%%di:u32\n", ev, path, off);
+	ret = put("uprobe_events", 1, def);
+	if (ret < 0) {
+		fprintf(stderr, "bench-uprobes: %s: %s\n", def, strerror(-ret));
+		return -1;
+	}
+	memcpy(wevent, ev, sizeof(wevent));
+	ret = enable1(wevent, 1);
+	for (i = 0; !ret && i < 30000 && *nop5_byte() != want; i++)
+		usleep(100);
+	if (ret || *nop5_byte() != want) {
+		fprintf(stderr, "bench-uprobes: the first probe was not armed (0x%02x): %s\n",
+			*nop5_byte(), strerror(-ret));
+		return -1;
+	}
+	enable1(wevent, 0);
+	for (i = 0; i < 30000 && (*nop5_byte() == 0xcc || *nop5_byte() == 0xe9); i++)
+		usleep(100);
+	if (*nop5_byte() == 0xcc || *nop5_byte() == 0xe9) {
+		fprintf(stderr, "bench-uprobes: the first probe was not disarmed\n");
+		return -1;
+	}
+	undefine1(wevent);
+	wevent[0] = 0;
+	return 0;
+}
+
+static int run_arm(int warm)
 {
 	pthread_t t[4];
 	double t0, t_def, t_en, first;
@@ -458,6 +523,12 @@ static int run_arm(void)
 	for (i = 0; i < 4; i++)
 		if (pthread_create(&t[i], NULL, worker, NULL))
 			return -1;
+	if (warm && warm_up() < 0) {
+		__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+		for (i = 0; i < 4; i++)
+			pthread_join(t[i], NULL);
+		return -1;
+	}
 	usleep(50 * 1000);
 	getrusage(RUSAGE_THREAD, &r0);
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
@@ -529,14 +600,15 @@ int main(int argc, char **argv)
 
 	if (argc < 3 || (strcmp(argv[1], "fdr") && strcmp(argv[1], "kernel")) ||
 	    (strcmp(argv[2], "int3") && strcmp(argv[2], "ret") && strcmp(argv[2], "arm") &&
-	     strcmp(argv[2], "jmp") && strcmp(argv[2], "entret")) ||
+	     strcmp(argv[2], "armwarm") && strcmp(argv[2], "jmp") && strcmp(argv[2], "entret")) ||
 	    n <= 0) {
-		fprintf(stderr, "usage: bench-uprobes fdr|kernel int3|ret|arm|jmp|entret [N]\n");
+		fprintf(stderr,
+			"usage: bench-uprobes fdr|kernel int3|ret|arm|armwarm|jmp|entret [N]\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	kernel = !strcmp(argv[1], "kernel");
-	arm = !strcmp(argv[2], "arm");
+	arm = !strcmp(argv[2], "arm") ? 1 : !strcmp(argv[2], "armwarm") ? 2 : 0;
 	retprobe = !strcmp(argv[2], "ret");
 	entret = !strcmp(argv[2], "entret");
 	jmp = entret || !strcmp(argv[2], "jmp");
@@ -559,7 +631,7 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	atexit(undefine);
 	if (arm) {
-		ret = run_arm();
+		ret = run_arm(arm == 2);
 	} else {
 		ret = make_line();
 		if (ret == 0)
