@@ -22,7 +22,5 @@ int fdr_probe_detach(void);
 struct stat;
 int fdr_elf_func_at(int fd, const struct stat *st, uint64_t offset, uint64_t *vaddr, uint64_t *func,
 		    uint64_t *func_len);
-int fdr_elf_func_at_uncached(int fd, const struct stat *st, uint64_t offset, uint64_t *vaddr,
-			     uint64_t *func, uint64_t *func_len);
 
 #endif

@@ -16,7 +16,6 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -26,7 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <ucontext.h>
@@ -36,7 +34,6 @@
 
 #include "fdr-criterion.h"
 #include "engine.h"
-#include "probe-agent.h"
 #include "reloc.h"
 
 #include "probe-targets.h"
@@ -973,85 +970,4 @@ Test(probe, thread_blocking_with_raw_syscall_dies, .signal = SIGTRAP)
 	cr_assert_eq(pthread_create(&th, NULL, blocked_calls, &b), 0);
 	pthread_join(th, NULL);
 	cr_assert_fail("not reached: the first hit in that thread kills the process");
-}
-
-/* fdr_elf_func_at() and fdr_elf_func_at_uncached() agree at @off of @fd; the first's result. */
-static int elf_same(int fd, uint64_t off)
-{
-	uint64_t va[2] = { 0 }, fn[2] = { 0 }, len[2] = { 0 };
-	struct stat st;
-	int r0, r1;
-
-	cr_assert_eq(fstat(fd, &st), 0);
-	r0 = fdr_elf_func_at_uncached(fd, &st, off, &va[0], &fn[0], &len[0]);
-	r1 = fdr_elf_func_at(fd, &st, off, &va[1], &fn[1], &len[1]);
-	cr_assert_eq(r1, r0, "offset 0x%llx: %d, the file's search %d", (unsigned long long)off, r1,
-		     r0);
-	if (r0 == 0 || r0 == -ENOENT)
-		cr_assert_eq(va[1], va[0], "offset 0x%llx", (unsigned long long)off);
-	if (r0 == 0)
-		cr_assert(fn[1] == fn[0] && len[1] == len[0],
-			  "offset 0x%llx: 0x%llx+%llu, the file's search 0x%llx+%llu",
-			  (unsigned long long)off, (unsigned long long)fn[1],
-			  (unsigned long long)len[1], (unsigned long long)fn[0],
-			  (unsigned long long)len[0]);
-	return r0;
-}
-
-/* Copy file @from over @to (truncated, the same inode). */
-static void copy_over(const char *from, int to)
-{
-	char buf[65536];
-	int in = open(from, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	cr_assert_geq(in, 0, "%s", from);
-	cr_assert_eq(ftruncate(to, 0), 0);
-	cr_assert_eq(lseek(to, 0, SEEK_SET), 0);
-	while ((n = read(in, buf, sizeof(buf))) > 0)
-		cr_assert_eq(write(to, buf, (size_t)n), n);
-	cr_assert_eq(n, 0);
-	close(in);
-}
-
-/*
- * The agent's table of a file's functions (lib/probe/elf-func.c) answers what
- * a search of the file answers: at offsets every 4099 bytes of libc.so.6
- * (functions, gaps between them, headers, past the end), the table read at a
- * file's second lookup. A file rewritten in place (the same inode) is read
- * again: an offset where the old file had a function and the new one has no
- * loaded segment is refused, not answered from the old table.
- */
-Test(probe, elf_function_table)
-{
-	Dl_info di;
-	char tmp[] = "/tmp/fdr-elf-XXXXXX";
-	uint64_t off, libc_off = 0, va, fn, len;
-	struct stat st;
-	int fd, t, found = 0, r;
-
-	cr_assert(dladdr((void *)(uintptr_t)dlsym(RTLD_DEFAULT, "getppid"), &di) && di.dli_fname);
-	fd = open(di.dli_fname, O_RDONLY | O_CLOEXEC);
-	cr_assert_geq(fd, 0, "%s", di.dli_fname);
-	cr_assert_eq(fstat(fd, &st), 0);
-	for (off = 0; off < (uint64_t)st.st_size + 8192; off += 4099) {
-		r = elf_same(fd, off);
-		if (r == 0 && ++found)
-			libc_off = off; /* the last: past the end of this test's binary */
-	}
-	cr_assert_gt(found, 100, "only %d offsets in a function of %s", found, di.dli_fname);
-	close(fd);
-
-	t = mkstemp(tmp);
-	cr_assert_geq(t, 0);
-	copy_over(di.dli_fname, t);
-	cr_assert_eq(elf_same(t, libc_off), 0);
-	cr_assert_eq(elf_same(t, libc_off), 0); /* from the table now */
-	copy_over("/proc/self/exe", t);
-	cr_assert_eq(fstat(t, &st), 0);
-	cr_assert_lt((uint64_t)st.st_size, libc_off, "this test's binary is as large as libc");
-	cr_assert_eq(fdr_elf_func_at(t, &st, libc_off, &va, &fn, &len), -EINVAL);
-	cr_assert_eq(elf_same(t, libc_off), -EINVAL);
-	close(t);
-	unlink(tmp);
 }
