@@ -323,23 +323,32 @@ static volatile unsigned char *first_byte(void)
 }
 
 /*
+ * Wait up to 3 s for byte @b to be @want (@armed), or to be neither 0xcc nor
+ * 0xe9 (not @armed); 0, or -1 with a message naming @what.
+ */
+static int wait_byte(volatile unsigned char *b, int armed, unsigned char want, const char *what)
+{
+	unsigned char v = 0;
+	int i;
+
+	for (i = 0; i < 30000; i++) {
+		v = *b;
+		if (armed ? v == want : v != 0xcc && v != 0xe9)
+			return 0;
+		usleep(100);
+	}
+	fprintf(stderr, "bench-uprobes: %s was not %s within 3 s (first byte 0x%02x)\n", what,
+		armed ? (want == 0xe9 ? "armed and jump-optimised" : "armed") : "disarmed", v);
+	return -1;
+}
+
+/*
  * Wait up to 3 s for the target's first byte to be (@armed) or not be 0xcc
  * (0xe9, a jump probe's jmp, for fdr's side of jmp).
  */
 static int wait_armed(int armed)
 {
-	unsigned char want = jmp && !kernel ? 0xe9 : 0xcc, b = 0;
-	int i;
-
-	for (i = 0; i < 30000; i++) {
-		b = *first_byte();
-		if (armed ? b == want : b != 0xcc && b != 0xe9)
-			return 0;
-		usleep(100);
-	}
-	fprintf(stderr, "bench-uprobes: the probe was not %s within 3 s (first byte 0x%02x)\n",
-		armed ? (want == 0xe9 ? "armed and jump-optimised" : "armed") : "disarmed", b);
-	return -1;
+	return wait_byte(first_byte(), armed, jmp && !kernel ? 0xe9 : 0xcc, "the probe");
 }
 
 static double loop_ns(long n)
@@ -475,7 +484,7 @@ static int warm_up(void)
 				     0xcc;
 	char path[PATH_MAX], def[PATH_MAX + 128], ev[sizeof(wevent)];
 	unsigned long off;
-	int ret, i;
+	int ret;
 
 	ret = locate(path, sizeof(path), &off);
 	if (ret < 0)
@@ -490,20 +499,13 @@ static int warm_up(void)
 	}
 	memcpy(wevent, ev, sizeof(wevent));
 	ret = enable1(wevent, 1);
-	for (i = 0; !ret && i < 30000 && *nop5_byte() != want; i++)
-		usleep(100);
-	if (ret || *nop5_byte() != want) {
-		fprintf(stderr, "bench-uprobes: the first probe was not armed (0x%02x): %s\n",
-			*nop5_byte(), strerror(-ret));
+	if (ret < 0) {
+		fprintf(stderr, "bench-uprobes: enabling the first probe: %s\n", strerror(-ret));
 		return -1;
 	}
-	enable1(wevent, 0);
-	for (i = 0; i < 30000 && (*nop5_byte() == 0xcc || *nop5_byte() == 0xe9); i++)
-		usleep(100);
-	if (*nop5_byte() == 0xcc || *nop5_byte() == 0xe9) {
-		fprintf(stderr, "bench-uprobes: the first probe was not disarmed\n");
+	if (wait_byte(nop5_byte(), 1, want, "the first probe") || enable1(wevent, 0) < 0 ||
+	    wait_byte(nop5_byte(), 0, want, "the first probe"))
 		return -1;
-	}
 	undefine1(wevent);
 	wevent[0] = 0;
 	return 0;
